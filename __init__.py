@@ -1,0 +1,1 @@
+"""gguf-extract: schema-valid JSON from documents with local GGUF models."""

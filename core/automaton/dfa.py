@@ -1,0 +1,158 @@
+"""Lazy byte-level DFA over an NFA: states and rows are built when first reached.
+
+A DFA state is the epsilon-closed set of NFA states (subset construction). Rows live in one
+growable numpy table so the token index can walk the whole vocabulary with array gathers;
+a row not yet built reads as UNKNOWN and is filled on demand. State 0 is the dead state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from .nfa import NFA, shortest_distances
+
+DEAD = 0
+UNKNOWN = -1
+
+StateArray = npt.NDArray[np.int32]
+
+
+class LazyDFA:
+    """Deterministic byte automaton; cheap to create, grows as it is explored."""
+
+    def __init__(self, nfa: NFA) -> None:
+        self._nfa = nfa
+        self._nfa_distance = shortest_distances(nfa)
+        self._closures: dict[int, frozenset[int]] = {}
+        self._sets: list[frozenset[int]] = [frozenset()]
+        self._ids: dict[frozenset[int], int] = {frozenset(): DEAD}
+        self._accepting: list[bool] = [False]
+        self.distance_array: npt.NDArray[np.int32] = np.full(64, -1, dtype=np.int32)
+        self._forced: dict[int, bytes] = {}
+        self.table: npt.NDArray[np.int32] = np.full((64, 256), UNKNOWN, dtype=np.int32)
+        self.table[DEAD] = DEAD
+        self.start = self._state_for(self._closure_of({nfa.start}))
+
+    @property
+    def state_count(self) -> int:
+        return len(self._sets)
+
+    def is_accepting(self, state: int) -> bool:
+        return self._accepting[state]
+
+    def distance(self, state: int) -> int:
+        """Fewest bytes from `state` to an accepting state; -1 for the dead state.
+
+        `distance_array[state]` holds the same for every state built so far."""
+        return int(self.distance_array[state])
+
+    def row(self, state: int) -> npt.NDArray[np.int32]:
+        """The 256 successors of `state` (DEAD where a byte is not allowed)."""
+        if self.table[state, 0] == UNKNOWN:
+            self._build_row(state)
+        return self.table[state]
+
+    def step(self, state: int, byte: int) -> int:
+        return int(self.row(state)[byte])
+
+    def walk(self, state: int, data: bytes) -> int:
+        for byte in data:
+            state = self.step(state, byte)
+            if state == DEAD:
+                break
+        return state
+
+    def is_final(self, state: int) -> bool:
+        """Accepting with no way to continue: generation must stop here."""
+        return self._accepting[state] and not self.row(state).any()
+
+    def forced_bytes(self, state: int) -> bytes:
+        """The longest byte string the automaton allows from `state` without any choice.
+
+        Stops at the first accepting state or the first state with two or more bytes.
+        """
+        found = self._forced.get(state)
+        if found is None:
+            found = self._follow_forced(state)
+            self._forced[state] = found
+        return found
+
+    def _follow_forced(self, state: int) -> bytes:
+        out = bytearray()
+        while not self._accepting[state]:
+            allowed = np.flatnonzero(self.row(state))
+            if len(allowed) != 1:
+                break
+            out.append(int(allowed[0]))
+            state = int(self.table[state, allowed[0]])
+        return bytes(out)
+
+    def ensure_rows(self, states: StateArray) -> None:
+        for state in np.unique(states):
+            if self.table[state, 0] == UNKNOWN:
+                self._build_row(int(state))
+
+    def _build_row(self, state: int) -> None:
+        buckets: list[list[int]] = [[] for _ in range(256)]
+        for nfa_state in self._sets[state]:
+            for low, high, target in self._nfa.edges[nfa_state]:
+                for byte in range(low, high + 1):
+                    buckets[byte].append(target)
+        row = np.zeros(256, dtype=np.int32)
+        by_targets: dict[frozenset[int], int] = {}
+        for byte, targets in enumerate(buckets):
+            if not targets:
+                continue
+            key = frozenset(targets)
+            successor = by_targets.get(key)
+            if successor is None:
+                successor = self._state_for(self._closure_of(key))
+                by_targets[key] = successor
+            row[byte] = successor
+        self.table[state] = row
+
+    def _closure_of(self, states: frozenset[int] | set[int]) -> frozenset[int]:
+        result: set[int] = set()
+        for state in states:
+            result |= self._closure(state)
+        return frozenset(result)
+
+    def _closure(self, state: int) -> frozenset[int]:
+        found = self._closures.get(state)
+        if found is None:
+            seen = {state}
+            stack = [state]
+            while stack:
+                for target in self._nfa.epsilons[stack.pop()]:
+                    if target not in seen:
+                        seen.add(target)
+                        stack.append(target)
+            # Keep only states that matter for matching (byte edges or accept) and that can
+            # still reach acceptance: a set with none of them is the dead state.
+            found = frozenset(
+                s
+                for s in seen
+                if (self._nfa.edges[s] or s == self._nfa.accept) and self._nfa_distance[s] >= 0
+            )
+            self._closures[state] = found
+        return found
+
+    def _state_for(self, nfa_states: frozenset[int]) -> int:
+        found = self._ids.get(nfa_states)
+        if found is not None:
+            return found
+        new_id = len(self._sets)
+        self._sets.append(nfa_states)
+        self._ids[nfa_states] = new_id
+        self._accepting.append(self._nfa.accept in nfa_states)
+        if new_id >= len(self.table):
+            grown = np.full((len(self.table) * 2, 256), UNKNOWN, dtype=np.int32)
+            grown[: len(self.table)] = self.table
+            self.table = grown
+            distances = np.full(len(grown), -1, dtype=np.int32)
+            distances[: len(self.distance_array)] = self.distance_array
+            self.distance_array = distances
+        reachable = [self._nfa_distance[s] for s in nfa_states]
+        self.distance_array[new_id] = min(reachable) if reachable else -1
+        return new_id

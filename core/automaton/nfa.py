@@ -1,0 +1,158 @@
+"""Byte-level NFA built from a regex tree in continuation-passing style.
+
+`_build(node, next_state)` returns the state from which `node` is matched and then control
+goes to `next_state`. Memoising on (node, next_state) lets a shared sub-tree with the same
+continuation compile once, so DAG-shaped trees (objects with optional properties) stay
+linear in size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .regex import Alt, Chars, Lit, Node, Repeat, Seq
+from .utf8 import utf8_sequences
+
+
+class AutomatonTooLarge(Exception):
+    """The NFA would exceed its state budget."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"more than {limit} automaton states")
+        self.limit = limit
+
+
+@dataclass
+class NFA:
+    """States are integers; `edges[q]` holds (low_byte, high_byte, target) triples."""
+
+    edges: list[list[tuple[int, int, int]]] = field(default_factory=list)
+    epsilons: list[list[int]] = field(default_factory=list)
+    start: int = 0
+    accept: int = 0
+
+    def new_state(self) -> int:
+        self.edges.append([])
+        self.epsilons.append([])
+        return len(self.edges) - 1
+
+    @property
+    def size(self) -> int:
+        return len(self.edges)
+
+
+DEFAULT_STATE_LIMIT = 2_000_000
+
+
+def build_nfa(tree: Node, state_limit: int = DEFAULT_STATE_LIMIT) -> NFA:
+    builder = _Builder(state_limit)
+    nfa = builder.nfa
+    nfa.accept = nfa.new_state()
+    nfa.start = builder.build(tree, nfa.accept)
+    return nfa
+
+
+class _Builder:
+    def __init__(self, state_limit: int) -> None:
+        self.nfa = NFA()
+        self.limit = state_limit
+        self.memo: dict[tuple[int, int], int] = {}
+        self.keep_alive: list[Node] = []  # ids in memo must not be reused
+
+    def new_state(self) -> int:
+        if self.nfa.size >= self.limit:
+            raise AutomatonTooLarge(self.limit)
+        return self.nfa.new_state()
+
+    def build(self, node: Node, nxt: int) -> int:
+        key = (id(node), nxt)
+        found = self.memo.get(key)
+        if found is None:
+            found = self._build_uncached(node, nxt)
+            self.memo[key] = found
+            self.keep_alive.append(node)
+        return found
+
+    def _build_uncached(self, node: Node, nxt: int) -> int:
+        if isinstance(node, Lit):
+            return self._literal(node.data, nxt)
+        if isinstance(node, Chars):
+            return self._chars(node, nxt)
+        if isinstance(node, Seq):
+            for part in reversed(node.parts):
+                nxt = self.build(part, nxt)
+            return nxt
+        if isinstance(node, Alt):
+            split = self.new_state()
+            self.nfa.epsilons[split].extend(self.build(o, nxt) for o in node.options)
+            return split
+        return self._repeat(node, nxt)
+
+    def _literal(self, data: bytes, nxt: int) -> int:
+        for byte in reversed(data):
+            state = self.new_state()
+            self.nfa.edges[state].append((byte, byte, nxt))
+            nxt = state
+        return nxt
+
+    def _chars(self, node: Chars, nxt: int) -> int:
+        entry = self.new_state()
+        for low, high in node.ranges:
+            for sequence in utf8_sequences(low, high):
+                target = nxt
+                for byte_low, byte_high in reversed(sequence[1:]):
+                    state = self.new_state()
+                    self.nfa.edges[state].append((byte_low, byte_high, target))
+                    target = state
+                first_low, first_high = sequence[0]
+                self.nfa.edges[entry].append((first_low, first_high, target))
+        return entry
+
+    def _repeat(self, node: Repeat, nxt: int) -> int:
+        if node.high is None:
+            loop = self.new_state()
+            self.nfa.epsilons[loop].extend((self._fresh(node.item, loop), nxt))
+            tail = loop
+        else:
+            tail = nxt
+            for _ in range(node.high - node.low):
+                split = self.new_state()
+                self.nfa.epsilons[split].extend((self._fresh(node.item, tail), nxt))
+                tail = split
+        for _ in range(node.low):
+            tail = self._fresh(node.item, tail)
+        return tail
+
+    def _fresh(self, node: Node, nxt: int) -> int:
+        # Each repetition needs its own copy: memoising would merge copies with equal
+        # continuations only, which is exactly right, so the memo is used as is.
+        return self.build(node, nxt)
+
+
+def shortest_distances(nfa: NFA) -> list[int]:
+    """Fewest bytes from each NFA state to acceptance (-1 where acceptance is unreachable).
+
+    A 0-1 breadth-first search over reversed edges: epsilon edges cost 0, byte edges 1.
+    """
+    reverse: list[list[tuple[int, int]]] = [[] for _ in range(nfa.size)]
+    for state in range(nfa.size):
+        for _, _, target in nfa.edges[state]:
+            reverse[target].append((state, 1))
+        for target in nfa.epsilons[state]:
+            reverse[target].append((state, 0))
+    distance = [-1] * nfa.size
+    distance[nfa.accept] = 0
+    frontier = [nfa.accept]
+    while frontier:
+        following: list[int] = []
+        index = 0
+        while index < len(frontier):
+            state = frontier[index]
+            index += 1
+            for source, cost in reverse[state]:
+                candidate = distance[state] + cost
+                if distance[source] == -1 or candidate < distance[source]:
+                    distance[source] = candidate
+                    (frontier if cost == 0 else following).append(source)
+        frontier = following
+    return distance

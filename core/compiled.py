@@ -1,0 +1,113 @@
+"""The compiled artefact (automaton + token index for one vocabulary) and its cheap cursor."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+import numpy as np
+
+from .automaton.dfa import DEAD, LazyDFA
+from .automaton.nfa import AutomatonTooLarge, build_nfa
+from .errors import GenerationError, SchemaError
+from .index import TokenIndex
+from .schema.compiler import compile_tree
+from .schema.load import Schema, check_schema
+from .vocab import IdArray, TokenTable, Vocabulary
+
+_TABLES: dict[str, TokenTable] = {}
+
+
+def token_table(vocab: Vocabulary) -> TokenTable:
+    """The array layout of `vocab`, built once per process and vocabulary."""
+    table = _TABLES.get(vocab.fingerprint)
+    if table is None:
+        table = TokenTable(vocab)
+        _TABLES[vocab.fingerprint] = table
+    return table
+
+
+@dataclass
+class CompiledSchema:
+    """A schema compiled for one vocabulary. Expensive parts are built lazily and cached
+    here, so reuse one instance for every document with the same schema and model."""
+
+    schema: Schema
+    vocab: Vocabulary
+    dfa: LazyDFA
+    index: TokenIndex
+    compile_seconds: float
+
+    def cursor(self) -> Cursor:
+        return Cursor(self)
+
+    def validate(self, text: str) -> Any:
+        """Parse `text` and validate it against the schema, formats included.
+
+        Raises GenerationError if it is not a complete, valid document."""
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise GenerationError(f"output is not complete JSON: {error.msg}") from None
+        validator_class = jsonschema.validators.validator_for(self.schema, default=jsonschema.Draft202012Validator)
+        validator = validator_class(self.schema, format_checker=validator_class.FORMAT_CHECKER)
+        problem = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        if problem is not None:
+            raise GenerationError(f"output fails the schema: {problem.message}")
+        return value
+
+
+def compile_schema(schema: Schema, vocab: Vocabulary) -> CompiledSchema:
+    """Compile `schema` for `vocab`. Raises SchemaError / UnsupportedSchema before any
+    generation when the schema is invalid or cannot be enforced exactly."""
+    started = time.perf_counter()
+    check_schema(schema)
+    tree = compile_tree(schema)
+    try:
+        nfa = build_nfa(tree)
+    except AutomatonTooLarge as error:
+        raise SchemaError(f"the schema's automaton is too large ({error})", hint="bound fewer strings or arrays") from None
+    dfa = LazyDFA(nfa)
+    if dfa.start == DEAD:
+        raise SchemaError("no JSON document satisfies this schema")
+    index = TokenIndex(dfa, token_table(vocab))
+    return CompiledSchema(schema, vocab, dfa, index, time.perf_counter() - started)
+
+
+class Cursor:
+    """A position in the automaton: which tokens may come next, and where each leads."""
+
+    def __init__(self, compiled: CompiledSchema) -> None:
+        self._compiled = compiled
+        self.state = compiled.dfa.start
+
+    def allowed_token_ids(self) -> IdArray:
+        """Ascending ids of the tokens allowed next; end-of-generation ids only where the
+        text so far is a complete document."""
+        ids = self._compiled.index.transitions(self.state).token_ids
+        if self.is_accepting():
+            eog = np.asarray(self._compiled.vocab.eog_ids, dtype=np.int32)
+            ids = np.union1d(ids, eog).astype(np.int32)
+        return ids
+
+    def advance(self, token_id: int) -> None:
+        """Move past `token_id`. Raises ValueError if the token is not allowed here."""
+        piece = self._compiled.vocab.pieces[token_id]
+        following = self._compiled.dfa.walk(self.state, piece) if piece else DEAD
+        if following == DEAD:
+            raise ValueError(f"token {token_id} ({piece!r}) is not allowed in this state")
+        self.state = following
+
+    def is_accepting(self) -> bool:
+        return self._compiled.dfa.is_accepting(self.state)
+
+    def is_finished(self) -> bool:
+        """Accepting, and nothing may follow."""
+        return self._compiled.dfa.is_final(self.state)
+
+    def forced_text(self) -> bytes:
+        """Bytes the schema allows next without any choice."""
+        return self._compiled.dfa.forced_bytes(self.state)

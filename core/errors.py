@@ -1,0 +1,46 @@
+"""The one exception family raised by the library.
+
+Every error carries a message that says what failed and a hint that says what to do next;
+the command-line layer turns each class into one line on stderr and an exit code.
+"""
+
+from __future__ import annotations
+
+
+class ExtractError(Exception):
+    """Base class: `str(error)` is the message, `hint` the suggested next step."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class SchemaError(ExtractError):
+    """The schema file is missing, not JSON, fails the meta-schema, or is unsatisfiable."""
+
+
+class UnsupportedSchema(SchemaError):
+    """A keyword the compiler cannot enforce exactly; the schema is refused, not weakened."""
+
+    def __init__(self, keyword: str, pointer: str, reason: str = "") -> None:
+        where = pointer or "/"
+        detail = f": {reason}" if reason else ""
+        super().__init__(
+            f"unsupported keyword '{keyword}' at {where}{detail}",
+            hint="remove or rewrite that keyword; the schema is refused rather than weakened",
+        )
+        self.keyword = keyword
+        self.pointer = pointer
+
+
+class ModelError(ExtractError):
+    """The model file is missing, unreadable, or not a usable GGUF model."""
+
+
+class DocumentError(ExtractError):
+    """The input document is missing, unreadable, not text, or too long."""
+
+
+class GenerationError(ExtractError):
+    """Generation could not produce a complete, schema-valid document."""

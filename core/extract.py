@@ -1,0 +1,156 @@
+"""The public entry: load a model once, compile schemas for it, stream extractions.
+
+    extractor = Extractor.open()                       # bundled model, tokenizer only
+    compiled = extractor.compile(schema)               # once per schema
+    run = extractor.extract(compiled, document="...")  # an iterable of text chunks
+    for chunk in run: print(chunk, end="")
+    run.value, run.stats                               # parsed JSON and figures, after iteration
+
+The weights load on the first extraction, with a context just large enough for the prompt
+and the token budget (never above the model's trained context).
+"""
+
+from __future__ import annotations
+
+import codecs
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .compiled import CompiledSchema, compile_schema
+from .decode import Decoder, SamplingSettings
+from .errors import DocumentError
+from .model import GGUFModel, bundled_model_path, render_chat
+from .prompt import build_messages
+from .schema.load import Schema
+
+_CONTEXT_STEP = 256
+
+
+@dataclass
+class ExtractionStats:
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    sampled_tokens: int = 0
+    forced_tokens: int = 0
+    model_calls: int = 0
+    compile_seconds: float = 0.0
+    prompt_seconds: float = 0.0
+    generate_seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    n_ctx: int | None = None
+    n_threads: int | None = None
+    n_gpu_layers: int = -1
+
+
+class Extractor:
+    """A model (tokenizer loaded at once, weights on first use) and the schemas compiled for it."""
+
+    def __init__(self, model_path: Path, options: ModelOptions) -> None:
+        self.model_path = model_path
+        self.options = options
+        self.tokenizer = GGUFModel.load_vocab_only(model_path)
+        self.vocabulary = self.tokenizer.vocabulary()
+        self._model: GGUFModel | None = None
+
+    @staticmethod
+    def open(model_path: Path | str | None = None, options: ModelOptions | None = None) -> Extractor:
+        """Open `model_path`, or the bundled SmolLM2-135M-Instruct when None. Raises ModelError."""
+        path = Path(model_path) if model_path is not None else bundled_model_path()
+        return Extractor(path, options or ModelOptions())
+
+    def compile(self, schema: Schema) -> CompiledSchema:
+        """Compile `schema` for this model's vocabulary (cheap; reuse the result)."""
+        return compile_schema(schema, self.vocabulary)
+
+    def prompt_for(self, compiled: CompiledSchema, document: str, instructions: str | None = None) -> str:
+        if not document.strip():
+            raise DocumentError("the document is empty", hint="pass a file with text in it")
+        return render_chat(self.tokenizer, build_messages(compiled.schema, document, instructions))
+
+    def extract(
+        self,
+        compiled: CompiledSchema,
+        document: str,
+        settings: SamplingSettings | None = None,
+        instructions: str | None = None,
+    ) -> Extraction:
+        """Stream the JSON extracted from `document` (chat template, schema outline, document)."""
+        return self.extract_prompt(compiled, self.prompt_for(compiled, document, instructions), settings)
+
+    def extract_prompt(self, compiled: CompiledSchema, prompt: str, settings: SamplingSettings | None = None) -> Extraction:
+        """Stream the JSON generated after `prompt`, given as is (special tokens parsed)."""
+        settings = settings or SamplingSettings()
+        tokens = self.tokenizer.tokenize(prompt.encode("utf-8"), add_bos=self._needs_bos(prompt), special=True)
+        return Extraction(self, compiled, tokens, settings)
+
+    def _needs_bos(self, prompt: str) -> bool:
+        bos = self.tokenizer.bos_text()
+        return self.tokenizer.add_bos() and not (bos and prompt.startswith(bos))
+
+    def model_for(self, n_tokens: int) -> GGUFModel:
+        """The loaded model, (re)loaded with a context of at least `n_tokens`."""
+        limit = self.tokenizer.n_ctx_train
+        if n_tokens > limit:
+            raise DocumentError(
+                f"the prompt and budget need {n_tokens} tokens, more than the model's context of {limit}",
+                hint="shorten the document or lower --max-tokens",
+            )
+        wanted = self.options.n_ctx or min(limit, -(-n_tokens // _CONTEXT_STEP) * _CONTEXT_STEP)
+        if self._model is None or self._model.n_ctx < max(n_tokens, wanted):
+            if self._model is not None:
+                self._model.close()
+            self._model = GGUFModel.load(self.model_path, wanted, self.options.n_threads, self.options.n_gpu_layers)
+        return self._model
+
+
+class Extraction:
+    """One extraction: iterate for text chunks; afterwards `text`, `value` and `stats`."""
+
+    def __init__(self, extractor: Extractor, compiled: CompiledSchema, prompt_tokens: list[int],
+                 settings: SamplingSettings) -> None:
+        self._extractor = extractor
+        self._compiled = compiled
+        self._prompt_tokens = prompt_tokens
+        self._settings = settings
+        self.stats = ExtractionStats(prompt_tokens=len(prompt_tokens), compile_seconds=compiled.compile_seconds)
+        self.text = ""
+        self.value: Any = None
+
+    def __iter__(self) -> Iterator[str]:
+        model = self._extractor.model_for(len(self._prompt_tokens) + self._settings.max_tokens)
+        started = time.perf_counter()
+        model.rollback(0)
+        model.eval(self._prompt_tokens)
+        self.stats.prompt_seconds = time.perf_counter() - started
+        decoder = Decoder(model, self._compiled, self._settings)
+        utf8 = codecs.getincrementaldecoder("utf-8")()
+        parts: list[str] = []
+        try:
+            for chunk in decoder.run():
+                text = utf8.decode(chunk)
+                if text:
+                    parts.append(text)
+                    yield text
+        finally:
+            self._record(decoder)
+        self.text = "".join(parts) + utf8.decode(b"", final=True)
+        self.value = self._compiled.validate(self.text)
+
+    def _record(self, decoder: Decoder) -> None:
+        for name in ("output_tokens", "sampled_tokens", "forced_tokens", "model_calls", "generate_seconds"):
+            setattr(self.stats, name, getattr(decoder.stats, name))
+
+    def run(self) -> Any:
+        """Consume the stream and return the validated value."""
+        for _ in self:
+            pass
+        return self.value

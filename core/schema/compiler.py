@@ -1,0 +1,271 @@
+"""JSON Schema to a regex tree in the canonical layout.
+
+Canonical layout: one line, `", "` between members and elements, `": "` after keys,
+properties in schema order. Every keyword is either enforced exactly or refused with its
+JSON pointer (UnsupportedSchema): nothing is silently dropped. Generating fewer documents
+than the schema allows is fine (no additional properties are ever emitted, numbers have
+bounded digits); generating one it forbids is never fine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+import jsonschema
+
+from ..automaton.regex import EMPTY, Node, Repeat, alt, lit, optional, seq
+from ..errors import SchemaError, UnsupportedSchema
+from .formats import FORMATS
+from .lexical import integer_node, integer_range, number_node, string_node
+from .load import Schema, resolve_ref
+
+ANNOTATIONS = frozenset({
+    "title", "description", "default", "examples", "$schema", "$id", "$comment",
+    "deprecated", "readOnly", "writeOnly", "$defs", "definitions",
+})
+TYPE_KEYWORDS: dict[str, frozenset[str]] = {
+    "null": frozenset(),
+    "boolean": frozenset(),
+    "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}),
+    "number": frozenset(),
+    "string": frozenset({"minLength", "maxLength", "format"}),
+    "array": frozenset({"items", "minItems", "maxItems"}),
+    "object": frozenset({"properties", "required", "additionalProperties"}),
+}
+ALL_TYPES = tuple(TYPE_KEYWORDS)
+GENERIC_DEPTH = 2  # nesting allowed inside objects or arrays whose contents are unconstrained
+
+
+def compile_tree(root: Schema) -> Node:
+    """The regex tree of every document in canonical layout that `root` accepts."""
+    return _Compiler(root).value(root, "")
+
+
+class _Compiler:
+    def __init__(self, root: Schema) -> None:
+        self.root = root
+        self.ref_stack: list[str] = []
+
+    def value(self, schema: Any, pointer: str) -> Node:
+        if schema is True:
+            return any_value(GENERIC_DEPTH)
+        if schema is False:
+            raise SchemaError(f"the schema at {pointer or '/'} is `false`: no value can satisfy it")
+        assert isinstance(schema, dict)
+        self._refuse_unknown(schema, pointer)
+        if "$ref" in schema:
+            return self._ref(schema, pointer)
+        if "enum" in schema or "const" in schema:
+            return self._enum(schema, pointer)
+        if "anyOf" in schema:
+            return self._any_of(schema, pointer)
+        types = self._types(schema, pointer)
+        return alt(*(self._typed(name, schema, pointer) for name in types))
+
+    def _refuse_unknown(self, schema: dict[str, Any], pointer: str) -> None:
+        known = ANNOTATIONS | {"type", "$ref", "enum", "const", "anyOf"}
+        for keywords in TYPE_KEYWORDS.values():
+            known |= keywords
+        for keyword in schema:
+            if keyword not in known:
+                raise UnsupportedSchema(keyword, _join(pointer, keyword))
+
+    def _only_annotations_beside(self, schema: dict[str, Any], keyword: str, pointer: str) -> None:
+        for other in schema:
+            if other != keyword and other not in ANNOTATIONS:
+                raise UnsupportedSchema(
+                    other, _join(pointer, other), f"not supported beside '{keyword}'"
+                )
+
+    def _ref(self, schema: dict[str, Any], pointer: str) -> Node:
+        self._only_annotations_beside(schema, "$ref", pointer)
+        ref = schema["$ref"]
+        target, target_pointer = resolve_ref(self.root, ref, _join(pointer, "$ref"))
+        if ref in self.ref_stack:
+            raise UnsupportedSchema("$ref", _join(pointer, "$ref"), f"recursive reference {ref!r}")
+        self.ref_stack.append(ref)
+        try:
+            return self.value(target, target_pointer)
+        finally:
+            self.ref_stack.pop()
+
+    def _enum(self, schema: dict[str, Any], pointer: str) -> Node:
+        if "$ref" in schema or "anyOf" in schema:
+            raise UnsupportedSchema("enum", _join(pointer, "enum"), "not supported beside $ref or anyOf")
+        values = [schema["const"]] if "const" in schema else list(schema["enum"])
+        if "const" in schema and "enum" in schema:
+            values = [v for v in values if v in schema["enum"]]
+        # Sibling keywords (type, minLength, ...) filter the listed values exactly.
+        rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
+        checker = jsonschema.Draft202012Validator(rest, format_checker=jsonschema.FormatChecker())
+        allowed = [v for v in values if checker.is_valid(v)]
+        if not allowed:
+            raise SchemaError(f"no value listed by enum/const at {pointer or '/'} satisfies its schema")
+        texts = dict.fromkeys(json.dumps(v, ensure_ascii=False) for v in allowed)
+        return alt(*(lit(text) for text in texts))
+
+    def _any_of(self, schema: dict[str, Any], pointer: str) -> Node:
+        self._only_annotations_beside(schema, "anyOf", pointer)
+        branches = schema["anyOf"]
+        return alt(*(self.value(b, f"{pointer}/anyOf/{i}") for i, b in enumerate(branches)))
+
+    def _types(self, schema: dict[str, Any], pointer: str) -> tuple[str, ...]:
+        declared = schema.get("type")
+        if declared is None:
+            implied = tuple(t for t in ALL_TYPES if TYPE_KEYWORDS[t] & schema.keys())
+            return implied or ALL_TYPES
+        names = (declared,) if isinstance(declared, str) else tuple(declared)
+        return tuple(dict.fromkeys(names))
+
+    def _typed(self, name: str, schema: dict[str, Any], pointer: str) -> Node:
+        builders: dict[str, Callable[[dict[str, Any], str], Node]] = {
+            "null": lambda s, p: lit("null"),
+            "boolean": lambda s, p: alt(lit("true"), lit("false")),
+            "integer": self._integer,
+            "number": self._number,
+            "string": self._string,
+            "array": self._array,
+            "object": self._object,
+        }
+        return builders[name](schema, pointer)
+
+    def _integer(self, schema: dict[str, Any], pointer: str) -> Node:
+        low, high = _integer_bounds(schema)
+        if low is None and high is None:
+            return integer_node()
+        if low is not None and high is not None and low > high:
+            raise SchemaError(f"no integer satisfies the bounds at {pointer or '/'}")
+        return integer_range(low, high)
+
+    def _number(self, schema: dict[str, Any], pointer: str) -> Node:
+        for keyword in TYPE_KEYWORDS["integer"]:
+            if keyword in schema:
+                raise UnsupportedSchema(keyword, _join(pointer, keyword), "bounds are supported on integers only")
+        return number_node()
+
+    def _string(self, schema: dict[str, Any], pointer: str) -> Node:
+        low = schema.get("minLength", 0)
+        high = schema.get("maxLength")
+        if high is not None and low > high:
+            raise SchemaError(f"minLength exceeds maxLength at {pointer or '/'}")
+        if "format" not in schema:
+            return string_node(low, high)
+        name = schema["format"]
+        if name not in FORMATS:
+            raise UnsupportedSchema("format", _join(pointer, "format"), f"format {name!r} is not supported")
+        if "minLength" in schema or "maxLength" in schema:
+            raise UnsupportedSchema("format", _join(pointer, "format"), "not supported beside minLength/maxLength")
+        return seq(lit('"'), FORMATS[name](), lit('"'))
+
+    def _array(self, schema: dict[str, Any], pointer: str) -> Node:
+        low = schema.get("minItems", 0)
+        high = schema.get("maxItems")
+        if high is not None and low > high:
+            raise SchemaError(f"minItems exceeds maxItems at {pointer or '/'}")
+        items = schema.get("items", True)
+        if items is False:
+            if low > 0:
+                raise SchemaError(f"items is false but minItems > 0 at {pointer or '/'}")
+            return lit("[]")
+        item = self.value(items, _join(pointer, "items"))
+        return array_of(item, low, high)
+
+    def _object(self, schema: dict[str, Any], pointer: str) -> Node:
+        properties: dict[str, Any] = dict(schema.get("properties", {}))
+        required = list(dict.fromkeys(schema.get("required", [])))
+        extra = schema.get("additionalProperties", True)
+        for name in required:
+            if name not in properties:
+                if extra is False:
+                    raise SchemaError(f"required property {name!r} is not allowed by additionalProperties at {pointer or '/'}")
+                properties[name] = extra
+        if not properties and extra is not False and not required:
+            return generic_object(any_value(GENERIC_DEPTH - 1)) if extra is True else self._map(extra, pointer)
+        members: list[tuple[Node, bool]] = []
+        for name, sub in properties.items():
+            is_required = name in required
+            if sub is False:
+                if is_required:
+                    raise SchemaError(f"required property {name!r} has schema false at {pointer or '/'}")
+                continue
+            sub_pointer = _join(_join(pointer, "properties"), name) if name in schema.get("properties", {}) else _join(pointer, "additionalProperties")
+            key = lit(json.dumps(name, ensure_ascii=False) + ": ")
+            members.append((seq(key, self.value(sub, sub_pointer)), is_required))
+        return object_of(members)
+
+    def _map(self, extra: Any, pointer: str) -> Node:
+        return generic_object(self.value(extra, _join(pointer, "additionalProperties")))
+
+
+def _integer_bounds(schema: dict[str, Any]) -> tuple[int | None, int | None]:
+    low: int | None = None
+    high: int | None = None
+    if "minimum" in schema:
+        low = math.ceil(schema["minimum"])
+    if "maximum" in schema:
+        high = math.floor(schema["maximum"])
+    exclusive_min = schema.get("exclusiveMinimum")
+    exclusive_max = schema.get("exclusiveMaximum")
+    # Draft 4 writes exclusiveMinimum: true to make `minimum` itself exclusive.
+    if exclusive_min is True and "minimum" in schema:
+        low = math.floor(schema["minimum"]) + 1
+    elif isinstance(exclusive_min, int | float) and not isinstance(exclusive_min, bool):
+        bound = math.floor(exclusive_min) + 1
+        low = bound if low is None else max(low, bound)
+    if exclusive_max is True and "maximum" in schema:
+        high = math.ceil(schema["maximum"]) - 1
+    elif isinstance(exclusive_max, int | float) and not isinstance(exclusive_max, bool):
+        bound = math.ceil(exclusive_max) - 1
+        high = bound if high is None else min(high, bound)
+    return low, high
+
+
+def array_of(item: Node, low: int, high: int | None) -> Node:
+    """`[` items separated by `", "` `]`, between low and high items."""
+    following = seq(lit(", "), item)
+    if high == 0:
+        return lit("[]")
+    tail_high = None if high is None else high - 1
+    non_empty = seq(item, Repeat(following, max(low - 1, 0), tail_high))
+    body = non_empty if low > 0 else optional(non_empty)
+    return seq(lit("["), body, lit("]"))
+
+
+def object_of(members: list[tuple[Node, bool]]) -> Node:
+    """`{` members in order, optional ones skippable, `", "` between those present, `}`.
+
+    Built from the end as two shared chains (something already written or not), so the
+    tree stays linear in the number of properties.
+    """
+    after_first: Node = EMPTY
+    before_first: Node = EMPTY
+    for member, required in reversed(members):
+        with_comma = seq(lit(", "), member, after_first)
+        without_comma = seq(member, after_first)
+        if required:
+            after_first, before_first = with_comma, without_comma
+        else:
+            after_first, before_first = alt(with_comma, after_first), alt(without_comma, before_first)
+    return seq(lit("{"), before_first, lit("}"))
+
+
+def generic_object(value: Node) -> Node:
+    """An object with any string keys whose values match `value`."""
+    member = seq(string_node(), lit(": "), value)
+    return seq(lit("{"), optional(seq(member, Repeat(seq(lit(", "), member), 0, None))), lit("}"))
+
+
+def any_value(depth: int) -> Node:
+    """Any JSON value, with objects and arrays nested at most `depth` levels."""
+    scalars = [lit("null"), lit("true"), lit("false"), number_node(), string_node()]
+    if depth <= 0:
+        return alt(*scalars)
+    inner = any_value(depth - 1)
+    return alt(*scalars, array_of(inner, 0, None), generic_object(inner))
+
+
+def _join(pointer: str, part: str) -> str:
+    return pointer + "/" + part.replace("~", "~0").replace("/", "~1")

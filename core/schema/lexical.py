@@ -1,0 +1,110 @@
+"""Regex trees for JSON's lexical pieces: string characters, numbers, integer ranges.
+
+Numbers are written the way Python's `json.dumps` writes them: no leading zeros, no `+`,
+no `-0`. Digit counts are bounded (see the README's departures) so a model can never
+spin digits forever; the bounds are far beyond values found in documents.
+"""
+
+from __future__ import annotations
+
+from ..automaton.regex import (
+    Chars,
+    Node,
+    Repeat,
+    alt,
+    char_set,
+    chars,
+    lit,
+    optional,
+    seq,
+)
+
+MAX_INTEGER_DIGITS = 19
+MAX_FRACTION_DIGITS = 17
+MAX_EXPONENT_DIGITS = 2
+
+DIGIT = chars((0x30, 0x39))
+NONZERO_DIGIT = chars((0x31, 0x39))
+HEX_DIGIT = chars((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
+# A \uXXXX escape outside the surrogate block, so that every escape is exactly one character
+# (surrogate pairs would count as two here but as one for jsonschema's maxLength).
+_NON_SURROGATE_HEX4 = alt(
+    seq(chars((0x30, 0x39), (0x41, 0x43), (0x45, 0x46), (0x61, 0x63), (0x65, 0x66)),
+        HEX_DIGIT, HEX_DIGIT, HEX_DIGIT),
+    seq(char_set("dD"), chars((0x30, 0x37)), HEX_DIGIT, HEX_DIGIT),
+)
+UNESCAPED_CHAR = Chars(((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF)))
+STRING_CHAR: Node = alt(
+    UNESCAPED_CHAR,
+    seq(lit("\\"), alt(char_set('"\\/bfnrt'), seq(lit("u"), _NON_SURROGATE_HEX4))),
+)
+QUOTE = lit('"')
+
+
+def string_node(min_length: int = 0, max_length: int | None = None) -> Node:
+    """A JSON string literal whose decoded length lies in [min_length, max_length]."""
+    return seq(QUOTE, Repeat(STRING_CHAR, min_length, max_length), QUOTE)
+
+
+def unsigned_digits() -> Node:
+    """0 or a positive integer without leading zeros, at most MAX_INTEGER_DIGITS digits."""
+    return alt(lit("0"), seq(NONZERO_DIGIT, Repeat(DIGIT, 0, MAX_INTEGER_DIGITS - 1)))
+
+
+def integer_node() -> Node:
+    return alt(lit("0"), seq(optional(lit("-")), NONZERO_DIGIT, Repeat(DIGIT, 0, MAX_INTEGER_DIGITS - 1)))
+
+
+def number_node() -> Node:
+    fraction = seq(lit("."), Repeat(DIGIT, 1, MAX_FRACTION_DIGITS))
+    exponent = seq(char_set("eE"), optional(char_set("+-")), Repeat(DIGIT, 1, MAX_EXPONENT_DIGITS))
+    return seq(optional(lit("-")), unsigned_digits(), optional(fraction), optional(exponent))
+
+
+def integer_range(low: int | None, high: int | None) -> Node:
+    """Integers n with low <= n <= high (None: unbounded), in canonical decimal form."""
+    limit = 10**MAX_INTEGER_DIGITS - 1
+    low = -limit if low is None else max(low, -limit)
+    high = limit if high is None else min(high, limit)
+    options: list[Node] = []
+    if low < 0:
+        options.append(seq(lit("-"), _positive_range(max(1, -high), -low)))
+    if low <= 0 <= high:
+        options.append(lit("0"))
+    if high > 0:
+        options.append(_positive_range(max(1, low), high))
+    return alt(*options) if options else alt()
+
+
+def _positive_range(low: int, high: int) -> Node:
+    """Positive integers in [low, high], split into runs of equal digit count."""
+    if low > high:
+        return alt()
+    options: list[Node] = []
+    while low <= high:
+        width = len(str(low))
+        top = min(high, 10**width - 1)
+        options.append(_same_width_range(str(low), str(top)))
+        low = top + 1
+    return alt(*options)
+
+
+def _same_width_range(low: str, high: str) -> Node:
+    """Digit strings d with low <= d <= high, all of the same width."""
+    if len(low) == 1:
+        return chars((ord(low), ord(high)))
+    if low[0] == high[0]:
+        return seq(lit(low[0]), _same_width_range(low[1:], high[1:]))
+    rest = len(low) - 1
+    options: list[Node] = []
+    low_full = low[1:] == "0" * rest
+    high_full = high[1:] == "9" * rest
+    first_full = low[0] if low_full else chr(ord(low[0]) + 1)
+    last_full = high[0] if high_full else chr(ord(high[0]) - 1)
+    if not low_full:
+        options.append(seq(lit(low[0]), _same_width_range(low[1:], "9" * rest)))
+    if first_full <= last_full:
+        options.append(seq(chars((ord(first_full), ord(last_full))), Repeat(DIGIT, rest, rest)))
+    if not high_full:
+        options.append(seq(lit(high[0]), _same_width_range("0" * rest, high[1:])))
+    return alt(*options)

@@ -1,0 +1,75 @@
+"""Reading a schema: JSON parsing, the meta-schema check and local `$ref` resolution."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import jsonschema
+import jsonschema.exceptions
+
+from ..errors import SchemaError, UnsupportedSchema
+
+Schema = dict[str, Any] | bool
+
+
+def load_schema_file(path: Path) -> Schema:
+    """Parse and check the schema at `path`. Raises SchemaError with the file named."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SchemaError(f"schema file not found: {path}", hint="check the --schema path") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise SchemaError(f"cannot read schema file {path}: {error}") from None
+    try:
+        schema = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SchemaError(
+            f"schema file {path} is not valid JSON: {error.msg} at line {error.lineno}"
+            f" column {error.colno}",
+            hint="fix the JSON syntax",
+        ) from None
+    return check_schema(schema, source=str(path))
+
+
+def check_schema(schema: Any, source: str = "schema") -> Schema:
+    """Check `schema` against its draft's meta-schema (2020-12 when `$schema` is absent)."""
+    if not isinstance(schema, dict | bool):
+        raise SchemaError(
+            f"{source} must be a JSON object or boolean, not {type(schema).__name__}"
+        )
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        validator.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as error:
+        where = "/" + "/".join(str(p) for p in error.absolute_path)
+        raise SchemaError(
+            f"{source} fails the JSON Schema meta-schema at {where}: {error.message}",
+            hint="fix the schema so that it is valid JSON Schema",
+        ) from None
+    return schema  # type: ignore[no-any-return]
+
+
+def resolve_ref(root: Schema, ref: str, pointer: str) -> tuple[Any, str]:
+    """The sub-schema a local `$ref` names, and its JSON pointer inside the root."""
+    if not ref.startswith("#"):
+        raise UnsupportedSchema("$ref", pointer, f"only local references ('#/...') are supported, not {ref!r}")
+    fragment = unquote(ref[1:])
+    target: Any = root
+    if fragment:
+        if not fragment.startswith("/"):
+            raise UnsupportedSchema("$ref", pointer, f"anchor references are not supported: {ref!r}")
+        for raw in fragment[1:].split("/"):
+            part = raw.replace("~1", "/").replace("~0", "~")
+            target = _step(target, part, ref, pointer)
+    return target, fragment or ""
+
+
+def _step(target: Any, part: str, ref: str, pointer: str) -> Any:
+    if isinstance(target, dict) and part in target:
+        return target[part]
+    if isinstance(target, list) and part.isdigit() and int(part) < len(target):
+        return target[int(part)]
+    raise SchemaError(f"$ref {ref!r} at {pointer or '/'} does not resolve inside the schema")

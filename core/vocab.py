@@ -1,0 +1,78 @@
+"""A model's vocabulary as bytes, and the array layout the token index walks.
+
+`Vocabulary` is plain data read from a GGUF file by the model adapter: each token's bytes
+(empty for control and unused tokens, which never enter a mask) and the end-of-generation
+ids. `TokenTable` lays the pieces out for vectorised walks: a padded byte matrix, token ids
+grouped by first byte, and a lexicographic order for prefix look-ups.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+IdArray = npt.NDArray[np.int32]
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    pieces: tuple[bytes, ...]
+    eog_ids: tuple[int, ...]
+    fingerprint: str = field(default="")
+
+    @staticmethod
+    def from_pieces(pieces: list[bytes] | tuple[bytes, ...], eog_ids: tuple[int, ...]) -> Vocabulary:
+        digest = hashlib.sha256()
+        for piece in pieces:
+            digest.update(len(piece).to_bytes(4, "little"))
+            digest.update(piece)
+        digest.update(repr(eog_ids).encode())
+        return Vocabulary(tuple(pieces), eog_ids, digest.hexdigest()[:16])
+
+    @property
+    def size(self) -> int:
+        return len(self.pieces)
+
+
+class TokenTable:
+    """Array views of a vocabulary for the token index. Built once per vocabulary."""
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        self.vocab = vocab
+        lengths = np.fromiter((len(p) for p in vocab.pieces), dtype=np.int32, count=vocab.size)
+        self.lengths = lengths
+        width = int(lengths.max()) if vocab.size else 1
+        joined = b"".join(p.ljust(width, b"\0") for p in vocab.pieces)
+        self.bytes = np.frombuffer(joined, dtype=np.uint8).reshape(vocab.size, width)
+        walkable = np.flatnonzero(lengths > 0).astype(np.int32)
+        self.walkable = walkable
+        first = self.bytes[walkable, 0]
+        order = np.argsort(first, kind="stable")
+        sorted_first = first[order]
+        bounds = np.searchsorted(sorted_first, np.arange(257))
+        self.by_first_byte: list[IdArray] = [
+            walkable[order[bounds[b] : bounds[b + 1]]] for b in range(256)
+        ]
+        self.first_byte_counts = np.diff(bounds).astype(np.int32)
+        ordered = sorted(int(i) for i in walkable)
+        ordered.sort(key=lambda i: vocab.pieces[i])
+        self._sorted_ids = np.asarray(ordered, dtype=np.int32)
+        self._sorted_pieces = [vocab.pieces[i] for i in ordered]
+
+    def with_prefix(self, prefix: bytes) -> IdArray:
+        """Ids of every token whose bytes start with `prefix`, ascending."""
+        low = bisect.bisect_left(self._sorted_pieces, prefix)
+        high = bisect.bisect_left(self._sorted_pieces, _prefix_upper_bound(prefix), lo=low)
+        return np.sort(self._sorted_ids[low:high])
+
+
+def _prefix_upper_bound(prefix: bytes) -> bytes:
+    """The smallest byte string greater than every string that starts with `prefix`."""
+    stripped = prefix.rstrip(b"\xff")
+    if not stripped:
+        return b"\xff" * (len(prefix) + 1024)
+    return stripped[:-1] + bytes([stripped[-1] + 1])
