@@ -1,0 +1,92 @@
+"""The `extract` command: parse options, call the library, print, exit with a documented code."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .exit_codes import ExitCode
+
+EPILOG = """\
+Examples:
+
+  extract --schema schemas/person.json samples/person.txt
+
+  cat notes.txt | extract --schema schemas/event.json - --stats
+
+  extract --schema invoice.json invoice.txt --model ~/models/qwen2.5-1.5b-instruct-q4_k_m.gguf
+
+Exit codes: 0 ok (stdout holds one schema-valid JSON document), 2 usage, 3 schema refused or
+invalid, 4 model error, 5 document error, 6 generation incomplete, 130 interrupted. On any
+non-zero exit stdout is not a complete document.
+"""
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
+
+
+@app.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+def extract(
+    document: Annotated[str, typer.Argument(help="Text file to extract from, or - for stdin.")],
+    schema: Annotated[Path, typer.Option("--schema", "-s", help="JSON Schema file the output must satisfy.")],
+    model: Annotated[
+        Optional[Path],  # noqa: UP045 - typer needs Optional on Python 3.10
+        typer.Option(envvar="EXTRACT_MODEL", help="GGUF model file [default: bundled SmolLM2-135M-Instruct]."),
+    ] = None,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Most output tokens; the JSON always closes inside it.")] = 1024,
+    temperature: Annotated[float, typer.Option(min=0.0, help="0 is greedy and deterministic.")] = 0.0,
+    top_p: Annotated[float, typer.Option(min=0.0, max=1.0, help="Nucleus sampling when temperature > 0.")] = 1.0,
+    seed: Annotated[Optional[int], typer.Option(help="Random seed for sampling.")] = None,  # noqa: UP045
+    n_gpu_layers: Annotated[int, typer.Option(help="Layers on the GPU; -1 is all (when the build has a GPU).")] = -1,
+    threads: Annotated[Optional[int], typer.Option(min=1, help="CPU threads [default: all cores].")] = None,  # noqa: UP045
+    ctx: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option(min=16, help="Context size [default: prompt + max-tokens, up to the model's]."),
+    ] = None,
+    instructions: Annotated[Optional[str], typer.Option(help="Replace the default instruction text.")] = None,  # noqa: UP045
+    stats: Annotated[bool, typer.Option("--stats", help="Print one JSON line of figures on stderr.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show model, settings and prompt on stderr.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
+    """Extract schema-valid JSON from a document with a local GGUF model."""
+    from . import run
+
+    request = run.Request(
+        document=document, schema=schema, model=model, max_tokens=max_tokens, temperature=temperature,
+        top_p=top_p, seed=seed, n_gpu_layers=n_gpu_layers, threads=threads, ctx=ctx,
+        instructions=instructions, stats=stats, verbose=verbose,
+    )
+    raise typer.Exit(_guarded(run.execute, request, debug))
+
+
+def _guarded(action: "run.Action", request: "run.Request", debug: bool) -> int:
+    from ..core.errors import ExtractError
+    from . import output
+
+    try:
+        return int(action(request))
+    except ExtractError as error:
+        if debug:
+            traceback.print_exc()
+        output.report_error(error)
+        return int(output.exit_code_for(error))
+    except KeyboardInterrupt:
+        output.report_interrupt()
+        return int(ExitCode.INTERRUPTED)
+
+
+def main() -> None:
+    os.environ.setdefault("PYTHONIOENCODING", "utf-8")
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(int(ExitCode.INTERRUPTED))
+
+
+if __name__ == "__main__":
+    main()

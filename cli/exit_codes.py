@@ -1,0 +1,15 @@
+"""Process exit codes, documented in the README and in --help."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    USAGE = 2
+    SCHEMA = 3
+    MODEL = 4
+    DOCUMENT = 5
+    GENERATION = 6
+    INTERRUPTED = 130

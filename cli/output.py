@@ -1,0 +1,56 @@
+"""Where output goes: JSON bytes to stdout, everything else to stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, BinaryIO
+
+from rich.console import Console
+
+from ..core.errors import DocumentError, ExtractError, GenerationError, ModelError, SchemaError
+from .exit_codes import ExitCode
+
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class JsonWriter:
+    """Writes raw UTF-8 to stdout as it is decided, flushing each chunk."""
+
+    def __init__(self, stream: BinaryIO | None = None) -> None:
+        self.stream = stream or sys.stdout.buffer
+
+    def write(self, text: str) -> None:
+        self.stream.write(text.encode("utf-8"))
+        self.stream.flush()
+
+
+def exit_code_for(error: ExtractError) -> ExitCode:
+    if isinstance(error, SchemaError):
+        return ExitCode.SCHEMA
+    if isinstance(error, ModelError):
+        return ExitCode.MODEL
+    if isinstance(error, DocumentError):
+        return ExitCode.DOCUMENT
+    if isinstance(error, GenerationError):
+        return ExitCode.GENERATION
+    return ExitCode.USAGE
+
+
+def report_error(error: ExtractError) -> None:
+    stderr.print(f"[bold red]error:[/] {_escape(error.message)}")
+    if error.hint:
+        stderr.print(f"[dim]hint: {_escape(error.hint)}[/]")
+
+
+def report_interrupt() -> None:
+    stderr.print("[yellow]interrupted[/]: stdout does not hold a complete document")
+
+
+def report_stats(stats: dict[str, Any]) -> None:
+    sys.stderr.write(json.dumps(stats) + "\n")
+    sys.stderr.flush()
+
+
+def _escape(text: str) -> str:
+    return text.replace("[", "\\[")
