@@ -1,0 +1,93 @@
+"""Shared fixtures: a hand-made byte-level vocabulary and a fake model for decoder tests."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from gguf_extract.core.compiled import CompiledSchema, compile_schema
+from gguf_extract.core.vocab import Vocabulary
+
+MULTI_BYTE_TOKENS = [
+    '{"', '"}', '":', '": ', ' "', '",', '", "', "name", "age", "na", "me", "ag", "true", "false",
+    "null", "12", "199", "-0", "0.", "e+", "]", "[]", ", ", "ab", "abc", "John", " John", "é", "日本",
+    "2024", "-01-", "T1", ":00", "Z\"", "\\n", "\\u00", "\\", "items", "[\"", "\"]",
+]
+CONTROL = 0  # a control token: never in any mask
+EOS = 1
+
+
+def hand_vocab() -> Vocabulary:
+    """Token 0 is a control token, 1 is end-of-generation, then all 256 bytes, then merges."""
+    pieces = [b"", b""] + [bytes([b]) for b in range(256)] + [t.encode() for t in MULTI_BYTE_TOKENS]
+    return Vocabulary.from_pieces(pieces, (EOS,))
+
+
+@pytest.fixture(scope="session")
+def vocab() -> Vocabulary:
+    return hand_vocab()
+
+
+def compile_for(schema: Any, vocab: Vocabulary) -> CompiledSchema:
+    return compile_schema(schema, vocab)
+
+
+class FakeModel:
+    """Random logits; greedy longest-match tokenizer over the hand vocabulary."""
+
+    def __init__(self, vocab: Vocabulary, seed: int) -> None:
+        self.vocab = vocab
+        self.rng = np.random.default_rng(seed)
+        self.evaluated: list[int] = []
+        self.calls = 0
+
+    def tokenize(self, text: bytes, add_bos: bool = False, special: bool = False) -> list[int]:
+        tokens = []
+        while text:
+            best = max(
+                (i for i, p in enumerate(self.vocab.pieces) if p and text.startswith(p)),
+                key=lambda i: len(self.vocab.pieces[i]),
+            )
+            tokens.append(best)
+            text = text[len(self.vocab.pieces[best]) :]
+        return tokens
+
+    def eval(self, tokens: list[int]) -> None:
+        self.evaluated.extend(tokens)
+        self.calls += 1
+
+    def last_logits(self) -> npt.NDArray[np.float32]:
+        return self.rng.normal(0, 3, self.vocab.size).astype(np.float32)
+
+
+def random_walk(compiled: CompiledSchema, seed: int, max_bytes: int = 400) -> str:
+    """A random accepted string: random bytes early, then the shortest way to acceptance."""
+    rng = random.Random(seed)
+    dfa = compiled.dfa
+    state, out = dfa.start, bytearray()
+    while True:
+        row = dfa.row(state)
+        options = [int(b) for b in np.flatnonzero(row)]
+        if dfa.is_accepting(state) and (not options or rng.random() < 0.2):
+            return out.decode("utf-8")
+        if len(out) > max_bytes or rng.random() < 0.4:
+            byte = min(options, key=lambda b: dfa.distance(int(row[b])))
+        else:
+            byte = rng.choice(options)
+        out.append(byte)
+        state = int(row[byte])
+
+
+def accepts(compiled: CompiledSchema, text: str) -> bool:
+    dfa = compiled.dfa
+    state = dfa.walk(dfa.start, text.encode("utf-8"))
+    return state != 0 and dfa.is_accepting(state)
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,90 @@
+"""CLI errors: stdout stays empty, stderr has one clear message, the exit code is documented."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gguf_extract.cli.app import app
+
+ROOT = Path(__file__).resolve().parent.parent
+PERSON_SCHEMA = ROOT / "schemas" / "person.json"
+PERSON_DOC = ROOT / "samples" / "person.txt"
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_bad_schema_json(tmp_path: Path) -> None:
+    schema = tmp_path / "bad.json"
+    schema.write_text('{"type": "object", }')
+    code, out, err = invoke("--schema", str(schema), str(PERSON_DOC))
+    assert (code, out) == (3, "")
+    assert "bad.json is not valid JSON" in err and "line 1" in err
+
+
+def test_unsupported_keyword_names_keyword_and_pointer(tmp_path: Path) -> None:
+    schema = tmp_path / "pattern.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"zip": {"type": "string", "pattern": "^[0-9]{5}$"}}}))
+    code, out, err = invoke("--schema", str(schema), str(PERSON_DOC))
+    assert (code, out) == (3, "")
+    assert "unsupported keyword 'pattern' at /properties/zip/pattern" in err
+
+
+def test_schema_failing_the_meta_schema(tmp_path: Path) -> None:
+    schema = tmp_path / "meta.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"a": {"type": "strng"}}}))
+    code, out, err = invoke("--schema", str(schema), str(PERSON_DOC))
+    assert (code, out) == (3, "")
+    assert "meta-schema" in err and "/properties/a/type" in err
+
+
+def test_missing_document() -> None:
+    code, out, err = invoke("--schema", str(PERSON_SCHEMA), "no/such/file.txt")
+    assert (code, out) == (5, "")
+    assert "document not found: no/such/file.txt" in err
+
+
+def test_empty_document(tmp_path: Path) -> None:
+    doc = tmp_path / "empty.txt"
+    doc.write_text("  \n")
+    code, out, err = invoke("--schema", str(PERSON_SCHEMA), str(doc))
+    assert (code, out) == (5, "")
+    assert "is empty" in err
+
+
+def test_missing_model_file() -> None:
+    code, out, err = invoke("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--model", "/nowhere/model.gguf")
+    assert (code, out) == (4, "")
+    assert "model file not found: /nowhere/model.gguf" in err
+
+
+def test_file_that_is_not_gguf(tmp_path: Path) -> None:
+    fake = tmp_path / "model.gguf"
+    fake.write_bytes(b"not a model")
+    code, out, err = invoke("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--model", str(fake))
+    assert (code, out) == (4, "")
+    assert "not a GGUF model file" in err
+
+
+def test_model_from_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EXTRACT_MODEL", "/env/model.gguf")
+    code, _, err = invoke("--schema", str(PERSON_SCHEMA), str(PERSON_DOC))
+    assert code == 4 and "/env/model.gguf" in err
+
+
+def test_usage_error_exit_code() -> None:
+    code, out, _ = invoke(str(PERSON_DOC))
+    assert code == 2 and out == ""
+
+
+def test_help_shows_examples() -> None:
+    code, out, _ = invoke("--help")
+    assert code == 0
+    assert "extract --schema schemas/person.json samples/person.txt" in out
+    assert "Exit codes" in out

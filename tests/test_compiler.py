@@ -1,0 +1,157 @@
+"""Schema compiler: every accepted string validates; invalid ones are rejected; refusals name
+the keyword and its JSON pointer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gguf_extract.core.errors import SchemaError, UnsupportedSchema
+from gguf_extract.core.schema.load import load_schema_file
+from gguf_extract.core.vocab import Vocabulary
+
+from conftest import accepts, compile_for, dumps, random_walk
+
+SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "schemas"
+
+SCHEMAS: dict[str, Any] = {
+    "scalars": {
+        "type": "object",
+        "properties": {
+            "s": {"type": "string", "minLength": 1, "maxLength": 5},
+            "i": {"type": "integer", "minimum": -20, "exclusiveMaximum": 300},
+            "n": {"type": "number"},
+            "b": {"type": "boolean"},
+            "z": {"type": "null"},
+        },
+        "required": ["s", "b"],
+    },
+    "optional_only": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
+    "enum_const": {
+        "type": "object",
+        "properties": {"c": {"const": "x\"y"}, "e": {"enum": ["日本", 3, None, {"k": [1]}]}},
+        "required": ["c", "e"],
+    },
+    "type_list_anyof": {"anyOf": [{"type": ["integer", "null"]}, {"type": "array", "items": {"type": "boolean"}, "minItems": 1, "maxItems": 3}]},
+    "refs": {
+        "$defs": {"item": {"type": "object", "properties": {"q": {"type": "integer", "minimum": 1}}, "required": ["q"]}},
+        "type": "array",
+        "items": {"$ref": "#/$defs/item"},
+        "maxItems": 4,
+    },
+    "formats": {
+        "type": "object",
+        "properties": {"d": {"type": "string", "format": "date"}, "t": {"type": "string", "format": "date-time"}},
+        "required": ["d", "t"],
+    },
+    "free_object": {"type": "object"},
+    "any": {},
+    "draft4": {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "integer", "minimum": 5, "exclusiveMinimum": True, "maximum": 9,
+    },
+    "required_not_in_properties": {"type": "object", "required": ["x"], "additionalProperties": {"type": "integer"}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_random_accepted_strings_validate(name: str, vocab: Vocabulary) -> None:
+    schema = SCHEMAS[name]
+    compiled = compile_for(schema, vocab)
+    validator = jsonschema.validators.validator_for(schema)(schema, format_checker=jsonschema.FormatChecker())
+    for seed in range(150):
+        text = random_walk(compiled, seed)
+        errors = list(validator.iter_errors(json.loads(text)))
+        assert not errors, (text, errors[0].message)
+
+
+@pytest.mark.parametrize("path", sorted(SCHEMAS_DIR.glob("*.json")), ids=lambda p: p.stem)
+def test_bundled_schemas_compile_and_stay_sound(path: Path, vocab: Vocabulary) -> None:
+    schema = load_schema_file(path)
+    compiled = compile_for(schema, vocab)
+    for seed in range(60):
+        jsonschema.validate(json.loads(random_walk(compiled, seed)), schema, format_checker=jsonschema.FormatChecker())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(-10**6, 10**6), st.integers(0, 40))
+def test_integer_bounds_accept_exactly(value: int, width: int) -> None:
+    schema = {"type": "integer", "minimum": -width * 7, "maximum": width * 13}
+    compiled = compile_for(schema, _vocab())
+    assert accepts(compiled, str(value)) == (-width * 7 <= value <= width * 13)
+
+
+def _vocab() -> Vocabulary:
+    from conftest import hand_vocab
+
+    return hand_vocab()
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("scalars", '{"b": true}'),  # required s missing
+        ("scalars", '{"s": "", "b": true}'),  # minLength
+        ("scalars", '{"s": "abcdef", "b": true}'),  # maxLength
+        ("scalars", '{"s": "a", "i": 300, "b": true}'),  # exclusiveMaximum
+        ("scalars", '{"b": true, "s": "a"}'),  # order is canonical
+        ("scalars", '{"s": "a","b": true}'),  # layout is canonical
+        ("enum_const", '{"c": "xy", "e": 3}'),
+        ("formats", '{"d": "2023-02-29", "t": "2024-01-01T00:00:00Z"}'),
+        ("refs", '[{"q": 0}]'),
+        ("draft4", "5"),
+        ("optional_only", '{, "b": 1}'),
+    ],
+)
+def test_invalid_strings_are_rejected(name: str, text: str, vocab: Vocabulary) -> None:
+    assert not accepts(compile_for(SCHEMAS[name], vocab), text)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("scalars", {"s": "日本", "i": -20, "b": False, "z": None}), ("enum_const", {"c": 'x"y', "e": {"k": [1]}}),
+     ("optional_only", {}), ("optional_only", {"b": 2}), ("draft4", 6), ("refs", [])],
+)
+def test_valid_canonical_documents_are_accepted(name: str, value: Any, vocab: Vocabulary) -> None:
+    assert accepts(compile_for(SCHEMAS[name], vocab), dumps(value))
+
+
+@pytest.mark.parametrize(
+    ("schema", "keyword", "pointer"),
+    [
+        ({"type": "string", "pattern": "^a+$"}, "pattern", "/pattern"),
+        ({"type": "object", "properties": {"x": {"type": "string", "format": "email"}}}, "format", "/properties/x/format"),
+        ({"type": "object", "properties": {"a": {"oneOf": [{"type": "integer"}]}}}, "oneOf", "/properties/a/oneOf"),
+        ({"type": "number", "minimum": 0}, "minimum", "/minimum"),
+        ({"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"}, "$ref", "/items/$ref"),
+        ({"type": "array", "items": {"type": "integer"}, "uniqueItems": True}, "uniqueItems", "/uniqueItems"),
+    ],
+)
+def test_unsupported_keywords_are_refused_by_pointer(schema: Any, keyword: str, pointer: str, vocab: Vocabulary) -> None:
+    with pytest.raises(UnsupportedSchema) as caught:
+        compile_for(schema, vocab)
+    assert caught.value.keyword == keyword
+    assert caught.value.pointer.endswith(pointer)
+    assert keyword in str(caught.value) and caught.value.pointer in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [{"type": "strin"}, {"type": "integer", "minimum": 5, "maximum": 2}, {"enum": []}, False, {"minLength": -1}],
+)
+def test_invalid_or_unsatisfiable_schemas_are_schema_errors(schema: Any, vocab: Vocabulary) -> None:
+    with pytest.raises(SchemaError):
+        compile_for(schema, vocab)
+
+
+def test_bad_json_schema_file_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"type": "object",')
+    with pytest.raises(SchemaError, match="broken.json is not valid JSON"):
+        load_schema_file(path)

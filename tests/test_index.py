@@ -1,0 +1,87 @@
+"""Token index and cursor on a hand-made vocabulary, checked against a brute-force walk."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from gguf_extract.core.automaton.dfa import DEAD
+from gguf_extract.core.vocab import TokenTable, Vocabulary
+
+from conftest import CONTROL, EOS, compile_for, random_walk
+
+PERSON = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "maxLength": 6}, "age": {"type": "integer", "minimum": 0, "maximum": 130}},
+    "required": ["name"],
+}
+
+
+def brute_force(compiled, state: int) -> dict[int, int]:  # type: ignore[no-untyped-def]
+    allowed = {}
+    for token, piece in enumerate(compiled.vocab.pieces):
+        if piece:
+            end = compiled.dfa.walk(state, piece)
+            if end != DEAD:
+                allowed[token] = end
+    return allowed
+
+
+@pytest.mark.parametrize("prefix", ["", '{"', '{"name": "', '{"name": "ab', '{"name": "abc", "age": 1'])
+def test_index_matches_brute_force(prefix: str, vocab: Vocabulary) -> None:
+    compiled = compile_for(PERSON, vocab)
+    state = compiled.dfa.walk(compiled.dfa.start, prefix.encode())
+    transitions = compiled.index.transitions(state)
+    assert dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True)) == brute_force(compiled, state)
+    assert list(transitions.token_ids) == sorted(transitions.token_ids)
+
+
+def test_cursor_walks_a_document_token_by_token(vocab: Vocabulary) -> None:
+    compiled = compile_for(PERSON, vocab)
+    cursor = compiled.cursor()
+    assert cursor.forced_text() == b'{"name": "'
+    for piece in ['{"', "name", '": ', '"', "John", '",', ' "', "age", '":', " ", "12", "}"]:
+        token = vocab.pieces.index(piece.encode())
+        assert token in cursor.allowed_token_ids()
+        cursor.advance(token)
+    assert cursor.is_accepting() and cursor.is_finished()
+    assert EOS in cursor.allowed_token_ids()
+
+
+def test_cursor_refuses_disallowed_and_control_tokens(vocab: Vocabulary) -> None:
+    cursor = compile_for(PERSON, vocab).cursor()
+    assert CONTROL not in cursor.allowed_token_ids() and EOS not in cursor.allowed_token_ids()
+    with pytest.raises(ValueError):
+        cursor.advance(vocab.pieces.index(b"["))
+    with pytest.raises(ValueError):
+        cursor.advance(CONTROL)
+
+
+def test_multibyte_tokens_split_characters_safely(vocab: Vocabulary) -> None:
+    compiled = compile_for({"type": "string", "maxLength": 2}, vocab)
+    cursor = compiled.cursor()
+    cursor.advance(vocab.pieces.index(b'"'))
+    cursor.advance(vocab.pieces.index("日本".encode()))
+    assert vocab.pieces.index(b'"') in cursor.allowed_token_ids()
+    assert vocab.pieces.index("é".encode()) not in cursor.allowed_token_ids()  # a third character
+    first_half = "é".encode()[:1]
+    assert vocab.pieces.index(first_half) not in cursor.allowed_token_ids()
+
+
+def test_prefix_lookup(vocab: Vocabulary) -> None:
+    table = TokenTable(vocab)
+    found = {vocab.pieces[i] for i in table.with_prefix(b'"')}
+    assert found == {p for p in vocab.pieces if p.startswith(b'"')}
+    assert {vocab.pieces[i] for i in table.with_prefix(b"\xff")} == {b"\xff"}
+
+
+def test_walks_stay_valid_for_every_cached_state(vocab: Vocabulary) -> None:
+    compiled = compile_for(PERSON, vocab)
+    for seed in range(30):
+        json.loads(random_walk(compiled, seed))
+    states = np.arange(1, compiled.dfa.state_count)
+    for state in states[:40]:
+        transitions = compiled.index.transitions(int(state))
+        assert (transitions.end_states != DEAD).all()
