@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -56,14 +57,24 @@ def extract(
     from . import run
 
     request = run.Request(
-        document=document, schema=schema, model=model, max_tokens=max_tokens, temperature=temperature,
-        top_p=top_p, seed=seed, n_gpu_layers=n_gpu_layers, threads=threads, ctx=ctx,
-        instructions=instructions, stats=stats, verbose=verbose,
+        document=document,
+        schema=schema,
+        model=model,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        top_p=top_p,
+        seed=seed,
+        n_gpu_layers=n_gpu_layers,
+        threads=threads,
+        ctx=ctx,
+        instructions=instructions,
+        stats=stats,
+        verbose=verbose,
     )
     raise typer.Exit(_guarded(run.execute, request, debug))
 
 
-def _guarded(action: "run.Action", request: "run.Request", debug: bool) -> int:
+def _guarded(action: Callable[[Any], int], request: Any, debug: bool) -> int:
     from ..core.errors import ExtractError
     from . import output
 

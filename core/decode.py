@@ -160,7 +160,7 @@ class Decoder:
 
     def _choose(self, position: _Position) -> int:
         """The next token id, or -1 for end of generation."""
-        ids, ends = self._candidates(position)
+        ids, _ends = self._candidates(position)
         allow_end = not position.pending and self._dfa.is_accepting(position.state)
         if len(ids) == 0:
             if allow_end:

@@ -115,8 +115,9 @@ class Extractor:
 class Extraction:
     """One extraction: iterate for text chunks; afterwards `text`, `value` and `stats`."""
 
-    def __init__(self, extractor: Extractor, compiled: CompiledSchema, prompt_tokens: list[int],
-                 settings: SamplingSettings) -> None:
+    def __init__(
+        self, extractor: Extractor, compiled: CompiledSchema, prompt_tokens: list[int], settings: SamplingSettings
+    ) -> None:
         self._extractor = extractor
         self._compiled = compiled
         self._prompt_tokens = prompt_tokens

@@ -99,8 +99,13 @@ class GGUFModel:
         check_model_file(path)
         threads = n_threads or os.cpu_count() or 1
         llama = _load(
-            path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
-            n_gpu_layers=n_gpu_layers, n_batch=min(512, n_ctx), logits_all=False,
+            path,
+            n_ctx=n_ctx,
+            n_threads=threads,
+            n_threads_batch=threads,
+            n_gpu_layers=n_gpu_layers,
+            n_batch=min(512, n_ctx),
+            logits_all=False,
         )
         return GGUFModel(path, llama)
 
@@ -202,7 +207,9 @@ def _load(path: Path, **kwargs: Any) -> Any:
         with _quiet_native_logs():
             return _llama_class()(model_path=str(path), verbose=False, **kwargs)
     except (ValueError, RuntimeError, OSError) as error:
-        raise ModelError(f"llama.cpp could not load {path}: {error}", hint="check that the file is a complete GGUF model") from None
+        raise ModelError(
+            f"llama.cpp could not load {path}: {error}", hint="check that the file is a complete GGUF model"
+        ) from None
 
 
 _FALLBACK_TEMPLATE = (
@@ -218,6 +225,7 @@ def render_chat(model: GGUFModel, messages: list[dict[str, str]]) -> str:
     template = model.metadata().get("tokenizer.chat_template") or _FALLBACK_TEMPLATE
     formatter = Jinja2ChatFormatter(template=template, eos_token=model.eos_text(), bos_token=model.bos_text())
     try:
-        return str(formatter(messages=messages).prompt)
+        chat: Any = messages  # llama-cpp-python types these as its OpenAI-style TypedDicts
+        return str(formatter(messages=chat).prompt)
     except Exception as error:  # a template error is the model file's fault, not the user's input
         raise ModelError(f"the model's chat template failed to render: {error}") from None

@@ -54,9 +54,7 @@ class TokenTable:
         order = np.argsort(first, kind="stable")
         sorted_first = first[order]
         bounds = np.searchsorted(sorted_first, np.arange(257))
-        self.by_first_byte: list[IdArray] = [
-            walkable[order[bounds[b] : bounds[b + 1]]] for b in range(256)
-        ]
+        self.by_first_byte: list[IdArray] = [walkable[order[bounds[b] : bounds[b + 1]]] for b in range(256)]
         self.first_byte_counts = np.diff(bounds).astype(np.int32)
         ordered = sorted(int(i) for i in walkable)
         ordered.sort(key=lambda i: vocab.pieces[i])

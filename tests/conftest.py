@@ -9,14 +9,50 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-
 from gguf_extract.core.compiled import CompiledSchema, compile_schema
 from gguf_extract.core.vocab import Vocabulary
 
 MULTI_BYTE_TOKENS = [
-    '{"', '"}', '":', '": ', ' "', '",', '", "', "name", "age", "na", "me", "ag", "true", "false",
-    "null", "12", "199", "-0", "0.", "e+", "]", "[]", ", ", "ab", "abc", "John", " John", "é", "日本",
-    "2024", "-01-", "T1", ":00", "Z\"", "\\n", "\\u00", "\\", "items", "[\"", "\"]",
+    '{"',
+    '"}',
+    '":',
+    '": ',
+    ' "',
+    '",',
+    '", "',
+    "name",
+    "age",
+    "na",
+    "me",
+    "ag",
+    "true",
+    "false",
+    "null",
+    "12",
+    "199",
+    "-0",
+    "0.",
+    "e+",
+    "]",
+    "[]",
+    ", ",
+    "ab",
+    "abc",
+    "John",
+    " John",
+    "é",
+    "日本",
+    "2024",
+    "-01-",
+    "T1",
+    ":00",
+    'Z"',
+    "\\n",
+    "\\u00",
+    "\\",
+    "items",
+    '["',
+    '"]',
 ]
 CONTROL = 0  # a control token: never in any mask
 EOS = 1

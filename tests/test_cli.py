@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from gguf_extract.cli.app import app
+from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 PERSON_SCHEMA = ROOT / "schemas" / "person.json"

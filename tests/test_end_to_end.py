@@ -53,8 +53,14 @@ def test_document_from_stdin() -> None:
 
 
 def test_stdout_receives_bytes_before_generation_ends() -> None:
-    args = [sys.executable, "-m", "gguf_extract", "--schema", str(ROOT / "schemas" / "invoice.json"),
-            str(ROOT / "samples" / "invoice.txt")]
+    args = [
+        sys.executable,
+        "-m",
+        "gguf_extract",
+        "--schema",
+        str(ROOT / "schemas" / "invoice.json"),
+        str(ROOT / "samples" / "invoice.txt"),
+    ]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert process.stdout is not None
     arrivals: list[tuple[float, bytes]] = []

@@ -130,11 +130,7 @@ class LazyDFA:
                         stack.append(target)
             # Keep only states that matter for matching (byte edges or accept) and that can
             # still reach acceptance: a set with none of them is the dead state.
-            found = frozenset(
-                s
-                for s in seen
-                if (self._nfa.edges[s] or s == self._nfa.accept) and self._nfa_distance[s] >= 0
-            )
+            found = frozenset(s for s in seen if (self._nfa.edges[s] or s == self._nfa.accept) and self._nfa_distance[s] >= 0)
             self._closures[state] = found
         return found
 

@@ -118,8 +118,8 @@ def _quantifier(low: int, high: int | None) -> str:
     if (low, high) == (1, None):
         return "+"
     if high is None:
-        return "{%d,}" % low
-    return "{%d}" % low if low == high else "{%d,%d}" % (low, high)
+        return f"{{{low},}}"
+    return f"{{{low}}}" if low == high else f"{{{low},{high}}}"
 
 
 def _group(node: Node) -> str:
@@ -132,6 +132,6 @@ def _escape(c: str) -> str:
 
 def _range_text(low: int, high: int) -> str:
     def show(cp: int) -> str:
-        return chr(cp) if 0x20 < cp < 0x7F and chr(cp) not in "\\]^-" else "\\u{%X}" % cp
+        return chr(cp) if 0x20 < cp < 0x7F and chr(cp) not in "\\]^-" else f"\\u{{{cp:X}}}"
 
     return show(low) if low == high else show(low) + "-" + show(high)

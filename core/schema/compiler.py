@@ -22,10 +22,22 @@ from .formats import FORMATS
 from .lexical import integer_node, integer_range, number_node, string_node
 from .load import Schema, resolve_ref
 
-ANNOTATIONS = frozenset({
-    "title", "description", "default", "examples", "$schema", "$id", "$comment",
-    "deprecated", "readOnly", "writeOnly", "$defs", "definitions",
-})
+ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "$schema",
+        "$id",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$defs",
+        "definitions",
+    }
+)
 TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "null": frozenset(),
     "boolean": frozenset(),
@@ -76,9 +88,7 @@ class _Compiler:
     def _only_annotations_beside(self, schema: dict[str, Any], keyword: str, pointer: str) -> None:
         for other in schema:
             if other != keyword and other not in ANNOTATIONS:
-                raise UnsupportedSchema(
-                    other, _join(pointer, other), f"not supported beside '{keyword}'"
-                )
+                raise UnsupportedSchema(other, _join(pointer, other), f"not supported beside '{keyword}'")
 
     def _ref(self, schema: dict[str, Any], pointer: str) -> Node:
         self._only_annotations_beside(schema, "$ref", pointer)
@@ -191,7 +201,8 @@ class _Compiler:
                 if is_required:
                     raise SchemaError(f"required property {name!r} has schema false at {pointer or '/'}")
                 continue
-            sub_pointer = _join(_join(pointer, "properties"), name) if name in schema.get("properties", {}) else _join(pointer, "additionalProperties")
+            declared = name in schema.get("properties", {})
+            sub_pointer = _join(_join(pointer, "properties"), name) if declared else _join(pointer, "additionalProperties")
             key = lit(json.dumps(name, ensure_ascii=False) + ": ")
             members.append((seq(key, self.value(sub, sub_pointer)), is_required))
         return object_of(members)

@@ -7,7 +7,7 @@ and leap years, so the automaton never emits a value that validation would rejec
 
 from __future__ import annotations
 
-from ..automaton.regex import Node, alt, char_set, chars, lit, seq, Repeat
+from ..automaton.regex import Node, Repeat, alt, char_set, chars, lit, seq
 from .lexical import DIGIT
 
 D = DIGIT
@@ -29,11 +29,12 @@ def _year() -> Node:
 
 def _leap_year() -> Node:
     # Divisible by 4 and not by 100, or divisible by 400; year 0000 excluded.
-    by_four = alt(seq(char_set("02468"), char_set("48")), seq(char_set("2468"), lit("0")),
-                  seq(char_set("13579"), char_set("26")))
+    by_four = alt(seq(char_set("02468"), char_set("48")), seq(char_set("2468"), lit("0")), seq(char_set("13579"), char_set("26")))
     not_century = seq(D, D, by_four)
-    four_hundreds = seq(alt(seq(char_set("2468"), char_set("048")), seq(char_set("13579"), char_set("26")),
-                            seq(lit("0"), char_set("48"))), lit("00"))
+    four_hundreds = seq(
+        alt(seq(char_set("2468"), char_set("048")), seq(char_set("13579"), char_set("26")), seq(lit("0"), char_set("48"))),
+        lit("00"),
+    )
     return alt(not_century, four_hundreds)
 
 

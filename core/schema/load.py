@@ -27,8 +27,7 @@ def load_schema_file(path: Path) -> Schema:
         schema = json.loads(text)
     except json.JSONDecodeError as error:
         raise SchemaError(
-            f"schema file {path} is not valid JSON: {error.msg} at line {error.lineno}"
-            f" column {error.colno}",
+            f"schema file {path} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}",
             hint="fix the JSON syntax",
         ) from None
     return check_schema(schema, source=str(path))
@@ -37,12 +36,10 @@ def load_schema_file(path: Path) -> Schema:
 def check_schema(schema: Any, source: str = "schema") -> Schema:
     """Check `schema` against its draft's meta-schema (2020-12 when `$schema` is absent)."""
     if not isinstance(schema, dict | bool):
-        raise SchemaError(
-            f"{source} must be a JSON object or boolean, not {type(schema).__name__}"
-        )
+        raise SchemaError(f"{source} must be a JSON object or boolean, not {type(schema).__name__}")
     validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        validator.check_schema(schema)
+        validator.check_schema(schema)  # type: ignore[arg-type]  # booleans are valid schemas too
     except jsonschema.exceptions.SchemaError as error:
         where = "/" + "/".join(str(p) for p in error.absolute_path)
         raise SchemaError(

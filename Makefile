@@ -1,0 +1,17 @@
+# install: the project and its test tools into .venv   test: the whole suite
+# lint: ruff and mypy --strict                           bench: extract vs llama-cpp-python's grammar
+PY := .venv/bin/python
+
+install:
+	python3 -m venv .venv && $(PY) -m pip install -e '.[dev]'
+
+test:
+	$(PY) -m pytest
+
+lint:
+	$(PY) -m ruff check . && d=$$(mktemp -d) && ln -s $(CURDIR) $$d/gguf_extract && cd $$d && $(CURDIR)/$(PY) -m mypy -p gguf_extract.core -p gguf_extract.cli
+
+bench:
+	$(PY) bench/grammar_compare.py
+
+.PHONY: install test lint bench
