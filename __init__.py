@@ -1,1 +1,37 @@
-"""gguf-extract: schema-valid JSON from documents with local GGUF models."""
+"""gguf-extract: schema-valid JSON from documents with local GGUF models.
+
+The public API is re-exported here lazily so that `extract --help` never imports numpy or
+llama.cpp.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_EXPORTS = {
+    "Extractor": "core.extract",
+    "Extraction": "core.extract",
+    "ExtractionStats": "core.extract",
+    "ModelOptions": "core.extract",
+    "SamplingSettings": "core.decode",
+    "CompiledSchema": "core.compiled",
+    "Cursor": "core.compiled",
+    "compile_schema": "core.compiled",
+    "Vocabulary": "core.vocab",
+    "load_schema_file": "core.schema.load",
+    "ExtractError": "core.errors",
+    "SchemaError": "core.errors",
+    "UnsupportedSchema": "core.errors",
+    "ModelError": "core.errors",
+    "DocumentError": "core.errors",
+    "GenerationError": "core.errors",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'gguf_extract' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
