@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
+
 from gguf_extract.core.compiled import CompiledSchema, compile_schema
 from gguf_extract.core.vocab import Vocabulary
 

@@ -6,13 +6,14 @@ import datetime
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
 from gguf_extract.core.automaton.nfa import build_nfa
 from gguf_extract.core.automaton.regex import Chars, Node, seq
 from gguf_extract.core.schema.formats import date_node, date_time_node
 from gguf_extract.core.schema.lexical import integer_range, string_node
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 def matcher(node: Node) -> LazyDFA:

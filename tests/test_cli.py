@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from gguf_extract.cli.app import app
 from typer.testing import CliRunner
+
+from gguf_extract.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 PERSON_SCHEMA = ROOT / "schemas" / "person.json"

@@ -10,11 +10,12 @@ from typing import Any
 import jsonschema
 import pytest
 from conftest import accepts, compile_for, dumps, random_walk
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
 from gguf_extract.core.schema.load import load_schema_file
 from gguf_extract.core.vocab import Vocabulary
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "schemas"
 

@@ -8,6 +8,7 @@ import json
 import jsonschema
 import pytest
 from conftest import FakeModel, compile_for
+
 from gguf_extract.core.decode import Decoder, SamplingSettings
 from gguf_extract.core.errors import GenerationError
 from gguf_extract.core.vocab import Vocabulary

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 from conftest import CONTROL, EOS, compile_for, random_walk
+
 from gguf_extract.core.automaton.dfa import DEAD
 from gguf_extract.core.vocab import TokenTable, Vocabulary
 
