@@ -104,6 +104,11 @@ class Extractor:
                 f"the prompt and budget need {n_tokens} tokens, more than the model's context of {limit}",
                 hint="shorten the document or lower --max-tokens",
             )
+        if self.options.n_ctx is not None and n_tokens > self.options.n_ctx:
+            raise DocumentError(
+                f"the prompt and budget need {n_tokens} tokens, more than the context of {self.options.n_ctx}",
+                hint="raise --ctx, lower --max-tokens, or shorten the document",
+            )
         wanted = self.options.n_ctx or min(limit, -(-n_tokens // _CONTEXT_STEP) * _CONTEXT_STEP)
         if self._model is None or self._model.n_ctx < max(n_tokens, wanted):
             if self._model is not None:
