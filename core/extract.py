@@ -15,12 +15,12 @@ from __future__ import annotations
 import codecs
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from .compiled import CompiledSchema, compile_schema
-from .decode import Decoder, SamplingSettings
+from .decode import Decoder, DecodeStats, SamplingSettings
 from .errors import DocumentError
 from .model import GGUFModel, bundled_model_path, render_chat
 from .prompt import build_messages
@@ -30,15 +30,12 @@ _CONTEXT_STEP = 256
 
 
 @dataclass
-class ExtractionStats:
+class ExtractionStats(DecodeStats):
+    """The decoder's figures plus the prompt and compile costs of one extraction."""
+
     prompt_tokens: int = 0
-    output_tokens: int = 0
-    sampled_tokens: int = 0
-    forced_tokens: int = 0
-    model_calls: int = 0
     compile_seconds: float = 0.0
     prompt_seconds: float = 0.0
-    generate_seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(self).items()}
@@ -152,8 +149,8 @@ class Extraction:
         self.value = self._compiled.validate(self.text)
 
     def _record(self, decoder: Decoder) -> None:
-        for name in ("output_tokens", "sampled_tokens", "forced_tokens", "model_calls", "generate_seconds"):
-            setattr(self.stats, name, getattr(decoder.stats, name))
+        for item in fields(DecodeStats):
+            setattr(self.stats, item.name, getattr(decoder.stats, item.name))
 
     def run(self) -> Any:
         """Consume the stream and return the validated value."""
