@@ -90,8 +90,8 @@ class Cursor:
         ids = self._compiled.index.transitions(self.state).token_ids
         if self.is_accepting():
             eog = np.asarray(self._compiled.vocab.eog_ids, dtype=np.int32)
-            ids = np.union1d(ids, eog).astype(np.int32)
-        return ids
+            return np.union1d(ids, eog).astype(np.int32)
+        return np.sort(ids)
 
     def advance(self, token_id: int) -> None:
         """Move past `token_id`. Raises ValueError if the token is not allowed here."""

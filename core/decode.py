@@ -178,7 +178,7 @@ class Decoder:
         ids, ends = transitions.token_ids, transitions.end_states
         if position.pending:
             prefixed = self._table.with_prefix(position.pending)
-            _, keep, _ = np.intersect1d(ids, prefixed, assume_unique=True, return_indices=True)
+            _, keep, _ = np.intersect1d(ids, prefixed, assume_unique=True, return_indices=True)  # any order
             ids, ends = ids[keep], ends[keep]
         fits = position.used + 1 + self._dfa.distance_array[ends] <= self.settings.max_tokens
         if not fits.all():

@@ -56,6 +56,12 @@ class TokenTable:
         bounds = np.searchsorted(sorted_first, np.arange(257))
         self.by_first_byte: list[IdArray] = [walkable[order[bounds[b] : bounds[b + 1]]] for b in range(256)]
         self.first_byte_counts = np.diff(bounds).astype(np.int32)
+        # Walkable tokens longest first, bytes stored column by column: a walk over the whole
+        # vocabulary then touches, at byte position p, just the first longer_than[p] tokens.
+        by_length = walkable[np.argsort(-lengths[walkable], kind="stable")]
+        self.by_length = by_length
+        self.columns = np.asfortranarray(self.bytes[by_length])
+        self.longer_than = np.array([(lengths[walkable] > p).sum() for p in range(width)], dtype=np.int64)
         ordered = sorted(int(i) for i in walkable)
         ordered.sort(key=lambda i: vocab.pieces[i])
         self._sorted_ids = np.asarray(ordered, dtype=np.int32)
