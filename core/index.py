@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from .automaton.dfa import DEAD, UNKNOWN, LazyDFA
 from .vocab import IdArray, TokenTable
@@ -92,7 +93,7 @@ class TokenIndex:
         alive = states != DEAD
         return Transitions(table.by_length[alive], states[alive])
 
-    def _gather(self, states: IdArray, column: IdArray) -> IdArray:
+    def _gather(self, states: IdArray, column: npt.NDArray[np.uint8]) -> IdArray:
         # One flat gather is several times cheaper than numpy's two-array fancy indexing.
         offsets = states.astype(np.intp) * 256 + column
         following = self.dfa.table.ravel()[offsets]
