@@ -97,12 +97,18 @@ class _Builder:
 
     def _chars(self, node: Chars, nxt: int) -> int:
         entry = self.new_state()
+        # Sequences share their tails ([80-BF] then nxt, ...): one state per distinct tail.
+        tails: dict[tuple[int, int, int], int] = {}
         for low, high in node.ranges:
             for sequence in utf8_sequences(low, high):
                 target = nxt
                 for byte_low, byte_high in reversed(sequence[1:]):
-                    state = self.new_state()
-                    self.nfa.edges[state].append((byte_low, byte_high, target))
+                    key = (byte_low, byte_high, target)
+                    state = tails.get(key, -1)
+                    if state < 0:
+                        state = self.new_state()
+                        self.nfa.edges[state].append((byte_low, byte_high, target))
+                        tails[key] = state
                     target = state
                 first_low, first_high = sequence[0]
                 self.nfa.edges[entry].append((first_low, first_high, target))

@@ -7,16 +7,20 @@ fixed-length encoding: the classic split used by RE2 and Rust's regex-syntax.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 ByteRanges = tuple[tuple[int, int], ...]
 
 _ENCODING_LIMITS = ((0, 0x7F), (0x80, 0x7FF), (0x800, 0xFFFF), (0x10000, 0x10FFFF))
 _SURROGATES = (0xD800, 0xDFFF)
 
 
-def utf8_sequences(low: int, high: int) -> list[ByteRanges]:
+@lru_cache(maxsize=4096)
+def utf8_sequences(low: int, high: int) -> tuple[ByteRanges, ...]:
     """Byte-range sequences matching exactly the UTF-8 encodings of code points low..high.
 
-    Surrogates (U+D800..U+DFFF) are skipped: they have no valid UTF-8 encoding.
+    Surrogates (U+D800..U+DFFF) are skipped: they have no valid UTF-8 encoding. Cached: a
+    string with maxLength n repeats the same character class n times.
     """
     result: list[ByteRanges] = []
     for part_low, part_high in _without_surrogates(low, high):
@@ -24,7 +28,7 @@ def utf8_sequences(low: int, high: int) -> list[ByteRanges]:
             a, b = max(part_low, enc_low), min(part_high, enc_high)
             if a <= b:
                 _split_aligned(a, b, result)
-    return result
+    return tuple(result)
 
 
 def _without_surrogates(low: int, high: int) -> list[tuple[int, int]]:
