@@ -17,6 +17,8 @@ DEFAULT_INSTRUCTIONS = (
     "Copy values exactly as written in the document."
 )
 _MAX_DEPTH = 6
+# Small models copy dates as written ("14 June 2024"); showing the shape steers them to ISO.
+_FORMAT_SHAPES = {"date": "YYYY-MM-DD", "date-time": "YYYY-MM-DDThh:mm:ss+hh:mm"}
 
 
 def build_messages(schema: Schema, document: str, instructions: str | None = None) -> list[dict[str, str]]:
@@ -61,7 +63,8 @@ class _Describer:
         if declared == "array":
             return f"{self.describe(schema.get('items', {}), depth + 1)}[]"
         if declared == "string" and "format" in schema:
-            return f"string ({schema['format']})"
+            shape = _FORMAT_SHAPES.get(schema["format"])
+            return f"string ({schema['format']}{', ' + shape if shape else ''})"
         return str(declared)
 
     def _object(self, schema: dict[str, Any], depth: int) -> str:
