@@ -115,24 +115,20 @@ class _Builder:
         return entry
 
     def _repeat(self, node: Repeat, nxt: int) -> int:
+        # Each copy has its own continuation, so the memo never merges two copies.
         if node.high is None:
             loop = self.new_state()
-            self.nfa.epsilons[loop].extend((self._fresh(node.item, loop), nxt))
+            self.nfa.epsilons[loop].extend((self.build(node.item, loop), nxt))
             tail = loop
         else:
             tail = nxt
             for _ in range(node.high - node.low):
                 split = self.new_state()
-                self.nfa.epsilons[split].extend((self._fresh(node.item, tail), nxt))
+                self.nfa.epsilons[split].extend((self.build(node.item, tail), nxt))
                 tail = split
         for _ in range(node.low):
-            tail = self._fresh(node.item, tail)
+            tail = self.build(node.item, tail)
         return tail
-
-    def _fresh(self, node: Node, nxt: int) -> int:
-        # Each repetition needs its own copy: memoising would merge copies with equal
-        # continuations only, which is exactly right, so the memo is used as is.
-        return self.build(node, nxt)
 
 
 def shortest_distances(nfa: NFA) -> list[int]:
