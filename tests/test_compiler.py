@@ -52,6 +52,21 @@ SCHEMAS: dict[str, Any] = {
         "required": ["d", "t"],
     },
     "free_object": {"type": "object"},
+    "prefix_items": {
+        "type": "array",
+        "prefixItems": [{"type": "integer"}, {"type": "string", "maxLength": 2}],
+        "items": {"type": "boolean"},
+        "minItems": 1,
+        "maxItems": 4,
+    },
+    "closed_tuple": {"type": "array", "prefixItems": [{"type": "integer"}, {"enum": ["a"]}], "items": False},
+    "draft7_tuple": {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "array",
+        "items": [{"type": "null"}],
+        "additionalItems": {"type": "integer"},
+        "minItems": 2,
+    },
     "any": {},
     "draft4": {
         "$schema": "http://json-schema.org/draft-04/schema#",
@@ -111,6 +126,12 @@ def _vocab() -> Vocabulary:
         ("refs", '[{"q": 0}]'),
         ("draft4", "5"),
         ("optional_only", '{, "b": 1}'),
+        ("prefix_items", "[]"),  # minItems
+        ("prefix_items", '[1, "a", true, false, true]'),  # maxItems
+        ("prefix_items", "[true]"),  # first item must be an integer
+        ("closed_tuple", '[1, "a", 2]'),  # items: false
+        ("draft7_tuple", "[null]"),  # minItems
+        ("draft7_tuple", "[null, null]"),  # additionalItems
     ],
 )
 def test_invalid_strings_are_rejected(name: str, text: str, vocab: Vocabulary) -> None:
@@ -123,6 +144,10 @@ def test_invalid_strings_are_rejected(name: str, text: str, vocab: Vocabulary) -
         ("scalars", {"s": "日本", "i": -20, "b": False, "z": None}),
         ("enum_const", {"c": 'x"y', "e": {"k": [1]}}),
         ("optional_only", {}),
+        ("prefix_items", [3, "ab", False]),
+        ("closed_tuple", []),
+        ("closed_tuple", [1, "a"]),
+        ("draft7_tuple", [None, 5, 6]),
         ("optional_only", {"b": 2}),
         ("draft4", 6),
         ("refs", []),

@@ -44,7 +44,7 @@ TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}),
     "number": frozenset(),
     "string": frozenset({"minLength", "maxLength", "format"}),
-    "array": frozenset({"items", "minItems", "maxItems"}),
+    "array": frozenset({"items", "prefixItems", "additionalItems", "minItems", "maxItems"}),
     "object": frozenset({"properties", "required", "additionalProperties"}),
 }
 ALL_TYPES = tuple(TYPE_KEYWORDS)
@@ -175,13 +175,18 @@ class _Compiler:
         high = schema.get("maxItems")
         if high is not None and low > high:
             raise SchemaError(f"minItems exceeds maxItems at {pointer or '/'}")
-        items = schema.get("items", True)
-        if items is False:
+        prefix, prefix_keyword, rest, rest_keyword = _array_parts(schema)
+        if prefix:
+            heads = [self.value(s, f"{pointer}/{prefix_keyword}/{i}") for i, s in enumerate(prefix[:high])]
+            tail = None if rest is False else self.value(rest, _join(pointer, rest_keyword))
+            if tail is None and low > len(heads):
+                raise SchemaError(f"minItems {low} exceeds the {len(heads)} items allowed at {pointer or '/'}")
+            return tuple_array(heads, tail, low, high)
+        if rest is False:
             if low > 0:
                 raise SchemaError(f"items is false but minItems > 0 at {pointer or '/'}")
             return lit("[]")
-        item = self.value(items, _join(pointer, "items"))
-        return array_of(item, low, high)
+        return array_of(self.value(rest, _join(pointer, rest_keyword)), low, high)
 
     def _object(self, schema: dict[str, Any], pointer: str) -> Node:
         properties: dict[str, Any] = dict(schema.get("properties", {}))
@@ -232,6 +237,34 @@ def _integer_bounds(schema: dict[str, Any]) -> tuple[int | None, int | None]:
         bound = math.ceil(exclusive_max) - 1
         high = bound if high is None else min(high, bound)
     return low, high
+
+
+def _array_parts(schema: dict[str, Any]) -> tuple[list[Any], str, Any, str]:
+    """(positional schemas, their keyword, schema of the rest, its keyword) in either draft's form:
+    2020-12 `prefixItems` + `items`, or draft-07 array-valued `items` + `additionalItems`."""
+    if "prefixItems" in schema:
+        return list(schema["prefixItems"]), "prefixItems", schema.get("items", True), "items"
+    items = schema.get("items", True)
+    if isinstance(items, list):
+        return items, "items", schema.get("additionalItems", True), "additionalItems"
+    return [], "", items, "items"
+
+
+def tuple_array(heads: list[Node], tail: Node | None, low: int, high: int | None) -> Node:
+    """`[` positional items, then any number of `tail` items (None: no more), within the bounds.
+
+    Built from the end: element i may be the last one only when i >= low."""
+    count = len(heads)
+    if tail is None:
+        after: Node = EMPTY
+    else:
+        extra_high = None if high is None else max(high - count, 0)
+        after = Repeat(seq(lit(", "), tail), max(low - count, 0), extra_high)
+    for index in range(count - 1, -1, -1):
+        separator = lit(", ") if index else EMPTY
+        present = seq(separator, heads[index], after)
+        after = present if index < low else alt(present, EMPTY)
+    return seq(lit("["), after, lit("]"))
 
 
 def array_of(item: Node, low: int, high: int | None) -> Node:
