@@ -52,6 +52,16 @@ SCHEMAS: dict[str, Any] = {
         "required": ["d", "t"],
     },
     "free_object": {"type": "object"},
+    "one_of": {
+        "$defs": {"b": {"type": "object", "properties": {"kind": {"const": "b"}}, "required": ["kind"]}},
+        "oneOf": [
+            {"type": "string", "maxLength": 3},
+            {"type": ["integer", "null"]},
+            {"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}, "required": ["kind"]},
+            {"$ref": "#/$defs/b"},
+            {"enum": [1.5, True]},
+        ],
+    },
     "prefix_items": {
         "type": "array",
         "prefixItems": [{"type": "integer"}, {"type": "string", "maxLength": 2}],
@@ -126,6 +136,8 @@ def _vocab() -> Vocabulary:
         ("refs", '[{"q": 0}]'),
         ("draft4", "5"),
         ("optional_only", '{, "b": 1}'),
+        ("one_of", '{"kind": "c"}'),
+        ("one_of", "2.5"),
         ("prefix_items", "[]"),  # minItems
         ("prefix_items", '[1, "a", true, false, true]'),  # maxItems
         ("prefix_items", "[true]"),  # first item must be an integer
@@ -146,6 +158,10 @@ def test_invalid_strings_are_rejected(name: str, text: str, vocab: Vocabulary) -
         ("optional_only", {}),
         ("prefix_items", [3, "ab", False]),
         ("closed_tuple", []),
+        ("one_of", {"kind": "b"}),
+        ("one_of", {"kind": "a", "x": 1}),
+        ("one_of", 1.5),
+        ("one_of", None),
         ("closed_tuple", [1, "a"]),
         ("draft7_tuple", [None, 5, 6]),
         ("optional_only", {"b": 2}),
@@ -162,7 +178,12 @@ def test_valid_canonical_documents_are_accepted(name: str, value: Any, vocab: Vo
     [
         ({"type": "string", "pattern": "^a+$"}, "pattern", "/pattern"),
         ({"type": "object", "properties": {"x": {"type": "string", "format": "email"}}}, "format", "/properties/x/format"),
-        ({"type": "object", "properties": {"a": {"oneOf": [{"type": "integer"}]}}}, "oneOf", "/properties/a/oneOf"),
+        (
+            {"type": "object", "properties": {"a": {"oneOf": [{"type": "integer"}, {"type": "number"}]}}},
+            "oneOf",
+            "/properties/a/oneOf",
+        ),
+        ({"oneOf": [{"type": "object"}, {"properties": {"k": {"const": 1}}, "required": ["k"]}]}, "oneOf", "/oneOf"),
         ({"type": "number", "minimum": 0}, "minimum", "/minimum"),
         ({"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"}, "$ref", "/items/$ref"),
         ({"type": "array", "items": {"type": "integer"}, "uniqueItems": True}, "uniqueItems", "/uniqueItems"),

@@ -18,6 +18,7 @@ import jsonschema
 
 from ..automaton.regex import EMPTY, Node, Repeat, alt, lit, optional, seq
 from ..errors import SchemaError, UnsupportedSchema
+from .disjoint import provably_disjoint
 from .formats import FORMATS
 from .lexical import integer_node, integer_range, number_node, string_node
 from .load import Schema, resolve_ref
@@ -74,11 +75,13 @@ class _Compiler:
             return self._enum(schema, pointer)
         if "anyOf" in schema:
             return self._any_of(schema, pointer)
+        if "oneOf" in schema:
+            return self._one_of(schema, pointer)
         types = self._types(schema, pointer)
         return alt(*(self._typed(name, schema, pointer) for name in types))
 
     def _refuse_unknown(self, schema: dict[str, Any], pointer: str) -> None:
-        known = ANNOTATIONS | {"type", "$ref", "enum", "const", "anyOf"}
+        known = ANNOTATIONS | {"type", "$ref", "enum", "const", "anyOf", "oneOf"}
         for keywords in TYPE_KEYWORDS.values():
             known |= keywords
         for keyword in schema:
@@ -103,8 +106,8 @@ class _Compiler:
             self.ref_stack.pop()
 
     def _enum(self, schema: dict[str, Any], pointer: str) -> Node:
-        if "$ref" in schema or "anyOf" in schema:
-            raise UnsupportedSchema("enum", _join(pointer, "enum"), "not supported beside $ref or anyOf")
+        if "$ref" in schema or "anyOf" in schema or "oneOf" in schema:
+            raise UnsupportedSchema("enum", _join(pointer, "enum"), "not supported beside $ref, anyOf or oneOf")
         values = [schema["const"]] if "const" in schema else list(schema["enum"])
         if "const" in schema and "enum" in schema:
             values = [v for v in values if v in schema["enum"]]
@@ -121,6 +124,21 @@ class _Compiler:
         self._only_annotations_beside(schema, "anyOf", pointer)
         branches = schema["anyOf"]
         return alt(*(self.value(b, f"{pointer}/anyOf/{i}") for i, b in enumerate(branches)))
+
+    def _one_of(self, schema: dict[str, Any], pointer: str) -> Node:
+        """Exactly one branch must match: compiled as anyOf once no two branches can overlap."""
+        self._only_annotations_beside(schema, "oneOf", pointer)
+        branches = schema["oneOf"]
+        for i, first in enumerate(branches):
+            for j in range(i + 1, len(branches)):
+                if not provably_disjoint(self.root, first, branches[j]):
+                    raise UnsupportedSchema(
+                        "oneOf",
+                        _join(pointer, "oneOf"),
+                        f"branches {i} and {j} may both match one value; use anyOf, or make them disjoint"
+                        " (different types, or a required property with different const values)",
+                    )
+        return alt(*(self.value(b, f"{pointer}/oneOf/{i}") for i, b in enumerate(branches)))
 
     def _types(self, schema: dict[str, Any], pointer: str) -> tuple[str, ...]:
         declared = schema.get("type")
