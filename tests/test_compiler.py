@@ -184,7 +184,7 @@ def test_valid_canonical_documents_are_accepted(name: str, value: Any, vocab: Vo
             "/properties/a/oneOf",
         ),
         ({"oneOf": [{"type": "object"}, {"properties": {"k": {"const": 1}}, "required": ["k"]}]}, "oneOf", "/oneOf"),
-        ({"type": "number", "minimum": 0}, "minimum", "/minimum"),
+        ({"type": "number", "minimum": 0.5}, "minimum", "/minimum"),
         ({"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"}, "$ref", "/items/$ref"),
         ({"type": "array", "items": {"type": "integer"}, "uniqueItems": True}, "uniqueItems", "/uniqueItems"),
     ],
@@ -211,3 +211,39 @@ def test_bad_json_schema_file_names_the_file(tmp_path: Path) -> None:
     path.write_text('{"type": "object",')
     with pytest.raises(SchemaError, match=r"broken\.json is not valid JSON"):
         load_schema_file(path)
+
+
+NUMBER_BOUNDS = [
+    {"minimum": 0},
+    {"exclusiveMinimum": 0, "maximum": 100},
+    {"minimum": -3, "exclusiveMaximum": 5},
+    {"exclusiveMinimum": -10, "exclusiveMaximum": -2},
+    {"maximum": 0},
+    {"$schema": "http://json-schema.org/draft-04/schema#", "minimum": 1, "exclusiveMinimum": True, "maximum": 7},
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(range(len(NUMBER_BOUNDS))),
+    st.integers(-12, 120),
+    st.text(alphabet="0123456789", max_size=5),
+)
+def test_number_bounds_accept_exactly(which: int, whole: int, fraction: str) -> None:
+    schema = {"type": "number", **NUMBER_BOUNDS[which]}
+    text = f"{whole}.{fraction}" if fraction else str(whole)
+    compiled = compile_for(schema, _vocab())
+    valid = jsonschema.validators.validator_for(schema)(schema).is_valid(json.loads(text))
+    if text.startswith("-0") and float(text) == 0:
+        assert not accepts(compiled, text)  # minus zero is never written
+    else:
+        assert accepts(compiled, text) == valid, text
+
+
+@pytest.mark.parametrize("bounds", NUMBER_BOUNDS)
+def test_bounded_number_walks_validate(bounds: dict[str, Any], vocab: Vocabulary) -> None:
+    schema = {"type": "number", **bounds}
+    compiled = compile_for(schema, vocab)
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    for seed in range(100):
+        assert validator.is_valid(json.loads(random_walk(compiled, seed)))

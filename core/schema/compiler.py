@@ -20,7 +20,7 @@ from ..automaton.regex import EMPTY, Node, Repeat, alt, lit, optional, seq
 from ..errors import SchemaError, UnsupportedSchema
 from .disjoint import provably_disjoint
 from .formats import FORMATS
-from .lexical import integer_node, integer_range, number_node, string_node
+from .lexical import integer_node, integer_range, number_node, number_range, string_node
 from .load import Schema, resolve_ref
 
 ANNOTATIONS = frozenset(
@@ -169,10 +169,17 @@ class _Compiler:
         return integer_range(low, high)
 
     def _number(self, schema: dict[str, Any], pointer: str) -> Node:
-        for keyword in TYPE_KEYWORDS["integer"]:
-            if keyword in schema:
-                raise UnsupportedSchema(keyword, _join(pointer, keyword), "bounds are supported on integers only")
-        return number_node()
+        present = [k for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum") if k in schema]
+        if not present:
+            return number_node()
+        for keyword in present:
+            value = schema[keyword]
+            if not isinstance(value, bool) and value != int(value):
+                raise UnsupportedSchema(keyword, _join(pointer, keyword), "non-integer bounds on numbers are not supported yet")
+        low, low_exclusive, high, high_exclusive = _number_bounds(schema)
+        if low is not None and high is not None and (low > high or (low == high and (low_exclusive or high_exclusive))):
+            raise SchemaError(f"no number satisfies the bounds at {pointer or '/'}")
+        return number_range(low, high, low_exclusive, high_exclusive)
 
     def _string(self, schema: dict[str, Any], pointer: str) -> Node:
         low = schema.get("minLength", 0)
@@ -283,6 +290,23 @@ def tuple_array(heads: list[Node], tail: Node | None, low: int, high: int | None
         present = seq(separator, heads[index], after)
         after = present if index < low else alt(present, EMPTY)
     return seq(lit("["), after, lit("]"))
+
+
+def _number_bounds(schema: dict[str, Any]) -> tuple[int | None, bool, int | None, bool]:
+    """(low, low exclusive, high, high exclusive) from either draft's keywords; integer values."""
+    low: int | None = None
+    high: int | None = None
+    low_exclusive = high_exclusive = False
+    if "minimum" in schema:
+        low, low_exclusive = int(schema["minimum"]), schema.get("exclusiveMinimum") is True
+    if "maximum" in schema:
+        high, high_exclusive = int(schema["maximum"]), schema.get("exclusiveMaximum") is True
+    exclusive_min, exclusive_max = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    if exclusive_min is not None and not isinstance(exclusive_min, bool) and (low is None or exclusive_min >= low):
+        low, low_exclusive = int(exclusive_min), True
+    if exclusive_max is not None and not isinstance(exclusive_max, bool) and (high is None or exclusive_max <= high):
+        high, high_exclusive = int(exclusive_max), True
+    return low, low_exclusive, high, high_exclusive
 
 
 def array_of(item: Node, low: int, high: int | None) -> Node:

@@ -107,3 +107,52 @@ def _same_width_range(low: str, high: str) -> Node:
     if not high_full:
         options.append(seq(lit(high[0]), _same_width_range("0" * rest, high[1:])))
     return alt(*options)
+
+
+# Bounded numbers keep at most 15 significant digits, so parsing them as doubles preserves
+# their order against integer bounds (DBL_DIG is 15): the validator then agrees with the automaton.
+BOUNDED_INTEGER_DIGITS = 10
+BOUNDED_FRACTION_DIGITS = 5
+
+
+def number_range(low: int | None, high: int | None, low_exclusive: bool, high_exclusive: bool) -> Node:
+    """Decimal numbers x with integer bounds, e.g. 0 <= x < 100, written without exponent."""
+    limit = 10**BOUNDED_INTEGER_DIGITS - 1
+    options: list[Node] = []
+    if high is None or high > 0 or (high == 0 and not high_exclusive):
+        # x >= 0: magnitude in [max(low, 0), high]; "0" itself only where 0 is allowed.
+        start, start_exclusive = (0, False) if low is None or low < 0 else (low, low_exclusive)
+        options.append(_magnitude_range(start, start_exclusive, limit if high is None else high, high_exclusive))
+    if low is None or low < 0:
+        # x = -m < 0: m in (max(-high, 0), -low], never zero.
+        floor, floor_exclusive = (0, True) if high is None or high >= 0 else (-high, high_exclusive)
+        top = limit if low is None else -low
+        options.append(seq(lit("-"), _magnitude_range(floor, floor_exclusive, top, low_exclusive)))
+    return alt(*options)
+
+
+def _magnitude_range(low: int, low_exclusive: bool, high: int, high_exclusive: bool) -> Node:
+    """Unsigned decimals m = I[.F] with low (<|<=) m (<|<=) high, I and F digit-bounded."""
+    high = min(high, 10**BOUNDED_INTEGER_DIGITS - 1)
+    any_fraction = Repeat(seq(lit("."), Repeat(DIGIT, 1, BOUNDED_FRACTION_DIGITS)), 0, 1)
+    zero_fraction = Repeat(seq(lit("."), Repeat(lit("0"), 1, BOUNDED_FRACTION_DIGITS)), 0, 1)
+    options: list[Node] = []
+    # Integer parts strictly between the bounds take any fraction.
+    if low + 1 <= high - 1:
+        options.append(seq(integer_range(low + 1, high - 1), any_fraction))
+    if low < high:
+        # I == low: m >= low always; m > low needs a non-zero fraction. m < high holds (m < low + 1 <= high).
+        options.append(seq(integer_range(low, low), _nonzero_fraction() if low_exclusive else any_fraction))
+        if not high_exclusive:  # I == high: only high itself (fraction all zeros)
+            options.append(seq(integer_range(high, high), zero_fraction))
+    elif low == high and not low_exclusive and not high_exclusive:
+        options.append(seq(integer_range(low, low), zero_fraction))
+    return alt(*options)
+
+
+def _nonzero_fraction() -> Node:
+    width = BOUNDED_FRACTION_DIGITS
+    return seq(
+        lit("."),
+        alt(*(seq(Repeat(lit("0"), zeros, zeros), NONZERO_DIGIT, Repeat(DIGIT, 0, width - zeros - 1)) for zeros in range(width))),
+    )
