@@ -113,7 +113,7 @@ class _Compiler:
             values = [v for v in values if v in schema["enum"]]
         # Sibling keywords (type, minLength, ...) filter the listed values exactly.
         rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
-        checker = jsonschema.Draft202012Validator(rest, format_checker=jsonschema.FormatChecker())
+        checker = jsonschema.Draft202012Validator(rest, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
         allowed = [v for v in values if checker.is_valid(v)]
         if not allowed:
             raise SchemaError(f"no value listed by enum/const at {pointer or '/'} satisfies its schema")

@@ -8,7 +8,7 @@ and leap years, so the automaton never emits a value that validation would rejec
 from __future__ import annotations
 
 from ..automaton.regex import Node, Repeat, alt, char_set, chars, lit, seq
-from .lexical import DIGIT
+from .lexical import DIGIT, HEX_DIGIT
 
 D = DIGIT
 
@@ -65,4 +65,37 @@ def date_time_node() -> Node:
     return seq(date_node(), lit("T"), time_node())
 
 
-FORMATS = {"date": date_node, "date-time": date_time_node}
+def uuid_node() -> Node:
+    return seq(*(seq(Repeat(HEX_DIGIT, n, n), lit("-")) for n in (8, 4, 4, 4)), Repeat(HEX_DIGIT, 12, 12))
+
+
+def ipv4_node() -> Node:
+    # No leading zeros: Python's ipaddress (used by the validator) rejects them.
+    octet = alt(
+        seq(lit("25"), _digits("0", "5")), seq(lit("2"), _digits("0", "4"), D), seq(lit("1"), D, D), seq(_digits("1", "9"), D), D
+    )
+    return seq(octet, lit("."), octet, lit("."), octet, lit("."), octet)
+
+
+def email_node() -> Node:
+    """A conservative subset of addresses: local@label(.label)+ over letters, digits and ._%+-."""
+    local = Repeat(
+        chars((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A), (0x2E, 0x2E), (0x5F, 0x5F), (0x25, 0x25), (0x2B, 0x2B), (0x2D, 0x2D)),
+        1,
+        64,
+    )
+    label = seq(
+        chars((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A)),
+        Repeat(chars((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A), (0x2D, 0x2D)), 0, 62),
+    )
+    return seq(local, lit("@"), label, Repeat(seq(lit("."), label), 1, 4))
+
+
+FORMATS = {
+    "date": date_node,
+    "date-time": date_time_node,
+    "time": time_node,
+    "uuid": uuid_node,
+    "ipv4": ipv4_node,
+    "email": email_node,
+}
