@@ -35,10 +35,6 @@ class TokenIndex:
         self.table = table
         self._cache: dict[int, Transitions] = {}
 
-    @property
-    def cached_states(self) -> int:
-        return len(self._cache)
-
     def transitions(self, state: int) -> Transitions:
         """Tokens allowed from `state` (end-of-generation tokens excluded). Cached."""
         found = self._cache.get(state)

@@ -178,11 +178,6 @@ class GGUFModel:
 
     # -- evaluation --------------------------------------------------------------------
 
-    @property
-    def n_past(self) -> int:
-        """Tokens held in the KV cache."""
-        return int(self._llama.n_tokens)
-
     def rollback(self, n_past: int) -> None:
         """Forget every token after the first `n_past`; the next eval overwrites them."""
         self._llama.n_tokens = n_past

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MAX_CODEPOINT = 0x10FFFF
-
 
 @dataclass(frozen=True, eq=False)
 class Lit:
@@ -49,7 +47,6 @@ class Repeat:
 Node = Lit | Chars | Seq | Alt | Repeat
 
 EMPTY: Node = Seq(())
-NOTHING: Node = Alt(())
 
 
 def lit(text: str) -> Lit:
@@ -81,57 +78,3 @@ def chars(*ranges: tuple[int, int]) -> Chars:
 def char_set(text: str) -> Chars:
     """A set of single characters, e.g. char_set("+-")."""
     return Chars(tuple((ord(c), ord(c)) for c in text))
-
-
-def complement(ranges: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
-    """Code-point ranges not covered by `ranges`, within 0..MAX_CODEPOINT."""
-    result: list[tuple[int, int]] = []
-    next_free = 0
-    for low, high in sorted(ranges):
-        if low > next_free:
-            result.append((next_free, low - 1))
-        next_free = max(next_free, high + 1)
-    if next_free <= MAX_CODEPOINT:
-        result.append((next_free, MAX_CODEPOINT))
-    return tuple(result)
-
-
-def to_regex(node: Node) -> str:
-    """Render for humans; the automaton never parses this text."""
-    if isinstance(node, Lit):
-        return "".join(_escape(c) for c in node.data.decode("utf-8", "replace"))
-    if isinstance(node, Chars):
-        return "[" + "".join(_range_text(lo, hi) for lo, hi in node.ranges) + "]"
-    if isinstance(node, Seq):
-        return "".join(_group(p) if isinstance(p, Alt) else to_regex(p) for p in node.parts)
-    if isinstance(node, Alt):
-        return "|".join(to_regex(o) for o in node.options) if node.options else "[]"
-    inner = _group(node.item) if not isinstance(node.item, Chars) else to_regex(node.item)
-    return inner + _quantifier(node.low, node.high)
-
-
-def _quantifier(low: int, high: int | None) -> str:
-    if (low, high) == (0, 1):
-        return "?"
-    if (low, high) == (0, None):
-        return "*"
-    if (low, high) == (1, None):
-        return "+"
-    if high is None:
-        return f"{{{low},}}"
-    return f"{{{low}}}" if low == high else f"{{{low},{high}}}"
-
-
-def _group(node: Node) -> str:
-    return "(" + to_regex(node) + ")"
-
-
-def _escape(c: str) -> str:
-    return "\\" + c if c in r"\.^$|?*+()[]{}" else c
-
-
-def _range_text(low: int, high: int) -> str:
-    def show(cp: int) -> str:
-        return chr(cp) if 0x20 < cp < 0x7F and chr(cp) not in "\\]^-" else f"\\u{{{cp:X}}}"
-
-    return show(low) if low == high else show(low) + "-" + show(high)
