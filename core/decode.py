@@ -93,19 +93,18 @@ class Decoder:
         forced = self._dfa.forced_bytes(position.state)
         if forced:
             yield forced
-            if self._finish_if_final(position, forced):
+            if self._finish_if_final(position, position.state, forced, forced):
                 return
             self._append(position, forced)
         while True:
-            token = self._choose(position)
+            token, end = self._choose(position)
             if token < 0:
-                self.stats.output_tokens = position.used + self._count(position.pending)
+                self.stats.output_tokens = position.used
                 return
             piece = self.compiled.vocab.pieces[token]
-            end = self._dfa.walk(position.state, piece)
             forced = self._dfa.forced_bytes(end)
             yield piece[len(position.pending) :] + forced
-            if self._finish_if_final(position, piece + forced):
+            if self._finish_if_final(position, end, forced, piece + forced):
                 return
             if forced:
                 self._append(position, piece + forced)
@@ -113,11 +112,12 @@ class Decoder:
                 self._evaluate([token])
                 position.state, position.pending, position.used = end, b"", position.used + 1
 
-    def _finish_if_final(self, position: _Position, text: bytes) -> bool:
-        """Stop without evaluating anything when `text` completes the document."""
-        if not self._dfa.is_final(self._dfa.walk(position.state, text)):
+    def _finish_if_final(self, position: _Position, state: int, forced: bytes, tail: bytes) -> bool:
+        """Stop without evaluating anything when `forced` from `state` completes the document;
+        `tail` is the unevaluated output text, counted into the output tokens."""
+        if not self._dfa.is_final(self._dfa.walk(state, forced)):
             return False
-        self.stats.output_tokens = position.used + self._count(text)
+        self.stats.output_tokens = position.used + len(self.canonical_tokens(tail))
         return True
 
     def _append(self, position: _Position, text: bytes) -> None:
@@ -155,23 +155,22 @@ class Decoder:
             rest = rest[len(pieces[best]) :]
         return tokens
 
-    def _count(self, text: bytes) -> int:
-        return len(self.canonical_tokens(text)) if text else 0
-
-    def _choose(self, position: _Position) -> int:
-        """The next token id, or -1 for end of generation."""
-        ids, _ends = self._candidates(position)
+    def _choose(self, position: _Position) -> tuple[int, int]:
+        """The next token id and the state it leads to, or (-1, -1) for end of generation."""
+        ids, ends = self._candidates(position)
         allow_end = not position.pending and self._dfa.is_accepting(position.state)
         if len(ids) == 0:
             if allow_end:
-                return -1
+                return -1, -1
             raise GenerationError("no allowed continuation fits in the token budget", hint="raise --max-tokens")
         if len(ids) == 1 and not allow_end:
-            return int(ids[0])
+            return int(ids[0]), int(ends[0])
         choices = np.concatenate([ids, self._eog]) if allow_end else ids
-        picked = int(choices[self._sample(self.model.last_logits()[choices])])
+        index = self._sample(self.model.last_logits()[choices])
         self.stats.sampled_tokens += 1
-        return -1 if allow_end and picked in self.compiled.vocab.eog_ids else picked
+        if allow_end and (index >= len(ids) or int(ids[index]) in self.compiled.vocab.eog_ids):
+            return -1, -1
+        return int(ids[index]), int(ends[index])
 
     def _candidates(self, position: _Position) -> tuple[IdArray, IdArray]:
         transitions = self.compiled.index.transitions(position.state)
