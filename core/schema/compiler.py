@@ -242,25 +242,12 @@ class _Compiler:
 
 
 def _integer_bounds(schema: dict[str, Any]) -> tuple[int | None, int | None]:
-    low: int | None = None
-    high: int | None = None
-    if "minimum" in schema:
-        low = math.ceil(schema["minimum"])
-    if "maximum" in schema:
-        high = math.floor(schema["maximum"])
-    exclusive_min = schema.get("exclusiveMinimum")
-    exclusive_max = schema.get("exclusiveMaximum")
-    # Draft 4 writes exclusiveMinimum: true to make `minimum` itself exclusive.
-    if exclusive_min is True and "minimum" in schema:
-        low = math.floor(schema["minimum"]) + 1
-    elif isinstance(exclusive_min, int | float) and not isinstance(exclusive_min, bool):
-        bound = math.floor(exclusive_min) + 1
-        low = bound if low is None else max(low, bound)
-    if exclusive_max is True and "maximum" in schema:
-        high = math.ceil(schema["maximum"]) - 1
-    elif isinstance(exclusive_max, int | float) and not isinstance(exclusive_max, bool):
-        bound = math.ceil(exclusive_max) - 1
-        high = bound if high is None else min(high, bound)
+    """Inclusive integer bounds: the nearest integers inside (possibly fractional) limits."""
+    low, low_exclusive, high, high_exclusive = _bounds(schema)
+    if low is not None:
+        low = math.floor(low) + 1 if low_exclusive else math.ceil(low)
+    if high is not None:
+        high = math.ceil(high) - 1 if high_exclusive else math.floor(high)
     return low, high
 
 
@@ -293,19 +280,25 @@ def tuple_array(heads: list[Node], tail: Node | None, low: int, high: int | None
 
 
 def _number_bounds(schema: dict[str, Any]) -> tuple[int | None, bool, int | None, bool]:
-    """(low, low exclusive, high, high exclusive) from either draft's keywords; integer values."""
-    low: int | None = None
-    high: int | None = None
+    """The bounds of `_bounds` as integers (the caller has refused fractional ones)."""
+    low, low_exclusive, high, high_exclusive = _bounds(schema)
+    return (None if low is None else int(low)), low_exclusive, (None if high is None else int(high)), high_exclusive
+
+
+def _bounds(schema: dict[str, Any]) -> tuple[float | None, bool, float | None, bool]:
+    """(low, low exclusive, high, high exclusive), the tighter of each pair of keywords, from
+    either draft: draft 4 writes `exclusiveMinimum: true` to make `minimum` itself exclusive."""
+    low = high = None
     low_exclusive = high_exclusive = False
     if "minimum" in schema:
-        low, low_exclusive = int(schema["minimum"]), schema.get("exclusiveMinimum") is True
+        low, low_exclusive = schema["minimum"], schema.get("exclusiveMinimum") is True
     if "maximum" in schema:
-        high, high_exclusive = int(schema["maximum"]), schema.get("exclusiveMaximum") is True
+        high, high_exclusive = schema["maximum"], schema.get("exclusiveMaximum") is True
     exclusive_min, exclusive_max = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
     if exclusive_min is not None and not isinstance(exclusive_min, bool) and (low is None or exclusive_min >= low):
-        low, low_exclusive = int(exclusive_min), True
+        low, low_exclusive = exclusive_min, True
     if exclusive_max is not None and not isinstance(exclusive_max, bool) and (high is None or exclusive_max <= high):
-        high, high_exclusive = int(exclusive_max), True
+        high, high_exclusive = exclusive_max, True
     return low, low_exclusive, high, high_exclusive
 
 
