@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -91,7 +90,6 @@ def _guarded(action: Callable[[Any], int], request: Any, debug: bool) -> int:
 
 
 def main() -> None:
-    os.environ.setdefault("PYTHONIOENCODING", "utf-8")
     try:
         app()
     except KeyboardInterrupt:

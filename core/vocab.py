@@ -62,8 +62,7 @@ class TokenTable:
         self.by_length = by_length
         self.columns = np.asfortranarray(self.bytes[by_length])
         self.longer_than = np.array([(lengths[walkable] > p).sum() for p in range(width)], dtype=np.int64)
-        ordered = sorted(int(i) for i in walkable)
-        ordered.sort(key=lambda i: vocab.pieces[i])
+        ordered = sorted(walkable.tolist(), key=lambda i: vocab.pieces[i])  # stable: ties by id
         self._sorted_ids = np.asarray(ordered, dtype=np.int32)
         self._sorted_pieces = [vocab.pieces[i] for i in ordered]
 
