@@ -14,8 +14,8 @@ from .automaton.dfa import DEAD, LazyDFA
 from .automaton.nfa import AutomatonTooLarge, build_nfa
 from .errors import GenerationError, SchemaError
 from .index import TokenIndex
-from .schema.compiler import compile_tree
-from .schema.load import Schema, check_schema
+from .schema.compiler import compile_schema_tree
+from .schema.load import Schema, check_schema, validation_schema
 from .vocab import IdArray, TokenTable, Vocabulary
 
 _TABLES: dict[str, TokenTable] = {}
@@ -52,29 +52,56 @@ class CompiledSchema:
             value = json.loads(text)
         except json.JSONDecodeError as error:
             raise GenerationError(f"output is not complete JSON: {error.msg}") from None
-        validator_class = jsonschema.validators.validator_for(self.schema, default=jsonschema.Draft202012Validator)
-        validator = validator_class(self.schema, format_checker=validator_class.FORMAT_CHECKER)
+        schema = validation_schema(self.schema)
+        validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        validator = validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
         problem = jsonschema.exceptions.best_match(validator.iter_errors(value))
         if problem is not None:
             raise GenerationError(f"output fails the schema: {problem.message}")
         return value
 
 
+@dataclass
+class SchemaAutomaton:
+    """A schema's byte automaton, before any vocabulary is involved (what `extract check`
+    reports). `ignored` lists keywords with no meaning in the schema's draft, by pointer."""
+
+    schema: Schema
+    dfa: LazyDFA
+    nfa_states: int
+    ignored: list[str]
+    seconds: float
+
+
+NFA_STATE_LIMIT = 300_000  # about 2 s of construction here: refuse rather than hang
+
+
+def compile_automaton(schema: Schema) -> SchemaAutomaton:
+    """Check `schema` and build its automaton. Raises SchemaError / UnsupportedSchema (with
+    the keyword and its JSON pointer) when it is invalid or cannot be enforced exactly."""
+    started = time.perf_counter()
+    check_schema(schema)
+    compiled_tree = compile_schema_tree(schema)
+    try:
+        nfa = build_nfa(compiled_tree.tree, NFA_STATE_LIMIT)
+    except AutomatonTooLarge as error:
+        raise SchemaError(
+            f"the schema's automaton is too large ({error})", hint="lower maxLength/maxItems bounds or simplify patterns"
+        ) from None
+    dfa = LazyDFA(nfa)
+    if dfa.start == DEAD:
+        raise SchemaError("no JSON document satisfies this schema")
+    ignored = list(dict.fromkeys(compiled_tree.ignored))
+    return SchemaAutomaton(schema, dfa, nfa.size, ignored, time.perf_counter() - started)
+
+
 def compile_schema(schema: Schema, vocab: Vocabulary) -> CompiledSchema:
     """Compile `schema` for `vocab`. Raises SchemaError / UnsupportedSchema before any
     generation when the schema is invalid or cannot be enforced exactly."""
     started = time.perf_counter()
-    check_schema(schema)
-    tree = compile_tree(schema)
-    try:
-        nfa = build_nfa(tree)
-    except AutomatonTooLarge as error:
-        raise SchemaError(f"the schema's automaton is too large ({error})", hint="bound fewer strings or arrays") from None
-    dfa = LazyDFA(nfa)
-    if dfa.start == DEAD:
-        raise SchemaError("no JSON document satisfies this schema")
-    index = TokenIndex(dfa, token_table(vocab))
-    return CompiledSchema(schema, vocab, dfa, index, time.perf_counter() - started)
+    automaton = compile_automaton(schema)
+    index = TokenIndex(automaton.dfa, token_table(vocab))
+    return CompiledSchema(schema, vocab, automaton.dfa, index, time.perf_counter() - started)
 
 
 class Cursor:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .regex import Alt, Chars, Lit, Node, Repeat, Seq
+from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq
 from .utf8 import utf8_sequences
 
 
@@ -86,6 +86,8 @@ class _Builder:
             split = self.new_state()
             self.nfa.epsilons[split].extend(self.build(o, nxt) for o in node.options)
             return split
+        if isinstance(node, Machine):
+            return self._machine(node, nxt)
         return self._repeat(node, nxt)
 
     def _literal(self, data: bytes, nxt: int) -> int:
@@ -114,6 +116,42 @@ class _Builder:
                 self.nfa.edges[entry].append((first_low, first_high, target))
         return entry
 
+    def _machine(self, node: Machine, nxt: int) -> int:
+        """One byte state per machine state; characters JSON must escape become escapes."""
+        states = [self.new_state() for _ in node.edges]
+        for source, row in enumerate(node.edges):
+            for low, high, target in row:
+                plain = _without_escaped(low, high)
+                if plain:
+                    entry = self._chars(Chars(tuple(plain)), states[target])
+                    self.nfa.epsilons[states[source]].append(entry)
+                escaped = [c for c in _MUST_ESCAPE if low <= c <= high]
+                if escaped:
+                    self.nfa.epsilons[states[source]].append(self._escapes(escaped, states[target]))
+            if source in node.accepts:
+                self.nfa.epsilons[states[source]].append(nxt)
+        return states[node.start]
+
+    def _escapes(self, characters: list[int], nxt: int) -> int:
+        """A trie of escapes: `\\` then a short letter, or `u00` and two hex digits."""
+        entry, after = self.new_state(), self.new_state()
+        self.nfa.edges[entry].append((0x5C, 0x5C, after))
+        by_high: dict[int, list[int]] = {}
+        for character in characters:
+            short = _SHORT_ESCAPES.get(character)
+            if short:
+                self.nfa.edges[after].append((short[1], short[1], nxt))
+            else:
+                by_high.setdefault(character >> 4, []).append(character)
+        if by_high:
+            u00 = self.new_state()
+            self.nfa.epsilons[after].append(self._literal(b"u00", u00))
+            for high, group in by_high.items():
+                nibble = self.new_state()
+                self.nfa.edges[u00].append((_HEX[high], _HEX[high], nibble))
+                self.nfa.edges[nibble].extend((_HEX[c & 15], _HEX[c & 15], nxt) for c in group)
+        return entry
+
     def _repeat(self, node: Repeat, nxt: int) -> int:
         # Each copy has its own continuation, so the memo never merges two copies.
         if node.high is None:
@@ -129,6 +167,23 @@ class _Builder:
         for _ in range(node.low):
             tail = self.build(node.item, tail)
         return tail
+
+
+# Characters a JSON string cannot hold unescaped: controls, quote and backslash.
+_MUST_ESCAPE = (*range(0x20), 0x22, 0x5C)
+_SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t"}
+
+
+_HEX = b"0123456789abcdef"
+
+
+def _without_escaped(low: int, high: int) -> list[tuple[int, int]]:
+    """[low, high] minus the characters JSON must escape, as ranges."""
+    ranges: list[tuple[int, int]] = []
+    for gap_low, gap_high in ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF)):
+        if max(low, gap_low) <= min(high, gap_high):
+            ranges.append((max(low, gap_low), min(high, gap_high)))
+    return ranges
 
 
 def shortest_distances(nfa: NFA) -> list[int]:

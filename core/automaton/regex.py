@@ -3,7 +3,7 @@
 A schema compiles to a tree of these nodes rather than to a regex string, so no escaping or
 re-parsing happens between the two layers. Nodes may be shared (the tree is a DAG): the NFA
 builder compiles a shared node once per continuation, which keeps optional-property objects
-linear in size. `to_regex` renders a tree as a conventional regex for display only.
+linear in size.
 """
 
 from __future__ import annotations
@@ -44,7 +44,20 @@ class Repeat:
     high: int | None
 
 
-Node = Lit | Chars | Seq | Alt | Repeat
+@dataclass(frozen=True, eq=False)
+class Machine:
+    """The characters of a JSON string body, as an explicit automaton over code points.
+
+    `edges[state]` holds (low, high, target) code point ranges; the byte layer writes each
+    character the way JSON requires (escapes for quote, backslash and control characters).
+    Built by `charnfa` when constraints must be intersected."""
+
+    edges: tuple[tuple[tuple[int, int, int], ...], ...]
+    start: int
+    accepts: frozenset[int]
+
+
+Node = Lit | Chars | Seq | Alt | Repeat | Machine
 
 EMPTY: Node = Seq(())
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
@@ -31,12 +32,16 @@ ANNOTATIONS = frozenset(
         "examples",
         "$schema",
         "$id",
+        "id",
+        "$anchor",
         "$comment",
         "deprecated",
         "readOnly",
         "writeOnly",
         "$defs",
         "definitions",
+        "contentEncoding",
+        "contentMediaType",
     }
 )
 TYPE_KEYWORDS: dict[str, frozenset[str]] = {
@@ -48,19 +53,47 @@ TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "array": frozenset({"items", "prefixItems", "additionalItems", "minItems", "maxItems"}),
     "object": frozenset({"properties", "required", "additionalProperties"}),
 }
+# Keywords this compiler enforces (or, for annotations, knows to carry no constraint).
+SUPPORTED = ANNOTATIONS | {"type", "$ref", "enum", "const", "anyOf", "oneOf", "nullable"}.union(*TYPE_KEYWORDS.values())
 ALL_TYPES = tuple(TYPE_KEYWORDS)
 GENERIC_DEPTH = 2  # nesting allowed inside objects or arrays whose contents are unconstrained
 
 
+@dataclass
+class CompiledTree:
+    """A schema's regex tree, and the keywords it ignored because the schema's draft gives
+    them no meaning (unknown or vendor keywords such as `x-order`): each as a JSON pointer."""
+
+    tree: Node
+    ignored: list[str]
+
+
 def compile_tree(root: Schema) -> Node:
     """The regex tree of every document in canonical layout that `root` accepts."""
-    return _Compiler(root).value(root, "")
+    return compile_schema_tree(root).tree
+
+
+def compile_schema_tree(root: Schema) -> CompiledTree:
+    """Like compile_tree, also listing the keywords that were ignored as meaningless."""
+    compiler = _Compiler(root)
+    tree = compiler.value(root, "")
+    return CompiledTree(tree, compiler.ignored)
+
+
+def draft_keywords(root: Schema) -> frozenset[str]:
+    """The keywords that assert something under the schema's draft (2020-12 when undeclared)."""
+    validator = jsonschema.validators.validator_for(root, default=jsonschema.Draft202012Validator)
+    if validator is jsonschema.Draft3Validator:
+        raise UnsupportedSchema("$schema", "/$schema", "draft 3 schemas are not supported; declare draft-04 or later")
+    return frozenset(validator.VALIDATORS) | {"nullable"}
 
 
 class _Compiler:
     def __init__(self, root: Schema) -> None:
         self.root = root
         self.ref_stack: list[str] = []
+        self.asserting = draft_keywords(root)
+        self.ignored: list[str] = []
 
     def value(self, schema: Any, pointer: str) -> Node:
         if schema is True:
@@ -69,6 +102,10 @@ class _Compiler:
             raise SchemaError(f"the schema at {pointer or '/'} is `false`: no value can satisfy it")
         assert isinstance(schema, dict)
         self._refuse_unknown(schema, pointer)
+        if schema.get("nullable") is True:
+            # OpenAPI 3.0: null is allowed besides whatever the rest of the schema allows.
+            rest = {k: v for k, v in schema.items() if k != "nullable"}
+            return alt(lit("null"), self.value(rest, pointer))
         if "$ref" in schema:
             return self._ref(schema, pointer)
         if "enum" in schema or "const" in schema:
@@ -81,16 +118,17 @@ class _Compiler:
         return alt(*(self._typed(name, schema, pointer) for name in types))
 
     def _refuse_unknown(self, schema: dict[str, Any], pointer: str) -> None:
-        known = ANNOTATIONS | {"type", "$ref", "enum", "const", "anyOf", "oneOf"}
-        for keywords in TYPE_KEYWORDS.values():
-            known |= keywords
+        """Refuse keywords that assert something we cannot enforce; note meaningless ones."""
         for keyword in schema:
-            if keyword not in known:
+            if keyword in SUPPORTED:
+                continue
+            if keyword in self.asserting:
                 raise UnsupportedSchema(keyword, _join(pointer, keyword))
+            self.ignored.append(_join(pointer, keyword))
 
     def _only_annotations_beside(self, schema: dict[str, Any], keyword: str, pointer: str) -> None:
         for other in schema:
-            if other != keyword and other not in ANNOTATIONS:
+            if other != keyword and other not in ANNOTATIONS and (other in SUPPORTED or other in self.asserting):
                 raise UnsupportedSchema(other, _join(pointer, other), f"not supported beside '{keyword}'")
 
     def _ref(self, schema: dict[str, Any], pointer: str) -> Node:

@@ -1,0 +1,188 @@
+"""Character automata for string contents that must satisfy several constraints at once.
+
+A regex tree cannot express "matches this pattern AND has 3 to 12 characters AND is a
+date", so a string body with more than one constraint is built here instead: each
+constraint becomes an epsilon-free NFA over Unicode code points, the NFAs are intersected
+by a product construction, and the result is embedded in the byte NFA as one `Machine`
+node (the byte layer adds JSON escaping). Sizes are bounded: a product that would exceed
+`state_limit` raises AutomatonTooLarge instead of growing without bound.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+from .nfa import AutomatonTooLarge
+from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq
+
+MACHINE_STATE_LIMIT = 40_000
+ANY_CHAR: tuple[tuple[int, int], ...] = ((0x0, 0xD7FF), (0xE000, 0x10FFFF))
+
+Edge = tuple[int, int, int]
+
+
+class _Builder:
+    """Thompson construction over code points: fragments with one entry and one exit."""
+
+    def __init__(self, state_limit: int) -> None:
+        self.edges: list[list[Edge]] = []
+        self.epsilons: list[list[int]] = []
+        self.limit = state_limit
+
+    def state(self) -> int:
+        if len(self.edges) >= self.limit:
+            raise AutomatonTooLarge(self.limit)
+        self.edges.append([])
+        self.epsilons.append([])
+        return len(self.edges) - 1
+
+    def build(self, node: Node, exit_state: int) -> int:
+        """The entry state of `node`, which ends in `exit_state`."""
+        if isinstance(node, Lit):
+            for char in reversed(node.data.decode("utf-8")):
+                entry = self.state()
+                self.edges[entry].append((ord(char), ord(char), exit_state))
+                exit_state = entry
+            return exit_state
+        if isinstance(node, Chars):
+            entry = self.state()
+            self.edges[entry].extend((low, high, exit_state) for low, high in node.ranges)
+            return entry
+        if isinstance(node, Seq):
+            for part in reversed(node.parts):
+                exit_state = self.build(part, exit_state)
+            return exit_state
+        if isinstance(node, Alt):
+            entry = self.state()
+            self.epsilons[entry].extend(self.build(option, exit_state) for option in node.options)
+            return entry
+        if isinstance(node, Repeat):
+            return self._repeat(node, exit_state)
+        raise TypeError(f"a string body cannot contain {type(node).__name__}")
+
+    def _repeat(self, node: Repeat, exit_state: int) -> int:
+        if node.high is None:
+            loop = self.state()
+            self.epsilons[loop].extend((self.build(node.item, loop), exit_state))
+            tail = loop
+        else:
+            tail = exit_state
+            for _ in range(node.high - node.low):
+                split = self.state()
+                self.epsilons[split].extend((self.build(node.item, tail), exit_state))
+                tail = split
+        for _ in range(node.low):
+            tail = self.build(node.item, tail)
+        return tail
+
+    def closure(self, state: int) -> set[int]:
+        seen = {state}
+        stack = [state]
+        while stack:
+            for target in self.epsilons[stack.pop()]:
+                if target not in seen:
+                    seen.add(target)
+                    stack.append(target)
+        return seen
+
+
+def machine_from_tree(node: Node, state_limit: int = MACHINE_STATE_LIMIT) -> Machine:
+    """The characters `node` matches, as an epsilon-free machine (trimmed to useful states)."""
+    builder = _Builder(state_limit)
+    accept = builder.state()
+    start = builder.build(node, accept)
+    closures = [builder.closure(state) for state in range(len(builder.edges))]
+    edges = [[edge for member in closure for edge in builder.edges[member]] for closure in closures]
+    accepts = {state for state, closure in enumerate(closures) if accept in closure}
+    return _trimmed(edges, start, accepts)
+
+
+def length_machine(low: int, high: int | None) -> Machine:
+    """Any characters, between `low` and `high` of them (no upper bound when None)."""
+    last = low if high is None else high
+    edges: list[list[Edge]] = [[(a, b, state + 1) for a, b in ANY_CHAR] if state < last else [] for state in range(last + 1)]
+    if high is None:
+        edges[last] = [(a, b, last) for a, b in ANY_CHAR]
+    return _trimmed(edges, 0, set(range(low, last + 1)))
+
+
+def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_LIMIT) -> Machine:
+    """The characters both machines match: a product over the reachable pairs of states."""
+    ids = {(first.start, second.start): 0}
+    pairs = [(first.start, second.start)]
+    edges: list[list[Edge]] = []
+    queue = deque([0])
+    while queue:
+        pair_id = queue.popleft()
+        left, right = pairs[pair_id]
+        row: list[Edge] = []
+        for low_a, high_a, target_a in first.edges[left]:
+            for low_b, high_b, target_b in second.edges[right]:
+                low, high = max(low_a, low_b), min(high_a, high_b)
+                if low > high:
+                    continue
+                key = (target_a, target_b)
+                target = ids.get(key)
+                if target is None:
+                    if len(pairs) >= state_limit:
+                        raise AutomatonTooLarge(state_limit)
+                    target = ids[key] = len(pairs)
+                    pairs.append(key)
+                    queue.append(target)
+                row.append((low, high, target))
+        edges.extend([] for _ in range(pair_id + 1 - len(edges)))
+        edges[pair_id] = row
+    edges.extend([] for _ in range(len(pairs) - len(edges)))
+    accepts = {i for i, (a, b) in enumerate(pairs) if a in first.accepts and b in second.accepts}
+    return _trimmed(edges, 0, accepts)
+
+
+def is_empty(machine: Machine) -> bool:
+    """True when the machine matches no string at all."""
+    return not machine.accepts
+
+
+def _trimmed(edges: list[list[Edge]], start: int, accepts: set[int]) -> Machine:
+    """Keep the states reachable from `start` that can still reach acceptance, renumbered."""
+    reachable = _reachable(edges, start)
+    reverse: dict[int, list[int]] = {}
+    for state in reachable:
+        for _, _, target in edges[state]:
+            reverse.setdefault(target, []).append(state)
+    useful = set(accepts & reachable)
+    stack = list(useful)
+    while stack:
+        for source in reverse.get(stack.pop(), ()):
+            if source not in useful:
+                useful.add(source)
+                stack.append(source)
+    if start not in useful:
+        return Machine(((),), 0, frozenset())
+    order = [start, *sorted(useful - {start})]
+    number = {state: i for i, state in enumerate(order)}
+    rows = tuple(tuple(_merged((low, high, number[t]) for low, high, t in edges[s] if t in useful)) for s in order)
+    return Machine(rows, 0, frozenset(number[s] for s in accepts if s in useful))
+
+
+def _reachable(edges: list[list[Edge]], start: int) -> set[int]:
+    seen = {start}
+    stack = [start]
+    while stack:
+        for _, _, target in edges[stack.pop()]:
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return seen
+
+
+def _merged(edges: Iterable[Edge]) -> list[Edge]:
+    """Edges sorted, duplicates dropped and adjacent ranges to one target joined."""
+    out: list[Edge] = []
+    for low, high, target in sorted(set(edges)):
+        if out and out[-1][2] == target and out[-1][1] + 1 >= low and out[-1][0] <= low:
+            previous = out.pop()
+            out.append((previous[0], max(previous[1], high), target))
+        else:
+            out.append((low, high, target))
+    return out
