@@ -14,7 +14,7 @@ from .automaton.dfa import DEAD, LazyDFA
 from .automaton.nfa import AutomatonTooLarge, build_nfa
 from .errors import GenerationError, SchemaError
 from .index import TokenIndex
-from .schema.compiler import compile_schema_tree
+from .schema.compiler import DEFAULT_RECURSION_DEPTH, compile_schema_tree
 from .schema.load import Schema, check_schema, validation_schema
 from .vocab import IdArray, TokenTable, Vocabulary
 
@@ -76,12 +76,15 @@ class SchemaAutomaton:
 NFA_STATE_LIMIT = 300_000  # about 2 s of construction here: refuse rather than hang
 
 
-def compile_automaton(schema: Schema) -> SchemaAutomaton:
+def compile_automaton(schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> SchemaAutomaton:
     """Check `schema` and build its automaton. Raises SchemaError / UnsupportedSchema (with
     the keyword and its JSON pointer) when it is invalid or cannot be enforced exactly."""
     started = time.perf_counter()
     check_schema(schema)
-    compiled_tree = compile_schema_tree(schema)
+    try:
+        compiled_tree = compile_schema_tree(schema, recursion_depth)
+    except RecursionError:
+        raise SchemaError("the schema nests too deeply to compile", hint="flatten deeply nested sub-schemas") from None
     try:
         nfa = build_nfa(compiled_tree.tree, NFA_STATE_LIMIT)
     except AutomatonTooLarge as error:
@@ -95,11 +98,11 @@ def compile_automaton(schema: Schema) -> SchemaAutomaton:
     return SchemaAutomaton(schema, dfa, nfa.size, ignored, time.perf_counter() - started)
 
 
-def compile_schema(schema: Schema, vocab: Vocabulary) -> CompiledSchema:
+def compile_schema(schema: Schema, vocab: Vocabulary, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> CompiledSchema:
     """Compile `schema` for `vocab`. Raises SchemaError / UnsupportedSchema before any
     generation when the schema is invalid or cannot be enforced exactly."""
     started = time.perf_counter()
-    automaton = compile_automaton(schema)
+    automaton = compile_automaton(schema, recursion_depth)
     index = TokenIndex(automaton.dfa, token_table(vocab))
     return CompiledSchema(schema, vocab, automaton.dfa, index, time.perf_counter() - started)
 

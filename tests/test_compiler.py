@@ -211,7 +211,11 @@ def test_valid_canonical_documents_are_accepted(name: str, value: Any, vocab: Vo
         ),
         ({"oneOf": [{"type": "object"}, {"properties": {"k": {"const": 1}}, "required": ["k"]}]}, "oneOf", "/oneOf"),
         ({"type": "number", "minimum": 0.5}, "minimum", "/minimum"),
-        ({"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"}, "$ref", "/items/$ref"),
+        (
+            {"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}, "minItems": 1}}, "$ref": "#/$defs/n"},
+            "$ref",
+            "/items/$ref",
+        ),
         ({"type": "array", "items": {"type": "integer"}, "uniqueItems": True}, "uniqueItems", "/uniqueItems"),
     ],
 )

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import jsonschema
 
 from ..automaton.regex import EMPTY, Node, Repeat, alt, lit, optional, seq
 from ..errors import SchemaError, UnsupportedSchema
-from .disjoint import provably_disjoint
+from .disjoint import ALL_KINDS, TYPE_KINDS, Overlap, exclusions, value_kinds
 from .formats import FORMATS
 from .lexical import integer_node, integer_range, number_node, number_range, string_node
 from .load import Schema, resolve_ref
+from .merge import Merge
 
 ANNOTATIONS = frozenset(
     {
@@ -54,7 +56,9 @@ TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "object": frozenset({"properties", "required", "additionalProperties"}),
 }
 # Keywords this compiler enforces (or, for annotations, knows to carry no constraint).
-SUPPORTED = ANNOTATIONS | {"type", "$ref", "enum", "const", "anyOf", "oneOf", "nullable"}.union(*TYPE_KEYWORDS.values())
+SUPPORTED = ANNOTATIONS | {"type", "$ref", "enum", "const", "anyOf", "oneOf", "allOf", "not", "nullable"}.union(
+    *TYPE_KEYWORDS.values()
+)
 ALL_TYPES = tuple(TYPE_KEYWORDS)
 GENERIC_DEPTH = 2  # nesting allowed inside objects or arrays whose contents are unconstrained
 
@@ -68,15 +72,37 @@ class CompiledTree:
     ignored: list[str]
 
 
-def compile_tree(root: Schema) -> Node:
+DEFAULT_RECURSION_DEPTH = 3
+
+
+class _DepthCut(Exception):
+    """A recursive `$ref` reached the depth limit; the nearest optional place drops it."""
+
+    def __init__(self, ref: str, pointer: str) -> None:
+        super().__init__(ref)
+        self.ref, self.pointer = ref, pointer
+
+
+def compile_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> Node:
     """The regex tree of every document in canonical layout that `root` accepts."""
-    return compile_schema_tree(root).tree
+    return compile_schema_tree(root, recursion_depth).tree
 
 
-def compile_schema_tree(root: Schema) -> CompiledTree:
-    """Like compile_tree, also listing the keywords that were ignored as meaningless."""
-    compiler = _Compiler(root)
-    tree = compiler.value(root, "")
+def compile_schema_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> CompiledTree:
+    """Like compile_tree, also listing the keywords that were ignored as meaningless.
+
+    A recursive `$ref` is expanded at most `recursion_depth` times along any path; deeper
+    values are not generated (an optional property, an anyOf branch or array items are left
+    out there), and a schema whose recursion cannot stop within the limit is refused."""
+    compiler = _Compiler(root, recursion_depth)
+    try:
+        tree = compiler.value(root, "")
+    except _DepthCut as cut:
+        raise UnsupportedSchema(
+            "$ref",
+            cut.pointer,
+            f"recursive reference {cut.ref!r} cannot stop within {recursion_depth} levels; raise the recursion depth",
+        ) from None
     return CompiledTree(tree, compiler.ignored)
 
 
@@ -89,8 +115,9 @@ def draft_keywords(root: Schema) -> frozenset[str]:
 
 
 class _Compiler:
-    def __init__(self, root: Schema) -> None:
+    def __init__(self, root: Schema, recursion_depth: int) -> None:
         self.root = root
+        self.recursion_depth = recursion_depth
         self.ref_stack: list[str] = []
         self.asserting = draft_keywords(root)
         self.ignored: list[str] = []
@@ -106,14 +133,21 @@ class _Compiler:
             # OpenAPI 3.0: null is allowed besides whatever the rest of the schema allows.
             rest = {k: v for k, v in schema.items() if k != "nullable"}
             return alt(lit("null"), self.value(rest, pointer))
+        if "allOf" in schema or ("$ref" in schema and self._has_siblings(schema, "$ref")):
+            merge = Merge(self.root, self.asserting, pointer)
+            merged = merge.expand(schema)
+            return self._inside_refs(merge.refs, pointer, lambda: self.value(merged, pointer))
         if "$ref" in schema:
             return self._ref(schema, pointer)
-        if "enum" in schema or "const" in schema:
-            return self._enum(schema, pointer)
+        if "not" in schema and "enum" not in schema and "const" not in schema:
+            # Beside enum/const, `not` is enforced exactly by filtering the listed values.
+            return self.value(self._without_not(schema, pointer), pointer)
         if "anyOf" in schema:
             return self._any_of(schema, pointer)
         if "oneOf" in schema:
             return self._one_of(schema, pointer)
+        if "enum" in schema or "const" in schema:
+            return self._enum(schema, pointer)
         types = self._types(schema, pointer)
         return alt(*(self._typed(name, schema, pointer) for name in types))
 
@@ -126,31 +160,102 @@ class _Compiler:
                 raise UnsupportedSchema(keyword, _join(pointer, keyword))
             self.ignored.append(_join(pointer, keyword))
 
-    def _only_annotations_beside(self, schema: dict[str, Any], keyword: str, pointer: str) -> None:
-        for other in schema:
-            if other != keyword and other not in ANNOTATIONS and (other in SUPPORTED or other in self.asserting):
-                raise UnsupportedSchema(other, _join(pointer, other), f"not supported beside '{keyword}'")
+    def _has_siblings(self, schema: dict[str, Any], keyword: str) -> bool:
+        """Whether `keyword` has constraining keywords beside it (not just annotations)."""
+        return any(
+            other != keyword and other not in ANNOTATIONS and (other in SUPPORTED or other in self.asserting) for other in schema
+        )
+
+    def _branches(self, schema: dict[str, Any], keyword: str, pointer: str) -> list[Node]:
+        """Each branch of anyOf/oneOf, merged with the keywords written beside it."""
+        branches = schema[keyword]
+        siblings = {k: v for k, v in schema.items() if k != keyword}
+        if not self._has_siblings(schema, keyword):
+            return self._surviving([partial(self.value, b, f"{pointer}/{keyword}/{i}") for i, b in enumerate(branches)])
+        builders = []
+        for index, branch in enumerate(branches):
+            merge = Merge(self.root, self.asserting, pointer)
+            merged = merge.pair(siblings, branch)
+            branch_pointer = f"{pointer}/{keyword}/{index}"
+            builders.append(partial(self._inside_refs, merge.refs, pointer, partial(self.value, merged, branch_pointer)))
+        return self._surviving(builders)
+
+    def _surviving(self, builders: Sequence[Callable[[], Node]]) -> list[Node]:
+        """The branches that stay within the recursion depth (at least one must)."""
+        nodes: list[Node] = []
+        cut: _DepthCut | None = None
+        for build in builders:
+            try:
+                nodes.append(build())
+            except _DepthCut as error:
+                cut = error
+        if not nodes and cut is not None:
+            raise cut
+        return nodes
+
+    def _inside_refs(self, refs: list[str], pointer: str, build: Callable[[], Node]) -> Node:
+        """Run `build` with `refs` marked as being expanded, refusing recursion through them."""
+        for ref in refs:
+            if self.ref_stack.count(ref) >= self.recursion_depth:
+                raise _DepthCut(ref, _join(pointer, "$ref"))
+        self.ref_stack.extend(refs)
+        try:
+            return build()
+        finally:
+            del self.ref_stack[len(self.ref_stack) - len(refs) :]
 
     def _ref(self, schema: dict[str, Any], pointer: str) -> Node:
-        self._only_annotations_beside(schema, "$ref", pointer)
         ref = schema["$ref"]
         target, target_pointer = resolve_ref(self.root, ref, _join(pointer, "$ref"))
-        if ref in self.ref_stack:
-            raise UnsupportedSchema("$ref", _join(pointer, "$ref"), f"recursive reference {ref!r}")
-        self.ref_stack.append(ref)
-        try:
-            return self.value(target, target_pointer)
-        finally:
-            self.ref_stack.pop()
+        return self._inside_refs([ref], pointer, lambda: self.value(target, target_pointer))
+
+    def _without_not(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
+        """`schema` with its `not` folded into positive keywords, where that is exact or
+        a subset: `not: {type: ...}` removes types; `not: {required: [...]}` leaves one of
+        those properties out; `not: {anyOf: [...]}` applies each branch."""
+        rest = {k: v for k, v in schema.items() if k != "not"}
+        for negated in self._negations(schema["not"], _join(pointer, "not")):
+            if set(negated) == {"type"}:
+                banned = {negated["type"]} if isinstance(negated["type"], str) else set(negated["type"])
+                kept = [t for t in self._types(rest, pointer) if t not in banned and not (t == "integer" and "number" in banned)]
+                if not kept:
+                    raise SchemaError(f"`not` at {pointer or '/'} excludes every type the schema allows")
+                rest["type"] = kept
+            elif set(negated) == {"required"} and negated["required"]:
+                rest = self._leave_out_one(rest, negated["required"], pointer)
+            else:
+                raise UnsupportedSchema(
+                    "not", _join(pointer, "not"), "only types, required properties or values beside enum/const"
+                )
+        return rest
+
+    def _negations(self, negated: Any, pointer: str) -> list[dict[str, Any]]:
+        """not(anyOf [A, B]) is not A and not B: the negated schemas to apply, annotations dropped."""
+        negated = Merge(self.root, self.asserting, pointer).expand(negated)
+        if not isinstance(negated, dict):
+            raise UnsupportedSchema("not", pointer, "`not: true` matches nothing" if negated is True else "")
+        meaningful = {k: v for k, v in negated.items() if k not in ANNOTATIONS and (k in SUPPORTED or k in self.asserting)}
+        if set(meaningful) == {"anyOf"}:
+            return [n for branch in meaningful["anyOf"] for n in self._negations(branch, pointer)]
+        return [meaningful]
+
+    def _leave_out_one(self, schema: dict[str, Any], names: list[str], pointer: str) -> dict[str, Any]:
+        """Never write one of `names` (the first not required), so they are never all present."""
+        required = set(schema.get("required", []))
+        optional = [name for name in names if name not in required]
+        if not optional:
+            raise SchemaError(f"`not` at {pointer or '/'} forbids properties the schema requires")
+        banned = {"properties": {optional[0]: False}}
+        return dict(Merge(self.root, self.asserting, pointer).pair(schema, banned))
 
     def _enum(self, schema: dict[str, Any], pointer: str) -> Node:
-        if "$ref" in schema or "anyOf" in schema or "oneOf" in schema:
-            raise UnsupportedSchema("enum", _join(pointer, "enum"), "not supported beside $ref, anyOf or oneOf")
         values = [schema["const"]] if "const" in schema else list(schema["enum"])
         if "const" in schema and "enum" in schema:
             values = [v for v in values if v in schema["enum"]]
         # Sibling keywords (type, minLength, ...) filter the listed values exactly.
         rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
+        if isinstance(rest.get("pattern"), list):  # merged patterns (see merge.py): each must match
+            rest["allOf"] = [{"pattern": p} for p in rest.pop("pattern")]
         checker = jsonschema.Draft202012Validator(rest, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
         allowed = [v for v in values if checker.is_valid(v)]
         if not allowed:
@@ -159,24 +264,41 @@ class _Compiler:
         return alt(*(lit(text) for text in texts))
 
     def _any_of(self, schema: dict[str, Any], pointer: str) -> Node:
-        self._only_annotations_beside(schema, "anyOf", pointer)
-        branches = schema["anyOf"]
-        return alt(*(self.value(b, f"{pointer}/anyOf/{i}") for i, b in enumerate(branches)))
+        return alt(*self._branches(schema, "anyOf", pointer))
 
     def _one_of(self, schema: dict[str, Any], pointer: str) -> Node:
-        """Exactly one branch must match: compiled as anyOf once no two branches can overlap."""
-        self._only_annotations_beside(schema, "oneOf", pointer)
-        branches = schema["oneOf"]
-        for i, first in enumerate(branches):
-            for j in range(i + 1, len(branches)):
-                if not provably_disjoint(self.root, first, branches[j]):
-                    raise UnsupportedSchema(
-                        "oneOf",
-                        _join(pointer, "oneOf"),
-                        f"branches {i} and {j} may both match one value; use anyOf, or make them disjoint"
-                        " (different types, or a required property with different const values)",
-                    )
-        return alt(*(self.value(b, f"{pointer}/oneOf/{i}") for i, b in enumerate(branches)))
+        """Exactly one branch must match: compiled as anyOf once the branches are made
+        exclusive (see disjoint.py), otherwise refused."""
+        keyword_pointer = _join(pointer, "oneOf")
+        merge = Merge(self.root, self.asserting, pointer)
+        siblings = {k: v for k, v in schema.items() if k != "oneOf"}
+        branches = [merge.pair(siblings, b) for b in schema["oneOf"]]
+        try:
+            left_out = exclusions(self.root, branches, self._generated_kinds)
+        except Overlap as overlap:
+            raise UnsupportedSchema(
+                "oneOf",
+                keyword_pointer,
+                f"{overlap}; use anyOf, or make them exclusive (different types, a required property"
+                " with different const values, or different required properties)",
+            ) from None
+        builders = []
+        for index, (branch, names) in enumerate(zip(branches, left_out, strict=True)):
+            if names:
+                branch = merge.pair(branch, {"properties": dict.fromkeys(names, False)})
+            build = partial(self.value, branch, f"{keyword_pointer}/{index}")
+            builders.append(partial(self._inside_refs, list(merge.refs), pointer, build))
+        return alt(*self._surviving(builders))
+
+    def _generated_kinds(self, schema: Any) -> frozenset[str]:
+        """Kinds of value compiled for `schema`: its types, or those implied by its keywords."""
+        if not isinstance(schema, dict):
+            return ALL_KINDS if schema is True else frozenset()
+        implied = value_kinds(schema)
+        if "type" not in schema:
+            types = [t for t in ALL_TYPES if TYPE_KEYWORDS[t] & schema.keys()] or ALL_TYPES
+            implied &= frozenset().union(*(TYPE_KINDS[t] for t in types))
+        return implied
 
     def _types(self, schema: dict[str, Any], pointer: str) -> tuple[str, ...]:
         declared = schema.get("type")
@@ -249,7 +371,13 @@ class _Compiler:
             if low > 0:
                 raise SchemaError(f"items is false but minItems > 0 at {pointer or '/'}")
             return lit("[]")
-        return array_of(self.value(rest, _join(pointer, rest_keyword)), low, high)
+        try:
+            item = self.value(rest, _join(pointer, rest_keyword))
+        except _DepthCut:
+            if low > 0:
+                raise
+            return lit("[]")  # items past the recursion depth: only the empty array
+        return array_of(item, low, high)
 
     def _object(self, schema: dict[str, Any], pointer: str) -> Node:
         properties: dict[str, Any] = dict(schema.get("properties", {}))
@@ -272,11 +400,18 @@ class _Compiler:
             declared = name in schema.get("properties", {})
             sub_pointer = _join(_join(pointer, "properties"), name) if declared else _join(pointer, "additionalProperties")
             key = lit(json.dumps(name, ensure_ascii=False) + ": ")
-            members.append((seq(key, self.value(sub, sub_pointer)), is_required))
+            try:
+                members.append((seq(key, self.value(sub, sub_pointer)), is_required))
+            except _DepthCut:
+                if is_required:
+                    raise  # an optional property past the recursion depth is simply not written
         return object_of(members)
 
     def _map(self, extra: Any, pointer: str) -> Node:
-        return generic_object(self.value(extra, _join(pointer, "additionalProperties")))
+        try:
+            return generic_object(self.value(extra, _join(pointer, "additionalProperties")))
+        except _DepthCut:
+            return lit("{}")
 
 
 def _integer_bounds(schema: dict[str, Any]) -> tuple[int | None, int | None]:

@@ -1,18 +1,23 @@
-"""Proofs that two schemas share no valid value, so `oneOf` can be compiled as `anyOf`.
+"""Making `oneOf` branches exclusive, so that `oneOf` can be compiled as `anyOf`.
 
-Only two sound arguments are used: the branches accept disjoint kinds of JSON value, or
-they are objects that require the same property with different constant values (a
-discriminator). Anything else is not proven, and the caller refuses the `oneOf`.
+`oneOf` needs every generated value to match exactly one branch. For each ordered pair of
+branches (i, j) the values generated for i must fail j, by one of three sound arguments:
+- kinds: i generates only kinds of JSON value that j rejects (e.g. strings vs objects);
+- a discriminator: i requires a property whose allowed values j's schema for it rejects;
+- a required property: j requires a property i does not, and i is told never to write it.
+The third changes what i generates (fewer documents, never invalid ones). When no argument
+is found for some pair, the caller refuses the `oneOf`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .load import Schema, resolve_ref
 
 ALL_KINDS = frozenset({"null", "boolean", "integer", "fraction", "string", "array", "object"})
-_TYPE_KINDS = {
+TYPE_KINDS = {
     "null": {"null"},
     "boolean": {"boolean"},
     "integer": {"integer"},
@@ -24,15 +29,79 @@ _TYPE_KINDS = {
 _MAX_REF_HOPS = 32
 
 
-def provably_disjoint(root: Schema, first: Any, second: Any) -> bool:
-    first, second = _deref(root, first), _deref(root, second)
-    shared = value_kinds(first) & value_kinds(second)
-    if not shared:
-        return True
-    if shared != {"object"}:
+class Overlap(Exception):
+    """Branches `first` and `second` may both match one generated value."""
+
+    def __init__(self, first: int, second: int) -> None:
+        super().__init__(f"branches {first} and {second} may both match one value")
+        self.first, self.second = first, second
+
+
+def exclusions(root: Schema, branches: list[Any], generated_kinds: Callable[[Any], frozenset[str]]) -> list[list[str]]:
+    """Per branch, the properties it must not write so that no generated value matches two
+    branches. `generated_kinds(schema)` over-approximates the kinds the compiler generates
+    for a branch. Raises Overlap for the first pair with no separating argument."""
+    left_out: list[list[str]] = [[] for _ in branches]
+    for i, first in enumerate(branches):
+        for j, second in enumerate(branches):
+            if i == j:
+                continue
+            shared = generated_kinds(first) & value_kinds(second)
+            if not shared or (shared == {"object"} and _discriminated(root, first, second)):
+                continue
+            missing = [p for p in _required(second) if p not in _required(first)]
+            if shared == {"object"} and missing:
+                if missing[0] not in left_out[i]:
+                    left_out[i].append(missing[0])
+                continue
+            raise Overlap(min(i, j), max(i, j))
+    return left_out
+
+
+def _required(schema: Any) -> list[str]:
+    return list(schema.get("required", [])) if isinstance(schema, dict) else []
+
+
+def _discriminated(root: Schema, first: Any, second: Any) -> bool:
+    """`first` requires a property with finitely many values, none allowed by `second`."""
+    if not isinstance(first, dict) or not isinstance(second, dict):
         return False
-    tags_first, tags_second = _discriminators(root, first), _discriminators(root, second)
-    return any(name in tags_second and tags_second[name] != value for name, value in tags_first.items())
+    for name, values in _finite_properties(root, first).items():
+        other = _deref(root, second.get("properties", {}).get(name, second.get("additionalProperties", True)))
+        allowed = _finite_values(other)
+        if allowed is not None and not any(_same(v, w) for v in values for w in allowed):
+            return True
+    return False
+
+
+def _finite_properties(root: Schema, schema: dict[str, Any]) -> dict[str, list[Any]]:
+    """Required properties whose schema lists its values (const or enum)."""
+    found: dict[str, list[Any]] = {}
+    properties = schema.get("properties", {})
+    for name in _required(schema):
+        values = _finite_values(_deref(root, properties.get(name)))
+        if values is not None:
+            found[name] = values
+    return found
+
+
+def _finite_values(schema: Any) -> list[Any] | None:
+    if schema is False:
+        return []
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema:
+        return [schema["const"]]
+    if isinstance(schema.get("enum"), list):
+        return list(schema["enum"])
+    return None
+
+
+def _same(first: Any, second: Any) -> bool:
+    """JSON equality: 1 == 1.0, but True != 1."""
+    if isinstance(first, bool) or isinstance(second, bool):
+        return first is second
+    return bool(first == second)
 
 
 def value_kinds(schema: Any) -> frozenset[str]:
@@ -44,7 +113,7 @@ def value_kinds(schema: Any) -> frozenset[str]:
     kinds = set(ALL_KINDS)
     if "type" in schema:
         names = [schema["type"]] if isinstance(schema["type"], str) else schema["type"]
-        kinds &= set().union(*(_TYPE_KINDS[n] for n in names))
+        kinds &= set().union(*(TYPE_KINDS[n] for n in names))
     if "const" in schema:
         kinds &= {_kind_of(schema["const"])}
     if "enum" in schema:
@@ -64,19 +133,6 @@ def _kind_of(value: Any) -> str:
     if isinstance(value, str):
         return "string"
     return "array" if isinstance(value, list) else "object"
-
-
-def _discriminators(root: Schema, schema: dict[str, Any]) -> dict[str, Any]:
-    """Required properties whose value is a single constant."""
-    tags: dict[str, Any] = {}
-    properties = schema.get("properties", {})
-    for name in schema.get("required", []):
-        sub = _deref(root, properties.get(name))
-        if isinstance(sub, dict) and "const" in sub:
-            tags[name] = sub["const"]
-        elif isinstance(sub, dict) and isinstance(sub.get("enum"), list) and len(sub["enum"]) == 1:
-            tags[name] = sub["enum"][0]
-    return tags
 
 
 def _deref(root: Schema, schema: Any) -> Any:

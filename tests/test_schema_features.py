@@ -1,0 +1,244 @@
+"""Keywords beyond the first cut: allOf and keywords beside $ref/anyOf/oneOf, exclusive oneOf,
+recursive $ref within a depth, OpenAPI nullable, keywords a draft gives no meaning, and
+character machines (several string constraints at once). Each is checked both ways: sampled
+documents validate with jsonschema, and documents the schema forbids are rejected."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import jsonschema
+import pytest
+
+from gguf_extract.core.automaton.charnfa import intersect, is_empty, length_machine, machine_from_tree
+from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
+from gguf_extract.core.automaton.nfa import build_nfa
+from gguf_extract.core.automaton.regex import Repeat, chars, lit, seq
+from gguf_extract.core.automaton.sample import sample_accepted
+from gguf_extract.core.compiled import SchemaAutomaton, compile_automaton
+from gguf_extract.core.errors import SchemaError, UnsupportedSchema
+from gguf_extract.core.schema.compiler import compile_schema_tree
+from gguf_extract.core.schema.load import validation_schema
+
+PERSON = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 8}}, "required": ["name"]}
+
+SOUND_SCHEMAS: dict[str, Any] = {
+    "all_of_objects": {
+        "allOf": [
+            PERSON,
+            {"type": "object", "properties": {"age": {"type": "integer", "minimum": 0, "maximum": 120}}, "required": ["age"]},
+        ]
+    },
+    "all_of_additional_false": {
+        "allOf": [
+            {"properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "additionalProperties": False},
+            {"properties": {"a": {"minimum": 5}, "c": {"type": "null"}}},
+        ]
+    },
+    "all_of_bounds_and_types": {
+        "allOf": [{"type": ["integer", "string"], "minimum": 3}, {"type": "number", "exclusiveMaximum": 9}, {"maximum": 7}]
+    },
+    "all_of_enums": {"allOf": [{"enum": ["a", "b", "c", 1]}, {"enum": ["b", "c", True]}, {"not": {"const": "x"}}]},
+    "ref_with_siblings": {
+        "$defs": {"base": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}},
+        "$ref": "#/$defs/base",
+        "properties": {"tag": {"enum": ["x", "y"]}},
+        "required": ["tag"],
+    },
+    "draft4_exclusive_merge": {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "allOf": [{"type": "integer", "minimum": 0, "exclusiveMinimum": True}, {"maximum": 4, "exclusiveMaximum": True}],
+    },
+    "type_beside_any_of": {
+        "type": "object",
+        "properties": {"kind": {"type": "string", "maxLength": 5}},
+        "anyOf": [{"required": ["kind"]}, {"properties": {"n": {"type": "integer"}}, "required": ["n"]}],
+    },
+    "one_of_required_sets": {
+        "type": "object",
+        "properties": {"appId": {"type": "string", "maxLength": 4}, "appIds": {"type": "array", "items": {"type": "integer"}}},
+        "oneOf": [{"required": ["appId"]}, {"required": ["appIds"]}],
+    },
+    "one_of_enum_discriminator": {
+        "oneOf": [
+            {"properties": {"grant": {"enum": ["code"]}, "scope": {"type": "string"}}, "required": ["grant"]},
+            {"properties": {"grant": {"enum": ["token", "refresh"]}}, "required": ["grant"]},
+        ]
+    },
+    "one_of_kinds_with_refs": {
+        "definitions": {"s": {"type": "string", "maxLength": 3}, "n": {"type": "integer"}},
+        "oneOf": [{"$ref": "#/definitions/s"}, {"$ref": "#/definitions/n"}, {"type": "null"}],
+    },
+    "recursive_tree": {
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {"v": {"type": "integer"}, "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+                "required": ["v"],
+            }
+        },
+        "$ref": "#/$defs/node",
+    },
+    "recursive_optional_link": {
+        "definitions": {"item": {"type": "object", "properties": {"next": {"$ref": "#/definitions/item"}, "x": {"const": 1}}}},
+        "$ref": "#/definitions/item",
+    },
+    "nullable": {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "nullable": True, "maxLength": 3},
+            "b": {"enum": ["x"], "nullable": True},
+            "c": {"$ref": "#/properties/a", "nullable": True},
+        },
+        "required": ["a", "b", "c"],
+    },
+    "vendor_keywords": {
+        "type": "object",
+        "x-order": 3,
+        "properties": {"n": {"type": "integer", "maximum": 3, "x-go-type": "int", "readonly": True}},
+        "required": ["n"],
+    },
+}
+
+
+def sample_documents(automaton: SchemaAutomaton, count: int, seed: int = 0) -> list[str]:
+    rng = random.Random(seed)
+    return [sample_accepted(automaton.dfa, rng, soft_limit=200).decode("utf-8") for _ in range(count)]
+
+
+def accepts(automaton: SchemaAutomaton, value: Any) -> bool:
+    dfa = automaton.dfa
+    state = dfa.walk(dfa.start, json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    return state != DEAD and dfa.is_accepting(state)
+
+
+def validator_for(schema: Any) -> jsonschema.protocols.Validator:
+    schema = validation_schema(schema)
+    validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
+
+
+@pytest.mark.parametrize("name", sorted(SOUND_SCHEMAS))
+def test_sampled_documents_validate(name: str) -> None:
+    schema = SOUND_SCHEMAS[name]
+    automaton = compile_automaton(schema)
+    validator = validator_for(schema)
+    for text in sample_documents(automaton, 200):
+        problem = jsonschema.exceptions.best_match(validator.iter_errors(json.loads(text)))
+        assert problem is None, (text, problem.message if problem else "")
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("all_of_objects", {"name": "Ann", "age": 30}, True),
+        ("all_of_objects", {"name": "Ann"}, False),
+        ("all_of_objects", {"name": "Ann", "age": 121}, False),
+        ("all_of_additional_false", {"a": 5}, True),
+        ("all_of_additional_false", {"a": 4}, False),
+        ("all_of_additional_false", {"a": 6, "c": None}, False),
+        ("all_of_bounds_and_types", 7, True),
+        ("all_of_bounds_and_types", 8, False),
+        ("all_of_bounds_and_types", "7", False),
+        ("all_of_enums", "b", True),
+        ("all_of_enums", "a", False),
+        ("all_of_enums", True, False),
+        ("ref_with_siblings", {"id": 1, "tag": "x"}, True),
+        ("ref_with_siblings", {"id": 1}, False),
+        ("draft4_exclusive_merge", 1, True),
+        ("draft4_exclusive_merge", 0, False),
+        ("draft4_exclusive_merge", 4, False),
+        ("type_beside_any_of", {"kind": "a"}, True),
+        ("type_beside_any_of", {"n": 1}, True),
+        ("type_beside_any_of", {}, False),
+        ("one_of_required_sets", {"appId": "a"}, True),
+        ("one_of_required_sets", {"appIds": [1]}, True),
+        ("one_of_required_sets", {"appId": "a", "appIds": [1]}, False),
+        ("one_of_enum_discriminator", {"grant": "code"}, True),
+        ("one_of_enum_discriminator", {"grant": "refresh"}, True),
+        ("one_of_kinds_with_refs", "abc", True),
+        ("one_of_kinds_with_refs", None, True),
+        ("recursive_tree", {"v": 1, "children": [{"v": 2, "children": [{"v": 3}]}]}, True),
+        ("recursive_tree", {"v": 1, "children": [{"v": 2, "children": [{"v": 3, "children": [{"v": 4}]}]}]}, False),
+        ("nullable", {"a": None, "b": None, "c": None}, True),
+        ("nullable", {"a": "abc", "b": "x", "c": "ab"}, True),
+        ("vendor_keywords", {"n": 3}, True),
+        ("vendor_keywords", {"n": 4}, False),
+    ],
+)
+def test_documents_accepted_exactly_as_expected(name: str, value: Any, expected: bool) -> None:
+    automaton = compile_automaton(SOUND_SCHEMAS[name])
+    assert accepts(automaton, value) == expected
+    if expected:
+        assert validator_for(SOUND_SCHEMAS[name]).is_valid(value)
+
+
+def test_keywords_without_meaning_in_the_draft_are_listed_as_ignored() -> None:
+    ignored = compile_schema_tree(SOUND_SCHEMAS["vendor_keywords"]).ignored
+    assert set(ignored) == {"/x-order", "/properties/n/x-go-type", "/properties/n/readonly"}
+
+
+def test_recursion_depth_is_a_parameter() -> None:
+    schema = SOUND_SCHEMAS["recursive_tree"]
+    deep = {"v": 1, "children": [{"v": 2, "children": [{"v": 3, "children": [{"v": 4}]}]}]}
+    assert not accepts(compile_automaton(schema), deep)
+    assert accepts(compile_automaton(schema, recursion_depth=5), deep)
+
+
+@pytest.mark.parametrize(
+    ("schema", "keyword", "pointer"),
+    [
+        (
+            {
+                "$defs": {"n": {"type": "object", "properties": {"next": {"$ref": "#/$defs/n"}}, "required": ["next"]}},
+                "$ref": "#/$defs/n",
+            },
+            "$ref",
+            "/$defs/n/properties/next/$ref",
+        ),
+        ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, "oneOf", "/oneOf"),
+        ({"oneOf": [{"required": ["a"]}, {"required": ["a", "b"]}, {"type": "string"}]}, "oneOf", "/oneOf"),
+        ({"allOf": [{"format": "date"}, {"format": "email"}]}, "format", "/format"),
+        ({"type": "object", "dependentRequired": {"a": ["b"]}}, "dependentRequired", "/dependentRequired"),
+        ({"$schema": "http://json-schema.org/draft-03/schema#", "type": "string"}, "$schema", "/$schema"),
+    ],
+)
+def test_refusals_name_keyword_and_pointer(schema: Any, keyword: str, pointer: str) -> None:
+    with pytest.raises(UnsupportedSchema) as caught:
+        compile_automaton(schema)
+    assert caught.value.keyword == keyword
+    assert caught.value.pointer == pointer, str(caught.value)
+
+
+def test_contradictory_all_of_is_reported_as_unsatisfiable() -> None:
+    with pytest.raises(SchemaError, match="nothing matches"):
+        compile_automaton({"allOf": [{"type": "string"}, {"type": "integer"}]})
+
+
+def test_nullable_is_honoured_by_final_validation_too() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string", "nullable": True}}}
+    assert validator_for(schema).is_valid({"a": None})
+    assert not validator_for(schema).is_valid({"a": 1})
+
+
+ANY = chars((0, 0xD7FF), (0xE000, 0x10FFFF))
+
+
+def test_machine_intersection_of_search_and_length_escapes_json() -> None:
+    body = seq(Repeat(ANY, 0, None), lit('a"b\\'), Repeat(ANY, 0, None))
+    machine = intersect(machine_from_tree(body), length_machine(4, 7))
+    dfa = LazyDFA(build_nfa(seq(lit('"'), machine, lit('"'))))
+    rng = random.Random(3)
+    for _ in range(300):
+        value = json.loads(sample_accepted(dfa, rng).decode("utf-8"))
+        assert 4 <= len(value) <= 7 and 'a"b\\' in value
+    text = json.dumps('x\x01a"b\\\n')
+    state = dfa.walk(dfa.start, text.encode())
+    assert state != DEAD and dfa.is_accepting(state)
+
+
+def test_machine_intersection_can_be_empty() -> None:
+    assert is_empty(intersect(machine_from_tree(lit("abcdef")), length_machine(0, 3)))
+    assert not is_empty(intersect(machine_from_tree(lit("abc")), length_machine(0, 3)))
