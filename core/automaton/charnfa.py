@@ -107,6 +107,18 @@ def length_machine(low: int, high: int | None) -> Machine:
     return _trimmed(edges, 0, set(range(low, last + 1)))
 
 
+def multiple_machine(divisor: int) -> Machine:
+    """Decimal integers (optionally negative) divisible by `divisor`: one state per
+    remainder, read digit by digit. Intersect with an integer syntax to forbid leading zeros."""
+    sign, first = divisor, divisor + 1  # state ids past the remainders 0..divisor-1
+    edges: list[list[Edge]] = [[] for _ in range(divisor + 2)]
+    for remainder in range(divisor):
+        edges[remainder] = [(0x30 + d, 0x30 + d, (remainder * 10 + d) % divisor) for d in range(10)]
+    edges[first] = [(0x2D, 0x2D, sign), *((0x30 + d, 0x30 + d, d % divisor) for d in range(10))]
+    edges[sign] = [(0x30 + d, 0x30 + d, d % divisor) for d in range(10)]
+    return _trimmed(edges, first, {0})
+
+
 def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_LIMIT) -> Machine:
     """The characters both machines match: a product over the reachable pairs of states."""
     ids = {(first.start, second.start): 0}

@@ -18,6 +18,8 @@ from typing import Any
 
 import jsonschema
 
+from ..automaton.charnfa import intersect, is_empty, machine_from_tree, multiple_machine
+from ..automaton.nfa import AutomatonTooLarge
 from ..automaton.regex import EMPTY, Node, Repeat, alt, lit, optional, seq
 from ..errors import SchemaError, UnsupportedSchema
 from .disjoint import ALL_KINDS, TYPE_KINDS, Overlap, exclusions, value_kinds
@@ -49,11 +51,11 @@ ANNOTATIONS = frozenset(
 TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "null": frozenset(),
     "boolean": frozenset(),
-    "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}),
+    "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}),
     "number": frozenset(),
     "string": frozenset({"minLength", "maxLength", "format"}),
-    "array": frozenset({"items", "prefixItems", "additionalItems", "minItems", "maxItems"}),
-    "object": frozenset({"properties", "required", "additionalProperties"}),
+    "array": frozenset({"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems"}),
+    "object": frozenset({"properties", "required", "additionalProperties", "minProperties", "maxProperties"}),
 }
 # Keywords this compiler enforces (or, for annotations, knows to carry no constraint).
 SUPPORTED = ANNOTATIONS | {"type", "$ref", "enum", "const", "anyOf", "oneOf", "allOf", "not", "nullable"}.union(
@@ -249,19 +251,37 @@ class _Compiler:
         return dict(Merge(self.root, self.asserting, pointer).pair(schema, banned))
 
     def _enum(self, schema: dict[str, Any], pointer: str) -> Node:
+        return alt(*(lit(text) for text in self._listed_values(schema, pointer)))
+
+    def _listed_values(self, schema: dict[str, Any], pointer: str) -> list[str]:
+        """The JSON texts of the enum/const values that also satisfy the sibling keywords
+        (type, minLength, not, ...): jsonschema filters them, so the filter is exact."""
         values = [schema["const"]] if "const" in schema else list(schema["enum"])
         if "const" in schema and "enum" in schema:
-            values = [v for v in values if v in schema["enum"]]
-        # Sibling keywords (type, minLength, ...) filter the listed values exactly.
+            values = [v for v in values if any(_same_json(v, w) for w in schema["enum"])]
         rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
         if isinstance(rest.get("pattern"), list):  # merged patterns (see merge.py): each must match
             rest["allOf"] = [{"pattern": p} for p in rest.pop("pattern")]
-        checker = jsonschema.Draft202012Validator(rest, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+        validator_class = jsonschema.validators.validator_for(self.root, default=jsonschema.Draft202012Validator)
+        checker = validator_class(rest, format_checker=validator_class.FORMAT_CHECKER)
         allowed = [v for v in values if checker.is_valid(v)]
         if not allowed:
             raise SchemaError(f"no value listed by enum/const at {pointer or '/'} satisfies its schema")
-        texts = dict.fromkeys(json.dumps(v, ensure_ascii=False) for v in allowed)
-        return alt(*(lit(text) for text in texts))
+        return list(dict.fromkeys(json.dumps(v, ensure_ascii=False) for v in allowed))
+
+    def _finite_items(self, items: Any, pointer: str) -> list[str] | None:
+        """Every JSON text `items` allows, when that is a short list (enum, const, boolean,
+        null); None otherwise."""
+        items = Merge(self.root, self.asserting, pointer).expand(items)
+        if not isinstance(items, dict):
+            return None
+        if "enum" in items or "const" in items:
+            return self._listed_values(items, pointer)
+        types = items.get("type")
+        names = [types] if isinstance(types, str) else types
+        if names and set(names) <= {"boolean", "null"} and not (set(items) - ANNOTATIONS - {"type"}):
+            return [text for name in names for text in (("true", "false") if name == "boolean" else ("null",))]
+        return None
 
     def _any_of(self, schema: dict[str, Any], pointer: str) -> Node:
         return alt(*self._branches(schema, "anyOf", pointer))
@@ -322,13 +342,33 @@ class _Compiler:
 
     def _integer(self, schema: dict[str, Any], pointer: str) -> Node:
         low, high = _integer_bounds(schema)
-        if low is None and high is None:
-            return integer_node()
         if low is not None and high is not None and low > high:
             raise SchemaError(f"no integer satisfies the bounds at {pointer or '/'}")
-        return integer_range(low, high)
+        node = integer_node() if low is None and high is None else integer_range(low, high)
+        if "multipleOf" not in schema:
+            return node
+        return self._multiples(node, schema["multipleOf"], pointer)
+
+    def _multiples(self, integers: Node, divisor: Any, pointer: str) -> Node:
+        """The integers of `integers` divisible by `divisor`, exact for whole divisors
+        (integer arithmetic in the validator too); fractional divisors are refused."""
+        keyword_pointer = _join(pointer, "multipleOf")
+        if isinstance(divisor, float) or divisor < 1:
+            raise UnsupportedSchema("multipleOf", keyword_pointer, "only whole-number divisors are supported")
+        if divisor == 1:
+            return integers
+        try:
+            machine = intersect(machine_from_tree(integers), multiple_machine(divisor))
+        except AutomatonTooLarge:
+            raise UnsupportedSchema("multipleOf", keyword_pointer, f"divisor {divisor} with these bounds is too large") from None
+        if is_empty(machine):
+            raise SchemaError(f"no integer within the bounds at {pointer or '/'} is a multiple of {divisor}")
+        return machine
 
     def _number(self, schema: dict[str, Any], pointer: str) -> Node:
+        if "multipleOf" in schema:
+            # Whole multiples of a whole divisor: integers, a subset of the numbers allowed.
+            return self._integer(schema, pointer)
         present = [k for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum") if k in schema]
         if not present:
             return number_node()
@@ -361,6 +401,8 @@ class _Compiler:
         if high is not None and low > high:
             raise SchemaError(f"minItems exceeds maxItems at {pointer or '/'}")
         prefix, prefix_keyword, rest, rest_keyword = _array_parts(schema)
+        if schema.get("uniqueItems") is True:
+            return self._unique_array(schema, pointer, low, high)
         if prefix:
             heads = [self.value(s, f"{pointer}/{prefix_keyword}/{i}") for i, s in enumerate(prefix[:high])]
             tail = None if rest is False else self.value(rest, _join(pointer, rest_keyword))
@@ -379,6 +421,20 @@ class _Compiler:
             return lit("[]")  # items past the recursion depth: only the empty array
         return array_of(item, low, high)
 
+    def _unique_array(self, schema: dict[str, Any], pointer: str, low: int, high: int | None) -> Node:
+        """uniqueItems over a finite item set: each value at most once, in the listed order
+        (a subset of the valid arrays, all of them unique)."""
+        prefix, _, rest, rest_keyword = _array_parts(schema)
+        values = None if prefix else self._finite_items(rest, _join(pointer, rest_keyword))
+        if values is None:
+            raise UnsupportedSchema(
+                "uniqueItems", _join(pointer, "uniqueItems"), "only arrays whose items are enum, const, boolean or null values"
+            )
+        try:
+            return object_of([(lit(text), False) for text in values], low, high, brackets=("[", "]"))
+        except SchemaError:
+            raise SchemaError(f"no array of distinct values at {pointer or '/'} has between {low} and {high} items") from None
+
     def _object(self, schema: dict[str, Any], pointer: str) -> Node:
         properties: dict[str, Any] = dict(schema.get("properties", {}))
         required = list(dict.fromkeys(schema.get("required", [])))
@@ -388,8 +444,14 @@ class _Compiler:
                 if extra is False:
                     raise SchemaError(f"required property {name!r} is not allowed by additionalProperties at {pointer or '/'}")
                 properties[name] = extra
+        low, high = schema.get("minProperties", 0), schema.get("maxProperties")
         if not properties and extra is not False and not required:
-            return generic_object(any_value(GENERIC_DEPTH - 1)) if extra is True else self._map(extra, pointer)
+            if low > 1:
+                # Generated keys may repeat, and a repeated key counts once: not exact.
+                raise UnsupportedSchema(
+                    "minProperties", _join(pointer, "minProperties"), "above 1 on an object without declared properties"
+                )
+            return self._map(extra, pointer, low, high)
         members: list[tuple[Node, bool]] = []
         for name, sub in properties.items():
             is_required = name in required
@@ -405,12 +467,19 @@ class _Compiler:
             except _DepthCut:
                 if is_required:
                     raise  # an optional property past the recursion depth is simply not written
-        return object_of(members)
-
-    def _map(self, extra: Any, pointer: str) -> Node:
         try:
-            return generic_object(self.value(extra, _join(pointer, "additionalProperties")))
+            return object_of(members, low, high)
+        except SchemaError:
+            raise SchemaError(f"no object at {pointer or '/'} can have between {low} and {high} of its properties") from None
+
+    def _map(self, extra: Any, pointer: str, low: int, high: int | None) -> Node:
+        if extra is True:
+            return generic_object(any_value(GENERIC_DEPTH - 1), low, high)
+        try:
+            return generic_object(self.value(extra, _join(pointer, "additionalProperties")), low, high)
         except _DepthCut:
+            if low:
+                raise
             return lit("{}")
 
 
@@ -486,28 +555,43 @@ def array_of(item: Node, low: int, high: int | None) -> Node:
     return seq(lit("["), body, lit("]"))
 
 
-def object_of(members: list[tuple[Node, bool]]) -> Node:
-    """`{` members in order, optional ones skippable, `", "` between those present, `}`.
+def object_of(
+    members: list[tuple[Node, bool]], min_count: int = 0, max_count: int | None = None, brackets: tuple[str, str] = ("{", "}")
+) -> Node:
+    """`{` members in order, optional ones skippable, `", "` between those present, `}`,
+    with between `min_count` and `max_count` members present.
 
-    Built from the end as two shared chains (something already written or not), so the
-    tree stays linear in the number of properties.
-    """
-    after_first: Node = EMPTY
-    before_first: Node = EMPTY
+    Built from the end, one shared tail per (member, members written so far), where the
+    count saturates at the largest value that still matters; so the tree stays linear in
+    the number of properties times that count. A missing tail means no way to finish."""
+    cap = max(min_count, 1) if max_count is None else max_count
+    tails: list[Node | None] = [
+        EMPTY if min_count <= c <= (cap if max_count is not None else c) else None for c in range(cap + 1)
+    ]
     for member, required in reversed(members):
-        with_comma = seq(lit(", "), member, after_first)
-        without_comma = seq(member, after_first)
-        if required:
-            after_first, before_first = with_comma, without_comma
-        else:
-            after_first, before_first = alt(with_comma, after_first), alt(without_comma, before_first)
-    return seq(lit("{"), before_first, lit("}"))
+        following: list[Node | None] = []
+        for written in range(cap + 1):
+            after = tails[min(written + 1, cap)] if written + 1 <= cap or max_count is None else None
+            present = None if after is None else seq(lit(", ") if written else EMPTY, member, after)
+            absent = None if required else tails[written]
+            options = [o for o in (present, absent) if o is not None]
+            following.append(alt(*options) if options else None)
+        tails = following
+    body = tails[0]
+    if body is None:
+        raise SchemaError("no object satisfies the property count bounds")
+    return seq(lit(brackets[0]), body, lit(brackets[1]))
 
 
-def generic_object(value: Node) -> Node:
-    """An object with any string keys whose values match `value`."""
+def generic_object(value: Node, min_count: int = 0, max_count: int | None = None) -> Node:
+    """An object with any string keys whose values match `value`, at most `max_count`
+    members (a repeated key only lowers the count, so the bound stays exact)."""
     member = seq(string_node(), lit(": "), value)
-    return seq(lit("{"), optional(seq(member, Repeat(seq(lit(", "), member), 0, None))), lit("}"))
+    if max_count == 0:
+        return lit("{}")
+    rest = Repeat(seq(lit(", "), member), 0, None if max_count is None else max_count - 1)
+    body = seq(member, rest)
+    return seq(lit("{"), body if min_count > 0 else optional(body), lit("}"))
 
 
 def any_value(depth: int) -> Node:
@@ -517,6 +601,13 @@ def any_value(depth: int) -> Node:
         return alt(*scalars)
     inner = any_value(depth - 1)
     return alt(*scalars, array_of(inner, 0, None), generic_object(inner))
+
+
+def _same_json(first: Any, second: Any) -> bool:
+    """JSON equality: 1 == 1.0, but true != 1."""
+    if isinstance(first, bool) or isinstance(second, bool):
+        return first is second
+    return bool(first == second)
 
 
 def _join(pointer: str, part: str) -> str:
