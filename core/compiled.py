@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +84,23 @@ def compile_automaton(schema: Schema, recursion_depth: int = DEFAULT_RECURSION_D
     the keyword and its JSON pointer) when it is invalid or cannot be enforced exactly."""
     started = time.perf_counter()
     check_schema(schema)
+    with _deep_recursion():
+        return _compile_checked(schema, recursion_depth, started)
+
+
+@contextmanager
+def _deep_recursion(limit: int = 20_000) -> Iterator[None]:
+    """Tree and NFA construction recurse once per nesting level of the schema; Python 3.11
+    calls between Python functions use no C stack, so a higher limit is safe here."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+def _compile_checked(schema: Schema, recursion_depth: int, started: float) -> SchemaAutomaton:
     try:
         compiled_tree = compile_schema_tree(schema, recursion_depth)
     except RecursionError:
@@ -91,6 +111,8 @@ def compile_automaton(schema: Schema, recursion_depth: int = DEFAULT_RECURSION_D
         raise SchemaError(
             f"the schema's automaton is too large ({error})", hint="lower maxLength/maxItems bounds or simplify patterns"
         ) from None
+    except RecursionError:
+        raise SchemaError("the schema nests too deeply to compile", hint="lower the recursion depth") from None
     dfa = LazyDFA(nfa)
     if dfa.start == DEAD:
         raise SchemaError("no JSON document satisfies this schema")

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import jsonschema
@@ -75,6 +75,7 @@ class CompiledTree:
 
 
 DEFAULT_RECURSION_DEPTH = 3
+TREE_TIME_BUDGET_S = 2.0  # with the NFA state limit, keeps any schema's compile or refusal short
 
 
 class _DepthCut(Exception):
@@ -123,13 +124,29 @@ class _Compiler:
         self.ref_stack: list[str] = []
         self.asserting = draft_keywords(root)
         self.ignored: list[str] = []
+        self.memo: dict[tuple[int, tuple[str, ...]], tuple[Any, Node]] = {}
+        self.deadline = time.monotonic() + TREE_TIME_BUDGET_S
 
     def value(self, schema: Any, pointer: str) -> Node:
+        """The tree of `schema`; memoised per (schema object, references being expanded)."""
         if schema is True:
             return any_value(GENERIC_DEPTH)
         if schema is False:
             raise SchemaError(f"the schema at {pointer or '/'} is `false`: no value can satisfy it")
         assert isinstance(schema, dict)
+        key = (id(schema), tuple(sorted(self.ref_stack)))
+        found = self.memo.get(key)
+        if found is None:
+            if time.monotonic() > self.deadline:
+                raise SchemaError(
+                    f"the schema is too large to compile within {TREE_TIME_BUDGET_S:g} s (reached {pointer or '/'})",
+                    hint="lower the recursion depth, or split the schema",
+                )
+            found = (schema, self._uncached_value(schema, pointer))  # the schema is kept so its id stays unique
+            self.memo[key] = found
+        return found[1]
+
+    def _uncached_value(self, schema: dict[str, Any], pointer: str) -> Node:
         self._refuse_unknown(schema, pointer)
         if schema.get("nullable") is True:
             # OpenAPI 3.0: null is allowed besides whatever the rest of the schema allows.
@@ -173,14 +190,23 @@ class _Compiler:
         branches = schema[keyword]
         siblings = {k: v for k, v in schema.items() if k != keyword}
         if not self._has_siblings(schema, keyword):
-            return self._surviving([partial(self.value, b, f"{pointer}/{keyword}/{i}") for i, b in enumerate(branches)])
+            return self._surviving([self._builder(b, f"{pointer}/{keyword}/{i}", []) for i, b in enumerate(branches)])
         builders = []
         for index, branch in enumerate(branches):
             merge = Merge(self.root, self.asserting, pointer)
             merged = merge.pair(siblings, branch)
             branch_pointer = f"{pointer}/{keyword}/{index}"
-            builders.append(partial(self._inside_refs, merge.refs, pointer, partial(self.value, merged, branch_pointer)))
+            builders.append(self._builder(merged, branch_pointer, merge.refs))
         return self._surviving(builders)
+
+    def _builder(self, schema: Any, pointer: str, refs: list[str]) -> Callable[[], Node]:
+        """A deferred `value` call inside `refs` (a Python closure: deep schemas recurse
+        through it, and C-level callables such as functools.partial would use C stack)."""
+
+        def build() -> Node:
+            return self._inside_refs(refs, pointer, lambda: self.value(schema, pointer))
+
+        return build
 
     def _surviving(self, builders: Sequence[Callable[[], Node]]) -> list[Node]:
         """The branches that stay within the recursion depth (at least one must)."""
@@ -306,8 +332,7 @@ class _Compiler:
         for index, (branch, names) in enumerate(zip(branches, left_out, strict=True)):
             if names:
                 branch = merge.pair(branch, {"properties": dict.fromkeys(names, False)})
-            build = partial(self.value, branch, f"{keyword_pointer}/{index}")
-            builders.append(partial(self._inside_refs, list(merge.refs), pointer, build))
+            builders.append(self._builder(branch, f"{keyword_pointer}/{index}", list(merge.refs)))
         return alt(*self._surviving(builders))
 
     def _generated_kinds(self, schema: Any) -> frozenset[str]:
