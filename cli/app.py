@@ -21,6 +21,8 @@ Examples:
 
   extract --schema invoice.json invoice.txt --model ~/models/qwen2.5-1.5b-instruct-q4_k_m.gguf
 
+  extract check schemas/invoice.json      (what is enforced or refused; no model needed)
+
 Exit codes: 0 ok (stdout holds one schema-valid JSON document), 2 usage, 3 schema refused or
 invalid, 4 model error, 5 document error, 6 generation incomplete, 130 interrupted. On any
 non-zero exit stdout is not a complete document.
@@ -32,7 +34,14 @@ app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions
 @app.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 def extract(
     document: Annotated[str, typer.Argument(help="Text file to extract from, or - for stdin.")],
-    schema: Annotated[Path, typer.Option("--schema", "-s", help="JSON Schema file the output must satisfy.")],
+    schema: Annotated[
+        str,
+        typer.Option(
+            "--schema",
+            "-s",
+            help="JSON Schema file, a packaged schema's name (person, invoice, event), or module:Class (pydantic).",
+        ),
+    ],
     model: Annotated[
         Optional[Path],  # noqa: UP045 - typer needs Optional on Python 3.10
         typer.Option(envvar="EXTRACT_MODEL", help="GGUF model file [default: bundled SmolLM2-135M-Instruct]."),
@@ -48,6 +57,11 @@ def extract(
         typer.Option(min=16, help="Context size [default: prompt + max-tokens, up to the model's]."),
     ] = None,
     instructions: Annotated[Optional[str], typer.Option(help="Replace the default instruction text.")] = None,  # noqa: UP045
+    lenient: Annotated[
+        bool,
+        typer.Option("--lenient", help="Ignore keywords that cannot be enforced (listed on stderr); output is still validated."),
+    ] = False,
+    recursion_depth: Annotated[int, typer.Option(min=1, max=32, help="How deep recursive $ref schemas are unrolled.")] = 3,
     stats: Annotated[bool, typer.Option("--stats", help="Print one JSON line of figures on stderr.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show model, settings and prompt on stderr.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
@@ -67,10 +81,29 @@ def extract(
         threads=threads,
         ctx=ctx,
         instructions=instructions,
+        lenient=lenient,
+        recursion_depth=recursion_depth,
         stats=stats,
         verbose=verbose,
     )
     raise typer.Exit(_guarded(run.execute, request, debug))
+
+
+check_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
+
+
+@check_app.command(context_settings={"help_option_names": ["-h", "--help"]})
+def check(
+    schema: Annotated[str, typer.Argument(help="JSON Schema file, packaged schema name, or module:Class.")],
+    recursion_depth: Annotated[int, typer.Option(min=1, max=32, help="How deep recursive $ref schemas are unrolled.")] = 3,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
+    """Compile a schema without a model: what is enforced, what is refused and why, the
+    automaton's size. Exit 0 only when every keyword is enforced; 3 otherwise."""
+    from . import run
+
+    raise typer.Exit(_guarded(run.check, run.CheckRequest(schema, recursion_depth, as_json), debug))
 
 
 def _guarded(action: Callable[[Any], int], request: Any, debug: bool) -> int:
@@ -91,7 +124,10 @@ def _guarded(action: Callable[[Any], int], request: Any, debug: bool) -> int:
 
 def main() -> None:
     try:
-        app()
+        if sys.argv[1:2] == ["check"]:
+            check_app(args=sys.argv[2:], prog_name="extract check")
+        else:
+            app()
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(int(ExitCode.INTERRUPTED))

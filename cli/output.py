@@ -43,6 +43,10 @@ def report_error(error: ExtractError) -> None:
         stderr.print(f"[dim]hint: {_escape(error.hint)}[/]")
 
 
+def report_warning(message: str) -> None:
+    stderr.print(f"[yellow]warning:[/] {_escape(message)}")
+
+
 def report_interrupt() -> None:
     stderr.print("[yellow]interrupted[/]: stdout does not hold a complete document")
 

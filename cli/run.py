@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.check import SchemaReport, check_schema_support
 from ..core.decode import SamplingSettings
 from ..core.document import decode_document, read_document
 from ..core.extract import Extractor, ModelOptions
-from ..core.schema.load import load_schema_file
+from ..core.schema.sources import load_schema
 from . import output
 from .exit_codes import ExitCode
 
@@ -18,7 +20,7 @@ from .exit_codes import ExitCode
 @dataclass(frozen=True)
 class Request:
     document: str
-    schema: Path
+    schema: str
     model: Path | None
     max_tokens: int
     temperature: float
@@ -28,6 +30,8 @@ class Request:
     threads: int | None
     ctx: int | None
     instructions: str | None
+    lenient: bool
+    recursion_depth: int
     stats: bool
     verbose: bool
 
@@ -36,11 +40,13 @@ Action = Callable[[Request], ExitCode]
 
 
 def execute(request: Request) -> ExitCode:
-    schema = load_schema_file(request.schema)
+    schema, _ = load_schema(request.schema)
     text = _read(request.document)
     options = ModelOptions(n_ctx=request.ctx, n_threads=request.threads, n_gpu_layers=request.n_gpu_layers)
     extractor = Extractor.open(request.model, options)
-    compiled = extractor.compile(schema)
+    compiled = extractor.compile(schema, request.recursion_depth, request.lenient)
+    for refusal in compiled.relaxed:
+        output.report_warning(f"--lenient: ignoring {refusal.message.removeprefix('unsupported ')}")
     settings = SamplingSettings(request.max_tokens, request.temperature, request.top_p, request.seed)
     prompt = extractor.prompt_for(compiled, text, request.instructions)
     if request.verbose:
@@ -61,3 +67,34 @@ def _read(document: str) -> str:
     if document == "-":
         return decode_document(sys.stdin.buffer.read(), "<stdin>")
     return read_document(Path(document))
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    schema: str
+    recursion_depth: int
+    as_json: bool
+
+
+def check(request: CheckRequest) -> ExitCode:
+    schema, label = load_schema(request.schema)
+    report = check_schema_support(schema, request.recursion_depth)
+    if request.as_json:
+        output.JsonWriter().write(json.dumps({"schema": label, **report.as_dict()}, ensure_ascii=False) + "\n")
+    else:
+        output.JsonWriter().write(render_report(label, report))
+    return ExitCode.OK if report.supported else ExitCode.SCHEMA
+
+
+def render_report(label: str, report: SchemaReport) -> str:
+    verdict = "supported: every keyword is enforced exactly" if report.supported else f"refused: {len(report.refused)} keyword(s)"
+    lines = [f"schema: {label} ({report.draft})", f"result: {verdict}"]
+    lines.append("enforced: " + (", ".join(f"{k} x{n}" for k, n in report.enforced.items()) or "nothing"))
+    lines += [f"refused: {r.pointer or '/'}: {r.message}" for r in report.refused]
+    lines += [f"ignored (no meaning in {report.draft}): {pointer}" for pointer in report.ignored]
+    lines.append(
+        f"automaton: {report.nfa_states} NFA states, {report.dfa_states_explored} DFA states explored,"
+        f" shortest document {report.shortest_document_bytes} bytes, compiled in {report.seconds:.3f} s"
+    )
+    lines.append(f"example: {report.example}")
+    return "\n".join(lines) + "\n"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
@@ -15,7 +16,7 @@ import numpy as np
 
 from .automaton.dfa import DEAD, LazyDFA
 from .automaton.nfa import AutomatonTooLarge, build_nfa
-from .errors import GenerationError, SchemaError
+from .errors import GenerationError, SchemaError, UnsupportedSchema
 from .index import TokenIndex
 from .schema.compiler import DEFAULT_RECURSION_DEPTH, compile_schema_tree
 from .schema.load import Schema, check_schema, validation_schema
@@ -43,6 +44,7 @@ class CompiledSchema:
     dfa: LazyDFA
     index: TokenIndex
     compile_seconds: float
+    relaxed: list[UnsupportedSchema] = field(default_factory=list)
 
     def cursor(self) -> Cursor:
         return Cursor(self)
@@ -74,18 +76,60 @@ class SchemaAutomaton:
     nfa_states: int
     ignored: list[str]
     seconds: float
+    relaxed: list[UnsupportedSchema] = field(default_factory=list)
 
 
 NFA_STATE_LIMIT = 300_000  # about 2 s of construction here: refuse rather than hang
 
 
-def compile_automaton(schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> SchemaAutomaton:
+MAX_RELAXED = 500
+
+
+def compile_automaton(schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False) -> SchemaAutomaton:
     """Check `schema` and build its automaton. Raises SchemaError / UnsupportedSchema (with
-    the keyword and its JSON pointer) when it is invalid or cannot be enforced exactly."""
+    the keyword and its JSON pointer) when it is invalid or cannot be enforced exactly.
+
+    `lenient` ignores each keyword that would be refused instead (listed in `relaxed`);
+    the caller must still validate output against the full schema."""
     started = time.perf_counter()
     check_schema(schema)
-    with _deep_recursion():
-        return _compile_checked(schema, recursion_depth, started)
+    if not lenient:
+        with _deep_recursion():
+            return _compile_checked(schema, recursion_depth, started)
+    working = copy.deepcopy(schema)
+    relaxed: list[UnsupportedSchema] = []
+    while True:
+        try:
+            with _deep_recursion():
+                automaton = _compile_checked(working, recursion_depth, started)
+        except UnsupportedSchema as refusal:
+            if len(relaxed) >= MAX_RELAXED or not _remove_keyword(working, refusal.pointer, refusal.keyword):
+                raise
+            relaxed.append(refusal)
+            continue
+        automaton.schema, automaton.relaxed = schema, relaxed
+        return automaton
+
+
+def _remove_keyword(schema: Schema, pointer: str, keyword: str) -> bool:
+    """Delete the keyword a refusal names: at its pointer, or (for merged schemas, whose
+    pointer names the merging schema) from that schema's allOf branches. False if absent."""
+    parent: Any = schema
+    for raw in pointer.split("/")[1:-1]:
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(parent, dict) and part in parent:
+            parent = parent[part]
+        elif isinstance(parent, list) and part.isdigit() and int(part) < len(parent):
+            parent = parent[int(part)]
+        else:
+            return False
+    if not isinstance(parent, dict):
+        return False
+    removed = parent.pop(keyword, None) is not None
+    for branch in parent.get("allOf", []):
+        if isinstance(branch, dict):
+            removed = branch.pop(keyword, None) is not None or removed
+    return removed
 
 
 @contextmanager
@@ -120,13 +164,16 @@ def _compile_checked(schema: Schema, recursion_depth: int, started: float) -> Sc
     return SchemaAutomaton(schema, dfa, nfa.size, ignored, time.perf_counter() - started)
 
 
-def compile_schema(schema: Schema, vocab: Vocabulary, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> CompiledSchema:
+def compile_schema(
+    schema: Schema, vocab: Vocabulary, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False
+) -> CompiledSchema:
     """Compile `schema` for `vocab`. Raises SchemaError / UnsupportedSchema before any
-    generation when the schema is invalid or cannot be enforced exactly."""
+    generation when the schema is invalid or cannot be enforced exactly (see
+    compile_automaton for `lenient`)."""
     started = time.perf_counter()
-    automaton = compile_automaton(schema, recursion_depth)
+    automaton = compile_automaton(schema, recursion_depth, lenient)
     index = TokenIndex(automaton.dfa, token_table(vocab))
-    return CompiledSchema(schema, vocab, automaton.dfa, index, time.perf_counter() - started)
+    return CompiledSchema(schema, vocab, automaton.dfa, index, time.perf_counter() - started, automaton.relaxed)
 
 
 class Cursor:

@@ -24,6 +24,7 @@ from .decode import Decoder, DecodeStats, SamplingSettings
 from .errors import DocumentError
 from .model import GGUFModel, bundled_model_path, render_chat
 from .prompt import build_messages
+from .schema.compiler import DEFAULT_RECURSION_DEPTH
 from .schema.load import Schema
 
 _CONTEXT_STEP = 256
@@ -64,9 +65,9 @@ class Extractor:
         path = Path(model_path) if model_path is not None else bundled_model_path()
         return Extractor(path, options or ModelOptions())
 
-    def compile(self, schema: Schema) -> CompiledSchema:
+    def compile(self, schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False) -> CompiledSchema:
         """Compile `schema` for this model's vocabulary (cheap; reuse the result)."""
-        return compile_schema(schema, self.vocabulary)
+        return compile_schema(schema, self.vocabulary, recursion_depth, lenient)
 
     def prompt_for(self, compiled: CompiledSchema, document: str, instructions: str | None = None) -> str:
         if not document.strip():

@@ -106,6 +106,12 @@ SOUND_SCHEMAS: dict[str, Any] = {
     "number_multiples": {"type": "number", "multipleOf": 25},
     "unique_enum": {"type": "array", "items": {"enum": ["r", "g", "b", 1]}, "uniqueItems": True, "minItems": 2},
     "unique_booleans": {"type": "array", "items": {"type": "boolean"}, "uniqueItems": True},
+    "pattern_and_lengths": {"type": "string", "pattern": "^[a-z0-9-]+$", "minLength": 3, "maxLength": 12},
+    "search_pattern": {"type": "string", "pattern": 'ab|c"d', "maxLength": 6},
+    "pattern_with_format": {"type": "string", "format": "date", "pattern": "^2024-"},
+    "merged_patterns": {"allOf": [{"pattern": "^a"}, {"pattern": "z$"}], "type": "string", "maxLength": 5},
+    "format_with_length": {"type": "string", "format": "email", "maxLength": 20},
+    "unknown_format": {"type": "string", "format": "int32", "maxLength": 4},
     "vendor_keywords": {
         "type": "object",
         "x-order": 3,
@@ -195,6 +201,17 @@ def test_sampled_documents_validate(name: str) -> None:
         ("unique_enum", ["r"], False),
         ("unique_booleans", [True, False], True),
         ("unique_booleans", [True, True], False),
+        ("pattern_and_lengths", "ab-9", True),
+        ("pattern_and_lengths", "ab", False),
+        ("pattern_and_lengths", "Ab-9", False),
+        ("search_pattern", 'xc"dy', True),
+        ("search_pattern", "xyz", False),
+        ("pattern_with_format", "2024-02-29", True),
+        ("pattern_with_format", "2023-01-01", False),
+        ("merged_patterns", "abz", True),
+        ("merged_patterns", "abc", False),
+        ("format_with_length", "a@b.co", True),
+        ("unknown_format", "xyz", True),
         ("vendor_keywords", {"n": 3}, True),
         ("vendor_keywords", {"n": 4}, False),
     ],
@@ -209,6 +226,10 @@ def test_documents_accepted_exactly_as_expected(name: str, value: Any, expected:
 def test_keywords_without_meaning_in_the_draft_are_listed_as_ignored() -> None:
     ignored = compile_schema_tree(SOUND_SCHEMAS["vendor_keywords"]).ignored
     assert set(ignored) == {"/x-order", "/properties/n/x-go-type", "/properties/n/readonly"}
+
+
+def test_unknown_format_names_are_ignored_and_listed() -> None:
+    assert compile_schema_tree(SOUND_SCHEMAS["unknown_format"]).ignored == ["/format"]
 
 
 def test_recursion_depth_is_a_parameter() -> None:
@@ -232,6 +253,7 @@ def test_recursion_depth_is_a_parameter() -> None:
         ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, "oneOf", "/oneOf"),
         ({"type": "object", "additionalProperties": {"type": "string"}, "minProperties": 2}, "minProperties", "/minProperties"),
         ({"type": "number", "multipleOf": 0.01}, "multipleOf", "/multipleOf"),
+        ({"type": "string", "pattern": "(a)\\1"}, "pattern", "/pattern"),
         ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, "uniqueItems", "/uniqueItems"),
         ({"oneOf": [{"required": ["a"]}, {"required": ["a", "b"]}, {"type": "string"}]}, "oneOf", "/oneOf"),
         ({"allOf": [{"format": "date"}, {"format": "email"}]}, "format", "/format"),

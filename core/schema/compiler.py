@@ -18,15 +18,16 @@ from typing import Any
 
 import jsonschema
 
-from ..automaton.charnfa import intersect, is_empty, machine_from_tree, multiple_machine
+from ..automaton.charnfa import intersect, is_empty, length_machine, machine_from_tree, multiple_machine
 from ..automaton.nfa import AutomatonTooLarge
 from ..automaton.regex import EMPTY, Node, Repeat, alt, lit, optional, seq
 from ..errors import SchemaError, UnsupportedSchema
 from .disjoint import ALL_KINDS, TYPE_KINDS, Overlap, exclusions, value_kinds
 from .formats import FORMATS
-from .lexical import integer_node, integer_range, number_node, number_range, string_node
+from .lexical import QUOTE, integer_node, integer_range, number_node, number_range, string_node
 from .load import Schema, resolve_ref
 from .merge import Merge
+from .pattern import UnsupportedPattern, pattern_tree
 
 ANNOTATIONS = frozenset(
     {
@@ -53,7 +54,7 @@ TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "boolean": frozenset(),
     "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}),
     "number": frozenset(),
-    "string": frozenset({"minLength", "maxLength", "format"}),
+    "string": frozenset({"minLength", "maxLength", "format", "pattern"}),
     "array": frozenset({"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems"}),
     "object": frozenset({"properties", "required", "additionalProperties", "minProperties", "maxProperties"}),
 }
@@ -62,6 +63,31 @@ SUPPORTED = ANNOTATIONS | {"type", "$ref", "enum", "const", "anyOf", "oneOf", "a
     *TYPE_KEYWORDS.values()
 )
 ALL_TYPES = tuple(TYPE_KEYWORDS)
+# Formats JSON Schema defines: enforced or refused. Other names (OpenAPI's int32, byte, ...)
+# are ignored by validators, so they are ignored here too and listed as such.
+SPECIFIED_FORMATS = frozenset(
+    {
+        "date",
+        "time",
+        "date-time",
+        "duration",
+        "email",
+        "idn-email",
+        "hostname",
+        "idn-hostname",
+        "ipv4",
+        "ipv6",
+        "uri",
+        "uri-reference",
+        "iri",
+        "iri-reference",
+        "uuid",
+        "uri-template",
+        "json-pointer",
+        "relative-json-pointer",
+        "regex",
+    }
+)
 GENERIC_DEPTH = 2  # nesting allowed inside objects or arrays whose contents are unconstrained
 
 
@@ -411,14 +437,50 @@ class _Compiler:
         high = schema.get("maxLength")
         if high is not None and low > high:
             raise SchemaError(f"minLength exceeds maxLength at {pointer or '/'}")
-        if "format" not in schema:
+        patterns = schema.get("pattern", [])
+        bodies = [self._pattern_body(p, pointer) for p in ([patterns] if isinstance(patterns, str) else patterns)]
+        format_body = self._format_body(schema, pointer)
+        if format_body is not None:
+            bodies.append(format_body)
+        if not bodies:
             return string_node(low, high)
-        name = schema["format"]
-        if name not in FORMATS:
+        if len(bodies) == 1 and format_body is not None and "minLength" not in schema and "maxLength" not in schema:
+            return seq(QUOTE, format_body, QUOTE)  # formats are ASCII without quotes or backslashes
+        return seq(QUOTE, self._string_machine(bodies, low, high, pointer), QUOTE)
+
+    def _pattern_body(self, pattern: str, pointer: str) -> Node:
+        try:
+            return pattern_tree(pattern)
+        except UnsupportedPattern as error:
+            raise UnsupportedSchema("pattern", _join(pointer, "pattern"), str(error)) from None
+
+    def _format_body(self, schema: dict[str, Any], pointer: str) -> Node | None:
+        """The format's tree; None without a format, or for a format name JSON Schema does
+        not define (validators ignore those, so it is listed as ignored)."""
+        name = schema.get("format")
+        if name is None:
+            return None
+        if name in FORMATS:
+            return FORMATS[name]()
+        if name in SPECIFIED_FORMATS:
             raise UnsupportedSchema("format", _join(pointer, "format"), f"format {name!r} is not supported")
-        if "minLength" in schema or "maxLength" in schema:
-            raise UnsupportedSchema("format", _join(pointer, "format"), "not supported beside minLength/maxLength")
-        return seq(lit('"'), FORMATS[name](), lit('"'))
+        self.ignored.append(_join(pointer, "format"))
+        return None
+
+    def _string_machine(self, bodies: list[Node], low: int, high: int | None, pointer: str) -> Node:
+        """The characters every body and the length bounds allow at once (a product automaton)."""
+        try:
+            machine = machine_from_tree(bodies[0])
+            for body in bodies[1:]:
+                machine = intersect(machine, machine_from_tree(body))
+            if low > 0 or high is not None:
+                machine = intersect(machine, length_machine(low, high))
+        except AutomatonTooLarge as error:
+            keyword = "pattern"
+            raise UnsupportedSchema(keyword, _join(pointer, keyword), f"with these length bounds it needs {error}") from None
+        if is_empty(machine):
+            raise SchemaError(f"no string satisfies pattern, format and length together at {pointer or '/'}")
+        return machine
 
     def _array(self, schema: dict[str, Any], pointer: str) -> Node:
         low = schema.get("minItems", 0)

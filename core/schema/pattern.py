@@ -46,6 +46,7 @@ __all__ = ["CLASS_ESCAPES", "MAX_COUNT", "ClassSet", "UnsupportedPattern", "patt
 Ranges = tuple[tuple[int, int], ...]
 
 MAX_COUNT = 1000  # larger repetition counts would unroll into too many automaton states
+MAX_DEPTH = 100  # group nesting; deeper patterns would exhaust the parser's recursion
 MAX_CODE_POINT = 0x10FFFF
 UNIVERSE: Ranges = ((0, 0xD7FF), (0xE000, MAX_CODE_POINT))  # every code point except surrogates
 BMP: Ranges = ((0, 0xD7FF), (0xE000, 0xFFFF))  # one UTF-16 code unit, surrogates excluded
@@ -133,10 +134,10 @@ _WORD_SURE = _points(string.ascii_letters + string.digits + "_")
 _WORD_MAYBE = normalize((*_WORD_SURE, (0x80, MAX_CODE_POINT)))
 # ECMA-262 whitespace and line terminators; Python's str.isspace() adds the information
 # separators U+001C..U+001F and NEL U+0085 but lacks the byte order mark U+FEFF.
-ECMA_SPACE = normalize([(0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A), (0x2028, 0x2029)])
-ECMA_SPACE = normalize((*ECMA_SPACE, (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000), (0xFEFF, 0xFEFF)))
-PYTHON_SPACE = normalize([(0x09, 0x0D), (0x1C, 0x20), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A)])
-PYTHON_SPACE = normalize((*PYTHON_SPACE, (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000)))
+_SPACE_COMMON = [(0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A), (0x2028, 0x2029)]
+_SPACE_COMMON += [(0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000)]
+ECMA_SPACE = normalize([*_SPACE_COMMON, (0xFEFF, 0xFEFF)])
+PYTHON_SPACE = normalize([*_SPACE_COMMON, (0x1C, 0x1F), (0x85, 0x85)])
 
 _d, _D = _escape_pair(_DIGIT_SURE, _DIGIT_MAYBE)
 _w, _W = _escape_pair(_WORD_SURE, _WORD_MAYBE)
@@ -190,6 +191,7 @@ class _Parser:
     def __init__(self, pattern: str) -> None:
         self.text = pattern
         self.pos = 0
+        self.depth = 0
 
     def fail(self, what: str, pos: int | None = None) -> NoReturn:
         where = self.pos if pos is None else pos
@@ -225,7 +227,7 @@ class _Parser:
 
     def term(self) -> _Term:
         start = self.pos
-        if self.peek() in "^$":
+        if self.peek() in ("^", "$"):
             anchor = _Anchor(self.take() == "^", start)
             if self.quantifier_ahead():
                 self.fail(f"a quantifier after the anchor {self.text[start]} (nothing to repeat)")
@@ -233,7 +235,7 @@ class _Parser:
         atom = self.atom()
         if not self.quantifier_ahead():
             return atom
-        if isinstance(atom, Lit) and ord(self.text[start]) > 0xFFFF and self.text[start] != "\\":
+        if isinstance(atom, Lit) and ord(self.text[start]) > 0xFFFF:  # a literal astral character
             self.fail("a quantifier after a character outside the BMP (ECMA-262 without the u flag repeats its low surrogate)")
         return self.quantified(self.to_node(atom))
 
@@ -242,24 +244,26 @@ class _Parser:
     def quantifier_ahead(self) -> bool:
         return self.peek() in ("*", "+", "?") or (self.peek() == "{" and self.braced() is not None)
 
-    def braced(self) -> tuple[int, int | None] | None:
-        """The `{n}`, `{n,}` or `{n,m}` quantifier at the position, or None if `{` is literal."""
+    def braced(self) -> tuple[int, int | None, int] | None:
+        """The `{n}`, `{n,}` or `{n,m}` quantifier at the position as (low, high, end), or None
+        when the `{` is a literal character (both engines agree on that, except for `{,n}`)."""
         match = _BRACED.match(self.text, self.pos)
         if match is None or match.group(0) == "{}":
-            return None  # both engines read such a `{` as a literal character
+            return None
         low_text, comma, high_text = match.groups()
         if not low_text:
             self.fail("'{,n}' is a quantifier in Python but literal text in ECMA-262")
         low = self.count(low_text)
-        high = (None if not high_text else self.count(high_text)) if comma else low
+        high = (self.count(high_text) if high_text else None) if comma else low
         if high is not None and high < low:
             self.fail(f"quantifier {match.group(0)} has its maximum below its minimum")
-        return low, high
+        return low, high, match.end()
 
     def count(self, digits: str) -> int:
-        if len(digits) > len(str(MAX_COUNT)) or int(digits) > MAX_COUNT:
+        value = int(digits) if len(digits) <= 9 else MAX_COUNT + 1
+        if value > MAX_COUNT:
             self.fail(f"repetition count {digits} is above {MAX_COUNT} (the automaton would be too large)")
-        return int(digits)
+        return value
 
     def quantified(self, item: Node) -> Node:
         low, high = self.quantifier()
@@ -284,8 +288,8 @@ class _Parser:
         self.pos -= 1
         bounds = self.braced()
         assert bounds is not None  # quantifier_ahead() checked it
-        self.pos = self.text.index("}", self.pos) + 1
-        return bounds
+        low, high, self.pos = bounds
+        return low, high
 
     # --- atoms ---
 
@@ -316,7 +320,11 @@ class _Parser:
             if self.peek(1) != ":":
                 self.fail(self.extension_name(), start)
             self.pos += 2
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.fail(f"groups nested more than {MAX_DEPTH} deep", start)
         branches = self.alternation()
+        self.depth -= 1
         if self.take() != ")":
             self.fail("missing ')' for the group", start)
         return _Group(branches, start)
@@ -402,7 +410,7 @@ class _Parser:
         start = self.pos
         self.pos += 1
         negated = self.peek() == "^"
-        self.pos += negated
+        self.pos += int(negated)
         if self.peek() == "]":
             self.fail("'[]' and '[^]' are not supported (empty class in ECMA-262, literal ']' in Python)", start)
         members: list[ClassSet] = []
@@ -467,10 +475,11 @@ class _Parser:
         parts: list[Node] = []
         for term in terms:
             node = self.to_node(term)
-            if isinstance(node, Lit) and parts and isinstance(parts[-1], Lit):
-                parts[-1] = Lit(parts[-1].data + node.data)
-            elif not (isinstance(node, Seq) and not node.parts):
-                parts.append(node)
+            for part in node.parts if isinstance(node, Seq) else (node,):
+                if isinstance(part, Lit) and parts and isinstance(parts[-1], Lit):
+                    parts[-1] = Lit(parts[-1].data + part.data)
+                else:
+                    parts.append(part)
         return seq(*parts) if parts else EMPTY
 
 

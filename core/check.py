@@ -1,0 +1,97 @@
+"""`extract check`: what the compiler makes of a schema, without any model.
+
+Compiles leniently so that every refused keyword is found in one run (not just the first),
+counts the keywords that are enforced, lists the ones ignored as meaningless in the schema's
+draft, and reports the automaton's size and one example document drawn from it.
+"""
+
+from __future__ import annotations
+
+import collections
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+
+from .automaton.sample import sample_accepted
+from .compiled import compile_automaton
+from .errors import UnsupportedSchema
+from .schema.compiler import ANNOTATIONS, DEFAULT_RECURSION_DEPTH, SUPPORTED
+from .schema.load import Schema
+
+
+@dataclass
+class SchemaReport:
+    """The outcome of checking one schema. `supported` means every keyword is enforced."""
+
+    draft: str
+    enforced: dict[str, int]
+    refused: list[UnsupportedSchema]
+    ignored: list[str]
+    nfa_states: int
+    dfa_states_explored: int
+    shortest_document_bytes: int
+    example: str
+    seconds: float
+    relaxed_pointers: list[str] = field(default_factory=list)
+
+    @property
+    def supported(self) -> bool:
+        return not self.refused
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "supported": self.supported,
+            "draft": self.draft,
+            "enforced": self.enforced,
+            "refused": [{"keyword": r.keyword, "pointer": r.pointer, "message": r.message} for r in self.refused],
+            "ignored": self.ignored,
+            "nfa_states": self.nfa_states,
+            "dfa_states_explored": self.dfa_states_explored,
+            "shortest_document_bytes": self.shortest_document_bytes,
+            "example": self.example,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+def check_schema_support(schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> SchemaReport:
+    """Report on `schema`. Raises SchemaError when it is invalid or unsatisfiable even with
+    the refused keywords left out."""
+    automaton = compile_automaton(schema, recursion_depth, lenient=True)
+    example = sample_accepted(automaton.dfa, random.Random(0), soft_limit=200).decode("utf-8")
+    return SchemaReport(
+        draft=_draft_name(schema),
+        enforced=dict(sorted(_enforced_keywords(schema, {r.pointer for r in automaton.relaxed}).items())),
+        refused=automaton.relaxed,
+        ignored=automaton.ignored,
+        nfa_states=automaton.nfa_states,
+        dfa_states_explored=automaton.dfa.state_count,
+        shortest_document_bytes=automaton.dfa.distance(automaton.dfa.start),
+        example=example,
+        seconds=automaton.seconds,
+    )
+
+
+def _draft_name(schema: Schema) -> str:
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    number = validator.__name__.removeprefix("Draft").removesuffix("Validator")
+    return f"{number[:4]}-{number[4:]}" if len(number) == 6 else f"draft-{int(number):02d}"
+
+
+def _enforced_keywords(schema: Any, refused: set[str], pointer: str = "") -> collections.Counter[str]:
+    """Counts of the constraining keywords present, outside the refused ones."""
+    counts: collections.Counter[str] = collections.Counter()
+    if isinstance(schema, dict):
+        for keyword, value in schema.items():
+            here = f"{pointer}/{keyword.replace('~', '~0').replace('/', '~1')}"
+            if here in refused:
+                continue
+            if keyword in SUPPORTED and keyword not in ANNOTATIONS | {"$defs", "definitions"}:
+                counts[keyword] += 1
+            if keyword not in ("enum", "const", "default", "examples"):
+                counts.update(_enforced_keywords(value, refused, here))
+    elif isinstance(schema, list):
+        for index, item in enumerate(schema):
+            counts.update(_enforced_keywords(item, refused, f"{pointer}/{index}"))
+    return counts

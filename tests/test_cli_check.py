@@ -1,0 +1,108 @@
+"""`extract check`, `--schema NAME`, `--schema module:Class` and `--lenient`: stdout, stderr
+and exit code checked separately."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gguf_extract.cli.app import app, check_app
+
+ROOT = Path(__file__).resolve().parent.parent
+PERSON_DOC = ROOT / "samples" / "person.txt"
+REFUSED = {
+    "type": "object",
+    "properties": {"a": {"type": "string", "maxLength": 5}, "b": {"type": "integer", "x-unit": "cm"}},
+    "required": ["a"],
+    "if": {"required": ["a"]},
+    "then": {"required": ["a"]},
+    "dependentRequired": {"b": ["a"]},
+}
+
+
+def check(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(check_app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_check_supported_packaged_schema_by_name() -> None:
+    code, out, err = check("invoice")
+    assert (code, err) == (0, "")
+    assert "schema: invoice (packaged) (2020-12)" in out
+    assert "result: supported: every keyword is enforced exactly" in out
+    assert "NFA states" in out
+    example = out.split("example: ", 1)[1]
+    assert set(json.loads(example)) >= {"invoice_number"}
+
+
+def test_check_lists_every_refusal_and_ignored_keyword(tmp_path: Path) -> None:
+    schema = tmp_path / "refused.json"
+    schema.write_text(json.dumps(REFUSED))
+    code, out, err = check(str(schema))
+    assert (code, err) == (3, "")
+    assert "refused: /if: unsupported keyword 'if' at /if" in out
+    assert "refused: /dependentRequired:" in out
+    assert "ignored (no meaning in 2020-12): /properties/b/x-unit" in out
+
+
+def test_check_json_report(tmp_path: Path) -> None:
+    schema = tmp_path / "refused.json"
+    schema.write_text(json.dumps(REFUSED))
+    code, out, _ = check(str(schema), "--json")
+    report = json.loads(out)
+    assert code == 3 and report["supported"] is False
+    assert {r["pointer"] for r in report["refused"]} == {"/if", "/dependentRequired"}
+    assert set(report["ignored"]) == {"/properties/b/x-unit", "/then"}  # `then` means nothing without `if`
+
+
+def test_check_invalid_schema_is_an_error(tmp_path: Path) -> None:
+    schema = tmp_path / "bad.json"
+    schema.write_text(json.dumps({"type": "strin"}))
+    code, out, err = check(str(schema))
+    assert (code, out) == (3, "")
+    assert "fails the JSON Schema meta-schema" in err
+
+
+def test_unknown_schema_name_lists_packaged_ones() -> None:
+    code, out, err = check("no-such-schema")
+    assert (code, out) == (3, "")
+    assert "schema file not found: no-such-schema" in err and "person" in err
+
+
+def test_pydantic_model_by_module_and_class(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "shop_models.py").write_text(
+        "from typing import Optional\nfrom pydantic import BaseModel, Field\n\n"
+        "class Item(BaseModel):\n    name: str = Field(max_length=20)\n    price: int = Field(ge=0)\n\n"
+        "class Order(BaseModel):\n    items: list[Item]\n    note: Optional[str] = None\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, err = check("shop_models:Order")
+    assert (code, err) == (0, ""), out
+    assert "schema: shop_models:Order" in out
+    code, out, err = check("shop_models:Missing")
+    assert code == 3 and "has no attribute 'Missing'" in err
+
+
+def test_check_subcommand_through_the_installed_entry_point() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "gguf_extract", "check", "person"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert "result: supported" in result.stdout
+
+
+def test_lenient_ignores_refused_keywords_and_still_validates(tmp_path: Path) -> None:
+    schema = tmp_path / "refused.json"
+    schema.write_text(json.dumps(REFUSED))
+    result = CliRunner().invoke(app, ["--schema", str(schema), str(PERSON_DOC), "--lenient", "--max-tokens", "40"])
+    assert result.exit_code == 0, result.stderr
+    assert "--lenient: ignoring keyword 'if' at /if" in result.stderr
+    assert "keyword 'dependentRequired' at /dependentRequired" in result.stderr
+    value = json.loads(result.stdout)
+    assert isinstance(value["a"], str) and len(value["a"]) <= 5
