@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -56,7 +57,9 @@ TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "number": frozenset(),
     "string": frozenset({"minLength", "maxLength", "format", "pattern"}),
     "array": frozenset({"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems"}),
-    "object": frozenset({"properties", "required", "additionalProperties", "minProperties", "maxProperties"}),
+    "object": frozenset(
+        {"properties", "required", "additionalProperties", "minProperties", "maxProperties", "patternProperties", "propertyNames"}
+    ),
 }
 # Keywords this compiler enforces (or, for annotations, knows to carry no constraint).
 SUPPORTED = ANNOTATIONS | {"type", "$ref", "enum", "const", "anyOf", "oneOf", "allOf", "not", "nullable"}.union(
@@ -523,31 +526,22 @@ class _Compiler:
             raise SchemaError(f"no array of distinct values at {pointer or '/'} has between {low} and {high} items") from None
 
     def _object(self, schema: dict[str, Any], pointer: str) -> Node:
-        properties: dict[str, Any] = dict(schema.get("properties", {}))
-        required = list(dict.fromkeys(schema.get("required", [])))
-        extra = schema.get("additionalProperties", True)
-        for name in required:
-            if name not in properties:
-                if extra is False:
-                    raise SchemaError(f"required property {name!r} is not allowed by additionalProperties at {pointer or '/'}")
-                properties[name] = extra
+        properties, required = self._property_schemas(schema, pointer)
         low, high = schema.get("minProperties", 0), schema.get("maxProperties")
-        if not properties and extra is not False and not required:
+        if not properties and not required:
             if low > 1:
                 # Generated keys may repeat, and a repeated key counts once: not exact.
                 raise UnsupportedSchema(
                     "minProperties", _join(pointer, "minProperties"), "above 1 on an object without declared properties"
                 )
-            return self._map(extra, pointer, low, high)
+            return self._map(schema, pointer, low, high)
         members: list[tuple[Node, bool]] = []
-        for name, sub in properties.items():
+        for name, (sub, sub_pointer) in properties.items():
             is_required = name in required
             if sub is False:
                 if is_required:
-                    raise SchemaError(f"required property {name!r} has schema false at {pointer or '/'}")
+                    raise SchemaError(f"required property {name!r} cannot have any value at {pointer or '/'}")
                 continue
-            declared = name in schema.get("properties", {})
-            sub_pointer = _join(_join(pointer, "properties"), name) if declared else _join(pointer, "additionalProperties")
             key = lit(json.dumps(name, ensure_ascii=False) + ": ")
             try:
                 members.append((seq(key, self.value(sub, sub_pointer)), is_required))
@@ -559,15 +553,81 @@ class _Compiler:
         except SchemaError:
             raise SchemaError(f"no object at {pointer or '/'} can have between {low} and {high} of its properties") from None
 
-    def _map(self, extra: Any, pointer: str, low: int, high: int | None) -> Node:
-        if extra is True:
-            return generic_object(any_value(GENERIC_DEPTH - 1), low, high)
+    def _property_schemas(self, schema: dict[str, Any], pointer: str) -> tuple[dict[str, tuple[Any, str]], list[str]]:
+        """Each property that may be written, with the schema its value must meet: its own
+        schema (or additionalProperties for an undeclared required one) together with every
+        patternProperties schema whose pattern finds the name; false where propertyNames
+        rejects the name."""
+        declared = schema.get("properties", {})
+        required = list(dict.fromkeys(schema.get("required", [])))
+        extra = schema.get("additionalProperties", True)
+        patterns = schema.get("patternProperties", {})
+        names_check = self._name_checker(schema.get("propertyNames", True), pointer)
+        result: dict[str, tuple[Any, str]] = {}
+        for name in dict.fromkeys([*declared, *required]):
+            matching = [sub for pattern, sub in patterns.items() if self._finds(pattern, name, pointer)]
+            own = declared.get(name, extra if not matching else True)
+            where = _join(_join(pointer, "properties"), name) if name in declared else _join(pointer, "additionalProperties")
+            sub = Merge(self.root, self.asserting, where).all_of([own, *matching]) if matching else own
+            result[name] = (sub if names_check(name) else False, where)
+        return result, required
+
+    def _finds(self, pattern: str, name: str, pointer: str) -> bool:
+        """Whether `pattern` matches `name` the way validators decide it (Python's re.search)."""
         try:
-            return generic_object(self.value(extra, _join(pointer, "additionalProperties")), low, high)
+            return re.search(pattern, name) is not None
+        except re.error as error:
+            raise UnsupportedSchema(
+                "patternProperties", _join(pointer, "patternProperties"), f"pattern {pattern!r}: {error}"
+            ) from None
+
+    def _name_checker(self, names_schema: Any, pointer: str) -> Callable[[str], bool]:
+        if names_schema is True:
+            return lambda name: True
+        validator_class = jsonschema.validators.validator_for(self.root, default=jsonschema.Draft202012Validator)
+        validator = validator_class(names_schema, format_checker=validator_class.FORMAT_CHECKER)
+        return lambda name: bool(validator.is_valid(name))
+
+    def _map(self, schema: dict[str, Any], pointer: str, low: int, high: int | None) -> Node:
+        """An object with generated keys: from the first patternProperties pattern (values
+        then meet every pattern's schema, whichever the key matches), else any key allowed
+        by propertyNames with additionalProperties values."""
+        patterns = schema.get("patternProperties", {})
+        names = schema.get("propertyNames", True)
+        if patterns:
+            first = next(iter(patterns))
+            key_schema = Merge(self.root, self.asserting, pointer).pair({"type": "string", "pattern": first}, names)
+            value_schema = Merge(self.root, self.asserting, pointer).all_of(list(patterns.values()))
+            value_pointer = _join(_join(pointer, "patternProperties"), first)
+        else:
+            key_schema, value_schema = names, schema.get("additionalProperties", True)
+            value_pointer = _join(pointer, "additionalProperties")
+        if value_schema is False:
+            return lit("{}") if low == 0 else self._no_object(pointer)
+        key = self._key_node(key_schema, _join(pointer, "propertyNames"))
+        try:
+            value = any_value(GENERIC_DEPTH - 1) if value_schema is True else self.value(value_schema, value_pointer)
         except _DepthCut:
             if low:
                 raise
             return lit("{}")
+        return generic_object(value, low, high, key)
+
+    def _key_node(self, key_schema: Any, pointer: str) -> Node:
+        """Generated property names: a JSON string meeting `key_schema` (string keywords or a
+        list of values)."""
+        if key_schema is True:
+            return string_node()
+        key_schema = Merge(self.root, self.asserting, pointer).expand(key_schema)
+        if isinstance(key_schema, dict) and ("enum" in key_schema or "const" in key_schema):
+            return alt(*(lit(text) for text in self._listed_values(key_schema, pointer) if text.startswith('"')))
+        string_keywords = TYPE_KEYWORDS["string"] | ANNOTATIONS | {"type"}
+        if not isinstance(key_schema, dict) or set(key_schema) - string_keywords:
+            raise UnsupportedSchema("propertyNames", pointer, "only string keywords (pattern, lengths, format) or enum/const")
+        return self._string(key_schema, pointer)
+
+    def _no_object(self, pointer: str) -> Node:
+        raise SchemaError(f"no object at {pointer or '/'} satisfies minProperties with the allowed properties")
 
 
 def _integer_bounds(schema: dict[str, Any]) -> tuple[int | None, int | None]:
@@ -670,10 +730,10 @@ def object_of(
     return seq(lit(brackets[0]), body, lit(brackets[1]))
 
 
-def generic_object(value: Node, min_count: int = 0, max_count: int | None = None) -> Node:
-    """An object with any string keys whose values match `value`, at most `max_count`
-    members (a repeated key only lowers the count, so the bound stays exact)."""
-    member = seq(string_node(), lit(": "), value)
+def generic_object(value: Node, min_count: int = 0, max_count: int | None = None, key: Node | None = None) -> Node:
+    """An object with string keys (any, or those `key` matches) whose values match `value`,
+    at most `max_count` members (a repeated key only lowers the count, so the bound stays exact)."""
+    member = seq(key or string_node(), lit(": "), value)
     if max_count == 0:
         return lit("{}")
     rest = Repeat(seq(lit(", "), member), 0, None if max_count is None else max_count - 1)
