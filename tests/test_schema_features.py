@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 import random
+from decimal import Decimal
 from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gguf_extract.core.automaton.charnfa import intersect, is_empty, length_machine, machine_from_tree
 from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
@@ -135,6 +138,14 @@ SOUND_SCHEMAS: dict[str, Any] = {
         "properties": {"Ok": {"type": "null"}, "bad": {"type": "null"}},
         "propertyNames": {"enum": ["Ok", "Other"]},
     },
+    "decimal_bounds": {
+        "type": "object",
+        "properties": {
+            "price": {"type": "number", "minimum": 0.01, "exclusiveMaximum": 99.95},
+            "temp": {"type": "number", "exclusiveMinimum": -273.15, "maximum": 1.5},
+        },
+        "required": ["price", "temp"],
+    },
     "vendor_keywords": {
         "type": "object",
         "x-order": 3,
@@ -258,6 +269,32 @@ def test_documents_accepted_exactly_as_expected(name: str, value: Any, expected:
 def test_keywords_without_meaning_in_the_draft_are_listed_as_ignored() -> None:
     ignored = compile_schema_tree(SOUND_SCHEMAS["vendor_keywords"]).ignored
     assert set(ignored) == {"/x-order", "/properties/n/x-go-type", "/properties/n/readonly"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(-5000, 5000),
+    st.integers(0, 4000),
+    st.booleans(),
+    st.booleans(),
+    st.lists(st.integers(-20000, 20000), min_size=1, max_size=8),
+)
+def test_decimal_bounds_are_exact(
+    low_milli: int, width_milli: int, low_exclusive: bool, high_exclusive: bool, values: list[int]
+) -> None:
+    low, high = Decimal(low_milli) / 1000, Decimal(low_milli + width_milli) / 1000
+    schema: dict[str, Any] = {"type": "number"}
+    schema["exclusiveMinimum" if low_exclusive else "minimum"] = float(low)
+    schema["exclusiveMaximum" if high_exclusive else "maximum"] = float(high)
+    if low == high and (low_exclusive or high_exclusive):
+        return
+    automaton = compile_automaton(schema)
+    for hundredths in values:
+        value = Decimal(hundredths) / 100
+        inside = (low < value if low_exclusive else low <= value) and (value < high if high_exclusive else value <= high)
+        text = format(value, "f")
+        state = automaton.dfa.walk(automaton.dfa.start, text.encode())
+        assert (state != DEAD and automaton.dfa.is_accepting(state)) == inside, (schema, text)
 
 
 def test_unknown_format_names_are_ignored_and_listed() -> None:

@@ -15,6 +15,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import jsonschema
@@ -423,17 +424,12 @@ class _Compiler:
         if "multipleOf" in schema:
             # Whole multiples of a whole divisor: integers, a subset of the numbers allowed.
             return self._integer(schema, pointer)
-        present = [k for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum") if k in schema]
-        if not present:
+        low, low_exclusive, high, high_exclusive = _bounds(schema)
+        if low is None and high is None:
             return number_node()
-        for keyword in present:
-            value = schema[keyword]
-            if not isinstance(value, bool) and value != int(value):
-                raise UnsupportedSchema(keyword, _join(pointer, keyword), "non-integer bounds on numbers are not supported yet")
-        low, low_exclusive, high, high_exclusive = _number_bounds(schema)
         if low is not None and high is not None and (low > high or (low == high and (low_exclusive or high_exclusive))):
             raise SchemaError(f"no number satisfies the bounds at {pointer or '/'}")
-        return number_range(low, high, low_exclusive, high_exclusive)
+        return number_range(_decimal(low), _decimal(high), low_exclusive, high_exclusive)
 
     def _string(self, schema: dict[str, Any], pointer: str) -> Node:
         low = schema.get("minLength", 0)
@@ -668,10 +664,9 @@ def tuple_array(heads: list[Node], tail: Node | None, low: int, high: int | None
     return seq(lit("["), after, lit("]"))
 
 
-def _number_bounds(schema: dict[str, Any]) -> tuple[int | None, bool, int | None, bool]:
-    """The bounds of `_bounds` as integers (the caller has refused fractional ones)."""
-    low, low_exclusive, high, high_exclusive = _bounds(schema)
-    return (None if low is None else int(low)), low_exclusive, (None if high is None else int(high)), high_exclusive
+def _decimal(bound: float | None) -> Decimal | None:
+    """A JSON bound as the decimal it was written as (0.1 stays 0.1, not the nearest double)."""
+    return None if bound is None else Decimal(repr(bound))
 
 
 def _bounds(schema: dict[str, Any]) -> tuple[float | None, bool, float | None, bool]:

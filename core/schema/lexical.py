@@ -7,7 +7,10 @@ spin digits forever; the bounds are far beyond values found in documents.
 
 from __future__ import annotations
 
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
 from ..automaton.regex import (
+    EMPTY,
     Chars,
     Node,
     Repeat,
@@ -115,44 +118,70 @@ BOUNDED_INTEGER_DIGITS = 10
 BOUNDED_FRACTION_DIGITS = 5
 
 
-def number_range(low: int | None, high: int | None, low_exclusive: bool, high_exclusive: bool) -> Node:
-    """Decimal numbers x with integer bounds, e.g. 0 <= x < 100, written without exponent."""
-    limit = 10**BOUNDED_INTEGER_DIGITS - 1
+def number_range(low: Decimal | None, high: Decimal | None, low_exclusive: bool, high_exclusive: bool) -> Node:
+    """Decimal numbers x within the bounds, e.g. 0 <= x < 99.95, written without exponent.
+
+    Bounds with more than BOUNDED_FRACTION_DIGITS fraction digits are rounded inward (a
+    subset of the allowed numbers); the others are exact."""
+    if low is not None:
+        low, low_exclusive = _rounded(low, low_exclusive, up=True)
+    if high is not None:
+        high, high_exclusive = _rounded(high, high_exclusive, up=False)
+    limit = Decimal(10**BOUNDED_INTEGER_DIGITS - 1)
     options: list[Node] = []
     if high is None or high > 0 or (high == 0 and not high_exclusive):
         # x >= 0: magnitude in [max(low, 0), high]; "0" itself only where 0 is allowed.
-        start, start_exclusive = (0, False) if low is None or low < 0 else (low, low_exclusive)
-        options.append(_magnitude_range(start, start_exclusive, limit if high is None else high, high_exclusive))
+        start, start_exclusive = (Decimal(0), False) if low is None or low < 0 else (low, low_exclusive)
+        options.append(_magnitude_range(start, start_exclusive, limit if high is None else min(high, limit), high_exclusive))
     if low is None or low < 0:
         # x = -m < 0: m in (max(-high, 0), -low], never zero.
-        floor, floor_exclusive = (0, True) if high is None or high >= 0 else (-high, high_exclusive)
-        top = limit if low is None else -low
+        floor, floor_exclusive = (Decimal(0), True) if high is None or high >= 0 else (-high, high_exclusive)
+        top = limit if low is None else min(-low, limit)
         options.append(seq(lit("-"), _magnitude_range(floor, floor_exclusive, top, low_exclusive)))
     return alt(*options)
 
 
-def _magnitude_range(low: int, low_exclusive: bool, high: int, high_exclusive: bool) -> Node:
-    """Unsigned decimals m = I[.F] with low (<|<=) m (<|<=) high, I and F digit-bounded."""
-    high = min(high, 10**BOUNDED_INTEGER_DIGITS - 1)
-    any_fraction = Repeat(seq(lit("."), Repeat(DIGIT, 1, BOUNDED_FRACTION_DIGITS)), 0, 1)
-    zero_fraction = Repeat(seq(lit("."), Repeat(lit("0"), 1, BOUNDED_FRACTION_DIGITS)), 0, 1)
-    options: list[Node] = []
-    # Integer parts strictly between the bounds take any fraction.
-    if low + 1 <= high - 1:
-        options.append(seq(integer_range(low + 1, high - 1), any_fraction))
-    if low < high:
-        # I == low: m >= low always; m > low needs a non-zero fraction. m < high holds (m < low + 1 <= high).
-        options.append(seq(integer_range(low, low), _nonzero_fraction() if low_exclusive else any_fraction))
-        if not high_exclusive:  # I == high: only high itself (fraction all zeros)
-            options.append(seq(integer_range(high, high), zero_fraction))
-    elif low == high and not low_exclusive and not high_exclusive:
-        options.append(seq(integer_range(low, low), zero_fraction))
-    return alt(*options)
+_SCALE = 10**BOUNDED_FRACTION_DIGITS
 
 
-def _nonzero_fraction() -> Node:
-    width = BOUNDED_FRACTION_DIGITS
-    return seq(
-        lit("."),
-        alt(*(seq(Repeat(lit("0"), zeros, zeros), NONZERO_DIGIT, Repeat(DIGIT, 0, width - zeros - 1)) for zeros in range(width))),
-    )
+def _rounded(bound: Decimal, exclusive: bool, up: bool) -> tuple[Decimal, bool]:
+    """`bound` on the grid of BOUNDED_FRACTION_DIGITS digits, moved inward if it is off it."""
+    on_grid = bound.quantize(Decimal(1) / _SCALE, rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    return (on_grid, exclusive) if on_grid == bound else (on_grid, False)
+
+
+def _magnitude_range(low: Decimal, low_exclusive: bool, high: Decimal, high_exclusive: bool) -> Node:
+    """Unsigned decimals m = I[.F] with low (<|<=) m (<|<=) high, I and F digit-bounded.
+
+    Works on the integer part first: parts strictly inside take any fraction, and the
+    fraction of a part equal to a bound's is compared digit-wise with that bound's."""
+    low_int, high_int = int(low), int(high)  # both non-negative: int() truncates to the floor
+    low_frac, high_frac = int((low - low_int) * _SCALE), int((high - high_int) * _SCALE)
+    top = _SCALE - 1
+    options: list[Node | None] = []
+    if low_int + 1 <= high_int - 1:
+        options.append(seq(integer_range(low_int + 1, high_int - 1), _fraction_between(0, top)))
+    if low_int < high_int:
+        options.append(_with_fraction(low_int, _fraction_between(low_frac + low_exclusive, top)))
+        options.append(_with_fraction(high_int, _fraction_between(0, high_frac - high_exclusive)))
+    elif low_int == high_int:
+        options.append(_with_fraction(low_int, _fraction_between(low_frac + low_exclusive, high_frac - high_exclusive)))
+    return alt(*(o for o in options if o is not None))
+
+
+def _with_fraction(whole: int, fraction: Node | None) -> Node | None:
+    return None if fraction is None else seq(integer_range(whole, whole), fraction)
+
+
+def _fraction_between(low: int, high: int) -> Node | None:
+    """An optional `.digits` part (1 to BOUNDED_FRACTION_DIGITS digits) whose value, scaled
+    to BOUNDED_FRACTION_DIGITS digits, lies in [low, high]; None when there is none."""
+    if low > high:
+        return None
+    options: list[Node] = [EMPTY] if low <= 0 else []
+    for width in range(1, BOUNDED_FRACTION_DIGITS + 1):
+        step = 10 ** (BOUNDED_FRACTION_DIGITS - width)
+        first, last = -(-low // step), high // step  # digits F with low <= F * step <= high
+        if first <= last:
+            options.append(seq(lit("."), _same_width_range(str(first).zfill(width), str(last).zfill(width))))
+    return alt(*options) if options else None
