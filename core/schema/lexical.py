@@ -160,7 +160,7 @@ def _magnitude_range(low: Decimal, low_exclusive: bool, high: Decimal, high_excl
     top = _SCALE - 1
     options: list[Node | None] = []
     if low_int + 1 <= high_int - 1:
-        options.append(seq(integer_range(low_int + 1, high_int - 1), _fraction_between(0, top)))
+        options.append(_with_fraction(low_int + 1, _fraction_between(0, top), high_int - 1))
     if low_int < high_int:
         options.append(_with_fraction(low_int, _fraction_between(low_frac + low_exclusive, top)))
         options.append(_with_fraction(high_int, _fraction_between(0, high_frac - high_exclusive)))
@@ -169,8 +169,9 @@ def _magnitude_range(low: Decimal, low_exclusive: bool, high: Decimal, high_excl
     return alt(*(o for o in options if o is not None))
 
 
-def _with_fraction(whole: int, fraction: Node | None) -> Node | None:
-    return None if fraction is None else seq(integer_range(whole, whole), fraction)
+def _with_fraction(whole: int, fraction: Node | None, last_whole: int | None = None) -> Node | None:
+    """Integer parts from `whole` to `last_whole` (default: just `whole`), then `fraction`."""
+    return None if fraction is None else seq(integer_range(whole, whole if last_whole is None else last_whole), fraction)
 
 
 def _fraction_between(low: int, high: int) -> Node | None:
