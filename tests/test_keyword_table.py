@@ -1,0 +1,181 @@
+"""The README's supported-keyword table, generated from the examples checked here.
+
+Each row names keywords, says how they are enforced and carries an example schema with a
+document it must accept and one it must reject (every accepted one also validates with
+jsonschema). The test fails when the README's table differs from the rendered rows;
+`python tests/test_keyword_table.py --write` rewrites it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import jsonschema
+import pytest
+
+from gguf_extract.core.automaton.dfa import DEAD
+from gguf_extract.core.compiled import compile_automaton
+from gguf_extract.core.schema.load import validation_schema
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+START, END = "<!-- keyword-table:start -->", "<!-- keyword-table:end -->"
+
+
+class Row(NamedTuple):
+    keywords: str
+    enforced: str
+    schema: Any
+    accepted: Any
+    rejected: Any
+
+
+NO = object()  # a row without a document to reject (annotations)
+
+ROWS = [
+    Row("`type` (all seven, and lists)", "exactly", {"type": ["integer", "null"]}, None, "1"),
+    Row(
+        "`properties`, `required`, `additionalProperties`",
+        "exactly; properties in schema order, optional ones may be left out, no undeclared ones generated",
+        {"properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": False},
+        {"a": 1},
+        {"a": 1, "b": 2},
+    ),
+    Row(
+        "`patternProperties`, `propertyNames`",
+        "exactly (Python's `re.search` decides which patterns a name matches); generated keys come from the first pattern",
+        {"patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": False},
+        {"x-a": 1},
+        {"y": 1},
+    ),
+    Row(
+        "`minProperties`, `maxProperties`",
+        "exactly over declared properties; above 1 on objects without declared properties: refused",
+        {"properties": {"a": {"type": "null"}, "b": {"type": "null"}}, "minProperties": 1},
+        {"b": None},
+        {},
+    ),
+    Row("`enum`, `const`", "exactly, values filtered by the keywords beside them", {"enum": ["a", 1], "type": "string"}, "a", 1),
+    Row(
+        "`allOf`, and keywords beside `$ref`/`anyOf`/`oneOf`",
+        "exactly, merged keyword by keyword; pairs with no exact merge (two formats, two tuples) are refused",
+        {"allOf": [{"type": "integer", "minimum": 2}, {"maximum": 5}]},
+        5,
+        6,
+    ),
+    Row("`anyOf`", "exactly", {"anyOf": [{"type": "string", "maxLength": 1}, {"type": "boolean"}]}, True, "ab"),
+    Row(
+        "`oneOf`",
+        "exactly when branches are made exclusive: different kinds of value, a required property with disjoint values,"
+        " or different required properties (a branch then never writes the others'); otherwise refused",
+        {"type": "object", "properties": {"a": {"type": "null"}, "b": {"type": "null"}}, "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+        {"a": None},
+        {"a": None, "b": None},
+    ),
+    Row(
+        "`not`",
+        "types, `required` (one of the names is never written), and any `not` beside `enum`/`const`; others refused",
+        {"type": ["string", "null"], "not": {"type": "null"}, "maxLength": 2},
+        "ab",
+        None,
+    ),
+    Row(
+        "`$ref` to `#/...` (`$defs`, `definitions`)",
+        "exactly; recursive references unrolled `--recursion-depth` levels (default 3), refused when they cannot stop",
+        {"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"},
+        [[[]]],
+        [[[[]]]],
+    ),
+    Row("`items`, `minItems`, `maxItems`", "exactly", {"items": {"type": "integer"}, "maxItems": 2}, [1, 2], [1, 2, 3]),
+    Row(
+        "`prefixItems` with `items`; draft-07 array `items` with `additionalItems`",
+        "exactly",
+        {"prefixItems": [{"type": "string"}], "items": False},
+        ["a"],
+        ["a", 1],
+    ),
+    Row(
+        "`uniqueItems`",
+        "when items are enum, const, boolean or null values: each at most once, in listed order; otherwise refused",
+        {"items": {"enum": ["r", "g"]}, "uniqueItems": True},
+        ["r", "g"],
+        ["r", "r"],
+    ),
+    Row("`minLength`, `maxLength`", "exactly, in characters", {"type": "string", "minLength": 1, "maxLength": 2}, "é", "abc"),
+    Row(
+        "`pattern`",
+        "ECMA-262 search semantics, intersected with lengths and format; only strings both ECMA-262 and Python accept"
+        " (lookaround, backreferences and `\\b` refused)",
+        {"type": "string", "pattern": "^[a-z]+-\\d{2}$", "maxLength": 6},
+        "ab-12",
+        "abcd-12",
+    ),
+    Row(
+        "`minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (draft-04 boolean forms too)",
+        "exactly for integers and for decimals; bounded numbers have at most 10 integer and 5 fraction digits",
+        {"type": "number", "exclusiveMinimum": 0, "maximum": 99.95},
+        99.95,
+        99.96,
+    ),
+    Row(
+        "`multipleOf`",
+        "whole-number divisors (on numbers: whole multiples only); fractional divisors refused",
+        {"type": "integer", "multipleOf": 5},
+        15,
+        16,
+    ),
+    Row(
+        "`format`: `date`, `date-time`, `time`, `uuid`, `ipv4`, `email`",
+        "exactly (calendar dates with leap years, RFC 3339 times, conservative e-mail subset); other formats JSON Schema"
+        " defines are refused; names it does not define (`int32`, `byte`) are ignored, as validators do",
+        {"type": "string", "format": "date"},
+        "2024-02-29",
+        "2023-02-29",
+    ),
+    Row("OpenAPI `nullable: true`", "exactly (null allowed besides the rest; validation honours it too)", {"type": "string", "nullable": True, "maxLength": 1}, None, "ab"),
+    Row(
+        "annotations (`title`, `description`, `default`, `examples`, ...) and keywords the draft does not define (`x-*`)",
+        "ignored, as validators do; `extract check` lists the unknown ones",
+        {"type": "integer", "title": "n", "x-unit": "cm"},
+        1,
+        NO,
+    ),
+]
+
+
+def render() -> str:
+    lines = ["| keyword | enforced | example schema |", "|---|---|---|"]
+    for row in ROWS:
+        lines.append(f"| {row.keywords} | {row.enforced} | `{json.dumps(row.schema, ensure_ascii=False)}` |")
+    return "\n".join(lines)
+
+
+def readme_table() -> str:
+    text = README.read_text(encoding="utf-8")
+    return text.split(START, 1)[1].split(END, 1)[0].strip()
+
+
+def accepts(schema: Any, value: Any) -> bool:
+    automaton = compile_automaton(schema)
+    state = automaton.dfa.walk(automaton.dfa.start, json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    return state != DEAD and automaton.dfa.is_accepting(state)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda row: row.keywords[:40])
+def test_row_example_behaves_as_stated(row: Row) -> None:
+    assert accepts(row.schema, row.accepted)
+    assert jsonschema.Draft202012Validator(validation_schema(row.schema)).is_valid(row.accepted)
+    if row.rejected is not NO:
+        assert not accepts(row.schema, row.rejected)
+
+
+def test_readme_table_is_generated_from_these_rows() -> None:
+    assert readme_table() == render(), "run: python tests/test_keyword_table.py --write"
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
+    text = README.read_text(encoding="utf-8")
+    head, rest = text.split(START, 1)
+    README.write_text(f"{head}{START}\n{render()}\n{END}{rest.split(END, 1)[1]}", encoding="utf-8")
