@@ -57,6 +57,14 @@ ROWS = [
         {"b": None},
         {},
     ),
+    Row(
+        "`dependentRequired`, `dependentSchemas`, `dependencies`",
+        "exactly when the trigger property is required; otherwise the dependent names are always written, and a trigger"
+        " with a dependent schema is never written",
+        {"properties": {"a": {"type": "null"}, "b": {"type": "null"}}, "dependentRequired": {"a": ["b"]}},
+        {"a": None, "b": None},
+        {"a": None},
+    ),
     Row("`enum`, `const`", "exactly, values filtered by the keywords beside them", {"enum": ["a", 1], "type": "string"}, "a", 1),
     Row(
         "`allOf`, and keywords beside `$ref`/`anyOf`/`oneOf`",
@@ -70,7 +78,11 @@ ROWS = [
         "`oneOf`",
         "exactly when branches are made exclusive: different kinds of value, a required property with disjoint values,"
         " or different required properties (a branch then never writes the others'); otherwise refused",
-        {"type": "object", "properties": {"a": {"type": "null"}, "b": {"type": "null"}}, "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+        {
+            "type": "object",
+            "properties": {"a": {"type": "null"}, "b": {"type": "null"}},
+            "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
+        },
         {"a": None},
         {"a": None, "b": None},
     ),
@@ -134,7 +146,13 @@ ROWS = [
         "2024-02-29",
         "2023-02-29",
     ),
-    Row("OpenAPI `nullable: true`", "exactly (null allowed besides the rest; validation honours it too)", {"type": "string", "nullable": True, "maxLength": 1}, None, "ab"),
+    Row(
+        "OpenAPI `nullable: true`",
+        "exactly (null allowed besides the rest; validation honours it too)",
+        {"type": "string", "nullable": True, "maxLength": 1},
+        None,
+        "ab",
+    ),
     Row(
         "annotations (`title`, `description`, `default`, `examples`, ...) and keywords the draft does not define (`x-*`)",
         "ignored, as validators do; `extract check` lists the unknown ones",

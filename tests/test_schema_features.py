@@ -146,6 +146,23 @@ SOUND_SCHEMAS: dict[str, Any] = {
         },
         "required": ["price", "temp"],
     },
+    "dependencies": {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "card": {"type": "string", "maxLength": 4},
+            "billing": {"type": "string", "maxLength": 4},
+            "cvv": {"type": "integer"},
+        },
+        "dependencies": {"card": ["billing"], "cvv": {"required": ["card"]}},
+    },
+    "dependent_required": {
+        "type": "object",
+        "properties": {"a": {"type": "null"}, "b": {"type": "null"}},
+        "required": ["a"],
+        "dependentRequired": {"a": ["b"]},
+        "dependentSchemas": {"a": {"properties": {"b": {"type": "null"}}}},
+    },
     "vendor_keywords": {
         "type": "object",
         "x-order": 3,
@@ -255,6 +272,10 @@ def test_sampled_documents_validate(name: str) -> None:
         ("property_names", {"ab": None}, False),
         ("property_names_filter", {"Ok": None}, True),
         ("property_names_filter", {"bad": None}, False),
+        ("dependencies", {"card": "1234", "billing": "x"}, True),
+        ("dependencies", {"card": "1234"}, False),
+        ("dependent_required", {"a": None, "b": None}, True),
+        ("dependent_required", {"a": None}, False),
         ("vendor_keywords", {"n": 3}, True),
         ("vendor_keywords", {"n": 4}, False),
     ],
@@ -326,7 +347,6 @@ def test_recursion_depth_is_a_parameter() -> None:
         ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, "uniqueItems", "/uniqueItems"),
         ({"oneOf": [{"required": ["a"]}, {"required": ["a", "b"]}, {"type": "string"}]}, "oneOf", "/oneOf"),
         ({"allOf": [{"format": "date"}, {"format": "email"}]}, "format", "/format"),
-        ({"type": "object", "dependentRequired": {"a": ["b"]}}, "dependentRequired", "/dependentRequired"),
         ({"$schema": "http://json-schema.org/draft-03/schema#", "type": "string"}, "$schema", "/$schema"),
     ],
 )

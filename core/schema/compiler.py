@@ -59,7 +59,18 @@ TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "string": frozenset({"minLength", "maxLength", "format", "pattern"}),
     "array": frozenset({"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems"}),
     "object": frozenset(
-        {"properties", "required", "additionalProperties", "minProperties", "maxProperties", "patternProperties", "propertyNames"}
+        {
+            "properties",
+            "required",
+            "additionalProperties",
+            "minProperties",
+            "maxProperties",
+            "patternProperties",
+            "propertyNames",
+            "dependencies",
+            "dependentRequired",
+            "dependentSchemas",
+        }
     ),
 }
 # Keywords this compiler enforces (or, for annotations, knows to carry no constraint).
@@ -522,6 +533,8 @@ class _Compiler:
             raise SchemaError(f"no array of distinct values at {pointer or '/'} has between {low} and {high} items") from None
 
     def _object(self, schema: dict[str, Any], pointer: str) -> Node:
+        if DEPENDENCY_KEYWORDS & schema.keys():
+            return self._object(self._without_dependencies(schema, pointer), pointer)
         properties, required = self._property_schemas(schema, pointer)
         low, high = schema.get("minProperties", 0), schema.get("maxProperties")
         if not properties and not required:
@@ -548,6 +561,28 @@ class _Compiler:
             return object_of(members, low, high)
         except SchemaError:
             raise SchemaError(f"no object at {pointer or '/'} can have between {low} and {high} of its properties") from None
+
+    def _without_dependencies(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
+        """Dependencies folded into plain keywords, exactly when the trigger property is
+        required and as a subset otherwise: a dependent schema is merged in when its trigger
+        is required and the trigger is never written when it is optional; dependent names
+        become required outright (or the trigger is never written if they cannot be)."""
+        rest = {k: v for k, v in schema.items() if k not in DEPENDENCY_KEYWORDS}
+        names_needed, schemas_needed = _dependencies(schema)
+        merge = Merge(self.root, self.asserting, pointer)
+        for trigger, dependent in schemas_needed.items():
+            rest = merge.pair(rest, dependent if trigger in rest.get("required", []) else {"properties": {trigger: False}})
+        for trigger, names in names_needed.items():
+            writable = all(self._may_write(rest, name) for name in names)
+            if writable or trigger in rest.get("required", []):
+                rest = merge.pair(rest, {"required": names})
+            else:
+                rest = merge.pair(rest, {"properties": {trigger: False}})
+        return dict(rest)
+
+    def _may_write(self, schema: dict[str, Any], name: str) -> bool:
+        declared = schema.get("properties", {})
+        return declared[name] is not False if name in declared else schema.get("additionalProperties", True) is not False
 
     def _property_schemas(self, schema: dict[str, Any], pointer: str) -> tuple[dict[str, tuple[Any, str]], list[str]]:
         """Each property that may be written, with the schema its value must meet: its own
@@ -662,6 +697,22 @@ def tuple_array(heads: list[Node], tail: Node | None, low: int, high: int | None
         present = seq(separator, heads[index], after)
         after = present if index < low else alt(present, EMPTY)
     return seq(lit("["), after, lit("]"))
+
+
+DEPENDENCY_KEYWORDS = frozenset({"dependencies", "dependentRequired", "dependentSchemas"})
+
+
+def _dependencies(schema: dict[str, Any]) -> tuple[dict[str, list[str]], dict[str, Any]]:
+    """(trigger -> names it requires, trigger -> schema the object must then meet), from
+    draft-07 `dependencies` (either form) and 2019-09's dependentRequired/dependentSchemas."""
+    names: dict[str, list[str]] = dict(schema.get("dependentRequired", {}))
+    schemas: dict[str, Any] = dict(schema.get("dependentSchemas", {}))
+    for trigger, dependent in schema.get("dependencies", {}).items():
+        if isinstance(dependent, list):
+            names[trigger] = [*names.get(trigger, []), *dependent]
+        else:
+            schemas[trigger] = dependent
+    return names, schemas
 
 
 def _decimal(bound: float | None) -> Decimal | None:
