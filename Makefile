@@ -1,5 +1,6 @@
 # install: the project and its test tools into .venv   test: the whole suite
 # lint: ruff and mypy --strict                           bench: extract vs llama-cpp-python's grammar
+# coverage: compile rate and soundness over the JSONSchemaBench corpus (add ARGS=--update-baseline to record)
 PY := .venv/bin/python
 
 install:
@@ -14,4 +15,7 @@ lint:
 bench:
 	$(PY) bench/grammar_compare.py
 
-.PHONY: install test lint bench
+coverage:
+	$(PY) -W ignore bench/corpus_coverage.py $(ARGS)
+
+.PHONY: install test lint bench coverage
