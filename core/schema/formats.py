@@ -1,13 +1,15 @@
-"""String formats enforced exactly, as regex trees over the decoded characters.
+"""String formats as regex trees over the decoded characters.
 
 Each format matches only strings that the format checker used for final validation accepts
 (Python's `date.fromisoformat` for dates, RFC 3339 for date-times), including month lengths
-and leap years, so the automaton never emits a value that validation would reject.
+and leap years, so the automaton never emits a value that validation would reject. Dates and
+times are exact; host names, IPv6 addresses, URIs and durations are conservative subsets (see
+each function). Every tree is ASCII without quotes or backslashes, so JSON needs no escapes.
 """
 
 from __future__ import annotations
 
-from ..automaton.regex import Node, Repeat, alt, char_set, chars, lit, seq
+from ..automaton.regex import EMPTY, Node, Repeat, alt, char_set, chars, lit, optional, seq
 from .lexical import DIGIT, HEX_DIGIT
 
 D = DIGIT
@@ -91,6 +93,207 @@ def email_node() -> Node:
     return seq(local, lit("@"), label, Repeat(seq(lit("."), label), 1, 4))
 
 
+# ---------------------------------------------------------------------------------------------
+# Host names, IPv6 addresses, URIs and durations. Every tree below describes a subset of what
+# jsonschema's checkers accept for every draft that defines the format: fqdn (hostname), idna
+# (idn-hostname), ipaddress (ipv6), rfc3987 (uri, uri-reference) and isoduration plus a
+# designator check (duration). Each is a conservative subset a writer would naturally use, with
+# bounded repeats so the automata stay small.
+
+_LETTER_DIGIT = chars((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A))
+_LETTER_DIGIT_HYPHEN = chars((0x2D, 0x2D), (0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A))
+_HOSTNAME_FIRST_LABEL = 63
+_HOSTNAME_MORE_LABELS = 5
+_HOSTNAME_LATER_LABEL = 37  # 63 + 5 * (1 + 37) = 253, the longest name fqdn allows
+
+
+def _host_label(max_length: int) -> Node:
+    """A letter-digit-hyphen label of 1..max_length characters that neither starts nor ends with
+    a hyphen and has no hyphens in both its 3rd and 4th positions (`xn--`-style labels, which
+    IDNA reserves for punycode and rejects unless they decode)."""
+    ldh, ld = _LETTER_DIGIT_HYPHEN, _LETTER_DIGIT
+    # After the first character: 1, 2 or 3 more characters, or 4+ where (3rd, 4th) != (-, -).
+    rest = alt(
+        ld,
+        seq(ldh, ld),
+        seq(ldh, ldh, ld),
+        seq(ldh, alt(seq(ld, ldh), seq(lit("-"), ld)), Repeat(ldh, 0, max_length - 5), ld),
+    )
+    return seq(ld, optional(rest))
+
+
+def hostname_node() -> Node:
+    """RFC 1123 host names: dot-separated letter-digit-hyphen labels, no trailing dot.
+
+    A first label of up to 63 characters and at most five more of up to 37 each, so a name
+    never exceeds the 253 characters fqdn allows (fqdn checks only label syntax, label
+    length and total length; all-digit labels such as those of `192.168.0.1` are accepted).
+    Labels with hyphens in both the 3rd and 4th positions are left out, so that the same
+    names are valid IDNA names as well."""
+    return seq(
+        _host_label(_HOSTNAME_FIRST_LABEL),
+        Repeat(seq(lit("."), _host_label(_HOSTNAME_LATER_LABEL)), 0, _HOSTNAME_MORE_LABELS),
+    )
+
+
+def idn_hostname_node() -> Node:
+    """The ASCII subset of internationalized host names: exactly the `hostname` tree, which
+    the idna package accepts (lowercase-folded letters, digits and inner hyphens are PVALID,
+    and no label looks like an A-label). Non-ASCII labels are not generated."""
+    return hostname_node()
+
+
+def _hextets(count: int) -> Node:
+    """`count` (>= 1) groups of 1-4 hex digits joined by colons."""
+    hextet = Repeat(HEX_DIGIT, 1, 4)
+    return seq(hextet, Repeat(seq(lit(":"), hextet), count - 1, count - 1))
+
+
+def _hextets_up_to(count: int) -> Node:
+    """0..count groups joined by colons."""
+    if count == 0:
+        return EMPTY
+    hextet = Repeat(HEX_DIGIT, 1, 4)
+    return optional(seq(hextet, Repeat(seq(lit(":"), hextet), 0, count - 1)))
+
+
+def ipv6_node() -> Node:
+    """IPv6 addresses in the forms Python's ipaddress (and RFC 4291) accept, without zone ids
+    (`fe80::1%eth0`, which jsonschema rejects): eight hextets of 1-4 hex digits; `::` with k
+    hextets before it (0 <= k <= 7) and at most 7 - k after it (`::`, `::1`, `2001:db8::1`,
+    `1:2:3:4:5:6:7::`); and both forms with a dotted IPv4 tail counting as two hextets
+    (`::ffff:192.0.2.1`, `64:ff9b::192.0.2.33`). Hex digits may be either case; the IPv4 part
+    is `ipv4` (no leading zeros, which ipaddress rejects). That is every form ipaddress
+    accepts except zone ids."""
+    options: list[Node] = [_hextets(8)]
+    for before in range(8):
+        head = _hextets(before) if before else EMPTY
+        options.append(seq(head, lit("::"), _hextets_up_to(7 - before)))
+    ipv4 = ipv4_node()
+    options.append(seq(_hextets(6), lit(":"), ipv4))
+    for before in range(6):
+        head = _hextets(before) if before else EMPTY
+        middle = [seq(_hextets(after), lit(":")) for after in range(1, 6 - before)]
+        options.append(seq(head, lit("::"), alt(EMPTY, *middle), ipv4))
+    return alt(*options)
+
+
+# RFC 3986 character classes, as rfc3987 spells them (ASCII only, never a quote or backslash).
+_UNRESERVED = ((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A), (0x2D, 0x2E), (0x5F, 0x5F), (0x7E, 0x7E))
+_SUB_DELIMS = ((0x21, 0x21), (0x24, 0x24), (0x26, 0x2C), (0x3B, 0x3B), (0x3D, 0x3D))  # ! $ & ' ( ) * + , ; =
+_COLON, _AT = (0x3A, 0x3A), (0x40, 0x40)
+_URI_SCHEME_MORE = 15
+_URI_USERINFO = 32
+_URI_PORT_DIGITS = 5
+_URI_PATH = 128
+_URI_FIRST_SEGMENT = 64
+_URI_QUERY = 128
+_URI_FRAGMENT = 64
+
+
+def _pct_encoded() -> Node:
+    return seq(lit("%"), HEX_DIGIT, HEX_DIGIT)
+
+
+def _uri_char(*extra: tuple[int, int]) -> Node:
+    """An unreserved or sub-delimiter character, one of `extra`, or a %XX escape."""
+    return alt(chars(*_UNRESERVED, *_SUB_DELIMS, *extra), _pct_encoded())
+
+
+# Paths are flat character runs: ("/" segment)* is the same language as "/" (pchar | "/")*,
+# and one bounded repeat compiles far smaller than segments nested in a repeat.
+_PCHAR = (_COLON, _AT)
+_PATH_CHAR = (_COLON, _AT, (0x2F, 0x2F))
+_QUERY_CHAR = (_COLON, _AT, (0x2F, 0x2F), (0x3F, 0x3F))
+
+
+def _authority() -> Node:
+    """[userinfo@]host[:port] with a host name or an IPv6 literal in brackets; or empty, as in
+    `file:///etc/hosts`."""
+    userinfo = seq(Repeat(_uri_char(_COLON), 1, _URI_USERINFO), lit("@"))
+    host = alt(hostname_node(), seq(lit("["), ipv6_node(), lit("]")))
+    port = seq(lit(":"), Repeat(DIGIT, 1, _URI_PORT_DIGITS))
+    return alt(seq(optional(userinfo), host, optional(port)), EMPTY)
+
+
+def _network_path() -> Node:
+    """`//authority` then path-abempty: empty or `/` and up to _URI_PATH characters in all."""
+    return seq(lit("//"), _authority(), optional(seq(lit("/"), Repeat(_uri_char(*_PATH_CHAR), 0, _URI_PATH - 1))))
+
+
+def _rootless_path() -> Node:
+    """path-rootless: a non-empty first segment, then segments and slashes."""
+    return seq(_uri_char(*_PCHAR), Repeat(_uri_char(*_PATH_CHAR), 0, _URI_PATH - 1))
+
+
+def _query_fragment() -> Node:
+    query = seq(lit("?"), Repeat(_uri_char(*_QUERY_CHAR), 0, _URI_QUERY))
+    fragment = seq(lit("#"), Repeat(_uri_char(*_QUERY_CHAR), 0, _URI_FRAGMENT))
+    return seq(optional(query), optional(fragment))
+
+
+def _scheme() -> Node:
+    return seq(chars((0x41, 0x5A), (0x61, 0x7A)), Repeat(chars((0x2B, 0x2B), *_UNRESERVED[:4]), 0, _URI_SCHEME_MORE))
+
+
+def uri_node() -> Node:
+    """Absolute URIs (RFC 3986): `scheme:` then either `//authority` and an optional absolute
+    path (`https://user@example.com:8080/a/b`), or a rootless path (`mailto:a@example.com`,
+    `urn:isbn:0451450523`); then an optional `?query` and `#fragment`.
+
+    Subset: the host is a `hostname`, a bracketed `ipv6` literal, or empty (with no userinfo
+    or port, as in `file:///etc/hosts`); IPvFuture and percent-encoded or sub-delimiter host
+    names are left out, as are path-absolute forms without an authority (`file:/x`) and empty
+    paths without one (`about:`). Each part uses the characters RFC 3986 allows unencoded
+    there, plus %XX escapes. Lengths are capped so the automaton stays small: scheme 16,
+    userinfo 32, port 5 digits, path 128 (slashes included), query 128, fragment 64."""
+    return seq(_scheme(), lit(":"), alt(_network_path(), _rootless_path()), _query_fragment())
+
+
+def uri_reference_node() -> Node:
+    """A URI (see `uri`) or a relative reference: `//authority/path`, an absolute path
+    (`/a/b`), a relative path whose first segment has no colon (`a/b`, `../x`) or an empty
+    path, each followed by an optional `?query` and `#fragment` (so `?page=2`, `#top` and the
+    empty string are references too). Same parts and caps as `uri`; a relative path's first
+    segment has at most 64 characters."""
+    network = _network_path()  # shared by both branches: compiled once per continuation
+    rootless = _rootless_path()
+    no_scheme = seq(
+        Repeat(_uri_char(_AT), 1, _URI_FIRST_SEGMENT),
+        optional(seq(lit("/"), Repeat(_uri_char(*_PATH_CHAR), 0, _URI_PATH - 1))),
+    )
+    relative = alt(network, seq(lit("/"), optional(rootless)), no_scheme, EMPTY)
+    return seq(alt(seq(_scheme(), lit(":"), alt(network, rootless)), relative), _query_fragment())
+
+
+_DURATION_DIGITS = 9
+
+
+def duration_node() -> Node:
+    """RFC 3339 Appendix A durations (the grammar JSON Schema cites), integers only:
+    `P` then a date part `nY[nM[nD]]`, `nM[nD]` or `nD`, optionally followed by a time part;
+    or `P` and a time part alone (`PT30M`); or weeks alone (`P2W`). The time part is `T` then
+    `nH[nM[nS]]`, `nM[nS]` or `nS`. Numbers have 1-9 digits.
+
+    Grammar-wise a subset of what isoduration parses (it also takes fractions, signs, and
+    skipped units such as `P1Y3D`), and every form ends with a designator, as jsonschema also
+    requires."""
+    number = Repeat(DIGIT, 1, _DURATION_DIGITS)
+
+    def unit(letter: str) -> Node:
+        return seq(number, lit(letter))
+
+    second = unit("S")
+    minute = seq(unit("M"), optional(second))
+    hour = seq(unit("H"), optional(minute))
+    time = seq(lit("T"), alt(hour, minute, second))
+    day = unit("D")
+    month = seq(unit("M"), optional(day))
+    year = seq(unit("Y"), optional(month))
+    date = seq(alt(year, month, day), optional(time))
+    return seq(lit("P"), alt(date, time, unit("W")))
+
+
 FORMATS = {
     "date": date_node,
     "date-time": date_time_node,
@@ -98,4 +301,10 @@ FORMATS = {
     "uuid": uuid_node,
     "ipv4": ipv4_node,
     "email": email_node,
+    "hostname": hostname_node,
+    "idn-hostname": idn_hostname_node,
+    "ipv6": ipv6_node,
+    "uri": uri_node,
+    "uri-reference": uri_reference_node,
+    "duration": duration_node,
 }
