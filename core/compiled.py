@@ -80,6 +80,7 @@ class SchemaAutomaton:
 
 
 NFA_STATE_LIMIT = 300_000  # about 2 s of construction here: refuse rather than hang
+NFA_TIME_BUDGET_S = 2.0  # with the tree's 2 s, any schema compiles or is refused within about 5 s
 
 
 MAX_RELAXED = 500
@@ -150,7 +151,7 @@ def _compile_checked(schema: Schema, recursion_depth: int, started: float) -> Sc
     except RecursionError:
         raise SchemaError("the schema nests too deeply to compile", hint="flatten deeply nested sub-schemas") from None
     try:
-        nfa = build_nfa(compiled_tree.tree, NFA_STATE_LIMIT)
+        nfa = build_nfa(compiled_tree.tree, NFA_STATE_LIMIT, time.monotonic() + NFA_TIME_BUDGET_S)
     except AutomatonTooLarge as error:
         raise SchemaError(
             f"the schema's automaton is too large ({error})", hint="lower maxLength/maxItems bounds or simplify patterns"

@@ -8,6 +8,7 @@ linear in size.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq
@@ -44,8 +45,10 @@ class NFA:
 DEFAULT_STATE_LIMIT = 2_000_000
 
 
-def build_nfa(tree: Node, state_limit: int = DEFAULT_STATE_LIMIT) -> NFA:
-    builder = _Builder(state_limit)
+def build_nfa(tree: Node, state_limit: int = DEFAULT_STATE_LIMIT, deadline: float | None = None) -> NFA:
+    """The NFA of `tree`. Raises AutomatonTooLarge past `state_limit` states or, when given,
+    past the `time.monotonic()` instant `deadline`."""
+    builder = _Builder(state_limit, deadline)
     nfa = builder.nfa
     nfa.accept = nfa.new_state()
     nfa.start = builder.build(tree, nfa.accept)
@@ -53,15 +56,17 @@ def build_nfa(tree: Node, state_limit: int = DEFAULT_STATE_LIMIT) -> NFA:
 
 
 class _Builder:
-    def __init__(self, state_limit: int) -> None:
+    def __init__(self, state_limit: int, deadline: float | None) -> None:
         self.nfa = NFA()
         self.limit = state_limit
+        self.deadline = deadline
         self.memo: dict[tuple[int, int], int] = {}
         self.keep_alive: list[Node] = []  # ids in memo must not be reused
 
     def new_state(self) -> int:
-        if self.nfa.size >= self.limit:
-            raise AutomatonTooLarge(self.limit)
+        size = self.nfa.size
+        if size >= self.limit or (size & 0x1FFF == 0 and self.deadline is not None and time.monotonic() > self.deadline):
+            raise AutomatonTooLarge(self.limit if size >= self.limit else size)
         return self.nfa.new_state()
 
     def build(self, node: Node, nxt: int) -> int:

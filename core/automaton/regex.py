@@ -91,3 +91,27 @@ def chars(*ranges: tuple[int, int]) -> Chars:
 def char_set(text: str) -> Chars:
     """A set of single characters, e.g. char_set("+-")."""
     return Chars(tuple((ord(c), ord(c)) for c in text))
+
+
+def length_range(node: Node) -> tuple[int, int | None]:
+    """(fewest, most) characters `node` matches; most is None when unbounded. Machines are
+    not measured (0, None)."""
+    if isinstance(node, Lit):
+        count = len(node.data.decode("utf-8"))
+        return count, count
+    if isinstance(node, Chars):
+        return 1, 1
+    if isinstance(node, Seq):
+        parts = [length_range(part) for part in node.parts]
+        highs = [high for _, high in parts]
+        return sum(low for low, _ in parts), None if None in highs else sum(h for h in highs if h is not None)
+    if isinstance(node, Alt):
+        options = [length_range(option) for option in node.options]
+        highs = [high for _, high in options]
+        return min((low for low, _ in options), default=0), None if None in highs else max(
+            (h for h in highs if h is not None), default=0
+        )
+    if isinstance(node, Repeat):
+        low, high = length_range(node.item)
+        return low * node.low, None if high is None or node.high is None else high * node.high
+    return 0, None

@@ -22,10 +22,10 @@ import jsonschema
 
 from ..automaton.charnfa import intersect, is_empty, length_machine, machine_from_tree, multiple_machine
 from ..automaton.nfa import AutomatonTooLarge
-from ..automaton.regex import EMPTY, Node, Repeat, alt, lit, optional, seq
+from ..automaton.regex import EMPTY, Node, Repeat, alt, length_range, lit, optional, seq
 from ..errors import SchemaError, UnsupportedSchema
 from .disjoint import ALL_KINDS, TYPE_KINDS, Overlap, exclusions, value_kinds
-from .formats import FORMATS
+from .formats import COMPACT_FORMATS, FORMATS
 from .lexical import QUOTE, integer_node, integer_range, number_node, number_range, string_node
 from .load import Schema, resolve_ref
 from .merge import Merge
@@ -454,9 +454,11 @@ class _Compiler:
             bodies.append(format_body)
         if not bodies:
             return string_node(low, high)
-        if len(bodies) == 1 and format_body is not None and "minLength" not in schema and "maxLength" not in schema:
-            return seq(QUOTE, format_body, QUOTE)  # formats are ASCII without quotes or backslashes
-        return seq(QUOTE, self._string_machine(bodies, low, high, pointer), QUOTE)
+        if _lengths_implied(bodies, low, high):
+            if len(bodies) == 1 and format_body is not None:
+                return seq(QUOTE, format_body, QUOTE)  # formats are ASCII without quotes or backslashes
+            low, high = 0, None
+        return seq(QUOTE, self._string_machine(bodies, low, high, pointer, schema), QUOTE)
 
     def _pattern_body(self, pattern: str, pointer: str) -> Node:
         try:
@@ -471,13 +473,19 @@ class _Compiler:
         if name is None:
             return None
         if name in FORMATS:
-            return FORMATS[name]()
+            body = FORMATS[name]()
+            high = schema.get("maxLength")
+            longest = length_range(body)[1]
+            if name in COMPACT_FORMATS and high is not None and (longest is None or longest > high):
+                compact = COMPACT_FORMATS[name]()
+                body = compact if (length_range(compact)[1] or 0) <= high else body
+            return body
         if name in SPECIFIED_FORMATS:
             raise UnsupportedSchema("format", _join(pointer, "format"), f"format {name!r} is not supported")
         self.ignored.append(_join(pointer, "format"))
         return None
 
-    def _string_machine(self, bodies: list[Node], low: int, high: int | None, pointer: str) -> Node:
+    def _string_machine(self, bodies: list[Node], low: int, high: int | None, pointer: str, schema: dict[str, Any]) -> Node:
         """The characters every body and the length bounds allow at once (a product automaton)."""
         try:
             machine = machine_from_tree(bodies[0])
@@ -486,7 +494,7 @@ class _Compiler:
             if low > 0 or high is not None:
                 machine = intersect(machine, length_machine(low, high))
         except AutomatonTooLarge as error:
-            keyword = "pattern"
+            keyword = "pattern" if "pattern" in schema else "format" if "format" in schema else "maxLength"
             raise UnsupportedSchema(keyword, _join(pointer, keyword), f"with these length bounds it needs {error}") from None
         if is_empty(machine):
             raise SchemaError(f"no string satisfies pattern, format and length together at {pointer or '/'}")
@@ -713,6 +721,14 @@ def _dependencies(schema: dict[str, Any]) -> tuple[dict[str, list[str]], dict[st
         else:
             schemas[trigger] = dependent
     return names, schemas
+
+
+def _lengths_implied(bodies: list[Node], low: int, high: int | None) -> bool:
+    """Whether every string the bodies allow together already has a length in [low, high]."""
+    ranges = [length_range(body) for body in bodies]
+    fewest = max(r[0] for r in ranges)
+    most = min((r[1] for r in ranges if r[1] is not None), default=None)
+    return fewest >= low and (high is None or (most is not None and most <= high))
 
 
 def _decimal(bound: float | None) -> Decimal | None:

@@ -79,18 +79,23 @@ def ipv4_node() -> Node:
     return seq(octet, lit("."), octet, lit("."), octet, lit("."), octet)
 
 
-def email_node() -> Node:
+def email_node(local_max: int = 64, label_max: int = 63, more_labels: int = 4) -> Node:
     """A conservative subset of addresses: local@label(.label)+ over letters, digits and ._%+-."""
     local = Repeat(
         chars((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A), (0x2E, 0x2E), (0x5F, 0x5F), (0x25, 0x25), (0x2B, 0x2B), (0x2D, 0x2D)),
         1,
-        64,
+        local_max,
     )
     label = seq(
         chars((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A)),
-        Repeat(chars((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A), (0x2D, 0x2D)), 0, 62),
+        Repeat(chars((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A), (0x2D, 0x2D)), 0, label_max - 1),
     )
-    return seq(local, lit("@"), label, Repeat(seq(lit("."), label), 1, 4))
+    return seq(local, lit("@"), label, Repeat(seq(lit("."), label), 1, more_labels))
+
+
+def compact_email_node() -> Node:
+    """At most 107 characters: fits the usual maxLength (254, 320, ...) without a length automaton."""
+    return email_node(32, 24, 2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -293,6 +298,10 @@ def duration_node() -> Node:
     date = seq(alt(year, month, day), optional(time))
     return seq(lit("P"), alt(date, time, unit("W")))
 
+
+# Shorter subsets used when a maxLength is below the full tree's longest string, so the length
+# bound holds by construction instead of by a (much larger) product automaton.
+COMPACT_FORMATS = {"email": compact_email_node}
 
 FORMATS = {
     "date": date_node,
