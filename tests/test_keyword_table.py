@@ -139,9 +139,11 @@ ROWS = [
         16,
     ),
     Row(
-        "`format`: `date`, `date-time`, `time`, `uuid`, `ipv4`, `email`",
-        "exactly (calendar dates with leap years, RFC 3339 times, conservative e-mail subset); other formats JSON Schema"
-        " defines are refused; names it does not define (`int32`, `byte`) are ignored, as validators do",
+        "`format`: `date`, `date-time`, `time`, `duration`, `email`, `hostname`, `idn-hostname`, `ipv4`, `ipv6`, `uri`,"
+        " `uri-reference`, `uuid`",
+        "exactly against every draft's format checker, each from a conservative subset (calendar dates with leap years,"
+        " RFC 3339 times, ASCII host names, integer durations); other formats JSON Schema defines are refused; names it"
+        " does not define (`int32`, `byte`) are ignored, as validators do",
         {"type": "string", "format": "date"},
         "2024-02-29",
         "2023-02-29",
