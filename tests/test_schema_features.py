@@ -163,6 +163,20 @@ SOUND_SCHEMAS: dict[str, Any] = {
         "dependentRequired": {"a": ["b"]},
         "dependentSchemas": {"a": {"properties": {"b": {"type": "null"}}}},
     },
+    "dependency_brings_one_of": {
+        "$schema": "http://json-schema.org/draft-06/schema#",
+        "type": "object",
+        "properties": {"op": {"enum": ["eq", "or"]}},
+        "required": ["op"],
+        "dependencies": {
+            "op": {
+                "oneOf": [
+                    {"properties": {"op": {"enum": ["or"]}, "value": {"type": "array"}}, "required": ["value"]},
+                    {"properties": {"op": {"enum": ["eq"]}, "value": {"type": "integer"}}, "required": ["value"]},
+                ]
+            }
+        },
+    },
     "vendor_keywords": {
         "type": "object",
         "x-order": 3,
@@ -276,6 +290,8 @@ def test_sampled_documents_validate(name: str) -> None:
         ("dependencies", {"card": "1234"}, False),
         ("dependent_required", {"a": None, "b": None}, True),
         ("dependent_required", {"a": None}, False),
+        ("dependency_brings_one_of", {"op": "eq", "value": 1}, True),
+        ("dependency_brings_one_of", {"op": "eq"}, False),
         ("vendor_keywords", {"n": 3}, True),
         ("vendor_keywords", {"n": 4}, False),
     ],

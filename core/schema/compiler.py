@@ -542,7 +542,8 @@ class _Compiler:
 
     def _object(self, schema: dict[str, Any], pointer: str) -> Node:
         if DEPENDENCY_KEYWORDS & schema.keys():
-            return self._object(self._without_dependencies(schema, pointer), pointer)
+            # Through value(): a dependent schema may bring oneOf, anyOf, not or enum along.
+            return self.value({**self._without_dependencies(schema, pointer), "type": "object"}, pointer)
         properties, required = self._property_schemas(schema, pointer)
         low, high = schema.get("minProperties", 0), schema.get("maxProperties")
         if not properties and not required:
