@@ -543,7 +543,7 @@ class _Compiler:
     def _object(self, schema: dict[str, Any], pointer: str) -> Node:
         if DEPENDENCY_KEYWORDS & schema.keys():
             # Through value(): a dependent schema may bring oneOf, anyOf, not or enum along.
-            return self.value({**self._without_dependencies(schema, pointer), "type": "object"}, pointer)
+            return self.value(self._without_dependencies(schema, pointer), pointer)
         properties, required = self._property_schemas(schema, pointer)
         low, high = schema.get("minProperties", 0), schema.get("maxProperties")
         if not properties and not required:
@@ -577,17 +577,17 @@ class _Compiler:
         is required and the trigger is never written when it is optional; dependent names
         become required outright (or the trigger is never written if they cannot be)."""
         rest = {k: v for k, v in schema.items() if k not in DEPENDENCY_KEYWORDS}
+        required = rest.get("required", [])
         names_needed, schemas_needed = _dependencies(schema)
-        merge = Merge(self.root, self.asserting, pointer)
+        conditions: list[Any] = [{**rest, "type": "object"}]
         for trigger, dependent in schemas_needed.items():
-            rest = merge.pair(rest, dependent if trigger in rest.get("required", []) else {"properties": {trigger: False}})
+            conditions.append(dependent if trigger in required else {"properties": {trigger: False}})
         for trigger, names in names_needed.items():
-            writable = all(self._may_write(rest, name) for name in names)
-            if writable or trigger in rest.get("required", []):
-                rest = merge.pair(rest, {"required": names})
+            if trigger in required or all(self._may_write(rest, name) for name in names):
+                conditions.append({"required": names})
             else:
-                rest = merge.pair(rest, {"properties": {trigger: False}})
-        return dict(rest)
+                conditions.append({"properties": {trigger: False}})
+        return {"allOf": conditions}  # merged by value(), which tracks the references it follows
 
     def _may_write(self, schema: dict[str, Any], name: str) -> bool:
         declared = schema.get("properties", {})
@@ -608,7 +608,7 @@ class _Compiler:
             matching = [sub for pattern, sub in patterns.items() if self._finds(pattern, name, pointer)]
             own = declared.get(name, extra if not matching else True)
             where = _join(_join(pointer, "properties"), name) if name in declared else _join(pointer, "additionalProperties")
-            sub = Merge(self.root, self.asserting, where).all_of([own, *matching]) if matching else own
+            sub = {"allOf": [own, *matching]} if matching else own  # merged when compiled, refs tracked
             result[name] = (sub if names_check(name) else False, where)
         return result, required
 
@@ -637,7 +637,7 @@ class _Compiler:
         if patterns:
             first = next(iter(patterns))
             key_schema = Merge(self.root, self.asserting, pointer).pair({"type": "string", "pattern": first}, names)
-            value_schema = Merge(self.root, self.asserting, pointer).all_of(list(patterns.values()))
+            value_schema = {"allOf": list(patterns.values())}
             value_pointer = _join(_join(pointer, "patternProperties"), first)
         else:
             key_schema, value_schema = names, schema.get("additionalProperties", True)

@@ -68,7 +68,7 @@ def _discriminated(root: Schema, first: Any, second: Any) -> bool:
         return False
     for name, values in _finite_properties(root, first).items():
         other = _deref(root, second.get("properties", {}).get(name, second.get("additionalProperties", True)))
-        allowed = _finite_values(other)
+        allowed = _finite_values(other, root)
         if allowed is not None and not any(_same(v, w) for v in values for w in allowed):
             return True
     return False
@@ -79,13 +79,15 @@ def _finite_properties(root: Schema, schema: dict[str, Any]) -> dict[str, list[A
     found: dict[str, list[Any]] = {}
     properties = schema.get("properties", {})
     for name in _required(schema):
-        values = _finite_values(_deref(root, properties.get(name)))
+        values = _finite_values(_deref(root, properties.get(name)), root)
         if values is not None:
             found[name] = values
     return found
 
 
-def _finite_values(schema: Any) -> list[Any] | None:
+def _finite_values(schema: Any, root: Schema | None = None) -> list[Any] | None:
+    """Values `schema` may accept when it lists them (a superset is fine for the callers:
+    a member of allOf that lists values bounds the whole); None when it does not."""
     if schema is False:
         return []
     if not isinstance(schema, dict):
@@ -94,7 +96,11 @@ def _finite_values(schema: Any) -> list[Any] | None:
         return [schema["const"]]
     if isinstance(schema.get("enum"), list):
         return list(schema["enum"])
-    return None
+    lists = [_finite_values(_deref(root, m) if root is not None else m, root) for m in schema.get("allOf", [])]
+    known = [values for values in lists if values is not None]
+    if not known:
+        return None
+    return [v for v in known[0] if all(any(_same(v, w) for w in other) for other in known[1:])]
 
 
 def _same(first: Any, second: Any) -> bool:

@@ -40,6 +40,8 @@ class Merge:
         return merged
 
     def pair(self, first: Any, second: Any) -> Any:
+        if first is True or second is True:
+            return second if first is True else first
         first, second = self.expand(first), self.expand(second)
         if first is False or second is False:
             return False
@@ -115,12 +117,12 @@ class Merge:
         extra_a, extra_b = first.get("additionalProperties", True), second.get("additionalProperties", True)
         merged: dict[str, Any] = {}
         for name in dict.fromkeys([*properties_a, *properties_b]):
-            merged[name] = self.pair(properties_a.get(name, extra_a), properties_b.get(name, extra_b))
+            merged[name] = lazy_all_of(properties_a.get(name, extra_a), properties_b.get(name, extra_b))
         result.pop("properties", None)
         result.pop("additionalProperties", None)
         if merged:
             result["properties"] = merged
-        extra = self.pair(extra_a, extra_b)
+        extra = lazy_all_of(extra_a, extra_b)
         if extra is not True:
             result["additionalProperties"] = extra
 
@@ -184,8 +186,18 @@ def _union(merge: Merge, first: Any, second: Any) -> Any:
     return list(dict.fromkeys([*first, *second]))
 
 
+def lazy_all_of(first: Any, second: Any) -> Any:
+    """Both schemas, merged only when compiled: sub-schemas (properties, items) of recursive
+    schemas would otherwise be merged without end."""
+    if first is True or second is True:
+        return second if first is True else first
+    if first is False or second is False:
+        return False
+    return {"allOf": [first, second]}
+
+
 def _merge_schemas(merge: Merge, first: Any, second: Any) -> Any:
-    return merge.pair(first, second)
+    return lazy_all_of(first, second)
 
 
 def _merge_any_of(merge: Merge, first: Any, second: Any) -> Any:
@@ -203,7 +215,7 @@ def _merge_pattern(merge: Merge, first: Any, second: Any) -> Any:
 def _merge_items(merge: Merge, first: Any, second: Any) -> Any:
     if isinstance(first, list) or isinstance(second, list):
         raise UnsupportedSchema("items", merge.pointer + "/items", "tuple-form items cannot be merged yet")
-    return merge.pair(first, second)
+    return lazy_all_of(first, second)
 
 
 def _merge_not(merge: Merge, first: Any, second: Any) -> Any:
