@@ -88,7 +88,8 @@ ROWS = [
     ),
     Row(
         "`not`",
-        "types, `required` (one of the names is never written), and any `not` beside `enum`/`const`; others refused",
+        "types, `const`/`enum` values (excluded from strings, integers, booleans, null), `required` (one of the names"
+        " is never written), and any `not` beside `enum`/`const`; others refused",
         {"type": ["string", "null"], "not": {"type": "null"}, "maxLength": 2},
         "ab",
         None,
@@ -133,7 +134,8 @@ ROWS = [
     ),
     Row(
         "`multipleOf`",
-        "whole-number divisors (on numbers: whole multiples only); fractional divisors refused",
+        "whole-number divisors (on numbers: whole multiples only); 1/n divisors such as 0.01 give integers (the"
+        " validator's float division rejects many decimals); other fractional divisors refused",
         {"type": "integer", "multipleOf": 5},
         15,
         16,

@@ -22,7 +22,7 @@ from gguf_extract.core.automaton.regex import Repeat, chars, lit, seq
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.compiled import SchemaAutomaton, compile_automaton
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
-from gguf_extract.core.schema.compiler import compile_schema_tree
+from gguf_extract.core.schema.compiler import _divides_integers, compile_schema_tree
 from gguf_extract.core.schema.load import validation_schema
 
 PERSON = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 8}}, "required": ["name"]}
@@ -177,6 +177,15 @@ SOUND_SCHEMAS: dict[str, Any] = {
             }
         },
     },
+    "not_values": {
+        "type": "object",
+        "properties": {
+            "s": {"type": "string", "not": {"enum": ["", "n/a", 3]}, "maxLength": 3},
+            "i": {"type": ["integer", "null", "boolean"], "not": {"enum": [0, 2.0, None, False]}, "minimum": 0, "maximum": 3},
+        },
+        "required": ["s", "i"],
+    },
+    "cents": {"type": "number", "multipleOf": 0.01, "minimum": -5, "maximum": 5},
     "vendor_keywords": {
         "type": "object",
         "x-order": 3,
@@ -292,6 +301,15 @@ def test_sampled_documents_validate(name: str) -> None:
         ("dependent_required", {"a": None}, False),
         ("dependency_brings_one_of", {"op": "eq", "value": 1}, True),
         ("dependency_brings_one_of", {"op": "eq"}, False),
+        ("not_values", {"s": "n/b", "i": 1}, True),
+        ("not_values", {"s": "n/a", "i": 1}, False),
+        ("not_values", {"s": "", "i": 1}, False),
+        ("not_values", {"s": "x", "i": 2}, False),
+        ("not_values", {"s": "x", "i": None}, False),
+        ("not_values", {"s": "x", "i": True}, True),
+        ("not_values", {"s": "x", "i": False}, False),
+        ("cents", 4, True),
+        ("cents", 6, False),
         ("vendor_keywords", {"n": 3}, True),
         ("vendor_keywords", {"n": 4}, False),
     ],
@@ -334,6 +352,15 @@ def test_decimal_bounds_are_exact(
         assert (state != DEAD and automaton.dfa.is_accepting(state)) == inside, (schema, text)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 10**6), st.lists(st.integers(-(10**19), 10**19), min_size=1, max_size=20))
+def test_fractional_divisors_accepted_only_where_the_validator_agrees(multiplier: int, numbers: list[int]) -> None:
+    divisor = 1 / multiplier
+    if _divides_integers(divisor):
+        validator = jsonschema.Draft202012Validator({"multipleOf": divisor})
+        assert all(validator.is_valid(n) for n in numbers), divisor
+
+
 def test_unknown_format_names_are_ignored_and_listed() -> None:
     assert compile_schema_tree(SOUND_SCHEMAS["unknown_format"]).ignored == ["/format"]
 
@@ -358,7 +385,8 @@ def test_recursion_depth_is_a_parameter() -> None:
         ),
         ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, "oneOf", "/oneOf"),
         ({"type": "object", "additionalProperties": {"type": "string"}, "minProperties": 2}, "minProperties", "/minProperties"),
-        ({"type": "number", "multipleOf": 0.01}, "multipleOf", "/multipleOf"),
+        ({"type": "number", "multipleOf": 0.3}, "multipleOf", "/multipleOf"),
+        ({"type": "number", "not": {"const": 1.5}}, "not", "/not"),
         ({"type": "string", "pattern": "(a)\\1"}, "pattern", "/pattern"),
         ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, "uniqueItems", "/uniqueItems"),
         ({"oneOf": [{"required": ["a"]}, {"required": ["a", "b"]}, {"type": "string"}]}, "oneOf", "/oneOf"),

@@ -107,6 +107,43 @@ def length_machine(low: int, high: int | None) -> Machine:
     return _trimmed(edges, 0, set(range(low, last + 1)))
 
 
+def excluding_machine(words: list[str]) -> Machine:
+    """Every string except `words`: a trie of the words, where leaving the trie leads to a
+    state accepting anything, and only the trie nodes ending a word are not accepting."""
+    children: list[dict[int, int]] = [{}]
+    ends: set[int] = set()
+    for word in words:
+        node = 0
+        for char in map(ord, word):
+            if char not in children[node]:
+                children[node][char] = len(children)
+                children.append({})
+            node = children[node][char]
+        ends.add(node)
+    sink = len(children)
+    edges: list[list[Edge]] = []
+    for node_children in children:
+        row: list[Edge] = [(c, c, target) for c, target in node_children.items()]
+        row += [(low, high, sink) for low, high in _without_points(ANY_CHAR, sorted(node_children))]
+        edges.append(row)
+    edges.append([(low, high, sink) for low, high in ANY_CHAR])
+    return _trimmed(edges, 0, set(range(sink + 1)) - ends)
+
+
+def _without_points(ranges: tuple[tuple[int, int], ...], points: list[int]) -> list[tuple[int, int]]:
+    """`ranges` minus the sorted code points `points`."""
+    out: list[tuple[int, int]] = []
+    for low, high in ranges:
+        for point in points:
+            if low <= point <= high:
+                if low < point:
+                    out.append((low, point - 1))
+                low = point + 1
+        if low <= high:
+            out.append((low, high))
+    return out
+
+
 def multiple_machine(divisor: int) -> Machine:
     """Decimal integers (optionally negative) divisible by `divisor`: one state per
     remainder, read digit by digit. Intersect with an integer syntax to forbid leading zeros."""

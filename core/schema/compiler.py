@@ -16,19 +16,20 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import jsonschema
 
-from ..automaton.charnfa import intersect, is_empty, length_machine, machine_from_tree, multiple_machine
+from ..automaton.charnfa import excluding_machine, intersect, is_empty, length_machine, machine_from_tree, multiple_machine
 from ..automaton.nfa import AutomatonTooLarge
-from ..automaton.regex import EMPTY, Node, Repeat, alt, length_range, lit, optional, seq
+from ..automaton.regex import EMPTY, Machine, Node, Repeat, alt, length_range, lit, optional, seq
 from ..errors import SchemaError, UnsupportedSchema
 from .disjoint import ALL_KINDS, TYPE_KINDS, Overlap, exclusions, value_kinds
 from .formats import COMPACT_FORMATS, FORMATS
 from .lexical import QUOTE, integer_node, integer_range, number_node, number_range, string_node
 from .load import Schema, resolve_ref
-from .merge import Merge
+from .merge import EXCLUDED, Merge
 from .pattern import UnsupportedPattern, pattern_tree
 
 ANNOTATIONS = frozenset(
@@ -74,7 +75,7 @@ TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     ),
 }
 # Keywords this compiler enforces (or, for annotations, knows to carry no constraint).
-SUPPORTED = ANNOTATIONS | {"type", "$ref", "enum", "const", "anyOf", "oneOf", "allOf", "not", "nullable"}.union(
+SUPPORTED = ANNOTATIONS | {"type", "$ref", "enum", "const", "anyOf", "oneOf", "allOf", "not", "nullable", EXCLUDED}.union(
     *TYPE_KEYWORDS.values()
 )
 ALL_TYPES = tuple(TYPE_KEYWORDS)
@@ -208,8 +209,10 @@ class _Compiler:
             return self._one_of(schema, pointer)
         if "enum" in schema or "const" in schema:
             return self._enum(schema, pointer)
-        types = self._types(schema, pointer)
-        return alt(*(self._typed(name, schema, pointer) for name in types))
+        nodes = [node for name in self._types(schema, pointer) if (node := self._typed(name, schema, pointer)) is not None]
+        if not nodes:
+            raise SchemaError(f"`not` at {pointer or '/'} excludes every value the schema allows")
+        return alt(*nodes)
 
     def _refuse_unknown(self, schema: dict[str, Any], pointer: str) -> None:
         """Refuse keywords that assert something we cannot enforce; note meaningless ones."""
@@ -292,10 +295,11 @@ class _Compiler:
                 rest["type"] = kept
             elif set(negated) == {"required"} and negated["required"]:
                 rest = self._leave_out_one(rest, negated["required"], pointer)
+            elif {"const", "enum"} & negated.keys():
+                # Only the listed values that meet the rest of the negated schema are excluded.
+                rest[EXCLUDED] = [*rest.get(EXCLUDED, []), *self._listed_values(negated, _join(pointer, "not"))]
             else:
-                raise UnsupportedSchema(
-                    "not", _join(pointer, "not"), "only types, required properties or values beside enum/const"
-                )
+                raise UnsupportedSchema("not", _join(pointer, "not"), "only types, required properties, const or enum values")
         return rest
 
     def _negations(self, negated: Any, pointer: str) -> list[dict[str, Any]]:
@@ -394,16 +398,24 @@ class _Compiler:
         names = (declared,) if isinstance(declared, str) else tuple(declared)
         return tuple(dict.fromkeys(names))
 
-    def _typed(self, name: str, schema: dict[str, Any], pointer: str) -> Node:
+    def _typed(self, name: str, schema: dict[str, Any], pointer: str) -> Node | None:
+        """The values of one type; None when `not` excludes all of them."""
+        excluded = schema.get(EXCLUDED, [])
+        if name in ("null", "boolean"):
+            texts = [t for t in (("null",) if name == "null" else ("true", "false")) if t not in excluded]
+            return alt(*(lit(t) for t in texts)) if texts else None
         builders: dict[str, Callable[[dict[str, Any], str], Node]] = {
-            "null": lambda s, p: lit("null"),
-            "boolean": lambda s, p: alt(lit("true"), lit("false")),
             "integer": self._integer,
             "number": self._number,
             "string": self._string,
             "array": self._array,
             "object": self._object,
         }
+        kind = {"integer": (int, float), "number": (int, float), "string": (str,), "array": (list,), "object": (dict,)}[name]
+        if name in ("number", "array", "object") and any(
+            isinstance(v, kind) and not isinstance(v, bool) for v in map(json.loads, excluded)
+        ):
+            raise UnsupportedSchema("not", _join(pointer, "not"), f"excluding {name} values is not supported")
         return builders[name](schema, pointer)
 
     def _integer(self, schema: dict[str, Any], pointer: str) -> Node:
@@ -411,16 +423,33 @@ class _Compiler:
         if low is not None and high is not None and low > high:
             raise SchemaError(f"no integer satisfies the bounds at {pointer or '/'}")
         node = integer_node() if low is None and high is None else integer_range(low, high)
-        if "multipleOf" not in schema:
+        if "multipleOf" in schema:
+            node = self._multiples(node, schema["multipleOf"], pointer)
+        banned = [json.dumps(int(v)) for v in map(json.loads, schema.get(EXCLUDED, [])) if _is_whole(v)]
+        if not banned:
             return node
-        return self._multiples(node, schema["multipleOf"], pointer)
+        return self._excluding(node, banned, pointer)
+
+    def _excluding(self, node: Node, texts: list[str], pointer: str) -> Node:
+        """`node` (characters only, no JSON escaping needed) minus the exact strings `texts`."""
+        machine = intersect(machine_from_tree(node) if not isinstance(node, Machine) else node, excluding_machine(texts))
+        if is_empty(machine):
+            raise SchemaError(f"`not` at {pointer or '/'} excludes every value the schema allows")
+        return machine
 
     def _multiples(self, integers: Node, divisor: Any, pointer: str) -> Node:
-        """The integers of `integers` divisible by `divisor`, exact for whole divisors
-        (integer arithmetic in the validator too); fractional divisors are refused."""
+        """The integers of `integers` divisible by `divisor`: exact for whole divisors
+        (integer arithmetic in the validator too). A divisor 1/m (0.5, 0.01, ...) divides
+        every integer, and the validator's float division agrees (see _divides_integers);
+        other fractional divisors are refused."""
         keyword_pointer = _join(pointer, "multipleOf")
-        if isinstance(divisor, float) or divisor < 1:
-            raise UnsupportedSchema("multipleOf", keyword_pointer, "only whole-number divisors are supported")
+        if isinstance(divisor, float) and not divisor.is_integer():
+            if _divides_integers(divisor):
+                return integers
+            raise UnsupportedSchema(
+                "multipleOf", keyword_pointer, "only whole divisors or 1/n divisors (0.5, 0.01, ...) are supported"
+            )
+        divisor = int(divisor)
         if divisor == 1:
             return integers
         try:
@@ -452,6 +481,9 @@ class _Compiler:
         format_body = self._format_body(schema, pointer)
         if format_body is not None:
             bodies.append(format_body)
+        banned = [v for v in map(json.loads, schema.get(EXCLUDED, [])) if isinstance(v, str)]
+        if banned:
+            bodies.append(excluding_machine(banned))
         if not bodies:
             return string_node(low, high)
         if _lengths_implied(bodies, low, high):
@@ -488,9 +520,10 @@ class _Compiler:
     def _string_machine(self, bodies: list[Node], low: int, high: int | None, pointer: str, schema: dict[str, Any]) -> Node:
         """The characters every body and the length bounds allow at once (a product automaton)."""
         try:
-            machine = machine_from_tree(bodies[0])
-            for body in bodies[1:]:
-                machine = intersect(machine, machine_from_tree(body))
+            machines = [body if isinstance(body, Machine) else machine_from_tree(body) for body in bodies]
+            machine = machines[0]
+            for other in machines[1:]:
+                machine = intersect(machine, other)
             if low > 0 or high is not None:
                 machine = intersect(machine, length_machine(low, high))
         except AutomatonTooLarge as error:
@@ -722,6 +755,25 @@ def _dependencies(schema: dict[str, Any]) -> tuple[dict[str, list[str]], dict[st
         else:
             schemas[trigger] = dependent
     return names, schemas
+
+
+def _divides_integers(divisor: float) -> bool:
+    """Whether the validator finds every integer n a multiple of `divisor`: it computes the
+    float n / divisor and checks that it is whole. With divisor = (1/m)(1 + e) for a whole m,
+    the exact quotient is N/(1 + e) for N = n*m, less than N*|e| (or N*|e|/(1 - |e|) when
+    e < 0) away from N. While that is under half an ulp of N (|e| <= 2**-54 with e >= 0, or
+    |e| < 2**-55), the quotient rounds to N exactly; doubles from 2**53 up are all whole."""
+    multiplier = round(1 / divisor)
+    if multiplier < 1:
+        return False
+    exact = Fraction(1, multiplier)
+    error = (Fraction(divisor) - exact) / exact
+    return (0 <= error <= Fraction(1, 2**54)) or abs(error) < Fraction(1, 2**55)
+
+
+def _is_whole(value: Any) -> bool:
+    """A JSON number equal to an integer (1 and 1.0 alike), not a boolean."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer()
 
 
 def _lengths_implied(bodies: list[Node], low: int, high: int | None) -> bool:

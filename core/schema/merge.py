@@ -19,6 +19,8 @@ import jsonschema
 from ..errors import SchemaError, UnsupportedSchema
 from .load import Schema, resolve_ref
 
+# Internal keyword: JSON texts of values a `not` excludes (never in user schemas, never validated).
+EXCLUDED = "$gguf-extract:excluded"
 MAX_BRANCHES = 64  # anyOf x anyOf products beyond this are refused, not enumerated
 _MAX_REF_HOPS = 16
 Merger = Callable[["Merge", Any, Any], Any]
@@ -248,10 +250,11 @@ _RULES: dict[str, Merger] = {
     "pattern": _merge_pattern,
     "uniqueItems": _merge_unique,
     "not": _merge_not,
+    EXCLUDED: _union,
 }
 _OBJECT_KEYWORDS = frozenset({"properties", "additionalProperties", "patternProperties"})
 # Not draft keywords, but constraints the compiler honours and so must keep.
-_EXTRA_KEYWORDS = frozenset({"prefixItems", "const", "exclusiveMinimum", "exclusiveMaximum"})
+_EXTRA_KEYWORDS = frozenset({"prefixItems", "const", "exclusiveMinimum", "exclusiveMaximum", EXCLUDED})
 _ARRAY_KEYWORDS = frozenset({"items", "prefixItems", "additionalItems"})
 
 
