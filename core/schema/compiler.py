@@ -253,16 +253,19 @@ class _Compiler:
         return build
 
     def _surviving(self, builders: Sequence[Callable[[], Node]]) -> list[Node]:
-        """The branches that stay within the recursion depth (at least one must)."""
+        """The branches that can be built: within the recursion depth and satisfiable (at
+        least one must be)."""
         nodes: list[Node] = []
-        cut: _DepthCut | None = None
+        failure: _DepthCut | SchemaError | None = None
         for build in builders:
             try:
                 nodes.append(build())
-            except _DepthCut as error:
-                cut = error
-        if not nodes and cut is not None:
-            raise cut
+            except UnsupportedSchema:
+                raise
+            except (_DepthCut, SchemaError) as error:  # an unsatisfiable branch is simply left out
+                failure = error
+        if not nodes and failure is not None:
+            raise failure
         return nodes
 
     def _inside_refs(self, refs: list[str], pointer: str, build: Callable[[], Node]) -> Node:
@@ -336,9 +339,12 @@ class _Compiler:
         validator_class = jsonschema.validators.validator_for(self.root, default=jsonschema.Draft202012Validator)
         checker = validator_class(rest, format_checker=validator_class.FORMAT_CHECKER)
         allowed = [v for v in values if checker.is_valid(v)]
-        if not allowed:
+        texts = [
+            t for t in dict.fromkeys(json.dumps(v, ensure_ascii=False) for v in allowed) if t not in schema.get(EXCLUDED, [])
+        ]
+        if not texts:
             raise SchemaError(f"no value listed by enum/const at {pointer or '/'} satisfies its schema")
-        return list(dict.fromkeys(json.dumps(v, ensure_ascii=False) for v in allowed))
+        return texts
 
     def _finite_items(self, items: Any, pointer: str) -> list[str] | None:
         """Every JSON text `items` allows, when that is a short list (enum, const, boolean,
@@ -365,7 +371,7 @@ class _Compiler:
         siblings = {k: v for k, v in schema.items() if k != "oneOf"}
         branches = [merge.pair(siblings, b) for b in schema["oneOf"]]
         try:
-            left_out = exclusions(self.root, branches, self._generated_kinds)
+            separation = exclusions(self.root, branches, self._generated_kinds, self._accepts)
         except Overlap as overlap:
             raise UnsupportedSchema(
                 "oneOf",
@@ -374,11 +380,24 @@ class _Compiler:
                 " with different const values, or different required properties)",
             ) from None
         builders = []
-        for index, (branch, names) in enumerate(zip(branches, left_out, strict=True)):
+        for index, branch in enumerate(branches):
+            names, values = separation.properties[index], separation.values[index]
             if names:
                 branch = merge.pair(branch, {"properties": dict.fromkeys(names, False)})
+            if values:
+                branch = merge.pair(branch, {EXCLUDED: [json.dumps(v, ensure_ascii=False) for v in values]})
             builders.append(self._builder(branch, f"{keyword_pointer}/{index}", list(merge.refs)))
         return alt(*self._surviving(builders))
+
+    def _accepts(self, schema: Any, value: Any) -> bool | None:
+        """Whether `schema` (references resolved against the root) accepts `value`; None when
+        the validator cannot say (merged schemas may hold forms it does not read)."""
+        validator_class = jsonschema.validators.validator_for(self.root, default=jsonschema.Draft202012Validator)
+        try:
+            validator = validator_class(self.root, format_checker=validator_class.FORMAT_CHECKER).evolve(schema=schema)
+            return bool(validator.is_valid(value))
+        except Exception:
+            return None
 
     def _generated_kinds(self, schema: Any) -> frozenset[str]:
         """Kinds of value compiled for `schema`: its types, or those implied by its keywords."""

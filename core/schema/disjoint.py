@@ -12,6 +12,7 @@ is found for some pair, the caller refuses the `oneOf`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .load import Schema, resolve_ref
@@ -37,25 +38,58 @@ class Overlap(Exception):
         self.first, self.second = first, second
 
 
-def exclusions(root: Schema, branches: list[Any], generated_kinds: Callable[[Any], frozenset[str]]) -> list[list[str]]:
-    """Per branch, the properties it must not write so that no generated value matches two
-    branches. `generated_kinds(schema)` over-approximates the kinds the compiler generates
-    for a branch. Raises Overlap for the first pair with no separating argument."""
-    left_out: list[list[str]] = [[] for _ in branches]
+@dataclass
+class Separation:
+    """What each oneOf branch must leave out: properties it must not write, and listed
+    values (enum/const) it must not produce because another branch accepts them too."""
+
+    properties: list[list[str]]
+    values: list[list[Any]]
+
+
+def exclusions(
+    root: Schema,
+    branches: list[Any],
+    generated_kinds: Callable[[Any], frozenset[str]],
+    accepts: Callable[[Any, Any], bool | None],
+) -> Separation:
+    """How to keep each generated value inside exactly one branch. `generated_kinds(schema)`
+    over-approximates the kinds the compiler generates for a branch; `accepts(schema, value)`
+    validates (None when it cannot tell). Raises Overlap for the first pair with no argument."""
+    separation = Separation([[] for _ in branches], [[] for _ in branches])
     for i, first in enumerate(branches):
         for j, second in enumerate(branches):
-            if i == j:
-                continue
-            shared = generated_kinds(first) & value_kinds(second)
-            if not shared or (shared == {"object"} and _discriminated(root, first, second)):
-                continue
-            missing = [p for p in _required(second) if p not in _required(first)]
-            if shared == {"object"} and missing:
-                if missing[0] not in left_out[i]:
-                    left_out[i].append(missing[0])
-                continue
-            raise Overlap(min(i, j), max(i, j))
-    return left_out
+            if i != j and not _separated(root, first, second, generated_kinds, accepts, separation, i):
+                raise Overlap(min(i, j), max(i, j))
+    return separation
+
+
+def _separated(
+    root: Schema,
+    first: Any,
+    second: Any,
+    generated_kinds: Callable[[Any], frozenset[str]],
+    accepts: Callable[[Any, Any], bool | None],
+    separation: Separation,
+    index: int,
+) -> bool:
+    """Whether what `first` generates can be kept from matching `second`, recording what
+    branch `index` must leave out for that."""
+    shared = generated_kinds(first) & value_kinds(second)
+    if not shared or (shared == {"object"} and _discriminated(root, first, second)):
+        return True
+    listed = _finite_values(first, root)
+    if listed is not None:
+        verdicts = [accepts(second, value) for value in listed]
+        if None not in verdicts:
+            separation.values[index].extend(v for v, valid in zip(listed, verdicts, strict=True) if valid)
+            return True
+    missing = [p for p in _required(second) if p not in _required(first)]
+    if shared == {"object"} and missing:
+        if missing[0] not in separation.properties[index]:
+            separation.properties[index].append(missing[0])
+        return True
+    return False
 
 
 def _required(schema: Any) -> list[str]:
