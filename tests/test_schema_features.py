@@ -187,6 +187,21 @@ SOUND_SCHEMAS: dict[str, Any] = {
     },
     "cents": {"type": "number", "multipleOf": 0.01, "minimum": -5, "maximum": 5},
     "one_of_overlapping_enums": {"oneOf": [{"enum": ["a", "b"]}, {"enum": ["b", "c"]}, {"const": "a"}, {"type": "integer"}]},
+    "all_of_pattern_properties": {
+        "allOf": [
+            {"type": "object", "patternProperties": {"^x-": {"type": "integer"}}},
+            {"properties": {"x-a": {"minimum": 3}, "b": {"type": "string"}}, "required": ["x-a"]},
+        ]
+    },
+    "unsatisfiable_optional_parts": {
+        "type": "object",
+        "properties": {
+            "never": {"type": "object", "required": ["id"], "additionalProperties": False},
+            "empty": {"type": "array", "items": {"type": "string", "minLength": 3, "maxLength": 2}},
+            "n": {"type": "integer"},
+        },
+        "required": ["n"],
+    },
     "vendor_keywords": {
         "type": "object",
         "x-order": 3,
@@ -315,6 +330,10 @@ def test_sampled_documents_validate(name: str) -> None:
         ("one_of_overlapping_enums", "b", False),
         ("one_of_overlapping_enums", "a", False),
         ("one_of_overlapping_enums", 7, True),
+        ("all_of_pattern_properties", {"x-a": 3, "b": "q"}, True),
+        ("all_of_pattern_properties", {"x-a": 2}, False),
+        ("unsatisfiable_optional_parts", {"empty": [], "n": 1}, True),
+        ("unsatisfiable_optional_parts", {"never": {}, "n": 1}, False),
         ("vendor_keywords", {"n": 3}, True),
         ("vendor_keywords", {"n": 4}, False),
     ],

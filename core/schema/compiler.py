@@ -572,10 +572,12 @@ class _Compiler:
             return lit("[]")
         try:
             item = self.value(rest, _join(pointer, rest_keyword))
-        except _DepthCut:
+        except UnsupportedSchema:
+            raise
+        except (_DepthCut, SchemaError):
             if low > 0:
                 raise
-            return lit("[]")  # items past the recursion depth: only the empty array
+            return lit("[]")  # items past the recursion depth, or with no valid value: only the empty array
         return array_of(item, low, high)
 
     def _unique_array(self, schema: dict[str, Any], pointer: str, low: int, high: int | None) -> Node:
@@ -615,9 +617,11 @@ class _Compiler:
             key = lit(json.dumps(name, ensure_ascii=False) + ": ")
             try:
                 members.append((seq(key, self.value(sub, sub_pointer)), is_required))
-            except _DepthCut:
+            except UnsupportedSchema:
+                raise
+            except (_DepthCut, SchemaError):
                 if is_required:
-                    raise  # an optional property past the recursion depth is simply not written
+                    raise  # an optional property past the recursion depth, or with no valid value, is not written
         try:
             return object_of(members, low, high)
         except SchemaError:

@@ -11,6 +11,7 @@ shown to a validator: final validation always uses the user's original schema.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -108,25 +109,51 @@ class Merge:
         return rule(self, first, second)
 
     def _merge_objects(self, first: dict[str, Any], second: dict[str, Any], result: dict[str, Any]) -> None:
-        """A name declared on one side meets the other side's schema for it: its own
-        property schema, or its `additionalProperties` (true when absent)."""
-        for side in (first, second):
-            if "patternProperties" in side:
+        """A name declared on one side meets the other side's schema for it: its own property
+        schema and the patternProperties matching it, or else its `additionalProperties`
+        (true when absent). Pattern schemas stay patterns when the other side's
+        additionalProperties is true (exact then); otherwise the merge is refused."""
+        for side, other in ((first, second), (second, first)):
+            if side.get("patternProperties") and other.get("additionalProperties", True) is not True:
                 raise UnsupportedSchema(
-                    "patternProperties", self.pointer + "/patternProperties", "cannot be merged with other object schemas yet"
+                    "patternProperties",
+                    self.pointer + "/patternProperties",
+                    "cannot be merged with a schema whose additionalProperties is not true",
                 )
-        properties_a, properties_b = first.get("properties", {}), second.get("properties", {})
-        extra_a, extra_b = first.get("additionalProperties", True), second.get("additionalProperties", True)
         merged: dict[str, Any] = {}
-        for name in dict.fromkeys([*properties_a, *properties_b]):
-            merged[name] = lazy_all_of(properties_a.get(name, extra_a), properties_b.get(name, extra_b))
-        result.pop("properties", None)
-        result.pop("additionalProperties", None)
+        for name in dict.fromkeys([*first.get("properties", {}), *second.get("properties", {})]):
+            merged[name] = lazy_all_of(self._constraint(first, name), self._constraint(second, name))
+        for keyword in ("properties", "additionalProperties", "patternProperties"):
+            result.pop(keyword, None)
         if merged:
             result["properties"] = merged
-        extra = lazy_all_of(extra_a, extra_b)
+        patterns: dict[str, Any] = dict(first.get("patternProperties", {}))
+        for pattern, sub in second.get("patternProperties", {}).items():
+            patterns[pattern] = lazy_all_of(patterns[pattern], sub) if pattern in patterns else sub
+        if patterns:
+            result["patternProperties"] = patterns
+        extra = lazy_all_of(first.get("additionalProperties", True), second.get("additionalProperties", True))
         if extra is not True:
             result["additionalProperties"] = extra
+
+    def _constraint(self, schema: dict[str, Any], name: str) -> Any:
+        """What `schema` requires of property `name`'s value (validators match patterns with
+        Python's re.search, so this does too)."""
+        matching = []
+        for pattern, sub in schema.get("patternProperties", {}).items():
+            try:
+                found = re.search(pattern, name) is not None
+            except re.error as error:
+                raise UnsupportedSchema(
+                    "patternProperties", self.pointer + "/patternProperties", f"{pattern!r}: {error}"
+                ) from None
+            if found:
+                matching.append(sub)
+        declared = schema.get("properties", {})
+        if name not in declared and not matching:
+            return schema.get("additionalProperties", True)
+        parts = ([declared[name]] if name in declared else []) + matching
+        return parts[0] if len(parts) == 1 else {"allOf": parts}
 
 
 def _is_tuple(schema: dict[str, Any]) -> bool:
