@@ -93,7 +93,8 @@ def render_report(label: str, report: SchemaReport) -> str:
     lines += [f"refused: {r.pointer or '/'}: {r.message}" for r in report.refused]
     lines += [f"ignored (no meaning in {report.draft}): {pointer}" for pointer in report.ignored]
     lines.append(
-        f"automaton: {report.nfa_states} NFA states, {report.dfa_states_explored} DFA states explored,"
+        f"automaton (built as far as the example reached): {report.nfa_states} NFA states,"
+        f" {report.dfa_states_explored} DFA states,"
         f" shortest document {report.shortest_document_bytes} bytes, compiled in {report.seconds:.3f} s"
     )
     lines.append(f"example: {report.example}")

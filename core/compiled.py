@@ -15,7 +15,7 @@ import jsonschema
 import numpy as np
 
 from .automaton.dfa import DEAD, LazyDFA
-from .automaton.nfa import AutomatonTooLarge, build_nfa
+from .automaton.nfa import build_nfa
 from .errors import GenerationError, SchemaError, UnsupportedSchema
 from .index import TokenIndex
 from .schema.compiler import DEFAULT_RECURSION_DEPTH, compile_schema_tree
@@ -73,14 +73,9 @@ class SchemaAutomaton:
 
     schema: Schema
     dfa: LazyDFA
-    nfa_states: int
     ignored: list[str]
     seconds: float
     relaxed: list[UnsupportedSchema] = field(default_factory=list)
-
-
-NFA_STATE_LIMIT = 300_000  # about 2 s of construction here: refuse rather than hang
-NFA_TIME_BUDGET_S = 2.0  # with the tree's 2 s, any schema compiles or is refused within about 5 s
 
 
 MAX_RELAXED = 500
@@ -151,18 +146,14 @@ def _compile_checked(schema: Schema, recursion_depth: int, started: float) -> Sc
     except RecursionError:
         raise SchemaError("the schema nests too deeply to compile", hint="flatten deeply nested sub-schemas") from None
     try:
-        nfa = build_nfa(compiled_tree.tree, NFA_STATE_LIMIT, time.monotonic() + NFA_TIME_BUDGET_S)
-    except AutomatonTooLarge as error:
-        raise SchemaError(
-            f"the schema's automaton is too large ({error})", hint="lower maxLength/maxItems bounds or simplify patterns"
-        ) from None
+        nfa = build_nfa(compiled_tree.tree)
     except RecursionError:
         raise SchemaError("the schema nests too deeply to compile", hint="lower the recursion depth") from None
     dfa = LazyDFA(nfa)
     if dfa.start == DEAD:
         raise SchemaError("no JSON document satisfies this schema")
     ignored = list(dict.fromkeys(compiled_tree.ignored))
-    return SchemaAutomaton(schema, dfa, nfa.size, ignored, time.perf_counter() - started)
+    return SchemaAutomaton(schema, dfa, ignored, time.perf_counter() - started)
 
 
 def compile_schema(

@@ -7,10 +7,12 @@ a row not yet built reads as UNKNOWN and is filled on demand. State 0 is the dea
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import numpy.typing as npt
 
-from .nfa import NFA, shortest_distances
+from .nfa import NFA
 
 DEAD = 0
 UNKNOWN = -1
@@ -23,7 +25,6 @@ class LazyDFA:
 
     def __init__(self, nfa: NFA) -> None:
         self._nfa = nfa
-        self._nfa_distance = shortest_distances(nfa)
         self._closures: dict[int, frozenset[int]] = {}
         self._sets: list[frozenset[int]] = [frozenset()]
         self._ids: dict[frozenset[int], int] = {frozenset(): DEAD}
@@ -37,6 +38,11 @@ class LazyDFA:
     @property
     def state_count(self) -> int:
         return len(self._sets)
+
+    @property
+    def nfa_state_count(self) -> int:
+        """NFA states built so far (the NFA grows lazily with the DFA)."""
+        return self._nfa.size
 
     def is_accepting(self, state: int) -> bool:
         return self._accepting[state]
@@ -94,22 +100,21 @@ class LazyDFA:
                 self._build_row(int(state))
 
     def _build_row(self, state: int) -> None:
-        buckets: list[list[int]] = [[] for _ in range(256)]
-        for nfa_state in self._sets[state]:
-            for low, high, target in self._nfa.edges[nfa_state]:
-                for byte in range(low, high + 1):
-                    buckets[byte].append(target)
+        """Successors for all 256 bytes at once: the byte axis is cut where any edge starts
+        or ends, and each piece (one set of NFA targets) becomes one slice of the row."""
+        edges = [edge for nfa_state in self._sets[state] for edge in self._nfa.edges_of(nfa_state)]
         row = np.zeros(256, dtype=np.int32)
+        cuts = sorted({low for low, _, _ in edges} | {high + 1 for _, high, _ in edges})
         by_targets: dict[frozenset[int], int] = {}
-        for byte, targets in enumerate(buckets):
-            if not targets:
+        for low, end in itertools.pairwise(cuts):
+            key = frozenset(target for first, last, target in edges if first <= low and end - 1 <= last)
+            if not key:
                 continue
-            key = frozenset(targets)
             successor = by_targets.get(key)
             if successor is None:
                 successor = self._state_for(self._closure_of(key))
                 by_targets[key] = successor
-            row[byte] = successor
+            row[low:end] = successor
         self.table[state] = row
 
     def _closure_of(self, states: frozenset[int] | set[int]) -> frozenset[int]:
@@ -124,13 +129,14 @@ class LazyDFA:
             seen = {state}
             stack = [state]
             while stack:
-                for target in self._nfa.epsilons[stack.pop()]:
+                for target in self._nfa.epsilons_of(stack.pop()):
                     if target not in seen:
                         seen.add(target)
                         stack.append(target)
             # Keep only states that matter for matching (byte edges or accept) and that can
             # still reach acceptance: a set with none of them is the dead state.
-            found = frozenset(s for s in seen if (self._nfa.edges[s] or s == self._nfa.accept) and self._nfa_distance[s] >= 0)
+            distance = self._nfa.distance
+            found = frozenset(s for s in seen if (self._nfa.edges_of(s) or s == self._nfa.accept) and distance[s] >= 0)
             self._closures[state] = found
         return found
 
@@ -149,6 +155,6 @@ class LazyDFA:
             distances = np.full(len(grown), -1, dtype=np.int32)
             distances[: len(self.distance_array)] = self.distance_array
             self.distance_array = distances
-        reachable = [self._nfa_distance[s] for s in nfa_states]
+        reachable = [self._nfa.distance[s] for s in nfa_states]
         self.distance_array[new_id] = min(reachable) if reachable else -1
         return new_id

@@ -1,177 +1,323 @@
-"""Byte-level NFA built from a regex tree in continuation-passing style.
+"""Lazy byte-level NFA over a regex tree, in continuation-passing style.
 
-`_build(node, next_state)` returns the state from which `node` is matched and then control
-goes to `next_state`. Memoising on (node, next_state) lets a shared sub-tree with the same
-continuation compile once, so DAG-shaped trees (objects with optional properties) stay
-linear in size.
+A state is named by a piece of the tree and the state that follows it: `(node, next)`. Naming
+is O(1) and builds nothing; a state's byte edges and epsilon edges are expanded the first
+time the DFA reads them. So a schema costs only what decoding visits: a string with
+`maxLength` 500 or a recursive `$ref` unrolled three levels creates states for the
+positions actually reached, not for every copy up front.
+
+Every state knows at birth the fewest bytes from it to acceptance: the shortest match of
+its node (computed once over the tree) plus its continuation's distance. Keying the memo on
+(node, next) lets a shared sub-tree with the same continuation exist once, so DAG-shaped
+trees (objects with optional properties) stay linear.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
+import heapq
+from dataclasses import dataclass
 
 from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq
 from .utf8 import utf8_sequences
 
+Edge = tuple[int, int, int]  # low byte, high byte, target state
+
 
 class AutomatonTooLarge(Exception):
-    """The NFA would exceed its state budget."""
+    """A budget on automaton construction was exceeded."""
 
     def __init__(self, limit: int) -> None:
         super().__init__(f"more than {limit} automaton states")
         self.limit = limit
 
 
-@dataclass
+@dataclass(frozen=True)
+class _Pending:
+    """What a named state stands for until it is expanded. For a repeat, position 0 is its
+    entry and position 1 a point between copies, with `count` copies still required and
+    `spare` still optional (-1: unbounded); for a machine, position is the machine's state."""
+
+    node: Node
+    next_state: int
+    count: int = 0
+    spare: int = 0
+    position: int = 0
+
+
 class NFA:
-    """States are integers; `edges[q]` holds (low_byte, high_byte, target) triples."""
+    """States are integers. `distance[q]` is the fewest bytes from q to acceptance (-1:
+    acceptance is unreachable). Read edges through `edges_of` / `epsilons_of`, which expand
+    a state on first use."""
 
-    edges: list[list[tuple[int, int, int]]] = field(default_factory=list)
-    epsilons: list[list[int]] = field(default_factory=list)
-    start: int = 0
-    accept: int = 0
-
-    def new_state(self) -> int:
-        self.edges.append([])
-        self.epsilons.append([])
-        return len(self.edges) - 1
+    def __init__(self, tree: Node) -> None:
+        self._edges: list[list[Edge] | None] = []
+        self._epsilons: list[list[int]] = []
+        self._pending: list[_Pending | None] = []
+        self.distance: list[int] = []
+        self._memo: dict[tuple[int, int, int, int, int], int] = {}
+        self._shortest = _ShortestMatch()
+        self._shortest.measure(tree)
+        self._tree = tree  # keeps every node alive, so ids in the memo stay unique
+        self.accept = self._new_state(0)
+        self._edges[self.accept] = []
+        self.start = self.named(tree, self.accept)
 
     @property
     def size(self) -> int:
-        return len(self.edges)
+        """States created so far."""
+        return len(self.distance)
 
+    def edges_of(self, state: int) -> list[Edge]:
+        edges = self._edges[state]
+        if edges is None:
+            self._expand(state)
+            edges = self._edges[state]
+            assert edges is not None
+        return edges
 
-DEFAULT_STATE_LIMIT = 2_000_000
+    def epsilons_of(self, state: int) -> list[int]:
+        if self._edges[state] is None:
+            self._expand(state)
+        return self._epsilons[state]
 
+    # -- naming ----------------------------------------------------------------------------
 
-def build_nfa(tree: Node, state_limit: int = DEFAULT_STATE_LIMIT, deadline: float | None = None) -> NFA:
-    """The NFA of `tree`. Raises AutomatonTooLarge past `state_limit` states or, when given,
-    past the `time.monotonic()` instant `deadline`."""
-    builder = _Builder(state_limit, deadline)
-    nfa = builder.nfa
-    nfa.accept = nfa.new_state()
-    nfa.start = builder.build(tree, nfa.accept)
-    return nfa
+    def named(self, node: Node, next_state: int) -> int:
+        """The state matching `node` then continuing at `next_state`, created unexpanded on
+        first use."""
+        return self._state(node, next_state, position=node.start if isinstance(node, Machine) else 0)
 
+    def _state(self, node: Node, next_state: int, count: int = 0, spare: int = 0, position: int = 0) -> int:
+        key = (id(node), next_state, count, spare, position)
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        state = self._new_state(self._distance_of(node, next_state, count, position))
+        self._pending[state] = _Pending(node, next_state, count, spare, position)
+        self._memo[key] = state
+        return state
 
-class _Builder:
-    def __init__(self, state_limit: int, deadline: float | None) -> None:
-        self.nfa = NFA()
-        self.limit = state_limit
-        self.deadline = deadline
-        self.memo: dict[tuple[int, int], int] = {}
-        self.keep_alive: list[Node] = []  # ids in memo must not be reused
+    def _named_repeat(self, node: Repeat, next_state: int, count: int, spare: int) -> int:
+        """Copies of `node.item` still to match: `count` required, then `spare` optional."""
+        if count == 0 and spare == 0:
+            return next_state
+        return self._state(node, next_state, count, spare, position=1)
 
-    def new_state(self) -> int:
-        size = self.nfa.size
-        if size >= self.limit or (size & 0x1FFF == 0 and self.deadline is not None and time.monotonic() > self.deadline):
-            raise AutomatonTooLarge(self.limit if size >= self.limit else size)
-        return self.nfa.new_state()
-
-    def build(self, node: Node, nxt: int) -> int:
-        key = (id(node), nxt)
-        found = self.memo.get(key)
-        if found is None:
-            found = self._build_uncached(node, nxt)
-            self.memo[key] = found
-            self.keep_alive.append(node)
-        return found
-
-    def _build_uncached(self, node: Node, nxt: int) -> int:
-        if isinstance(node, Lit):
-            return self._literal(node.data, nxt)
-        if isinstance(node, Chars):
-            return self._chars(node, nxt)
-        if isinstance(node, Seq):
-            for part in reversed(node.parts):
-                nxt = self.build(part, nxt)
-            return nxt
-        if isinstance(node, Alt):
-            split = self.new_state()
-            self.nfa.epsilons[split].extend(self.build(o, nxt) for o in node.options)
-            return split
+    def _distance_of(self, node: Node, next_state: int, count: int, position: int) -> int:
+        after = self.distance[next_state]
+        if after < 0:
+            return -1
+        if isinstance(node, Repeat) and position == 1:
+            item = self._shortest.of(node.item)
+            if count == 0:
+                return after
+            return -1 if item is None else count * item + after
         if isinstance(node, Machine):
-            return self._machine(node, nxt)
-        return self._repeat(node, nxt)
+            inside = self._shortest.machine(node)[position]
+            return -1 if inside is None else inside + after
+        shortest = self._shortest.of(node)
+        return -1 if shortest is None else shortest + after
 
-    def _literal(self, data: bytes, nxt: int) -> int:
-        for byte in reversed(data):
-            state = self.new_state()
-            self.nfa.edges[state].append((byte, byte, nxt))
-            nxt = state
-        return nxt
+    def _new_state(self, distance: int) -> int:
+        self._edges.append(None)
+        self._epsilons.append([])
+        self._pending.append(None)
+        self.distance.append(distance)
+        return len(self.distance) - 1
 
-    def _chars(self, node: Chars, nxt: int) -> int:
-        entry = self.new_state()
+    def _built_state(self, edges: list[Edge]) -> int:
+        """A helper state created expanded, with only byte edges to states that exist."""
+        reachable = [self.distance[target] for _, _, target in edges if self.distance[target] >= 0]
+        state = self._new_state(1 + min(reachable) if reachable else -1)
+        self._edges[state] = edges
+        return state
+
+    # -- expansion -------------------------------------------------------------------------
+
+    def _expand(self, state: int) -> None:
+        pending = self._pending[state]
+        self._pending[state] = None
+        edges: list[Edge] = []
+        epsilons: list[int] = []
+        if pending is not None:
+            self._expand_into(pending, edges, epsilons)
+        self._edges[state] = edges
+        self._epsilons[state] = epsilons
+
+    def _expand_into(self, pending: _Pending, edges: list[Edge], epsilons: list[int]) -> None:
+        node, nxt = pending.node, pending.next_state
+        if isinstance(node, Lit):
+            self._literal(node.data, nxt, edges, epsilons)
+        elif isinstance(node, Chars):
+            self._chars(node.ranges, nxt, edges)
+        elif isinstance(node, Seq):
+            for part in reversed(node.parts[1:]):
+                nxt = self.named(part, nxt)
+            epsilons.append(self.named(node.parts[0], nxt) if node.parts else nxt)
+        elif isinstance(node, Alt):
+            epsilons.extend(self.named(option, nxt) for option in node.options)
+        elif isinstance(node, Machine):
+            self._machine_state(node, pending.position, nxt, edges, epsilons)
+        elif pending.position == 0:
+            low, high = node.low, node.high
+            epsilons.append(self._named_repeat(node, nxt, low, -1 if high is None else high - low))
+        else:
+            self._repeat_step(node, nxt, pending.count, pending.spare, epsilons)
+
+    def _literal(self, data: bytes, nxt: int, edges: list[Edge], epsilons: list[int]) -> None:
+        if not data:
+            epsilons.append(nxt)
+            return
+        for byte in reversed(data[1:]):
+            nxt = self._built_state([(byte, byte, nxt)])
+        edges.append((data[0], data[0], nxt))
+
+    def _chars(self, ranges: tuple[tuple[int, int], ...], nxt: int, edges: list[Edge]) -> None:
         # Sequences share their tails ([80-BF] then nxt, ...): one state per distinct tail.
-        tails: dict[tuple[int, int, int], int] = {}
-        for low, high in node.ranges:
+        tails: dict[Edge, int] = {}
+        for low, high in ranges:
             for sequence in utf8_sequences(low, high):
                 target = nxt
                 for byte_low, byte_high in reversed(sequence[1:]):
                     key = (byte_low, byte_high, target)
-                    state = tails.get(key, -1)
-                    if state < 0:
-                        state = self.new_state()
-                        self.nfa.edges[state].append((byte_low, byte_high, target))
+                    state = tails.get(key)
+                    if state is None:
+                        state = self._built_state([key])
                         tails[key] = state
                     target = state
                 first_low, first_high = sequence[0]
-                self.nfa.edges[entry].append((first_low, first_high, target))
-        return entry
+                edges.append((first_low, first_high, target))
 
-    def _machine(self, node: Machine, nxt: int) -> int:
-        """One byte state per machine state; characters JSON must escape become escapes."""
-        states = [self.new_state() for _ in node.edges]
-        for source, row in enumerate(node.edges):
-            for low, high, target in row:
-                plain = _without_escaped(low, high)
-                if plain:
-                    entry = self._chars(Chars(tuple(plain)), states[target])
-                    self.nfa.epsilons[states[source]].append(entry)
-                escaped = [c for c in _MUST_ESCAPE if low <= c <= high]
-                if escaped:
-                    self.nfa.epsilons[states[source]].append(self._escapes(escaped, states[target]))
-            if source in node.accepts:
-                self.nfa.epsilons[states[source]].append(nxt)
-        return states[node.start]
+    def _repeat_step(self, node: Repeat, nxt: int, count: int, spare: int, epsilons: list[int]) -> None:
+        if count > 0:
+            epsilons.append(self.named(node.item, self._named_repeat(node, nxt, count - 1, spare)))
+            return
+        if spare != 0:
+            again = self._named_repeat(node, nxt, 0, spare - 1 if spare > 0 else -1)
+            epsilons.append(self.named(node.item, again))
+        epsilons.append(nxt)
+
+    def _machine_state(self, node: Machine, position: int, nxt: int, edges: list[Edge], epsilons: list[int]) -> None:
+        """One machine state: each character edge written the way JSON requires (escapes
+        for quote, backslash and control characters)."""
+        for low, high, target in node.edges[position]:
+            following = self._state(node, nxt, position=target)
+            plain = _without_escaped(low, high)
+            if plain:
+                entry: list[Edge] = []
+                self._chars(tuple(plain), following, entry)
+                epsilons.append(self._built_state(entry))
+            escaped = [c for c in _MUST_ESCAPE if low <= c <= high]
+            if escaped:
+                epsilons.append(self._escapes(escaped, following))
+        if position in node.accepts:
+            epsilons.append(nxt)
 
     def _escapes(self, characters: list[int], nxt: int) -> int:
         """A trie of escapes: `\\` then a short letter, or `u00` and two hex digits."""
-        entry, after = self.new_state(), self.new_state()
-        self.nfa.edges[entry].append((0x5C, 0x5C, after))
+        after: list[Edge] = []
         by_high: dict[int, list[int]] = {}
         for character in characters:
             short = _SHORT_ESCAPES.get(character)
             if short:
-                self.nfa.edges[after].append((short[1], short[1], nxt))
+                after.append((short[1], short[1], nxt))
             else:
                 by_high.setdefault(character >> 4, []).append(character)
         if by_high:
-            u00 = self.new_state()
-            self.nfa.epsilons[after].append(self._literal(b"u00", u00))
-            for high, group in by_high.items():
-                nibble = self.new_state()
-                self.nfa.edges[u00].append((_HEX[high], _HEX[high], nibble))
-                self.nfa.edges[nibble].extend((_HEX[c & 15], _HEX[c & 15], nxt) for c in group)
-        return entry
+            nibbles = [
+                (_HEX[high], _HEX[high], self._built_state([(_HEX[c & 15], _HEX[c & 15], nxt) for c in group]))
+                for high, group in by_high.items()
+            ]
+            u00 = self._built_state(nibbles)
+            zero = self._built_state([(0x30, 0x30, u00)])
+            after.append((0x75, 0x75, self._built_state([(0x30, 0x30, zero)])))
+        return self._built_state([(0x5C, 0x5C, self._built_state(after))])
 
-    def _repeat(self, node: Repeat, nxt: int) -> int:
-        # Each copy has its own continuation, so the memo never merges two copies.
-        if node.high is None:
-            loop = self.new_state()
-            self.nfa.epsilons[loop].extend((self.build(node.item, loop), nxt))
-            tail = loop
-        else:
-            tail = nxt
-            for _ in range(node.high - node.low):
-                split = self.new_state()
-                self.nfa.epsilons[split].extend((self.build(node.item, tail), nxt))
-                tail = split
-        for _ in range(node.low):
-            tail = self.build(node.item, tail)
-        return tail
+
+def build_nfa(tree: Node) -> NFA:
+    """The lazy NFA of `tree` (only the tree's shortest matches are computed now)."""
+    return NFA(tree)
+
+
+class _ShortestMatch:
+    """Fewest bytes each node matches (None: it matches nothing), over a DAG, memoised by id."""
+
+    def __init__(self) -> None:
+        self._bytes: dict[int, int | None] = {}
+        self._machines: dict[int, list[int | None]] = {}
+
+    def of(self, node: Node) -> int | None:
+        return self._bytes[id(node)]
+
+    def machine(self, node: Machine) -> list[int | None]:
+        return self._machines[id(node)]
+
+    def measure(self, node: Node) -> int | None:
+        found = self._bytes.get(id(node), -1)
+        if found != -1:
+            return found
+        result = self._measure(node)
+        self._bytes[id(node)] = result
+        return result
+
+    def _measure(self, node: Node) -> int | None:
+        if isinstance(node, Lit):
+            return len(node.data)
+        if isinstance(node, Chars):
+            return _fewest_bytes(node.ranges)
+        if isinstance(node, Seq):
+            parts = [self.measure(part) for part in node.parts]  # every part: each may be named later
+            return None if None in parts else sum(p for p in parts if p is not None)
+        if isinstance(node, Alt):
+            options = [s for s in map(self.measure, node.options) if s is not None]
+            return min(options) if options else None
+        if isinstance(node, Machine):
+            distances = _machine_distances(node)
+            self._machines[id(node)] = distances
+            return distances[node.start]
+        item = self.measure(node.item)
+        if node.low == 0:
+            return 0
+        return None if item is None else node.low * item
+
+
+def _fewest_bytes(ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> int | None:
+    lengths = [len(sequence) for low, high in ranges for sequence in utf8_sequences(low, high)]
+    return min(lengths) if lengths else None
+
+
+def _edge_bytes(low: int, high: int) -> int | None:
+    """Fewest bytes one character in [low, high] takes inside a JSON string."""
+    costs: list[int] = []
+    plain = _fewest_bytes(_without_escaped(low, high))
+    if plain is not None:
+        costs.append(plain)
+    escaped = [c for c in _MUST_ESCAPE if low <= c <= high]
+    if escaped:
+        costs.append(2 if any(c in _SHORT_ESCAPES for c in escaped) else 6)
+    return min(costs) if costs else None
+
+
+def _machine_distances(node: Machine) -> list[int | None]:
+    """Fewest bytes from each machine state to an accepting one (Dijkstra on reversed edges)."""
+    reverse: list[list[tuple[int, int]]] = [[] for _ in node.edges]
+    for source, row in enumerate(node.edges):
+        for low, high, target in row:
+            cost = _edge_bytes(low, high)
+            if cost is not None:
+                reverse[target].append((source, cost))
+    distance: list[int | None] = [None] * len(node.edges)
+    queue = [(0, state) for state in node.accepts]
+    heapq.heapify(queue)
+    while queue:
+        cost, state = heapq.heappop(queue)
+        if distance[state] is not None:
+            continue
+        distance[state] = cost
+        for source, step in reverse[state]:
+            if distance[source] is None:
+                heapq.heappush(queue, (cost + step, source))
+    return distance
 
 
 # Characters a JSON string cannot hold unescaped: controls, quote and backslash.
@@ -189,32 +335,3 @@ def _without_escaped(low: int, high: int) -> list[tuple[int, int]]:
         if max(low, gap_low) <= min(high, gap_high):
             ranges.append((max(low, gap_low), min(high, gap_high)))
     return ranges
-
-
-def shortest_distances(nfa: NFA) -> list[int]:
-    """Fewest bytes from each NFA state to acceptance (-1 where acceptance is unreachable).
-
-    A 0-1 breadth-first search over reversed edges: epsilon edges cost 0, byte edges 1.
-    """
-    reverse: list[list[tuple[int, int]]] = [[] for _ in range(nfa.size)]
-    for state in range(nfa.size):
-        for _, _, target in nfa.edges[state]:
-            reverse[target].append((state, 1))
-        for target in nfa.epsilons[state]:
-            reverse[target].append((state, 0))
-    distance = [-1] * nfa.size
-    distance[nfa.accept] = 0
-    frontier = [nfa.accept]
-    while frontier:
-        following: list[int] = []
-        index = 0
-        while index < len(frontier):
-            state = frontier[index]
-            index += 1
-            for source, cost in reverse[state]:
-                candidate = distance[state] + cost
-                if distance[source] == -1 or candidate < distance[source]:
-                    distance[source] = candidate
-                    (frontier if cost == 0 else following).append(source)
-        frontier = following
-    return distance

@@ -1,0 +1,107 @@
+"""The lazy NFA: distances known at a state's birth equal a breadth-first search over the
+fully expanded automaton, and laziness builds only what is visited."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gguf_extract.core.automaton.nfa import NFA, build_nfa
+from gguf_extract.core.automaton.regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq
+from gguf_extract.core.automaton.sample import sample_accepted
+from gguf_extract.core.compiled import compile_automaton
+from gguf_extract.core.schema.compiler import compile_tree
+
+
+def expanded_distances(nfa: NFA) -> dict[int, int]:
+    """Expand every state reachable from the start, then a 0-1 BFS backwards from accept."""
+    seen = {nfa.start}
+    stack = [nfa.start]
+    reverse: dict[int, list[tuple[int, int]]] = {}
+    while stack:
+        state = stack.pop()
+        steps = [(t, 1) for _, _, t in nfa.edges_of(state)] + [(t, 0) for t in nfa.epsilons_of(state)]
+        for target, cost in steps:
+            reverse.setdefault(target, []).append((state, cost))
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    distance = {nfa.accept: 0} if nfa.accept in seen else {}
+    frontier = list(distance)
+    while frontier:
+        following: list[int] = []
+        index = 0
+        while index < len(frontier):
+            state = frontier[index]
+            index += 1
+            for source, cost in reverse.get(state, []):
+                candidate = distance[state] + cost
+                if source not in distance or candidate < distance[source]:
+                    distance[source] = candidate
+                    (frontier if cost == 0 else following).append(source)
+        frontier = following
+    return {state: distance.get(state, -1) for state in seen}
+
+
+def _machine() -> Machine:
+    # "a" then any number of characters from a quote/backslash/control mix, accepting after "a".
+    return Machine(
+        edges=(((0x61, 0x61, 1),), ((0x00, 0x22, 1), (0x5C, 0x5C, 1), (0x100, 0x100, 1))), start=0, accepts=frozenset({1})
+    )
+
+
+leaves = st.one_of(
+    st.binary(min_size=0, max_size=3).map(Lit),
+    st.sampled_from(
+        [Chars(((0x30, 0x39),)), Chars(((0x80, 0x10FFFF),)), Chars(((0xD800, 0xDFFF),)), Chars(((0x20, 0x7E), (0x400, 0x4FF)))]
+    ),
+    st.just(_machine()),
+)
+
+
+def _trees(children: st.SearchStrategy[Node]) -> st.SearchStrategy[Node]:
+    return st.one_of(
+        st.lists(children, min_size=0, max_size=3).map(lambda parts: Seq(tuple(parts))),
+        st.lists(children, min_size=0, max_size=3).map(lambda options: Alt(tuple(options))),
+        st.tuples(children, st.integers(0, 3), st.one_of(st.none(), st.integers(0, 3))).map(
+            lambda t: Repeat(t[0], t[1], None if t[2] is None else t[1] + t[2])
+        ),
+    )
+
+
+trees = st.recursive(leaves, _trees, max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(trees)
+def test_distance_at_birth_equals_search_over_expanded_automaton(tree: Node) -> None:
+    nfa = build_nfa(tree)
+    for state, distance in expanded_distances(nfa).items():
+        assert nfa.distance[state] == distance, f"state {state}"
+
+
+def test_corpus_like_schema_distances_are_exact() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 20},
+            "tags": {"type": "array", "items": {"enum": ["a", "bb"]}, "minItems": 1, "maxItems": 4},
+            "when": {"type": "string", "format": "date"},
+            "n": {"type": "integer", "minimum": -5, "maximum": 120},
+        },
+        "required": ["name", "n"],
+    }
+    nfa = build_nfa(compile_tree(schema))
+    for state, distance in expanded_distances(nfa).items():
+        assert nfa.distance[state] == distance
+
+
+def test_long_bounded_strings_build_only_visited_states() -> None:
+    """A maxLength of 100,000 costs nothing until decoding walks into the string."""
+    automaton = compile_automaton({"type": "string", "maxLength": 100_000})
+    assert automaton.dfa.nfa_state_count < 50
+    text = sample_accepted(automaton.dfa, random.Random(0), soft_limit=30)
+    assert len(text) >= 2
+    assert automaton.dfa.state_count < 200 and automaton.dfa.nfa_state_count < 2_000
