@@ -63,6 +63,9 @@ def extract(
     ] = False,
     recursion_depth: Annotated[int, typer.Option(min=1, max=32, help="How deep recursive $ref schemas are unrolled.")] = 3,
     stats: Annotated[bool, typer.Option("--stats", help="Print one JSON line of figures on stderr.")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the on-disk cache (env EXTRACT_CACHE_DIR moves it).")
+    ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show model, settings and prompt on stderr.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
@@ -85,6 +88,7 @@ def extract(
         recursion_depth=recursion_depth,
         stats=stats,
         verbose=verbose,
+        use_cache=not no_cache,
     )
     raise typer.Exit(_guarded(run.execute, request, debug))
 

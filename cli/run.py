@@ -34,6 +34,7 @@ class Request:
     recursion_depth: int
     stats: bool
     verbose: bool
+    use_cache: bool = True
 
 
 Action = Callable[[Request], ExitCode]
@@ -42,7 +43,7 @@ Action = Callable[[Request], ExitCode]
 def execute(request: Request) -> ExitCode:
     schema, _ = load_schema(request.schema)
     text = _read(request.document)
-    options = ModelOptions(n_ctx=request.ctx, n_threads=request.threads, n_gpu_layers=request.n_gpu_layers)
+    options = ModelOptions(request.ctx, request.threads, request.n_gpu_layers, request.use_cache)
     extractor = Extractor.open(request.model, options)
     compiled = extractor.compile(schema, request.recursion_depth, request.lenient)
     for refusal in compiled.relaxed:

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from .cache import cached_vocabulary
 from .compiled import CompiledSchema, compile_schema
 from .decode import Decoder, DecodeStats, SamplingSettings
 from .errors import DocumentError
@@ -47,6 +48,7 @@ class ModelOptions:
     n_ctx: int | None = None
     n_threads: int | None = None
     n_gpu_layers: int = -1
+    use_cache: bool = True  # the on-disk cache of derived data (core.cache)
 
 
 class Extractor:
@@ -56,7 +58,7 @@ class Extractor:
         self.model_path = model_path
         self.options = options
         self.tokenizer = GGUFModel.load_vocab_only(model_path)
-        self.vocabulary = self.tokenizer.vocabulary()
+        self.vocabulary = cached_vocabulary(model_path, self.tokenizer.vocabulary, options.use_cache)
         self._model: GGUFModel | None = None
 
     @staticmethod

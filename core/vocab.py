@@ -43,11 +43,10 @@ class TokenTable:
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
-        lengths = np.fromiter((len(p) for p in vocab.pieces), dtype=np.int32, count=vocab.size)
+        lengths = np.fromiter(map(len, vocab.pieces), dtype=np.int32, count=vocab.size)
         self.lengths = lengths
-        width = int(lengths.max()) if vocab.size else 1
-        joined = b"".join(p.ljust(width, b"\0") for p in vocab.pieces)
-        self.bytes = np.frombuffer(joined, dtype=np.uint8).reshape(vocab.size, width)
+        width = max(int(lengths.max()) if vocab.size else 1, 1)
+        self.bytes = _padded_matrix(b"".join(vocab.pieces), lengths, width)
         walkable = np.flatnonzero(lengths > 0).astype(np.int32)
         self.walkable = walkable
         first = self.bytes[walkable, 0]
@@ -61,8 +60,9 @@ class TokenTable:
         by_length = walkable[np.argsort(-lengths[walkable], kind="stable")]
         self.by_length = by_length
         self.columns = np.asfortranarray(self.bytes[by_length])
-        self.longer_than = np.array([(lengths[walkable] > p).sum() for p in range(width)], dtype=np.int64)
-        ordered = sorted(walkable.tolist(), key=lambda i: vocab.pieces[i])  # stable: ties by id
+        at_least = np.cumsum(np.bincount(lengths[walkable], minlength=width + 1)[::-1])[::-1]
+        self.longer_than = at_least[1 : width + 1].astype(np.int64)  # tokens longer than p bytes
+        ordered = sorted(walkable.tolist(), key=vocab.pieces.__getitem__)  # stable: ties by id
         self._sorted_ids = np.asarray(ordered, dtype=np.int32)
         self._sorted_pieces = [vocab.pieces[i] for i in ordered]
 
@@ -71,6 +71,16 @@ class TokenTable:
         low = bisect.bisect_left(self._sorted_pieces, prefix)
         high = bisect.bisect_left(self._sorted_pieces, _prefix_upper_bound(prefix), lo=low)
         return np.sort(self._sorted_ids[low:high])
+
+
+def _padded_matrix(blob: bytes, lengths: npt.NDArray[np.int32], width: int) -> npt.NDArray[np.uint8]:
+    """One row per token: its bytes, then zeros up to `width`."""
+    matrix = np.zeros((len(lengths), width), dtype=np.uint8)
+    rows = np.repeat(np.arange(len(lengths)), lengths)
+    starts = np.cumsum(lengths) - lengths
+    columns = np.arange(len(blob)) - np.repeat(starts, lengths)
+    matrix[rows, columns] = np.frombuffer(blob, dtype=np.uint8)
+    return matrix
 
 
 def _prefix_upper_bound(prefix: bytes) -> bytes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,16 @@ import pytest
 
 from gguf_extract.core.compiled import CompiledSchema, compile_schema
 from gguf_extract.core.vocab import Vocabulary
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The suite never reads or writes the user's own cache."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("EXTRACT_CACHE_DIR", str(tmp_path_factory.mktemp("extract-cache")))
+    yield
+    mp.undo()
+
 
 MULTI_BYTE_TOKENS = [
     '{"',

@@ -81,3 +81,21 @@ def test_tiny_budget_closes_the_document_or_refuses() -> None:
     result = run_extract("--schema", str(schema), str(ROOT / "samples" / "person.txt"), "--max-tokens", "60")
     assert result.returncode == 0, result.stderr.decode()
     jsonschema.validate(json.loads(result.stdout), schema_of("person"))
+
+
+def test_cache_miss_hit_and_no_cache_give_the_same_document(tmp_path: Path) -> None:
+    args = ("--schema", str(ROOT / "schemas" / "person.json"), str(ROOT / "samples" / "person.txt"))
+    environment = {**os.environ, "EXTRACT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(*extra: str) -> bytes:
+        result = subprocess.run(
+            [sys.executable, "-m", "gguf_extract", *args, *extra], capture_output=True, env=environment, timeout=300, check=False
+        )
+        assert result.returncode == 0, result.stderr.decode()
+        return result.stdout
+
+    uncached = run("--no-cache")
+    assert not (tmp_path / "cache").exists()
+    miss, hit = run(), run()
+    assert len(list((tmp_path / "cache" / "vocabulary").glob("*.npz"))) == 1
+    assert uncached == miss == hit

@@ -1,0 +1,125 @@
+"""An on-disk cache of derived data (a model's vocabulary), safe to share between processes.
+
+Entries live in `$EXTRACT_CACHE_DIR`, else `$XDG_CACHE_HOME/gguf-extract`, else
+`~/.cache/gguf-extract`. Each is one `.npz` file named by a key that covers everything it was
+derived from (the source file's identity, the package and format versions), so a stale entry
+is never found. Writers write a temporary file and rename it into place, so a reader sees a
+whole entry or none and two writers of one key cannot interleave. A read that fails for any
+reason (truncated, corrupt, unreadable) counts as a miss and the entry is rebuilt: the cache
+can make a run faster, never wrong.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from .vocab import Vocabulary
+
+FORMAT_VERSION = "1"
+Arrays = dict[str, npt.NDArray[np.generic]]
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("EXTRACT_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "gguf-extract"
+
+
+def entry_key(*parts: str) -> str:
+    digest = hashlib.sha256()
+    for part in (FORMAT_VERSION, _package_version(), *parts):
+        digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    return digest.hexdigest()[:32]
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gguf-extract")
+    except PackageNotFoundError:
+        return "source"
+
+
+def read_entry(kind: str, key: str) -> Arrays | None:
+    """The arrays stored under `key`, or None when absent or unreadable."""
+    path = cache_root() / kind / f"{key}.npz"
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            return {name: stored[name] for name in stored.files}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
+        return None
+
+
+def write_entry(kind: str, key: str, arrays: Arrays) -> None:
+    """Store `arrays` under `key` atomically; a cache that cannot be written is skipped."""
+    folder = cache_root() / kind
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(handle, "wb") as out:
+            np.savez(out, **arrays)  # type: ignore[arg-type]  # numpy's stub wants positional arrays too
+        os.replace(temporary, folder / f"{key}.npz")
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def file_identity(path: Path) -> str:
+    """What changes whenever the file's contents may have changed: path, size, modification time."""
+    resolved = path.resolve()
+    status = resolved.stat()
+    return f"{resolved}|{status.st_size}|{status.st_mtime_ns}"
+
+
+def cached_vocabulary(model_path: Path, read: Callable[[], Vocabulary], use_cache: bool = True) -> Vocabulary:
+    """The vocabulary of `model_path`: from the cache when an entry for this exact file exists,
+    otherwise from `read()` (then stored). `use_cache=False` neither reads nor writes."""
+    if not use_cache:
+        return read()
+    key = entry_key("vocabulary", file_identity(model_path))
+    stored = read_entry("vocabulary", key)
+    vocabulary = _vocabulary_from(stored) if stored is not None else None
+    if vocabulary is None:
+        vocabulary = read()
+        write_entry("vocabulary", key, _vocabulary_arrays(vocabulary))
+    return vocabulary
+
+
+def _vocabulary_arrays(vocabulary: Vocabulary) -> Arrays:
+    lengths = np.fromiter(map(len, vocabulary.pieces), dtype=np.int32, count=vocabulary.size)
+    return {
+        "blob": np.frombuffer(b"".join(vocabulary.pieces), dtype=np.uint8),
+        "lengths": lengths,
+        "eog": np.asarray(vocabulary.eog_ids, dtype=np.int64),
+        "fingerprint": np.frombuffer(vocabulary.fingerprint.encode("ascii"), dtype=np.uint8),
+    }
+
+
+def _vocabulary_from(arrays: Arrays) -> Vocabulary | None:
+    try:
+        blob, lengths = arrays["blob"].tobytes(), arrays["lengths"].astype(np.int64)
+        fingerprint = arrays["fingerprint"].tobytes().decode("ascii")
+        eog = tuple(int(i) for i in arrays["eog"])
+    except (KeyError, UnicodeDecodeError, ValueError):
+        return None
+    if lengths.ndim != 1 or (lengths < 0).any() or int(lengths.sum()) != len(blob) or not fingerprint:
+        return None
+    ends = np.cumsum(lengths).tolist()
+    starts = [0, *ends[:-1]]
+    pieces = tuple(blob[start:end] for start, end in zip(starts, ends, strict=True))
+    return Vocabulary(pieces, eog, fingerprint)

@@ -1,0 +1,130 @@
+"""The on-disk cache: hits return what was stored, and anything wrong with an entry (corrupt,
+truncated, stale, written by two processes at once) means a rebuild, never a crash or a
+wrong vocabulary."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from gguf_extract.core import cache
+from gguf_extract.core.vocab import Vocabulary
+
+VOCAB = Vocabulary.from_pieces([b"", b"a", b"ab", b"\xe2\x82", b"\x00x", b'{"'], (0,))
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("EXTRACT_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def model_file(tmp_path: Path) -> Path:
+    path = tmp_path / "model.gguf"
+    path.write_bytes(b"GGUF" + b"\0" * 64)
+    return path
+
+
+class Reader:
+    def __init__(self, vocabulary: Vocabulary = VOCAB) -> None:
+        self.calls = 0
+        self.vocabulary = vocabulary
+
+    def __call__(self) -> Vocabulary:
+        self.calls += 1
+        return self.vocabulary
+
+
+def entries(folder: Path) -> list[Path]:
+    return sorted((folder / "vocabulary").glob("*.npz"))
+
+
+def test_second_load_comes_from_the_cache(model_file: Path, cache_dir: Path) -> None:
+    reader = Reader()
+    first = cache.cached_vocabulary(model_file, reader)
+    second = cache.cached_vocabulary(model_file, reader)
+    assert reader.calls == 1
+    assert first == second == VOCAB
+    assert len(entries(cache_dir)) == 1
+
+
+def test_no_cache_neither_reads_nor_writes(model_file: Path, cache_dir: Path) -> None:
+    reader = Reader()
+    cache.cached_vocabulary(model_file, reader, use_cache=False)
+    cache.cached_vocabulary(model_file, reader, use_cache=False)
+    assert reader.calls == 2
+    assert not cache_dir.exists()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "flip", "empty"])
+def test_damaged_entry_is_rebuilt(model_file: Path, cache_dir: Path, damage: str) -> None:
+    cache.cached_vocabulary(model_file, Reader())
+    (entry,) = entries(cache_dir)
+    data = entry.read_bytes()
+    if damage == "truncate":
+        entry.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        entry.write_bytes(os.urandom(len(data)))
+    elif damage == "flip":
+        middle = len(data) // 3
+        entry.write_bytes(data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :])
+    else:
+        entry.write_bytes(b"")
+    reader = Reader()
+    assert cache.cached_vocabulary(model_file, reader) == VOCAB
+    assert reader.calls == 1
+    assert cache.cached_vocabulary(model_file, Reader()) == VOCAB  # and the rebuilt entry reads back
+
+
+def test_entry_with_inconsistent_arrays_is_rebuilt(model_file: Path, cache_dir: Path) -> None:
+    key = cache.entry_key("vocabulary", cache.file_identity(model_file))
+    arrays = cache._vocabulary_arrays(VOCAB)
+    arrays["lengths"] = arrays["lengths"] + 1  # no longer adds up to the blob
+    cache.write_entry("vocabulary", key, arrays)
+    reader = Reader()
+    assert cache.cached_vocabulary(model_file, reader) == VOCAB
+    assert reader.calls == 1
+
+
+def test_changed_model_file_is_not_served_a_stale_entry(model_file: Path) -> None:
+    cache.cached_vocabulary(model_file, Reader())
+    other = Vocabulary.from_pieces([b"z", b"zz"], (1,))
+    model_file.write_bytes(b"GGUF" + b"\1" * 80)
+    assert cache.cached_vocabulary(model_file, Reader(other)) == other
+
+
+def test_unwritable_cache_directory_is_skipped(model_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("x")
+    monkeypatch.setenv("EXTRACT_CACHE_DIR", str(blocker))
+    reader = Reader()
+    assert cache.cached_vocabulary(model_file, reader) == VOCAB
+    assert cache.cached_vocabulary(model_file, reader) == VOCAB
+    assert reader.calls == 2
+
+
+def _write_many(arguments: tuple[str, str, int]) -> int:
+    folder, model, rounds = arguments
+    os.environ["EXTRACT_CACHE_DIR"] = folder
+    big = Vocabulary.from_pieces([bytes([i % 256]) * (1 + i % 7) for i in range(20_000)], (3,))
+    key = cache.entry_key("vocabulary", cache.file_identity(Path(model)))
+    wrong = 0
+    for _ in range(rounds):
+        cache.write_entry("vocabulary", key, cache._vocabulary_arrays(big))
+        stored = cache.read_entry("vocabulary", key)
+        if stored is None or cache._vocabulary_from(stored) != big:
+            wrong += 1
+    return wrong
+
+
+def test_two_processes_writing_one_entry_never_leave_a_partial_one(model_file: Path, cache_dir: Path) -> None:
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        wrong = pool.map(_write_many, [(str(cache_dir), str(model_file), 15)] * 2)
+    assert wrong == [0, 0]
+    assert len(entries(cache_dir)) == 1
+    assert not list((cache_dir / "vocabulary").glob(".*.tmp"))
