@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .automaton.dfa import DEAD, UNKNOWN, LazyDFA
-from .vocab import IdArray, TokenTable
+from .vocab import PLAIN_BYTES, IdArray, TokenTable
 
 # Above this share of the vocabulary, walk all tokens instead of concatenating groups.
 _WIDE_STATE_SHARE = 0.5
@@ -54,9 +54,41 @@ class TokenIndex:
         return np.concatenate([self.table.by_first_byte[b] for b in first_bytes])
 
     def _walk(self, state: int) -> Transitions:
+        chain = self._plain_chain(state)
+        if len(chain) > 1:
+            return self._walk_with_plain_slice(state, chain)
         ids = self._candidates(state)
         if ids is self.table.walkable:
             return self._walk_everything(state)
+        return self._walk_tokens(state, ids)
+
+    def _plain_chain(self, state: int) -> list[int]:
+        """States after 0, 1, 2, ... plain characters, as long as every plain character leads
+        to one and the same live state (inside a JSON string whose text is free, up to a
+        length bound), and at most as many as the longest plain token."""
+        chain = [state]
+        longest = int(self.table.plain_lengths[-1]) if len(self.table.plain_lengths) else 0
+        while len(chain) <= longest:
+            following = self.dfa.row(chain[-1])[PLAIN_BYTES]
+            first = following[0]
+            if first == DEAD or not (following == first).all():
+                break
+            chain.append(int(first))
+        return chain
+
+    def _walk_with_plain_slice(self, state: int, chain: list[int]) -> Transitions:
+        """Plain tokens up to the chain's length are allowed without a walk, and end where the
+        chain is after their length; longer plain tokens and all others are walked."""
+        table = self.table
+        reach = len(chain) - 1
+        free = table.plain_up_to(reach)
+        free_ends = np.asarray(chain, dtype=np.int32)[table.lengths[free]]
+        first_bytes = np.flatnonzero(self.dfa.row(state))
+        others = [table.rest_by_first_byte[b] for b in first_bytes]
+        walked = self._walk_tokens(state, np.concatenate([table.plain_longer_than(reach), *others]))
+        return Transitions(np.concatenate([free, walked.token_ids]), np.concatenate([free_ends, walked.end_states]))
+
+    def _walk_tokens(self, state: int, ids: IdArray) -> Transitions:
         states = np.full(len(ids), state, dtype=np.int32)
         lengths = self.table.lengths[ids]
         done_ids: list[IdArray] = []
@@ -95,6 +127,6 @@ class TokenIndex:
         following = self.dfa.table.ravel()[offsets]
         unknown = following == UNKNOWN
         if unknown.any():
-            self.dfa.ensure_rows(states[unknown])
+            self.dfa.ensure_rows(set(states[unknown].tolist()))
             following = self.dfa.table.ravel()[offsets]
         return following

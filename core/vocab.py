@@ -17,6 +17,9 @@ import numpy.typing as npt
 
 IdArray = npt.NDArray[np.int32]
 
+# Printable ASCII except quote and backslash: what JSON strings hold without escapes.
+PLAIN_BYTES = np.array([b for b in range(0x20, 0x7F) if b not in (0x22, 0x5C)], dtype=np.uint8)
+
 
 @dataclass(frozen=True)
 class Vocabulary:
@@ -62,9 +65,36 @@ class TokenTable:
         self.columns = np.asfortranarray(self.bytes[by_length])
         at_least = np.cumsum(np.bincount(lengths[walkable], minlength=width + 1)[::-1])[::-1]
         self.longer_than = at_least[1 : width + 1].astype(np.int64)  # tokens longer than p bytes
+        self._lay_out_plain_slice(walkable, first, width)
         ordered = sorted(walkable.tolist(), key=vocab.pieces.__getitem__)  # stable: ties by id
         self._sorted_ids = np.asarray(ordered, dtype=np.int32)
         self._sorted_pieces = [vocab.pieces[i] for i in ordered]
+
+    def _lay_out_plain_slice(self, walkable: IdArray, first: npt.NDArray[np.uint8], width: int) -> None:
+        """Split the vocabulary into the plain slice (tokens of printable ASCII other than quote
+        and backslash: text inside a JSON string) and the rest. A state that lets any run of
+        plain characters through allows a whole length group of the slice without a walk."""
+        padded = self.bytes[walkable]
+        positions = np.arange(width)[None, :] < self.lengths[walkable][:, None]
+        plain_byte = np.zeros(256, dtype=bool)
+        plain_byte[PLAIN_BYTES] = True
+        is_plain = (plain_byte[padded] | ~positions).all(axis=1)
+        plain = walkable[is_plain]
+        order = np.argsort(self.lengths[plain], kind="stable")
+        self.plain_ids: IdArray = plain[order]
+        self.plain_lengths = self.lengths[self.plain_ids]
+        rest = walkable[~is_plain]
+        rest_first = first[~is_plain]
+        rest_order = np.argsort(rest_first, kind="stable")
+        bounds = np.searchsorted(rest_first[rest_order], np.arange(257))
+        self.rest_by_first_byte: list[IdArray] = [rest[rest_order[bounds[b] : bounds[b + 1]]] for b in range(256)]
+
+    def plain_up_to(self, length: int) -> IdArray:
+        """Plain-slice token ids of at most `length` bytes."""
+        return self.plain_ids[: int(np.searchsorted(self.plain_lengths, length, side="right"))]
+
+    def plain_longer_than(self, length: int) -> IdArray:
+        return self.plain_ids[int(np.searchsorted(self.plain_lengths, length, side="right")) :]
 
     def with_prefix(self, prefix: bytes) -> IdArray:
         """Ids of every token whose bytes start with `prefix`, ascending."""

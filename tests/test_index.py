@@ -85,3 +85,30 @@ def test_walks_stay_valid_for_every_cached_state(vocab: Vocabulary) -> None:
     for state in states[:40]:
         transitions = compiled.index.transitions(int(state))
         assert (transitions.end_states != DEAD).all()
+
+
+WIDE_SCHEMAS = [
+    {"type": "string", "maxLength": 3},
+    {"type": "string", "minLength": 2, "maxLength": 40},
+    {"type": "string"},
+    {"type": "string", "pattern": "^[a-c ]{0,5}x?$"},
+    {"type": "array", "items": {"type": "string", "maxLength": 4}, "maxItems": 3},
+    {"type": "object", "properties": {"n": {"type": "string", "maxLength": 2}, "m": {"enum": ["ab", "a b"]}}},
+    {"type": "string", "format": "email", "maxLength": 12},
+]
+
+
+@pytest.mark.parametrize("schema", WIDE_SCHEMAS, ids=[json.dumps(s) for s in WIDE_SCHEMAS])
+def test_index_matches_brute_force_at_every_prefix_of_random_documents(schema: object) -> None:
+    """States inside strings take the plain-slice shortcut; every one must agree with a walk."""
+    from conftest import hand_vocab
+
+    vocabulary = hand_vocab()
+    compiled = compile_for(schema, vocabulary)
+    for seed in range(8):
+        text = random_walk(compiled, seed).encode()
+        for cut in range(len(text) + 1):
+            state = compiled.dfa.walk(compiled.dfa.start, text[:cut])
+            transitions = compiled.index.transitions(state)
+            found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
+            assert found == brute_force(compiled, state), f"after {text[:cut]!r}"

@@ -94,10 +94,10 @@ class LazyDFA:
             state = int(self.table[state, allowed[0]])
         return bytes(out)
 
-    def ensure_rows(self, states: StateArray) -> None:
-        for state in np.unique(states):
+    def ensure_rows(self, states: set[int]) -> None:
+        for state in states:
             if self.table[state, 0] == UNKNOWN:
-                self._build_row(int(state))
+                self._build_row(state)
 
     def _build_row(self, state: int) -> None:
         """Successors for all 256 bytes at once: the byte axis is cut where any edge starts
