@@ -3,8 +3,11 @@
 For a state the index walks every candidate token through the lazy DFA at once with numpy
 gathers, one byte position per step, dropping tokens as they die. Candidates are the tokens
 whose first byte the state allows, so narrow states (a key literal, a digit) touch only a
-few hundred tokens. Results are cached per state; DFA rows missing during a walk are built
-on the spot.
+few hundred tokens. Inside JSON strings, where any text character leads to one state, the
+text slices (tokens of plain characters, by length) are allowed without a walk: only the
+few tokens with quotes, escapes or partial characters, and those longer than the string
+may still grow, are walked. Results are cached per state; DFA rows missing during a walk are
+built on the spot.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ import numpy as np
 import numpy.typing as npt
 
 from .automaton.dfa import DEAD, UNKNOWN, LazyDFA
-from .vocab import PLAIN_BYTES, IdArray, TokenTable
+from .automaton.utf8 import utf8_sequences
+from .vocab import TEXT_ASCII, IdArray, TokenTable
 
-# Above this share of the vocabulary, walk all tokens instead of concatenating groups.
-_WIDE_STATE_SHARE = 0.5
+# Byte-range sequences of every non-ASCII character (surrogates have no encoding).
+_MULTIBYTE_TEXT = utf8_sequences(0x80, 0x10FFFF)
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,7 @@ class TokenIndex:
         self.dfa = dfa
         self.table = table
         self._cache: dict[int, Transitions] = {}
+        self._multibyte_checked: dict[int, bool] = {}
 
     def transitions(self, state: int) -> Transitions:
         """Tokens allowed from `state` (end-of-generation tokens excluded). Cached."""
@@ -44,49 +49,68 @@ class TokenIndex:
         return found
 
     def _candidates(self, state: int) -> IdArray:
-        row = self.dfa.row(state)
-        first_bytes = np.flatnonzero(row)
+        first_bytes = np.flatnonzero(self.dfa.row(state))
         if len(first_bytes) == 0:
             return np.empty(0, dtype=np.int32)
-        count = int(self.table.first_byte_counts[first_bytes].sum())
-        if count > _WIDE_STATE_SHARE * len(self.table.walkable):
-            return self.table.walkable
         return np.concatenate([self.table.by_first_byte[b] for b in first_bytes])
 
     def _walk(self, state: int) -> Transitions:
-        chain = self._plain_chain(state)
+        chain = self._ascii_chain(state)
         if len(chain) > 1:
-            return self._walk_with_plain_slice(state, chain)
-        ids = self._candidates(state)
-        if ids is self.table.walkable:
-            return self._walk_everything(state)
-        return self._walk_tokens(state, ids)
+            return self._walk_with_text_slices(state, chain)
+        return self._walk_tokens(state, self._candidates(state))
 
-    def _plain_chain(self, state: int) -> list[int]:
-        """States after 0, 1, 2, ... plain characters, as long as every plain character leads
-        to one and the same live state (inside a JSON string whose text is free, up to a
-        length bound), and at most as many as the longest plain token."""
+    def _ascii_chain(self, state: int) -> list[int]:
+        """States after 0, 1, 2, ... ASCII text characters, as long as every such character
+        leads to one and the same live state (inside a JSON string whose characters are free,
+        up to a length bound); at most as long as the longest ASCII text token."""
         chain = [state]
-        longest = int(self.table.plain_lengths[-1]) if len(self.table.plain_lengths) else 0
-        while len(chain) <= longest:
-            following = self.dfa.row(chain[-1])[PLAIN_BYTES]
-            first = following[0]
-            if first == DEAD or not (following == first).all():
+        while len(chain) <= self.table.ascii_text.longest:
+            targets = self.dfa.row(chain[-1])[TEXT_ASCII]
+            following = int(targets[0])
+            if following == DEAD or not (targets == following).all():
                 break
-            chain.append(int(first))
+            chain.append(following)
         return chain
 
-    def _walk_with_plain_slice(self, state: int, chain: list[int]) -> Transitions:
-        """Plain tokens up to the chain's length are allowed without a walk, and end where the
-        chain is after their length; longer plain tokens and all others are walked."""
+    def _wide_reach(self, chain: list[int]) -> int:
+        """How many characters along `chain` any text character, ASCII or not, keeps to it."""
+        reach = 0
+        while reach < min(len(chain) - 1, self.table.wide_text.longest) and self._all_multibyte_lead_to(
+            chain[reach], chain[reach + 1]
+        ):
+            reach += 1
+        return reach
+
+    def _all_multibyte_lead_to(self, state: int, target: int) -> bool:
+        """Whether every non-ASCII character leads from `state` to `target`. Cached."""
+        found = self._multibyte_checked.get(state)
+        if found is None:
+            found = all(self._sequence_leads_to(state, sequence, target) for sequence in _MULTIBYTE_TEXT)
+            self._multibyte_checked[state] = found
+        return found
+
+    def _sequence_leads_to(self, state: int, sequence: tuple[tuple[int, int], ...], target: int) -> bool:
+        for low, high in sequence:
+            successors = self.dfa.row(state)[low : high + 1]
+            state = int(successors[0])
+            if state == DEAD or not (successors == state).all():
+                return False
+        return state == target
+
+    def _walk_with_text_slices(self, state: int, chain: list[int]) -> Transitions:
+        """Text tokens within the chain's reach are allowed without a walk and end where the
+        chain is after their length; longer text tokens and all others are walked."""
         table = self.table
-        reach = len(chain) - 1
-        free = table.plain_up_to(reach)
-        free_ends = np.asarray(chain, dtype=np.int32)[table.lengths[free]]
-        first_bytes = np.flatnonzero(self.dfa.row(state))
-        others = [table.rest_by_first_byte[b] for b in first_bytes]
-        walked = self._walk_tokens(state, np.concatenate([table.plain_longer_than(reach), *others]))
-        return Transitions(np.concatenate([free, walked.token_ids]), np.concatenate([free_ends, walked.end_states]))
+        ends = np.asarray(chain, dtype=np.int32)
+        ascii_free, ascii_lengths, ascii_longer = table.ascii_text.split(len(chain) - 1)
+        wide_free, wide_lengths, wide_longer = table.wide_text.split(self._wide_reach(chain))
+        others = [table.rest_by_first_byte[b] for b in np.flatnonzero(self.dfa.row(state))]
+        walked = self._walk_tokens(state, np.concatenate([ascii_longer, wide_longer, *others]))
+        return Transitions(
+            np.concatenate([ascii_free, wide_free, walked.token_ids]),
+            np.concatenate([ends[ascii_lengths], ends[wide_lengths], walked.end_states]),
+        )
 
     def _walk_tokens(self, state: int, ids: IdArray) -> Transitions:
         states = np.full(len(ids), state, dtype=np.int32)
@@ -108,18 +132,6 @@ class TokenIndex:
         if not done_ids:
             return Transitions(np.empty(0, np.int32), np.empty(0, np.int32))
         return Transitions(np.concatenate(done_ids), np.concatenate(done_states))
-
-    def _walk_everything(self, state: int) -> Transitions:
-        """Walk all tokens, longest first: dead tokens stay in the dead state (its row is all
-        dead), and a token's state stops changing once the walk passes its length."""
-        table = self.table
-        states = np.full(len(table.by_length), state, dtype=np.int32)
-        for position, count in enumerate(table.longer_than):
-            if count == 0:
-                break
-            states[:count] = self._gather(states[:count], table.columns[:count, position])
-        alive = states != DEAD
-        return Transitions(table.by_length[alive], states[alive])
 
     def _gather(self, states: IdArray, column: npt.NDArray[np.uint8]) -> IdArray:
         # One flat gather is several times cheaper than numpy's two-array fancy indexing.

@@ -17,8 +17,8 @@ import numpy.typing as npt
 
 IdArray = npt.NDArray[np.int32]
 
-# Printable ASCII except quote and backslash: what JSON strings hold without escapes.
-PLAIN_BYTES = np.array([b for b in range(0x20, 0x7F) if b not in (0x22, 0x5C)], dtype=np.uint8)
+# The ASCII characters a JSON string holds without escapes (all but controls, quote, backslash).
+TEXT_ASCII = np.array([b for b in range(0x20, 0x80) if b not in (0x22, 0x5C)], dtype=np.uint8)
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,21 @@ class Vocabulary:
         return len(self.pieces)
 
 
+class TextSlice:
+    """Token ids ordered by their length in characters."""
+
+    def __init__(self, ids: IdArray, characters: IdArray) -> None:
+        order = np.argsort(characters, kind="stable")
+        self.ids: IdArray = ids[order]
+        self.lengths: IdArray = characters[order]
+        self.longest = int(self.lengths[-1]) if len(self.lengths) else 0
+
+    def split(self, characters: int) -> tuple[IdArray, IdArray, IdArray]:
+        """(ids of at most `characters` characters, their lengths, ids of longer ones)."""
+        cut = int(np.searchsorted(self.lengths, characters, side="right"))
+        return self.ids[:cut], self.lengths[:cut], self.ids[cut:]
+
+
 class TokenTable:
     """Array views of a vocabulary for the token index. Built once per vocabulary."""
 
@@ -57,50 +72,42 @@ class TokenTable:
         sorted_first = first[order]
         bounds = np.searchsorted(sorted_first, np.arange(257))
         self.by_first_byte: list[IdArray] = [walkable[order[bounds[b] : bounds[b + 1]]] for b in range(256)]
-        self.first_byte_counts = np.diff(bounds).astype(np.int32)
-        # Walkable tokens longest first, bytes stored column by column: a walk over the whole
-        # vocabulary then touches, at byte position p, just the first longer_than[p] tokens.
-        by_length = walkable[np.argsort(-lengths[walkable], kind="stable")]
-        self.by_length = by_length
-        self.columns = np.asfortranarray(self.bytes[by_length])
-        at_least = np.cumsum(np.bincount(lengths[walkable], minlength=width + 1)[::-1])[::-1]
-        self.longer_than = at_least[1 : width + 1].astype(np.int64)  # tokens longer than p bytes
-        self._lay_out_plain_slice(walkable, first, width)
+        self._lay_out_text_slices(vocab, walkable, first)
         ordered = sorted(walkable.tolist(), key=vocab.pieces.__getitem__)  # stable: ties by id
         self._sorted_ids = np.asarray(ordered, dtype=np.int32)
         self._sorted_pieces = [vocab.pieces[i] for i in ordered]
 
-    def _lay_out_plain_slice(self, walkable: IdArray, first: npt.NDArray[np.uint8], width: int) -> None:
-        """Split the vocabulary into the plain slice (tokens of printable ASCII other than quote
-        and backslash: text inside a JSON string) and the rest. A state that lets any run of
-        plain characters through allows a whole length group of the slice without a walk."""
-        padded = self.bytes[walkable]
-        positions = np.arange(width)[None, :] < self.lengths[walkable][:, None]
-        plain_byte = np.zeros(256, dtype=bool)
-        plain_byte[PLAIN_BYTES] = True
-        is_plain = (plain_byte[padded] | ~positions).all(axis=1)
-        plain = walkable[is_plain]
-        order = np.argsort(self.lengths[plain], kind="stable")
-        self.plain_ids: IdArray = plain[order]
-        self.plain_lengths = self.lengths[self.plain_ids]
-        rest = walkable[~is_plain]
-        rest_first = first[~is_plain]
+    def _lay_out_text_slices(self, vocab: Vocabulary, walkable: IdArray, first: npt.NDArray[np.uint8]) -> None:
+        """Split off the text slices: tokens of whole UTF-8 characters, none of them a quote,
+        backslash or control character (text inside a JSON string), ASCII ones apart from the
+        others, each ordered by length in characters. A state from which every such character
+        leads to one live state allows a whole length group without a walk."""
+        characters = np.array([_text_length(vocab.pieces[i]) for i in walkable.tolist()], dtype=np.int32)
+        ascii_only = np.array([vocab.pieces[i].isascii() for i in walkable.tolist()], dtype=bool)
+        self.ascii_text = TextSlice(walkable[(characters > 0) & ascii_only], characters[(characters > 0) & ascii_only])
+        self.wide_text = TextSlice(walkable[(characters > 0) & ~ascii_only], characters[(characters > 0) & ~ascii_only])
+        rest = walkable[characters == 0]
+        rest_first = first[characters == 0]
         rest_order = np.argsort(rest_first, kind="stable")
         bounds = np.searchsorted(rest_first[rest_order], np.arange(257))
         self.rest_by_first_byte: list[IdArray] = [rest[rest_order[bounds[b] : bounds[b + 1]]] for b in range(256)]
-
-    def plain_up_to(self, length: int) -> IdArray:
-        """Plain-slice token ids of at most `length` bytes."""
-        return self.plain_ids[: int(np.searchsorted(self.plain_lengths, length, side="right"))]
-
-    def plain_longer_than(self, length: int) -> IdArray:
-        return self.plain_ids[int(np.searchsorted(self.plain_lengths, length, side="right")) :]
 
     def with_prefix(self, prefix: bytes) -> IdArray:
         """Ids of every token whose bytes start with `prefix`, ascending."""
         low = bisect.bisect_left(self._sorted_pieces, prefix)
         high = bisect.bisect_left(self._sorted_pieces, _prefix_upper_bound(prefix), lo=low)
         return np.sort(self._sorted_ids[low:high])
+
+
+def _text_length(piece: bytes) -> int:
+    """Characters in `piece` when it is whole UTF-8 text a JSON string holds unescaped, else 0."""
+    try:
+        text = piece.decode("utf-8")
+    except UnicodeDecodeError:
+        return 0
+    if any(c < " " or c in '"\\' for c in text):
+        return 0
+    return len(text)
 
 
 def _padded_matrix(blob: bytes, lengths: npt.NDArray[np.int32], width: int) -> npt.NDArray[np.uint8]:
