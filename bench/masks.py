@@ -1,13 +1,15 @@
 """Compile and mask speed over a fixed sample of the JSONSchemaBench corpus, beside llguidance.
 
-For every sampled schema, in a fresh forked process (cold in-memory caches, the vocabulary
-already loaded, as in a real run):
+For every sampled schema, with cold in-memory caches (a new automaton and token index per
+schema; the vocabulary loaded once, as in a real run):
 - schema to first mask: from the schema as a Python object to the allowed tokens of the
   start state (check, compile, index walk);
 - masks while walking real instances: documents sampled from the schema's automaton, in the
   canonical layout, tokenized by the model's tokenizer, then walked token by token: each
   step computes the mask (allowed token ids and where each leads) and advances;
-- peak memory of that process above its size at the fork.
+- peak memory, measured in a forked process of its own: its peak above its size at the fork.
+Timings are taken in this one process (`--fork-timing` takes them in the forked process too,
+which adds the cost of copying the parent's pages as they are written).
 llguidance gets the same schemas and token sequences in the same run (its JSON compiler set
 to the same separators), so the ratios hold while the machine's speed drifts.
 
@@ -30,6 +32,7 @@ import multiprocessing
 import os
 import random
 import resource
+import signal
 import sys
 import time
 from pathlib import Path
@@ -192,21 +195,52 @@ def _measure_star(arguments: tuple[dict[str, Any], int, bool]) -> dict[str, Any]
     return measure(*arguments)
 
 
-def run(entries: list[dict[str, Any]], walks: int, with_llguidance: bool) -> list[dict[str, Any]]:
-    """One forked process per schema, one at a time (timings are not shared with a neighbour)."""
+def _measure_timed(entry: dict[str, Any], walks: int, with_llguidance: bool) -> dict[str, Any]:
+    """`measure` in this process, given up after TIMEOUT_S."""
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(TIMEOUT_S)
+    try:
+        return measure(entry, walks, with_llguidance)
+    except _Hang:
+        return _failed(entry, "timeout", f"over {TIMEOUT_S} s", with_llguidance)
+    except Exception as error:
+        return _failed(entry, "crash", repr(error)[:300], with_llguidance)
+    finally:
+        signal.alarm(0)
+
+
+class _Hang(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _Hang()
+
+
+def run(entries: list[dict[str, Any]], walks: int, with_llguidance: bool, fork_timing: bool) -> list[dict[str, Any]]:
+    """Every schema in a forked process of its own, one at a time: for peak memory always, and
+    for the timings too with `fork_timing` (else they are taken here, in one process, each
+    schema with new automata and indexes, as a library user compiling many schemas sees them)."""
     context = multiprocessing.get_context("fork")
     results = []
     with context.Pool(1, maxtasksperchild=1) as pool:
         for entry in entries:
-            pending = pool.apply_async(_measure_star, ((entry, walks, with_llguidance),))
+            pending = pool.apply_async(_measure_star, ((entry, walks, with_llguidance and fork_timing),))
             try:
-                results.append(pending.get(TIMEOUT_S))
+                isolated = pending.get(TIMEOUT_S)
             except multiprocessing.TimeoutError:
-                results.append(_failed(entry, "timeout", f"over {TIMEOUT_S} s", with_llguidance))
+                isolated = _failed(entry, "timeout", f"over {TIMEOUT_S} s", with_llguidance)
                 pool.terminate()
                 pool = context.Pool(1, maxtasksperchild=1)
             except Exception as error:
-                results.append(_failed(entry, "crash", repr(error)[:300], with_llguidance))
+                isolated = _failed(entry, "crash", repr(error)[:300], with_llguidance)
+            if fork_timing or isolated["ours"]["status"] in ("timeout", "crash"):
+                results.append(isolated)
+                continue
+            timed = _measure_timed(entry, walks, with_llguidance)
+            if "peak_bytes" in isolated["ours"]:
+                timed["ours"]["peak_bytes"] = isolated["ours"]["peak_bytes"]
+            results.append(timed)
     return results
 
 
@@ -276,13 +310,16 @@ def main() -> int:
     parser.add_argument("--limit", type=int, help="at most this many schemas")
     parser.add_argument("--walks", type=int, default=3, help="instances walked per schema")
     parser.add_argument("--no-llguidance", action="store_true")
+    parser.add_argument(
+        "--fork-timing", action="store_true", help="time each schema in its own forked process (adds copy-on-write costs)"
+    )
     parser.add_argument("--out", type=Path, help="write per-schema results (JSON Lines)")
     args = parser.parse_args()
     with_llguidance = not args.no_llguidance
     vocab_seconds = prepare(args.vocab, with_llguidance)
     entries = load_corpus(args.every, args.limit)
     started = time.perf_counter()
-    results = run(entries, args.walks, with_llguidance)
+    results = run(entries, args.walks, with_llguidance, args.fork_timing)
     report(results, args.vocab, vocab_seconds, _STATE["vocabulary"].size)
     print(f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     if args.out:
