@@ -1,6 +1,7 @@
 # install: the project and its test tools into .venv   test: the whole suite
 # lint: ruff and mypy --strict                           bench: extract vs llama-cpp-python's grammar
 # coverage: compile rate and soundness over the JSONSchemaBench corpus (add ARGS=--update-baseline to record)
+# masks: compile and mask times over a corpus sample beside llguidance (pip install llguidance; ARGS=--vocab gemma3)
 PY := .venv/bin/python
 
 install:
@@ -18,4 +19,7 @@ bench:
 coverage:
 	$(PY) -W ignore bench/corpus_coverage.py $(ARGS)
 
-.PHONY: install test lint bench coverage
+masks:
+	$(PY) -W ignore bench/masks.py $(ARGS)
+
+.PHONY: install test lint bench coverage masks
