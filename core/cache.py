@@ -15,16 +15,15 @@ import contextlib
 import hashlib
 import os
 import tempfile
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from .vocab import Vocabulary
+from .vocab import TokenLayout, Vocabulary
 
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"
 Arrays = dict[str, npt.NDArray[np.generic]]
 
 
@@ -58,7 +57,7 @@ def read_entry(kind: str, key: str) -> Arrays | None:
     try:
         with np.load(path, allow_pickle=False) as stored:
             return {name: stored[name] for name in stored.files}
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
+    except Exception:  # a damaged file can make zipfile and numpy raise almost anything
         return None
 
 
@@ -102,11 +101,15 @@ def cached_vocabulary(model_path: Path, read: Callable[[], Vocabulary], use_cach
 
 def _vocabulary_arrays(vocabulary: Vocabulary) -> Arrays:
     lengths = np.fromiter(map(len, vocabulary.pieces), dtype=np.int32, count=vocabulary.size)
+    layout = vocabulary.layout or TokenLayout.of(vocabulary.pieces)
     return {
         "blob": np.frombuffer(b"".join(vocabulary.pieces), dtype=np.uint8),
         "lengths": lengths,
         "eog": np.asarray(vocabulary.eog_ids, dtype=np.int64),
         "fingerprint": np.frombuffer(vocabulary.fingerprint.encode("ascii"), dtype=np.uint8),
+        "characters": layout.characters,
+        "ascii": layout.ascii,
+        "sorted_ids": layout.sorted_ids,
     }
 
 
@@ -115,11 +118,16 @@ def _vocabulary_from(arrays: Arrays) -> Vocabulary | None:
         blob, lengths = arrays["blob"].tobytes(), arrays["lengths"].astype(np.int64)
         fingerprint = arrays["fingerprint"].tobytes().decode("ascii")
         eog = tuple(int(i) for i in arrays["eog"])
+        layout = TokenLayout(
+            arrays["characters"].astype(np.int32), arrays["ascii"].astype(bool), arrays["sorted_ids"].astype(np.int32)
+        )
     except (KeyError, UnicodeDecodeError, ValueError):
         return None
     if lengths.ndim != 1 or (lengths < 0).any() or int(lengths.sum()) != len(blob) or not fingerprint:
         return None
+    if not layout.fits(len(lengths)):
+        return None
     ends = np.cumsum(lengths).tolist()
     starts = [0, *ends[:-1]]
     pieces = tuple(blob[start:end] for start, end in zip(starts, ends, strict=True))
-    return Vocabulary(pieces, eog, fingerprint)
+    return Vocabulary(pieces, eog, fingerprint, layout)

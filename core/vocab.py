@@ -22,10 +22,35 @@ TEXT_ASCII = np.array([b for b in range(0x20, 0x80) if b not in (0x22, 0x5C)], d
 
 
 @dataclass(frozen=True)
+class TokenLayout:
+    """Per-token facts that take a pass over every piece in Python, kept with a cached vocabulary
+    so that a run does not redo them: each token's length in characters when it is text a JSON
+    string holds unescaped (else 0), whether it is ASCII, and the token ids in byte order."""
+
+    characters: IdArray
+    ascii: npt.NDArray[np.bool_]
+    sorted_ids: IdArray
+
+    @staticmethod
+    def of(pieces: tuple[bytes, ...]) -> TokenLayout:
+        characters = np.fromiter(map(_text_length, pieces), dtype=np.int32, count=len(pieces))
+        ascii_only = np.fromiter(map(bytes.isascii, pieces), dtype=bool, count=len(pieces))
+        walkable = [i for i, piece in enumerate(pieces) if piece]
+        ordered = sorted(walkable, key=pieces.__getitem__)  # stable: ties by id
+        return TokenLayout(characters, ascii_only, np.asarray(ordered, dtype=np.int32))
+
+    def fits(self, size: int) -> bool:
+        """Whether these arrays can describe a vocabulary of `size` tokens."""
+        ids = self.sorted_ids
+        return len(self.characters) == size and len(self.ascii) == size and bool(((ids >= 0) & (ids < size)).all())
+
+
+@dataclass(frozen=True)
 class Vocabulary:
     pieces: tuple[bytes, ...]
     eog_ids: tuple[int, ...]
     fingerprint: str = field(default="")
+    layout: TokenLayout | None = field(default=None, compare=False, repr=False)
 
     @staticmethod
     def from_pieces(pieces: list[bytes] | tuple[bytes, ...], eog_ids: tuple[int, ...]) -> Vocabulary:
@@ -72,18 +97,18 @@ class TokenTable:
         sorted_first = first[order]
         bounds = np.searchsorted(sorted_first, np.arange(257))
         self.by_first_byte: list[IdArray] = [walkable[order[bounds[b] : bounds[b + 1]]] for b in range(256)]
-        self._lay_out_text_slices(vocab, walkable, first)
-        ordered = sorted(walkable.tolist(), key=vocab.pieces.__getitem__)  # stable: ties by id
-        self._sorted_ids = np.asarray(ordered, dtype=np.int32)
-        self._sorted_pieces = [vocab.pieces[i] for i in ordered]
+        layout = vocab.layout or TokenLayout.of(vocab.pieces)
+        self._lay_out_text_slices(layout, walkable, first)
+        self._sorted_ids = layout.sorted_ids
+        self._sorted_pieces = [vocab.pieces[i] for i in layout.sorted_ids.tolist()]
 
-    def _lay_out_text_slices(self, vocab: Vocabulary, walkable: IdArray, first: npt.NDArray[np.uint8]) -> None:
+    def _lay_out_text_slices(self, layout: TokenLayout, walkable: IdArray, first: npt.NDArray[np.uint8]) -> None:
         """Split off the text slices: tokens of whole UTF-8 characters, none of them a quote,
         backslash or control character (text inside a JSON string), ASCII ones apart from the
         others, each ordered by length in characters. A state from which every such character
         leads to one live state allows a whole length group without a walk."""
-        characters = np.array([_text_length(vocab.pieces[i]) for i in walkable.tolist()], dtype=np.int32)
-        ascii_only = np.array([vocab.pieces[i].isascii() for i in walkable.tolist()], dtype=bool)
+        characters = layout.characters[walkable]
+        ascii_only = layout.ascii[walkable]
         self.ascii_text = TextSlice(walkable[(characters > 0) & ascii_only], characters[(characters > 0) & ascii_only])
         self.wide_text = TextSlice(walkable[(characters > 0) & ~ascii_only], characters[(characters > 0) & ~ascii_only])
         rest = walkable[characters == 0]
