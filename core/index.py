@@ -39,6 +39,7 @@ class TokenIndex:
         self.table = table
         self._cache: dict[int, Transitions] = {}
         self._multibyte_checked: dict[int, bool] = {}
+        self._singles: dict[int, int] = {}
 
     def transitions(self, state: int) -> Transitions:
         """Tokens allowed from `state` (end-of-generation tokens excluded). Cached."""
@@ -55,10 +56,43 @@ class TokenIndex:
         return np.concatenate([self.table.by_first_byte[b] for b in first_bytes])
 
     def _walk(self, state: int) -> Transitions:
+        members = self.dfa.nfa_states(state)
+        if len(members) == 1:
+            (member,) = members
+            run = self.dfa.nfa.text_run(member)
+            if run is not None:
+                return self._walk_text_run(state, member, run)
         chain = self._ascii_chain(state)
         if len(chain) > 1:
             return self._walk_with_text_slices(state, chain)
         return self._walk_tokens(state, self._candidates(state))
+
+    def _walk_text_run(self, state: int, member: int, run: tuple[int, int]) -> Transitions:
+        """Inside a string body of free text: text tokens of up to the characters still allowed
+        are allowed, each ending that many characters on, and no longer text token can be (text
+        never closes the string); only the other tokens (quotes, escapes, partial characters)
+        are walked. Nothing is built for the positions ahead but their names."""
+        table, nfa = self.table, self.dfa.nfa
+        count, spare = run
+        longest = max(table.ascii_text.longest, table.wide_text.longest)
+        reach = longest if spare < 0 else min(count + spare, longest)
+        ends = np.array([self._single(following) for following in nfa.after_text(member, reach)], dtype=np.int32)
+        ascii_free, ascii_lengths, _ = table.ascii_text.split(reach)
+        wide_free, wide_lengths, _ = table.wide_text.split(reach)
+        others = [table.rest_by_first_byte[b] for b in np.flatnonzero(self.dfa.row(state))]
+        walked = self._walk_tokens(state, np.concatenate([np.empty(0, dtype=np.int32), *others]))
+        return Transitions(
+            np.concatenate([ascii_free, wide_free, walked.token_ids]),
+            np.concatenate([ends[ascii_lengths], ends[wide_lengths], walked.end_states]),
+        )
+
+    def _single(self, nfa_state: int) -> int:
+        """The DFA state standing for one NFA state."""
+        found = self._singles.get(nfa_state)
+        if found is None:
+            found = self.dfa.state_for(frozenset((nfa_state,)))
+            self._singles[nfa_state] = found
+        return found
 
     def _ascii_chain(self, state: int) -> list[int]:
         """States after 0, 1, 2, ... ASCII text characters, as long as every such character

@@ -112,3 +112,28 @@ def test_index_matches_brute_force_at_every_prefix_of_random_documents(schema: o
             transitions = compiled.index.transitions(state)
             found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
             assert found == brute_force(compiled, state), f"after {text[:cut]!r}"
+
+
+def test_text_run_states_are_recognised_and_build_nothing_ahead(vocab: Vocabulary) -> None:
+    """Inside a long bounded string the index names the positions ahead without building them."""
+    compiled = compile_for({"type": "string", "minLength": 2, "maxLength": 5000}, vocab)
+    state = compiled.dfa.walk(compiled.dfa.start, b'"ab')
+    (member,) = compiled.dfa.nfa_states(state)
+    assert compiled.dfa.nfa.text_run(member) == (0, 4998)
+    built_before = int((compiled.dfa.table[: compiled.dfa.state_count, 0] != -1).sum())
+    transitions = compiled.index.transitions(state)
+    built_after = int((compiled.dfa.table[: compiled.dfa.state_count, 0] != -1).sum())
+    assert built_after - built_before < 10
+    found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
+    assert found == brute_force(compiled, state)
+
+
+def test_strings_inside_alternatives_are_not_text_runs(vocab: Vocabulary) -> None:
+    """Where text may also continue something else, the structural shortcut must not apply."""
+    schema = {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "string", "pattern": "^x+$"}]}
+    compiled = compile_for(schema, vocab)
+    for prefix in (b'"', b'"x', b'"xx', b'"xxx'):
+        state = compiled.dfa.walk(compiled.dfa.start, prefix)
+        transitions = compiled.index.transitions(state)
+        found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
+        assert found == brute_force(compiled, state), prefix

@@ -1,6 +1,7 @@
 """Lazy byte-level DFA over an NFA: states and rows are built when first reached.
 
-A DFA state is the epsilon-closed set of NFA states (subset construction). Rows live in one
+A DFA state is a set of NFA states (subset construction): the targets of one byte from an
+earlier state, closed under epsilon edges only when its own row is built. Rows live in one
 growable numpy table so the token index can walk the whole vocabulary with array gathers;
 a row not yet built reads as UNKNOWN and is filled on demand. State 0 is the dead state.
 """
@@ -33,11 +34,19 @@ class LazyDFA:
         self._forced: dict[int, bytes] = {}
         self.table: npt.NDArray[np.int32] = np.full((64, 256), UNKNOWN, dtype=np.int32)
         self.table[DEAD] = DEAD
-        self.start = self._state_for(self._closure_of({nfa.start}))
+        self.start = self.state_for(frozenset({nfa.start}))
 
     @property
     def state_count(self) -> int:
         return len(self._sets)
+
+    @property
+    def nfa(self) -> NFA:
+        return self._nfa
+
+    def nfa_states(self, state: int) -> frozenset[int]:
+        """The NFA states `state` stands for, before epsilon closure."""
+        return self._sets[state]
 
     @property
     def nfa_state_count(self) -> int:
@@ -102,7 +111,8 @@ class LazyDFA:
     def _build_row(self, state: int) -> None:
         """Successors for all 256 bytes at once: the byte axis is cut where any edge starts
         or ends, and each piece (one set of NFA targets) becomes one slice of the row."""
-        edges = [edge for nfa_state in self._sets[state] for edge in self._nfa.edges_of(nfa_state)]
+        members = self._closure_of(self._sets[state])
+        edges = [edge for nfa_state in members for edge in self._nfa.edges_of(nfa_state)]
         row = np.zeros(256, dtype=np.int32)
         cuts = sorted({low for low, _, _ in edges} | {high + 1 for _, high, _ in edges})
         by_targets: dict[frozenset[int], int] = {}
@@ -112,7 +122,7 @@ class LazyDFA:
                 continue
             successor = by_targets.get(key)
             if successor is None:
-                successor = self._state_for(self._closure_of(key))
+                successor = self.state_for(key)
                 by_targets[key] = successor
             row[low:end] = successor
         self.table[state] = row
@@ -133,21 +143,27 @@ class LazyDFA:
                     if target not in seen:
                         seen.add(target)
                         stack.append(target)
-            # Keep only states that matter for matching (byte edges or accept) and that can
-            # still reach acceptance: a set with none of them is the dead state.
+            # Keep only states with byte edges that can still reach acceptance.
             distance = self._nfa.distance
-            found = frozenset(s for s in seen if (self._nfa.edges_of(s) or s == self._nfa.accept) and distance[s] >= 0)
+            found = frozenset(s for s in seen if distance[s] >= 0 and self._nfa.edges_of(s))
             self._closures[state] = found
         return found
 
-    def _state_for(self, nfa_states: frozenset[int]) -> int:
-        found = self._ids.get(nfa_states)
+    def state_for(self, nfa_states: frozenset[int]) -> int:
+        """The DFA state standing for `nfa_states` (targets of byte edges, not yet closed under
+        epsilon edges: the closure waits until the state's row is needed). Every NFA state knows
+        its distance to acceptance, so liveness, distance and acceptance (distance 0: acceptance
+        is reachable by epsilon edges alone) are known without the closure."""
+        distance = self._nfa.distance
+        live = frozenset(s for s in nfa_states if distance[s] >= 0)
+        found = self._ids.get(live)
         if found is not None:
             return found
+        nfa_states = live
         new_id = len(self._sets)
         self._sets.append(nfa_states)
         self._ids[nfa_states] = new_id
-        self._accepting.append(self._nfa.accept in nfa_states)
+        self._accepting.append(min(distance[s] for s in nfa_states) == 0)
         if new_id >= len(self.table):
             grown = np.full((len(self.table) * 2, 256), UNKNOWN, dtype=np.int32)
             grown[: len(self.table)] = self.table

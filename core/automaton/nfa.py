@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
-from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq
+from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, is_text_character
 from .utf8 import utf8_sequences
 
 Edge = tuple[int, int, int]  # low byte, high byte, target state
@@ -55,6 +55,7 @@ class NFA:
         self._pending: list[_Pending | None] = []
         self.distance: list[int] = []
         self._memo: dict[tuple[int, int, int, int, int], int] = {}
+        self._text_runs: dict[int, tuple[int, int] | None] = {}
         self._shortest = _ShortestMatch()
         self._shortest.measure(tree)
         self._tree = tree  # keeps every node alive, so ids in the memo stay unique
@@ -79,6 +80,44 @@ class NFA:
         if self._edges[state] is None:
             self._expand(state)
         return self._epsilons[state]
+
+    # -- text runs -------------------------------------------------------------------------
+
+    def text_run(self, state: int) -> tuple[int, int] | None:
+        """For a state inside the body of a JSON string whose characters are free (a repeat of a
+        text character, then the closing quote): the characters still required and the further
+        ones allowed (-1: any number). Every text character leads from here to `after_text(state,
+        1)`, and nothing else the string holds is text. None for any other state."""
+        if state not in self._text_runs:
+            self._text_runs[state] = self._find_text_run(state)
+        return self._text_runs[state]
+
+    def _find_text_run(self, state: int) -> tuple[int, int] | None:
+        pending = self._pending[state]
+        if pending is None or not isinstance(pending.node, Repeat) or not is_text_character(pending.node.item):
+            return None
+        closing = self._pending[pending.next_state]
+        if closing is None or not isinstance(closing.node, Lit) or closing.node.data[:1] != b'"':
+            return None
+        if pending.position == 0:
+            node = pending.node
+            return node.low, -1 if node.high is None else node.high - node.low
+        return pending.count, pending.spare
+
+    def after_text(self, state: int, most: int) -> list[int]:
+        """The states 0, 1, ..., `most` text characters after text-run `state` (`most` at most
+        as many as it allows)."""
+        run = self.text_run(state)
+        pending = self._pending[state]
+        assert run is not None and pending is not None and isinstance(pending.node, Repeat)
+        count, spare = run
+        assert spare < 0 or most <= count + spare, "more characters than the string allows"
+        node, nxt = pending.node, pending.next_state
+        states = [state]
+        for characters in range(1, most + 1):
+            over = max(characters - count, 0)
+            states.append(self._named_repeat(node, nxt, max(count - characters, 0), spare if spare < 0 else spare - over))
+        return states
 
     # -- naming ----------------------------------------------------------------------------
 
@@ -136,7 +175,6 @@ class NFA:
 
     def _expand(self, state: int) -> None:
         pending = self._pending[state]
-        self._pending[state] = None
         edges: list[Edge] = []
         epsilons: list[int] = []
         if pending is not None:

@@ -61,6 +61,25 @@ Node = Lit | Chars | Seq | Alt | Repeat | Machine
 
 EMPTY: Node = Seq(())
 
+# Every character a JSON string holds without an escape: all but controls, quote, backslash.
+TEXT_CHARACTER = Chars(((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF)))
+
+
+def is_text_character(node: Node) -> bool:
+    """A JSON string character: TEXT_CHARACTER, or else escapes that begin with a backslash.
+    Then every text character takes it in exactly one way, to the same place."""
+    if not isinstance(node, Alt) or not node.options or node.options[0] is not TEXT_CHARACTER:
+        return False
+    return all(_starts_with_backslash(option) for option in node.options[1:])
+
+
+def _starts_with_backslash(node: Node) -> bool:
+    if isinstance(node, Lit):
+        return node.data[:1] == b"\\"
+    if isinstance(node, Seq):
+        return bool(node.parts) and _starts_with_backslash(node.parts[0])
+    return False
+
 
 def lit(text: str) -> Lit:
     return Lit(text.encode("utf-8"))

@@ -11,7 +11,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 from ..automaton.regex import (
     EMPTY,
-    Chars,
+    TEXT_CHARACTER,
     Node,
     Repeat,
     alt,
@@ -35,7 +35,7 @@ _NON_SURROGATE_HEX4 = alt(
     seq(chars((0x30, 0x39), (0x41, 0x43), (0x45, 0x46), (0x61, 0x63), (0x65, 0x66)), HEX_DIGIT, HEX_DIGIT, HEX_DIGIT),
     seq(char_set("dD"), chars((0x30, 0x37)), HEX_DIGIT, HEX_DIGIT),
 )
-UNESCAPED_CHAR = Chars(((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF)))
+UNESCAPED_CHAR = TEXT_CHARACTER
 STRING_CHAR: Node = alt(
     UNESCAPED_CHAR,
     seq(lit("\\"), alt(char_set('"\\/bfnrt'), seq(lit("u"), _NON_SURROGATE_HEX4))),
