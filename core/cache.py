@@ -1,18 +1,20 @@
 """An on-disk cache of derived data (a model's vocabulary), safe to share between processes.
 
 Entries live in `$EXTRACT_CACHE_DIR`, else `$XDG_CACHE_HOME/gguf-extract`, else
-`~/.cache/gguf-extract`. Each is one `.npz` file named by a key that covers everything it was
-derived from (the source file's identity, the package and format versions), so a stale entry
-is never found. Writers write a temporary file and rename it into place, so a reader sees a
-whole entry or none and two writers of one key cannot interleave. A read that fails for any
-reason (truncated, corrupt, unreadable) counts as a miss and the entry is rebuilt: the cache
-can make a run faster, never wrong.
+`~/.cache/gguf-extract`. Each is one file named by a key that covers everything it was derived
+from (the source's identity, the package and format versions), so a stale entry is never found,
+and it starts with a SHA-256 digest of its contents, so a damaged one is never read. Writers
+write a temporary file and rename it into place, so a reader sees a whole entry or none and two
+writers of one key cannot interleave. A read that fails for any reason (truncated, corrupt,
+unreadable) counts as a miss and the entry is rebuilt: the cache can make a run faster, never
+wrong.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import os
 import tempfile
 from collections.abc import Callable
@@ -23,7 +25,7 @@ import numpy.typing as npt
 
 from .vocab import TokenLayout, Vocabulary
 
-FORMAT_VERSION = "2"
+FORMAT_VERSION = "3"
 Arrays = dict[str, npt.NDArray[np.generic]]
 
 
@@ -53,9 +55,11 @@ def _package_version() -> str:
 
 def read_entry(kind: str, key: str) -> Arrays | None:
     """The arrays stored under `key`, or None when absent or unreadable."""
-    path = cache_root() / kind / f"{key}.npz"
+    data = read_bytes(kind, key)
+    if data is None:
+        return None
     try:
-        with np.load(path, allow_pickle=False) as stored:
+        with np.load(io.BytesIO(data), allow_pickle=False) as stored:
             return {name: stored[name] for name in stored.files}
     except Exception:  # a damaged file can make zipfile and numpy raise almost anything
         return None
@@ -63,6 +67,30 @@ def read_entry(kind: str, key: str) -> Arrays | None:
 
 def write_entry(kind: str, key: str, arrays: Arrays) -> None:
     """Store `arrays` under `key` atomically; a cache that cannot be written is skipped."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stub wants positional arrays too
+    write_bytes(kind, key, buffer.getvalue())
+
+
+_MAGIC = b"gguf-extract cache\n"
+
+
+def read_bytes(kind: str, key: str) -> bytes | None:
+    """What `write_bytes` stored under `key`; None when absent, unreadable, or when its digest
+    does not match (a damaged entry is never returned)."""
+    try:
+        stored = (cache_root() / kind / f"{key}.bin").read_bytes()
+    except OSError:
+        return None
+    head = len(_MAGIC) + 32
+    if not stored.startswith(_MAGIC) or hashlib.sha256(stored[head:]).digest() != stored[len(_MAGIC) : head]:
+        return None
+    return stored[head:]
+
+
+def write_bytes(kind: str, key: str, data: bytes) -> None:
+    """Store `data` under `key` with its digest, atomically (a temporary file renamed into place);
+    a cache that cannot be written is skipped."""
     folder = cache_root() / kind
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -71,8 +99,8 @@ def write_entry(kind: str, key: str, arrays: Arrays) -> None:
         return
     try:
         with os.fdopen(handle, "wb") as out:
-            np.savez(out, **arrays)  # type: ignore[arg-type]  # numpy's stub wants positional arrays too
-        os.replace(temporary, folder / f"{key}.npz")
+            out.write(_MAGIC + hashlib.sha256(data).digest() + data)
+        os.replace(temporary, folder / f"{key}.bin")
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(temporary)

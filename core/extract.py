@@ -69,7 +69,7 @@ class Extractor:
 
     def compile(self, schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False) -> CompiledSchema:
         """Compile `schema` for this model's vocabulary (cheap; reuse the result)."""
-        return compile_schema(schema, self.vocabulary, recursion_depth, lenient)
+        return compile_schema(schema, self.vocabulary, recursion_depth, lenient, self.options.use_cache)
 
     def prompt_for(self, compiled: CompiledSchema, document: str, instructions: str | None = None) -> str:
         if not document.strip():
@@ -148,6 +148,7 @@ class Extraction:
                     yield text
         finally:
             self._record(decoder)
+        self._compiled.save_to_cache()
         self.text = "".join(parts) + utf8.decode(b"", final=True)
         self.value = self._compiled.validate(self.text)
 

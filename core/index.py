@@ -41,6 +41,21 @@ class TokenIndex:
         self._multibyte_checked: dict[int, bool] = {}
         self._singles: dict[int, int] = {}
 
+    def computed(self) -> dict[int, Transitions]:
+        """The token sets computed so far, by state (for the on-disk cache)."""
+        return dict(self._cache)
+
+    def singles(self) -> dict[int, int]:
+        return dict(self._singles)
+
+    def restore(self, transitions: dict[int, Transitions], singles: dict[int, int]) -> None:
+        """Take back what `computed` and `singles` gave for this index's automaton."""
+        for state, found in transitions.items():
+            if not (isinstance(found, Transitions) and len(found.token_ids) == len(found.end_states)):
+                raise ValueError(f"stored token set of state {state} is malformed")
+        self._cache.update(transitions)
+        self._singles.update(singles)
+
     def transitions(self, state: int) -> Transitions:
         """Tokens allowed from `state` (end-of-generation tokens excluded). Cached."""
         found = self._cache.get(state)

@@ -41,7 +41,7 @@ class Reader:
 
 
 def entries(folder: Path) -> list[Path]:
-    return sorted((folder / "vocabulary").glob("*.npz"))
+    return sorted((folder / "vocabulary").glob("*.bin"))
 
 
 def test_second_load_comes_from_the_cache(model_file: Path, cache_dir: Path) -> None:

@@ -45,6 +45,23 @@ def test_schema_failing_the_meta_schema(tmp_path: Path) -> None:
     assert "meta-schema" in err and "/properties/a/type" in err
 
 
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_schema_with_a_number_json_does_not_have(tmp_path: Path, constant: str) -> None:
+    schema = tmp_path / "inf.json"
+    schema.write_text(f'{{"type": "number", "maximum": {constant}}}')
+    code, out, err = invoke("--schema", str(schema), str(PERSON_DOC))
+    assert (code, out) == (3, "")
+    assert f"{constant} is not a JSON value" in err and "inf.json" in err
+
+
+def test_library_schema_with_infinity_is_refused_with_its_pointer() -> None:
+    from gguf_extract.core.compiled import compile_automaton
+    from gguf_extract.core.errors import SchemaError
+
+    with pytest.raises(SchemaError, match="NaN or infinity\\) at /properties/x/maximum"):
+        compile_automaton({"properties": {"x": {"type": "number", "maximum": float("inf")}}})
+
+
 def test_missing_document() -> None:
     code, out, err = invoke("--schema", str(PERSON_SCHEMA), "no/such/file.txt")
     assert (code, out) == (5, "")

@@ -97,5 +97,6 @@ def test_cache_miss_hit_and_no_cache_give_the_same_document(tmp_path: Path) -> N
     uncached = run("--no-cache")
     assert not (tmp_path / "cache").exists()
     miss, hit = run(), run()
-    assert len(list((tmp_path / "cache" / "vocabulary").glob("*.npz"))) == 1
+    assert len(list((tmp_path / "cache" / "vocabulary").glob("*.bin"))) == 1
+    assert len(list((tmp_path / "cache" / "compiled").glob("*.bin"))) == 1
     assert uncached == miss == hit

@@ -9,6 +9,7 @@ a row not yet built reads as UNKNOWN and is filled on demand. State 0 is the dea
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +40,22 @@ class LazyDFA:
     @property
     def state_count(self) -> int:
         return len(self._sets)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Only the rows of states that exist (the table grows in doublings)."""
+        state = self.__dict__.copy()
+        state["table"] = self.table[: self.state_count].copy()
+        state["distance_array"] = self.distance_array[: self.state_count].copy()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        capacity = max(64, 1 << (self.state_count - 1).bit_length())
+        table = np.full((capacity, 256), UNKNOWN, dtype=np.int32)
+        table[: self.state_count] = self.table
+        distances = np.full(capacity, -1, dtype=np.int32)
+        distances[: self.state_count] = self.distance_array
+        self.table, self.distance_array = table, distances
 
     @property
     def nfa(self) -> NFA:

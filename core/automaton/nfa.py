@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import Any
 
 from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, is_text_character
 from .utf8 import utf8_sequences
@@ -67,6 +68,26 @@ class NFA:
     def size(self) -> int:
         """States created so far."""
         return len(self.distance)
+
+    # -- pickling: dictionaries keyed by node ids are stored keyed by the nodes themselves ------
+
+    def __getstate__(self) -> dict[str, Any]:
+        nodes = {id(node): node for node in _all_nodes(self._tree)}
+        state = self.__dict__.copy()
+        state["_memo"] = [(nodes[key[0]], *key[1:], found) for key, found in self._memo.items()]
+        state["_shortest"] = (
+            [(nodes[key], value) for key, value in self._shortest._bytes.items()],
+            [(nodes[key], value) for key, value in self._shortest._machines.items()],
+        )
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        memo, (shortest_bytes, shortest_machines) = state.pop("_memo"), state.pop("_shortest")
+        self.__dict__.update(state)
+        self._memo = {(id(node), *rest[:-1]): rest[-1] for node, *rest in memo}
+        self._shortest = _ShortestMatch()
+        self._shortest._bytes = {id(node): value for node, value in shortest_bytes}
+        self._shortest._machines = {id(node): value for node, value in shortest_machines}
 
     def edges_of(self, state: int) -> list[Edge]:
         edges = self._edges[state]
@@ -270,6 +291,24 @@ class NFA:
             zero = self._built_state([(0x30, 0x30, u00)])
             after.append((0x75, 0x75, self._built_state([(0x30, 0x30, zero)])))
         return self._built_state([(0x5C, 0x5C, self._built_state(after))])
+
+
+def _all_nodes(tree: Node) -> list[Node]:
+    """Every node of the DAG once."""
+    seen: dict[int, Node] = {}
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen[id(node)] = node
+        if isinstance(node, Seq):
+            stack.extend(node.parts)
+        elif isinstance(node, Alt):
+            stack.extend(node.options)
+        elif isinstance(node, Repeat):
+            stack.append(node.item)
+    return list(seen.values())
 
 
 def build_nfa(tree: Node) -> NFA:

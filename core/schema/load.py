@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -24,7 +25,7 @@ def load_schema_file(path: Path) -> Schema:
     except (OSError, UnicodeDecodeError) as error:
         raise SchemaError(f"cannot read schema file {path}: {error}") from None
     try:
-        schema = json.loads(text)
+        schema = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as error:
         raise SchemaError(
             f"schema file {path} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}",
@@ -33,10 +34,20 @@ def load_schema_file(path: Path) -> Schema:
     return check_schema(schema, source=str(path))
 
 
+def _reject_constant(name: str) -> Any:
+    """Python's json reads NaN and Infinity, which JSON does not have."""
+    raise json.JSONDecodeError(f"{name} is not a JSON value", name, 0)
+
+
 def check_schema(schema: Any, source: str = "schema") -> Schema:
     """Check `schema` against its draft's meta-schema (2020-12 when `$schema` is absent)."""
     if not isinstance(schema, dict | bool):
         raise SchemaError(f"{source} must be a JSON object or boolean, not {type(schema).__name__}")
+    where = _non_finite_number(schema, "")
+    if where is not None:
+        raise SchemaError(
+            f"{source} holds a number JSON cannot write (NaN or infinity) at {where or '/'}", hint="use a finite number"
+        )
     validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         validator.check_schema(schema)  # type: ignore[arg-type]  # booleans are valid schemas too
@@ -47,6 +58,20 @@ def check_schema(schema: Any, source: str = "schema") -> Schema:
             hint="fix the schema so that it is valid JSON Schema",
         ) from None
     return schema  # type: ignore[no-any-return]
+
+
+def _non_finite_number(value: Any, pointer: str) -> str | None:
+    """The pointer to the first NaN or infinity in `value`, else None (iterative: schemas nest deeply)."""
+    stack = [(value, pointer)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return where
+        if isinstance(item, dict):
+            stack.extend((child, f"{where}/{str(key).replace('~', '~0').replace('/', '~1')}") for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}/{index}") for index, child in enumerate(item))
+    return None
 
 
 def resolve_ref(root: Schema, ref: str, pointer: str) -> tuple[Any, str]:
