@@ -93,7 +93,7 @@ def write_bytes(kind: str, key: str, data: bytes) -> None:
     a cache that cannot be written is skipped."""
     folder = cache_root() / kind
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # entries are unpickled: keep them private
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
     except OSError:
         return
