@@ -21,6 +21,8 @@ from .automaton.dfa import DEAD, UNKNOWN, LazyDFA
 from .automaton.utf8 import utf8_sequences
 from .vocab import TEXT_ASCII, IdArray, TokenTable
 
+# States allowing at most this many first bytes are walked by their first two bytes.
+_FEW_FIRST_BYTES = 8
 # Byte-range sequences of every non-ASCII character (surrogates have no encoding).
 _MULTIBYTE_TEXT = utf8_sequences(0x80, 0x10FFFF)
 
@@ -80,7 +82,30 @@ class TokenIndex:
         chain = self._ascii_chain(state)
         if len(chain) > 1:
             return self._walk_with_text_slices(state, chain)
+        first_bytes = np.flatnonzero(self.dfa.row(state))
+        if len(first_bytes) <= _FEW_FIRST_BYTES:
+            return self._walk_by_two_bytes(state, first_bytes)
         return self._walk_tokens(state, self._candidates(state))
+
+    def _walk_by_two_bytes(self, state: int, first_bytes: npt.NDArray[np.intp]) -> Transitions:
+        """Where few first bytes are allowed (a space before a value, a quote), take only the
+        tokens whose second byte the state after the first allows too: a space allows
+        thousands of tokens by its first byte and a handful by its first two."""
+        row, table = self.dfa.row(state), self.table
+        ids: list[IdArray] = [np.empty(0, dtype=np.int32)]
+        ends: list[IdArray] = [np.empty(0, dtype=np.int32)]
+        for first in first_bytes.tolist():
+            after_first = int(row[first])
+            singles = table.one_byte[first]
+            ids.append(singles)
+            ends.append(np.full(len(singles), after_first, dtype=np.int32))
+            following_row = self.dfa.row(after_first)
+            candidates = table.starting_with(first, np.flatnonzero(following_row))
+            states = following_row[table.bytes[candidates, 1]]
+            walked = self._walk_from(candidates, states, 2)
+            ids.append(walked.token_ids)
+            ends.append(walked.end_states)
+        return Transitions(np.concatenate(ids), np.concatenate(ends))
 
     def _walk_text_run(self, state: int, member: int, run: tuple[int, int]) -> Transitions:
         """Inside a string body of free text: text tokens of up to the characters still allowed
@@ -162,11 +187,15 @@ class TokenIndex:
         )
 
     def _walk_tokens(self, state: int, ids: IdArray) -> Transitions:
-        states = np.full(len(ids), state, dtype=np.int32)
+        return self._walk_from(ids, np.full(len(ids), state, dtype=np.int32), 0)
+
+    def _walk_from(self, ids: IdArray, states: IdArray, position: int) -> Transitions:
+        """Walk tokens `ids`, each already `position` bytes in and at its state in `states`."""
         lengths = self.table.lengths[ids]
-        done_ids: list[IdArray] = []
-        done_states: list[IdArray] = []
-        position = 0
+        finished = lengths == position
+        done_ids: list[IdArray] = [ids[finished]]
+        done_states: list[IdArray] = [states[finished]]
+        ids, states, lengths = ids[~finished], states[~finished], lengths[~finished]
         while len(ids):
             column = self.table.bytes[ids, position]
             following = self._gather(states, column)
@@ -178,8 +207,6 @@ class TokenIndex:
             done_states.append(states[finished])
             going = ~finished
             ids, states, lengths = ids[going], states[going], lengths[going]
-        if not done_ids:
-            return Transitions(np.empty(0, np.int32), np.empty(0, np.int32))
         return Transitions(np.concatenate(done_ids), np.concatenate(done_states))
 
     def _gather(self, states: IdArray, column: npt.NDArray[np.uint8]) -> IdArray:

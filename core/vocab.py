@@ -97,10 +97,31 @@ class TokenTable:
         sorted_first = first[order]
         bounds = np.searchsorted(sorted_first, np.arange(257))
         self.by_first_byte: list[IdArray] = [walkable[order[bounds[b] : bounds[b + 1]]] for b in range(256)]
+        self._lay_out_second_bytes()
         layout = vocab.layout or TokenLayout.of(vocab.pieces)
         self._lay_out_text_slices(layout, walkable, first)
         self._sorted_ids = layout.sorted_ids
         self._sorted_pieces = [vocab.pieces[i] for i in layout.sorted_ids.tolist()]
+
+    def _lay_out_second_bytes(self) -> None:
+        """Within each first-byte group, one-byte tokens apart and the rest ordered by second
+        byte, so the tokens behind a two-byte prefix are one slice."""
+        self.one_byte: list[IdArray] = []
+        self._by_second: list[IdArray] = []
+        self._second_bounds: list[npt.NDArray[np.intp]] = []
+        for group in self.by_first_byte:
+            longer = group[self.lengths[group] > 1]
+            second = self.bytes[longer, 1]
+            order = np.argsort(second, kind="stable")
+            self.one_byte.append(group[self.lengths[group] == 1])
+            self._by_second.append(longer[order])
+            self._second_bounds.append(np.searchsorted(second[order], np.arange(257)))
+
+    def starting_with(self, first: int, seconds: npt.NDArray[np.intp]) -> IdArray:
+        """Tokens of two bytes or more that start with byte `first`, then one of `seconds`."""
+        bounds, ordered = self._second_bounds[first], self._by_second[first]
+        parts = [ordered[bounds[c] : bounds[c + 1]] for c in seconds.tolist()]
+        return np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
 
     def _lay_out_text_slices(self, layout: TokenLayout, walkable: IdArray, first: npt.NDArray[np.uint8]) -> None:
         """Split off the text slices: tokens of whole UTF-8 characters, none of them a quote,
