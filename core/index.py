@@ -23,6 +23,11 @@ from .vocab import TEXT_ASCII, IdArray, TokenTable
 
 # States allowing at most this many first bytes are walked by their first two bytes.
 _FEW_FIRST_BYTES = 8
+# A byte class shortcut needs at least this many ASCII bytes leading to one state, and is
+# worth its set test over the candidates only when they are this many (or a quarter of a
+# small vocabulary).
+_CLASS_RUN_MIN = 8
+_CLASS_RUN_CANDIDATES = 2048
 # Byte-range sequences of every non-ASCII character (surrogates have no encoding).
 _MULTIBYTE_TEXT = utf8_sequences(0x80, 0x10FFFF)
 
@@ -85,7 +90,48 @@ class TokenIndex:
         first_bytes = np.flatnonzero(self.dfa.row(state))
         if len(first_bytes) <= _FEW_FIRST_BYTES:
             return self._walk_by_two_bytes(state, first_bytes)
-        return self._walk_tokens(state, self._candidates(state))
+        return self._walk_class_run(state, first_bytes)
+
+    def _walk_class_run(self, state: int, first_bytes: npt.NDArray[np.intp]) -> Transitions:
+        """Where many ASCII bytes lead to one state and keep doing so (a pattern's character
+        class repeated, a key of free text), tokens made only of those bytes are allowed by
+        their length without a walk, ending where the run is after that many bytes; the other
+        candidates are walked."""
+        candidates = self._candidates(state)
+        ascii_row = self.dfa.row(state)[1:128]
+        live = ascii_row[ascii_row != DEAD]
+        worth_it = len(candidates) >= min(_CLASS_RUN_CANDIDATES, len(self.table.walkable) // 4)
+        if not worth_it or len(live) < _CLASS_RUN_MIN:
+            return self._walk_tokens(state, candidates)
+        target = int(np.bincount(live).argmax())
+        members = np.zeros(128, dtype=bool)
+        members[1:] = ascii_row == target
+        if members.sum() < _CLASS_RUN_MIN:
+            return self._walk_tokens(state, candidates)
+        run, loops = self._class_run(state, target, members)
+        lengths = self.table.lengths[candidates]
+        in_run = self.table.made_of(members, candidates)
+        if not loops:
+            in_run &= lengths <= len(run) - 1
+        ends = np.asarray(run, dtype=np.int32)[np.minimum(lengths[in_run], len(run) - 1)]
+        walked = self._walk_tokens(state, candidates[~in_run])
+        return Transitions(np.concatenate([candidates[in_run], walked.token_ids]), np.concatenate([ends, walked.end_states]))
+
+    def _class_run(self, state: int, first: int, members: npt.NDArray[np.bool_]) -> tuple[list[int], bool]:
+        """States after 0, 1, 2, ... bytes of the class, while every byte of it leads to one
+        live state; and whether the run ends in a state the class leads back to (then any
+        number of bytes stays there)."""
+        run = [state, first]
+        longest = self.table.bytes.shape[1]
+        while len(run) <= longest:
+            targets = self.dfa.row(run[-1])[:128][members]
+            following = int(targets[0])
+            if following == DEAD or not (targets == following).all():
+                return run, False
+            if following == run[-1]:
+                return run, True
+            run.append(following)
+        return run, False
 
     def _walk_by_two_bytes(self, state: int, first_bytes: npt.NDArray[np.intp]) -> Transitions:
         """Where few first bytes are allowed (a space before a value, a quote), take only the

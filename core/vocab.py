@@ -98,10 +98,34 @@ class TokenTable:
         bounds = np.searchsorted(sorted_first, np.arange(257))
         self.by_first_byte: list[IdArray] = [walkable[order[bounds[b] : bounds[b + 1]]] for b in range(256)]
         self._lay_out_second_bytes()
+        self._lay_out_byte_sets()
         layout = vocab.layout or TokenLayout.of(vocab.pieces)
         self._lay_out_text_slices(layout, walkable, first)
         self._sorted_ids = layout.sorted_ids
         self._sorted_pieces = [vocab.pieces[i] for i in layout.sorted_ids.tolist()]
+
+    def _lay_out_byte_sets(self) -> None:
+        """Each token's set of bytes as a 128-bit mask (two words), for tokens of ASCII only;
+        tokens with other bytes (or none) get an impossible mask bit so no ASCII set holds them."""
+        low = np.zeros(self.vocab.size, dtype=np.uint64)
+        high = np.zeros(self.vocab.size, dtype=np.uint64)
+        for position in range(self.bytes.shape[1]):
+            column = self.bytes[:, position].astype(np.uint64)
+            present = self.lengths > position
+            low |= np.where(present & (column < 64), np.uint64(1) << (column & np.uint64(63)), np.uint64(0))
+            high |= np.where(present & (column >= 64) & (column < 128), np.uint64(1) << (column & np.uint64(63)), np.uint64(0))
+        outside = (self.bytes >= 128).any(axis=1) | (self.lengths == 0)
+        low[outside] = np.uint64(1)  # byte 0 is never in a set of text characters tried here
+        self.ascii_low, self.ascii_high = low, high
+
+    def made_of(self, allowed: npt.NDArray[np.bool_], ids: IdArray) -> npt.NDArray[np.bool_]:
+        """Which of the tokens `ids` consist only of bytes where `allowed` (a 128-entry mask,
+        byte 0 false) is true."""
+        bits = np.flatnonzero(allowed).astype(np.uint64)
+        low_set = np.bitwise_or.reduce(np.uint64(1) << bits[bits < 64], initial=np.uint64(0))
+        high_set = np.bitwise_or.reduce(np.uint64(1) << (bits[bits >= 64] - np.uint64(64)), initial=np.uint64(0))
+        result: npt.NDArray[np.bool_] = ((self.ascii_low[ids] & ~low_set) | (self.ascii_high[ids] & ~high_set)) == 0
+        return result
 
     def _lay_out_second_bytes(self) -> None:
         """Within each first-byte group, one-byte tokens apart and the rest ordered by second

@@ -95,6 +95,12 @@ WIDE_SCHEMAS = [
     {"type": "array", "items": {"type": "string", "maxLength": 4}, "maxItems": 3},
     {"type": "object", "properties": {"n": {"type": "string", "maxLength": 2}, "m": {"enum": ["ab", "a b"]}}},
     {"type": "string", "format": "email", "maxLength": 12},
+    {"type": "string", "pattern": "^[a-z0-9_-]+$"},
+    {"type": "string", "pattern": "^[a-zA-Z0-9 ]+$"},
+    {"type": "string", "pattern": "^[a-zA-Z0-9 ]{3,9}$"},
+    {"type": "string", "pattern": "^[A-Za-z ]{0,6}$"},
+    {"type": "string", "pattern": "^[a-z]{2,4}-[0-9]{1,3}$"},
+    {"type": "object", "patternProperties": {"^[a-z]+$": {"type": "integer"}}, "additionalProperties": False, "maxProperties": 2},
 ]
 
 
