@@ -243,16 +243,14 @@ class TokenIndex:
         done_states: list[IdArray] = [states[finished]]
         ids, states, lengths = ids[~finished], states[~finished], lengths[~finished]
         while len(ids):
-            column = self.table.bytes[ids, position]
-            following = self._gather(states, column)
-            alive = following != DEAD
-            ids, states, lengths = ids[alive], following[alive], lengths[alive]
+            following = self._gather(states, self.table.bytes[ids, position])
             position += 1
-            finished = lengths == position
+            alive = following != DEAD
+            finished = alive & (lengths == position)
             done_ids.append(ids[finished])
-            done_states.append(states[finished])
-            going = ~finished
-            ids, states, lengths = ids[going], states[going], lengths[going]
+            done_states.append(following[finished])
+            going = alive ^ finished
+            ids, states, lengths = ids[going], following[going], lengths[going]
         return Transitions(np.concatenate(done_ids), np.concatenate(done_states))
 
     def _gather(self, states: IdArray, column: npt.NDArray[np.uint8]) -> IdArray:
