@@ -23,9 +23,14 @@ Examples:
 
   extract check schemas/invoice.json      (what is enforced or refused; no model needed)
 
-Exit codes: 0 ok (stdout holds one schema-valid JSON document), 2 usage, 3 schema refused or
-invalid, 4 model error, 5 document error, 6 generation incomplete, 130 interrupted. On any
-non-zero exit stdout is not a complete document.
+  extract --schema person.json docs/ > people.jsonl       (a batch: one JSON line per document)
+
+  extract --schema person.json docs/ --output-dir out/ --skip-existing --shard 0/4
+
+Exit codes: 0 ok (stdout holds one schema-valid JSON document, or one line per document in a
+batch), 2 usage, 3 schema refused or invalid, 4 model error, 5 document error, 6 generation
+incomplete, 130 interrupted. On any non-zero exit stdout is not a complete document; in a batch,
+the code is that of the first failed document, and the others were still extracted.
 """
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
@@ -33,7 +38,6 @@ app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions
 
 @app.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 def extract(
-    document: Annotated[str, typer.Argument(help="Text file to extract from, or - for stdin.")],
     schema: Annotated[
         str,
         typer.Option(
@@ -42,6 +46,14 @@ def extract(
             help="JSON Schema file, a packaged schema's name (person, invoice, event), or module:Class (pydantic).",
         ),
     ],
+    documents: Annotated[
+        Optional[list[str]],  # noqa: UP045 - typer needs Optional on Python 3.10
+        typer.Argument(
+            help="Text files or directories to extract from, or - for stdin. More than one, a directory,"
+            " --files-from or --output-dir means a batch: one JSON line (or file) per document.",
+            show_default=False,
+        ),
+    ] = None,
     model: Annotated[
         Optional[Path],  # noqa: UP045 - typer needs Optional on Python 3.10
         typer.Option(envvar="EXTRACT_MODEL", help="GGUF model file [default: bundled SmolLM2-135M-Instruct]."),
@@ -63,6 +75,23 @@ def extract(
     ] = False,
     recursion_depth: Annotated[int, typer.Option(min=1, max=32, help="How deep recursive $ref schemas are unrolled.")] = 3,
     stats: Annotated[bool, typer.Option("--stats", help="Print one JSON line of figures on stderr.")] = False,
+    files_from: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--files-from", help="Read document paths from this file, one per line (- for stdin)."),
+    ] = None,
+    glob: Annotated[str, typer.Option("--glob", help="In directories, take files whose names match this pattern.")] = "*",
+    output_dir: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--output-dir", help="Write DIR/<name>.json per document (atomically) instead of JSON Lines."),
+    ] = None,
+    skip_existing: Annotated[
+        bool, typer.Option("--skip-existing", help="With --output-dir, skip documents whose result exists (resume).")
+    ] = False,
+    shard: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--shard", help="I/N: take every N-th document from the I-th (0 <= I < N), to spread a batch."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Neither read nor write the on-disk cache (env EXTRACT_CACHE_DIR moves it).")
     ] = False,
@@ -73,7 +102,7 @@ def extract(
     from . import run
 
     request = run.Request(
-        document=document,
+        documents=tuple(documents or ()),
         schema=schema,
         model=model,
         max_tokens=max_tokens,
@@ -89,6 +118,7 @@ def extract(
         stats=stats,
         verbose=verbose,
         use_cache=not no_cache,
+        batch=run.BatchOptions(files_from, glob, output_dir, skip_existing, shard, quiet),
     )
     raise typer.Exit(_guarded(run.execute, request, debug))
 

@@ -51,6 +51,10 @@ def report_interrupt() -> None:
     stderr.print("[yellow]interrupted[/]: stdout does not hold a complete document")
 
 
+def report_summary(line: str) -> None:
+    stderr.print(_escape(line))
+
+
 def report_stats(stats: dict[str, Any]) -> None:
     sys.stderr.write(json.dumps(stats) + "\n")
     sys.stderr.flush()

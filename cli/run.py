@@ -9,17 +9,30 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.check import SchemaReport, check_schema_support
+from ..core.compiled import CompiledSchema
 from ..core.decode import SamplingSettings
 from ..core.document import decode_document, read_document
+from ..core.errors import ExtractError
 from ..core.extract import Extractor, ModelOptions
+from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
 from . import output
 from .exit_codes import ExitCode
 
 
 @dataclass(frozen=True)
+class BatchOptions:
+    files_from: str | None = None
+    glob: str = "*"
+    output_dir: Path | None = None
+    skip_existing: bool = False
+    shard: str | None = None
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
 class Request:
-    document: str
+    documents: tuple[str, ...]
     schema: str
     model: Path | None
     max_tokens: int
@@ -35,26 +48,37 @@ class Request:
     stats: bool
     verbose: bool
     use_cache: bool = True
+    batch: BatchOptions = BatchOptions()
+
+    @property
+    def is_batch(self) -> bool:
+        """More than one document, a directory, a list of paths or an output directory: JSON
+        Lines (or files) out, one result per document, failures reported and skipped."""
+        batch = self.batch
+        single = len(self.documents) == 1 and not Path(self.documents[0]).is_dir()
+        return not single or batch.files_from is not None or batch.output_dir is not None
 
 
 Action = Callable[[Request], ExitCode]
 
 
 def execute(request: Request) -> ExitCode:
+    if request.is_batch:
+        from .batch_run import execute_batch
+
+        return execute_batch(request)
+    if not request.documents:
+        raise UsageError("no document given", hint="pass a file, a directory, - for stdin, or --files-from")
     schema, _ = load_schema(request.schema)
-    text = _read(request.document)
-    options = ModelOptions(request.ctx, request.threads, request.n_gpu_layers, request.use_cache)
-    extractor = Extractor.open(request.model, options)
-    compiled = extractor.compile(schema, request.recursion_depth, request.lenient)
-    for refusal in compiled.relaxed:
-        output.report_warning(f"--lenient: ignoring {refusal.message.removeprefix('unsupported ')}")
-    settings = SamplingSettings(request.max_tokens, request.temperature, request.top_p, request.seed)
+    text = _read(request.documents[0])
+    extractor, compiled = open_and_compile(request, schema)
+    settings = sampling(request)
     prompt = extractor.prompt_for(compiled, text, request.instructions)
     if request.verbose:
         output.stderr.print(f"model: {extractor.model_path}", markup=False)
         output.stderr.print(f"settings: {settings}", markup=False)
         output.stderr.print(prompt, markup=False)
-    extraction = extractor.extract_prompt(compiled, prompt, settings)
+    extraction = extractor.extract_prompt(compiled, prompt, settings, request.instructions)
     writer = output.JsonWriter()
     for chunk in extraction:
         writer.write(chunk)
@@ -62,6 +86,23 @@ def execute(request: Request) -> ExitCode:
     if request.stats:
         output.report_stats(extraction.stats.as_dict())
     return ExitCode.OK
+
+
+class UsageError(ExtractError):
+    """The command line asks for something that cannot be done (exit 2)."""
+
+
+def open_and_compile(request: Request, schema: Schema) -> tuple[Extractor, CompiledSchema]:
+    options = ModelOptions(request.ctx, request.threads, request.n_gpu_layers, request.use_cache)
+    extractor = Extractor.open(request.model, options)
+    compiled = extractor.compile(schema, request.recursion_depth, request.lenient)
+    for refusal in compiled.relaxed:
+        output.report_warning(f"--lenient: ignoring {refusal.message.removeprefix('unsupported ')}")
+    return extractor, compiled
+
+
+def sampling(request: Request) -> SamplingSettings:
+    return SamplingSettings(request.max_tokens, request.temperature, request.top_p, request.seed)
 
 
 def _read(document: str) -> str:

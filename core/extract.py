@@ -36,6 +36,7 @@ class ExtractionStats(DecodeStats):
     """The decoder's figures plus the prompt and compile costs of one extraction."""
 
     prompt_tokens: int = 0
+    prompt_tokens_reused: int = 0  # already in the model's context from the previous extraction
     compile_seconds: float = 0.0
     prompt_seconds: float = 0.0
 
@@ -60,6 +61,7 @@ class Extractor:
         self.tokenizer = GGUFModel.load_vocab_only(model_path)
         self.vocabulary = cached_vocabulary(model_path, self.tokenizer.vocabulary, options.use_cache)
         self._model: GGUFModel | None = None
+        self._shared_prefixes: dict[tuple[int, str | None], tuple[CompiledSchema, list[int]]] = {}
 
     @staticmethod
     def open(model_path: Path | str | None = None, options: ModelOptions | None = None) -> Extractor:
@@ -84,13 +86,32 @@ class Extractor:
         instructions: str | None = None,
     ) -> Extraction:
         """Stream the JSON extracted from `document` (chat template, schema outline, document)."""
-        return self.extract_prompt(compiled, self.prompt_for(compiled, document, instructions), settings)
+        return self.extract_prompt(compiled, self.prompt_for(compiled, document, instructions), settings, instructions)
 
-    def extract_prompt(self, compiled: CompiledSchema, prompt: str, settings: SamplingSettings | None = None) -> Extraction:
-        """Stream the JSON generated after `prompt`, given as is (special tokens parsed)."""
+    def extract_prompt(
+        self, compiled: CompiledSchema, prompt: str, settings: SamplingSettings | None = None, instructions: str | None = None
+    ) -> Extraction:
+        """Stream the JSON generated after `prompt`, given as is (special tokens parsed). The
+        part it shares with every prompt for this schema and `instructions` is evaluated once
+        and kept for the next extraction."""
         settings = settings or SamplingSettings()
-        tokens = self.tokenizer.tokenize(prompt.encode("utf-8"), add_bos=self._needs_bos(prompt), special=True)
-        return Extraction(self, compiled, tokens, settings)
+        tokens = self._tokens_of(prompt)
+        shared = self.shared_prefix(compiled, instructions)
+        return Extraction(self, compiled, tokens, settings, _common_length(tokens, shared))
+
+    def shared_prefix(self, compiled: CompiledSchema, instructions: str | None = None) -> list[int]:
+        """The prompt tokens every document shares for this schema and instructions (the
+        instructions and the schema's outline): the common start of two prompts' tokens."""
+        key = (id(compiled), instructions)
+        found = self._shared_prefixes.get(key)
+        if found is None:
+            first, second = (self._tokens_of(self.prompt_for(compiled, probe, instructions)) for probe in ("a", "b"))
+            found = (compiled, first[: _common_length(first, second)])  # holding `compiled` keeps its id unique
+            self._shared_prefixes[key] = found
+        return found[1]
+
+    def _tokens_of(self, prompt: str) -> list[int]:
+        return self.tokenizer.tokenize(prompt.encode("utf-8"), add_bos=self._needs_bos(prompt), special=True)
 
     def _needs_bos(self, prompt: str) -> bool:
         bos = self.tokenizer.bos_text()
@@ -117,15 +138,30 @@ class Extractor:
         return self._model
 
 
+def _common_length(first: list[int], second: list[int]) -> int:
+    length = 0
+    for a, b in zip(first, second, strict=False):
+        if a != b:
+            break
+        length += 1
+    return length
+
+
 class Extraction:
     """One extraction: iterate for text chunks; afterwards `text`, `value` and `stats`."""
 
     def __init__(
-        self, extractor: Extractor, compiled: CompiledSchema, prompt_tokens: list[int], settings: SamplingSettings
+        self,
+        extractor: Extractor,
+        compiled: CompiledSchema,
+        prompt_tokens: list[int],
+        settings: SamplingSettings,
+        prefix_length: int = 0,
     ) -> None:
         self._extractor = extractor
         self._compiled = compiled
         self._prompt_tokens = prompt_tokens
+        self._prefix_length = min(prefix_length, len(prompt_tokens) - 1)
         self._settings = settings
         self.stats = ExtractionStats(prompt_tokens=len(prompt_tokens), compile_seconds=compiled.compile_seconds)
         self.text = ""
@@ -134,8 +170,7 @@ class Extraction:
     def __iter__(self) -> Iterator[str]:
         model = self._extractor.model_for(len(self._prompt_tokens) + self._settings.max_tokens)
         started = time.perf_counter()
-        model.rollback(0)
-        model.eval(self._prompt_tokens)
+        self.stats.prompt_tokens_reused = self._evaluate_prompt(model)
         self.stats.prompt_seconds = time.perf_counter() - started
         decoder = Decoder(model, self._compiled, self._settings)
         utf8 = codecs.getincrementaldecoder("utf-8")()
@@ -151,6 +186,22 @@ class Extraction:
         self._compiled.save_to_cache()
         self.text = "".join(parts) + utf8.decode(b"", final=True)
         self.value = self._compiled.validate(self.text)
+
+    def _evaluate_prompt(self, model: GGUFModel) -> int:
+        """Evaluate the prompt: the shared prefix (instructions and schema) as one batch, then
+        the rest as another, so that the numbers, and the output, are the same whether or not
+        the prefix was already in the context from the previous document. Returns how many
+        prompt tokens were already there."""
+        prefix = self._prompt_tokens[: self._prefix_length]
+        if prefix and model.holds(prefix):
+            model.rollback(len(prefix))
+            reused = len(prefix)
+        else:
+            model.rollback(0)
+            model.eval(prefix)
+            reused = 0
+        model.eval(self._prompt_tokens[len(prefix) :])
+        return reused
 
     def _record(self, decoder: Decoder) -> None:
         for item in fields(DecodeStats):

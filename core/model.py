@@ -182,6 +182,13 @@ class GGUFModel:
         """Forget every token after the first `n_past`; the next eval overwrites them."""
         self._llama.n_tokens = n_past
 
+    def holds(self, tokens: list[int]) -> bool:
+        """Whether the context starts with exactly `tokens` (evaluated earlier)."""
+        if not tokens or self._llama.n_tokens < len(tokens):
+            return False
+        held = self._llama.input_ids[: len(tokens)]
+        return bool((held == np.asarray(tokens, dtype=held.dtype)).all())
+
     def eval(self, tokens: list[int]) -> None:
         """Evaluate `tokens` after the cached ones, in as few batches as n_batch allows."""
         if tokens:
