@@ -1,0 +1,202 @@
+"""Batches on the bundled model: order kept, failures isolated, resumable, shardable, and the
+shared prompt prefix evaluated once. Plus the pure parts (inputs, shards, names, writes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gguf_extract.core import batch
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "maxLength": 24}, "age": {"type": "integer", "minimum": 0, "maximum": 120}},
+    "required": ["name", "age"],
+    "additionalProperties": False,
+}
+PEOPLE = [
+    ("Ada Lovelace", 36),
+    ("Alan Turing", 41),
+    ("Grace Hopper", 85),
+    ("Edsger Dijkstra", 72),
+    ("Barbara Liskov", 84),
+    ("Donald Knuth", 86),
+    ("Margaret Hamilton", 88),
+    ("John McCarthy", 84),
+    ("Frances Allen", 88),
+    ("Ken Thompson", 81),
+    ("Radia Perlman", 73),
+    ("Tony Hoare", 90),
+    ("Niklaus Wirth", 89),
+    ("Adele Goldberg", 79),
+    ("Leslie Lamport", 83),
+    ("Karen Jones", 46),
+    ("Dennis Ritchie", 70),
+    ("Hedy Lamarr", 85),
+    ("Alonzo Church", 92),
+    ("Kathleen Booth", 100),
+]
+
+
+def write_documents(folder: Path, bad: dict[int, bytes] | None = None) -> list[Path]:
+    """doc00.txt ... doc21.txt: 20 people, and the bad documents at the given positions."""
+    folder.mkdir(parents=True, exist_ok=True)
+    contents: list[bytes] = [f"{name} is {age} years old.".encode() for name, age in PEOPLE]
+    for position, data in sorted((bad or {}).items()):
+        contents.insert(position, data)
+    paths = []
+    for number, data in enumerate(contents):
+        path = folder / f"doc{number:02d}.txt"
+        path.write_bytes(data)
+        paths.append(path)
+    return paths
+
+
+def run_batch(tmp_path: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    environment = {**os.environ, "EXTRACT_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "gguf_extract", "--schema", str(schema), "--max-tokens", "40", *args]
+    return subprocess.run(command, input=stdin, capture_output=True, env=environment, timeout=600, check=False)
+
+
+# -- the pure parts -------------------------------------------------------------------------
+
+
+def test_directories_expand_recursively_in_sorted_order_without_hidden_files(tmp_path: Path) -> None:
+    for name in ["b.txt", "a.md", "sub/c.txt", ".hidden.txt", ".git/x.txt", "sub/z.log"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    found = batch.expand_inputs([str(tmp_path)], "*.txt")
+    assert [s.name for s in found] == ["b", "sub/c"]
+    everything = batch.expand_inputs([str(tmp_path / "b.txt"), str(tmp_path)])
+    assert [s.name for s in everything] == ["b", "a", "b", "sub/c", "sub/z"]
+
+
+@pytest.mark.parametrize("shards", [1, 2, 3, 4, 7, 25])
+def test_shards_are_disjoint_and_cover_every_document(shards: int) -> None:
+    sources = [batch.Source(Path(f"d{i}.txt"), f"d{i}") for i in range(22)]
+    taken = [batch.take_shard(sources, shard, shards) for shard in range(shards)]
+    flat = [s for part in taken for s in part]
+    assert sorted(s.name for s in flat) == sorted(s.name for s in sources)
+    assert len(flat) == len(sources)
+
+
+@pytest.mark.parametrize("text", ["1", "2/2", "-1/3", "a/b", "1/0", "/3"])
+def test_bad_shards_are_refused(text: str) -> None:
+    with pytest.raises(batch.BatchError):
+        batch.parse_shard(text)
+
+
+def test_two_documents_with_one_result_name_are_refused(tmp_path: Path) -> None:
+    sources = batch.expand_inputs(["a/x.txt", "b/x.md"])
+    with pytest.raises(batch.BatchError, match="would both write"):
+        batch.check_output_names(tmp_path, sources)
+
+
+def test_atomic_write_leaves_no_partial_file_when_interrupted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "out" / "r.json"
+
+    def broken_fsync(fd: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(KeyboardInterrupt):
+        batch.write_atomically(target, '{"a": 1}\n')
+    assert not target.exists() and not list(target.parent.iterdir())
+
+
+def test_unwritable_output_directory_is_refused_before_any_model_loads(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(batch.BatchError, match="cannot write to output directory"):
+        batch.prepare_output_dir(blocker / "out")
+
+
+# -- on the bundled model ---------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_batch_of_twenty_two_with_two_bad_documents(tmp_path: Path) -> None:
+    paths = write_documents(tmp_path / "docs", bad={7: b"\xff\xfe\x00binary", 15: b"   \n"})
+    result = run_batch(tmp_path, str(tmp_path / "docs"), "--stats")
+    assert result.returncode == 5, result.stderr.decode()
+    lines = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    assert [line["source"] for line in lines] == [str(p) for p in paths]
+    failed = [i for i, line in enumerate(lines) if "error" in line]
+    assert failed == [7, 15]
+    assert lines[7]["error"]["type"] == "DocumentError" and "binary" in lines[7]["error"]["message"]
+    good = [line for line in lines if "data" in line]
+    assert len(good) == 20 and all(set(line["data"]) == {"name", "age"} for line in good)
+    assert sum(line["data"]["age"] == age for line, (_, age) in zip(good, PEOPLE, strict=True)) >= 10
+    assert "22 documents: 20 extracted, 2 failed" in result.stderr.decode()
+    # the shared prefix (instructions and schema) is evaluated for the first document only
+    reused = [line["stats"]["prompt_tokens_reused"] for line in good]
+    assert reused[0] == 0 and all(r > 20 for r in reused[1:])
+    assert len(set(reused[1:])) == 1
+
+
+@pytest.mark.model
+def test_documents_give_the_same_result_alone_and_in_a_batch(tmp_path: Path) -> None:
+    paths = write_documents(tmp_path / "docs")[:4]
+    in_batch = [json.loads(line)["data"] for line in run_batch(tmp_path, *map(str, paths)).stdout.decode().splitlines()]
+    alone = [json.loads(run_batch(tmp_path, str(path)).stdout) for path in paths[2:]]
+    assert in_batch[2:] == alone
+
+
+@pytest.mark.model
+def test_files_from_stdin(tmp_path: Path) -> None:
+    paths = write_documents(tmp_path / "docs")[:3]
+    listing = ("\n".join(str(p) for p in reversed(paths)) + "\n\n").encode()
+    result = run_batch(tmp_path, "--files-from", "-", stdin=listing)
+    assert result.returncode == 0, result.stderr.decode()
+    assert [json.loads(line)["source"] for line in result.stdout.decode().splitlines()] == [str(p) for p in reversed(paths)]
+
+
+@pytest.mark.model
+def test_shards_of_a_batch_cover_it_exactly_once(tmp_path: Path) -> None:
+    write_documents(tmp_path / "docs")
+    seen: list[str] = []
+    for shard in range(3):
+        result = run_batch(tmp_path, str(tmp_path / "docs"), "--shard", f"{shard}/3", "--output-dir", str(tmp_path / "out"))
+        assert result.returncode == 0, result.stderr.decode()
+        seen += [line.split(":")[0] for line in result.stderr.decode().splitlines() if "documents:" in line]
+    files = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert files == [f"doc{n:02d}.json" for n in range(20)]
+    assert [line.split()[0] for line in seen] == ["7", "7", "6"]
+
+
+@pytest.mark.model
+def test_interrupted_output_dir_batch_resumes_without_redoing_anything(tmp_path: Path) -> None:
+    write_documents(tmp_path / "docs")
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    out = tmp_path / "out"
+    environment = {**os.environ, "EXTRACT_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "gguf_extract", "--schema", str(schema), "--max-tokens", "40", str(tmp_path / "docs")]
+    process = subprocess.Popen(
+        [*command, "--output-dir", str(out)], env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and len(list(out.glob("*.json"))) < 4:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr.decode()
+    assert "Traceback" not in stderr.decode()
+    first = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    assert 4 <= len(first) < 20 and all(name.endswith(".json") for name in first)  # no temporary files left
+    for path in out.iterdir():
+        assert set(json.loads(path.read_text())) == {"name", "age"}
+    result = run_batch(tmp_path, str(tmp_path / "docs"), "--output-dir", str(out), "--skip-existing")
+    assert result.returncode == 0, result.stderr.decode()
+    assert f"20 documents: {20 - len(first)} extracted, 0 failed, {len(first)} skipped" in result.stderr.decode()
+    assert len(list(out.iterdir())) == 20
+    assert all(out.joinpath(name).stat().st_mtime_ns == mtime for name, mtime in first.items())
