@@ -117,6 +117,11 @@ class Extractor:
         bos = self.tokenizer.bos_text()
         return self.tokenizer.add_bos() and not (bos and prompt.startswith(bos))
 
+    @property
+    def loaded_model(self) -> GGUFModel | None:
+        """The model with weights, once an extraction has loaded it."""
+        return self._model
+
     def model_for(self, n_tokens: int) -> GGUFModel:
         """The loaded model, (re)loaded with a context of at least `n_tokens`."""
         limit = self.tokenizer.n_ctx_train
