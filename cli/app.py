@@ -92,6 +92,9 @@ def extract(
         typer.Option("--shard", help="I/N: take every N-th document from the I-th (0 <= I < N), to spread a batch."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+    truncate: Annotated[
+        bool, typer.Option("--truncate", help="Keep the head of a document too long for the context (with a warning).")
+    ] = False,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Neither read nor write the on-disk cache (env EXTRACT_CACHE_DIR moves it).")
     ] = False,
@@ -118,6 +121,7 @@ def extract(
         stats=stats,
         verbose=verbose,
         use_cache=not no_cache,
+        truncate=truncate,
         batch=run.BatchOptions(files_from, glob, output_dir, skip_existing, shard, quiet),
     )
     raise typer.Exit(_guarded(run.execute, request, debug))

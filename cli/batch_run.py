@@ -27,7 +27,7 @@ from ..core.extract import Extractor
 from ..core.schema.sources import load_schema
 from . import output
 from .exit_codes import ExitCode
-from .run import Request, UsageError, open_and_compile, sampling
+from .run import Request, UsageError, open_and_compile, report_truncation, sampling
 
 
 @dataclass
@@ -96,7 +96,8 @@ def _already_done(request: Request, source: batch.Source) -> bool:
 def _one(request: Request, extractor: Extractor, compiled: CompiledSchema, source: batch.Source, tally: Tally) -> None:
     try:
         text = read_document(source.path)
-        extraction = extractor.extract(compiled, text, sampling(request), request.instructions)
+        extraction = extractor.extract(compiled, text, sampling(request), request.instructions, request.truncate)
+        report_truncation(source.label, extraction)
         value = extraction.run()
     except ModelError:
         raise  # the model itself failed: no later document would fare better

@@ -13,7 +13,7 @@ from ..core.compiled import CompiledSchema
 from ..core.decode import SamplingSettings
 from ..core.document import decode_document, read_document
 from ..core.errors import ExtractError
-from ..core.extract import Extractor, ModelOptions
+from ..core.extract import Extraction, Extractor, ModelOptions
 from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
 from . import output
@@ -48,6 +48,7 @@ class Request:
     stats: bool
     verbose: bool
     use_cache: bool = True
+    truncate: bool = False
     batch: BatchOptions = BatchOptions()
 
     @property
@@ -73,12 +74,12 @@ def execute(request: Request) -> ExitCode:
     text = _read(request.documents[0])
     extractor, compiled = open_and_compile(request, schema)
     settings = sampling(request)
-    prompt = extractor.prompt_for(compiled, text, request.instructions)
+    extraction = extractor.extract(compiled, text, settings, request.instructions, request.truncate)
+    report_truncation(request.documents[0], extraction)
     if request.verbose:
         output.stderr.print(f"model: {extractor.model_path}", markup=False)
         output.stderr.print(f"settings: {settings}", markup=False)
-        output.stderr.print(prompt, markup=False)
-    extraction = extractor.extract_prompt(compiled, prompt, settings, request.instructions)
+        output.stderr.print(extraction.prompt, markup=False)
     writer = output.JsonWriter()
     for chunk in extraction:
         writer.write(chunk)
@@ -86,6 +87,12 @@ def execute(request: Request) -> ExitCode:
     if request.stats:
         output.report_stats(extraction.stats.as_dict())
     return ExitCode.OK
+
+
+def report_truncation(source: str, extraction: Extraction) -> None:
+    dropped = extraction.stats.document_tokens_dropped
+    if dropped:
+        output.report_warning(f"{source}: --truncate left out the last {dropped} tokens of the document to fit the context")
 
 
 class UsageError(ExtractError):

@@ -37,6 +37,7 @@ class ExtractionStats(DecodeStats):
 
     prompt_tokens: int = 0
     prompt_tokens_reused: int = 0  # already in the model's context from the previous extraction
+    document_tokens_dropped: int = 0  # cut from the document's end to fit the context (truncate)
     compile_seconds: float = 0.0
     prompt_seconds: float = 0.0
 
@@ -84,9 +85,60 @@ class Extractor:
         document: str,
         settings: SamplingSettings | None = None,
         instructions: str | None = None,
+        truncate: bool = False,
     ) -> Extraction:
-        """Stream the JSON extracted from `document` (chat template, schema outline, document)."""
-        return self.extract_prompt(compiled, self.prompt_for(compiled, document, instructions), settings, instructions)
+        """Stream the JSON extracted from `document` (chat template, schema outline, document).
+
+        A document too long for the context with the token budget raises DocumentError naming
+        its size; with `truncate` its head that fits is used instead (the extraction's
+        `stats.document_tokens_dropped` says how much was left out)."""
+        settings = settings or SamplingSettings()
+        prompt = self.prompt_for(compiled, document, instructions)
+        excess = len(self._tokens_of(prompt)) + settings.max_tokens - self.context_limit
+        dropped = 0
+        if excess > 0:
+            document, dropped = self._fit(compiled, document, instructions, settings, excess, truncate)
+            prompt = self.prompt_for(compiled, document, instructions)
+        extraction = self.extract_prompt(compiled, prompt, settings, instructions)
+        extraction.stats.document_tokens_dropped = dropped
+        return extraction
+
+    @property
+    def context_limit(self) -> int:
+        """The most tokens a context may hold: --ctx when given, else the model's trained context."""
+        trained = self.tokenizer.n_ctx_train
+        return min(self.options.n_ctx, trained) if self.options.n_ctx is not None else trained
+
+    def _fit(
+        self,
+        compiled: CompiledSchema,
+        document: str,
+        instructions: str | None,
+        settings: SamplingSettings,
+        excess: int,
+        truncate: bool,
+    ) -> tuple[str, int]:
+        """The head of `document` that fits, and how many of its tokens were dropped."""
+        pieces = self.vocabulary.pieces
+        tokens = self.tokenizer.tokenize(document.encode("utf-8"))
+        if not truncate:
+            raise DocumentError(
+                f"the document has {len(tokens)} tokens; with the instructions and --max-tokens {settings.max_tokens} it"
+                f" needs {self.context_limit + excess} tokens, {excess} more than the context of {self.context_limit}",
+                hint="shorten it, lower --max-tokens, raise --ctx, or pass --truncate to keep the head that fits",
+            )
+        keep = len(tokens) - excess
+        while keep > 0:
+            head = b"".join(pieces[t] for t in tokens[:keep]).decode("utf-8", "ignore")
+            prompt = self.prompt_for(compiled, head, instructions) if head.strip() else ""
+            if head.strip() and len(self._tokens_of(prompt)) + settings.max_tokens <= self.context_limit:
+                return head, len(tokens) - keep
+            keep -= max(1, excess // 8)  # re-tokenizing the cut may cost a few tokens more
+        raise DocumentError(
+            f"the instructions and --max-tokens {settings.max_tokens} leave no room for the document in the context"
+            f" of {self.context_limit} tokens",
+            hint="lower --max-tokens or raise --ctx",
+        )
 
     def extract_prompt(
         self, compiled: CompiledSchema, prompt: str, settings: SamplingSettings | None = None, instructions: str | None = None
@@ -97,7 +149,9 @@ class Extractor:
         settings = settings or SamplingSettings()
         tokens = self._tokens_of(prompt)
         shared = self.shared_prefix(compiled, instructions)
-        return Extraction(self, compiled, tokens, settings, _common_length(tokens, shared))
+        extraction = Extraction(self, compiled, tokens, settings, _common_length(tokens, shared))
+        extraction.prompt = prompt
+        return extraction
 
     def shared_prefix(self, compiled: CompiledSchema, instructions: str | None = None) -> list[int]:
         """The prompt tokens every document shares for this schema and instructions (the
@@ -171,6 +225,7 @@ class Extraction:
         self.stats = ExtractionStats(prompt_tokens=len(prompt_tokens), compile_seconds=compiled.compile_seconds)
         self.text = ""
         self.value: Any = None
+        self.prompt = ""  # the prompt text, when it was given as text
 
     def __iter__(self) -> Iterator[str]:
         model = self._extractor.model_for(len(self._prompt_tokens) + self._settings.max_tokens)

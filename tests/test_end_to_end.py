@@ -100,3 +100,17 @@ def test_cache_miss_hit_and_no_cache_give_the_same_document(tmp_path: Path) -> N
     assert len(list((tmp_path / "cache" / "vocabulary").glob("*.bin"))) == 1
     assert len(list((tmp_path / "cache" / "compiled").glob("*.bin"))) == 1
     assert uncached == miss == hit
+
+
+def test_document_too_long_for_the_context_is_refused_or_truncated(tmp_path: Path) -> None:
+    document = tmp_path / "long.txt"
+    document.write_text("Ada Lovelace is 36. " + "Nothing else to say here. " * 400)
+    args = ("--schema", str(ROOT / "schemas" / "person.json"), str(document), "--ctx", "512", "--max-tokens", "100")
+    refused = run_extract(*args)
+    assert (refused.returncode, refused.stdout) == (5, b"")
+    message = refused.stderr.decode()
+    assert "the document has 2" in message and "more than the context of 512" in message and "--truncate" in message
+    truncated = run_extract(*args, "--truncate")
+    assert truncated.returncode == 0, truncated.stderr.decode()
+    jsonschema.validate(json.loads(truncated.stdout), schema_of("person"), format_checker=jsonschema.FormatChecker())
+    assert "--truncate left out the last" in truncated.stderr.decode()
