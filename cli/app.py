@@ -92,6 +92,10 @@ def extract(
         typer.Option("--shard", help="I/N: take every N-th document from the I-th (0 <= I < N), to spread a batch."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+    indent: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option("--indent", min=0, max=16, help="Pretty-print with N spaces (streamed; costs no tokens)."),
+    ] = None,
     truncate: Annotated[
         bool, typer.Option("--truncate", help="Keep the head of a document too long for the context (with a warning).")
     ] = False,
@@ -122,6 +126,7 @@ def extract(
         verbose=verbose,
         use_cache=not no_cache,
         truncate=truncate,
+        indent=indent,
         batch=run.BatchOptions(files_from, glob, output_dir, skip_existing, shard, quiet),
     )
     raise typer.Exit(_guarded(run.execute, request, debug))

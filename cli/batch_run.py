@@ -24,6 +24,7 @@ from ..core.compiled import CompiledSchema
 from ..core.document import read_document
 from ..core.errors import DocumentError, ExtractError, ModelError
 from ..core.extract import Extractor
+from ..core.layout import Indenter
 from ..core.schema.sources import load_schema
 from . import output
 from .exit_codes import ExitCode
@@ -48,6 +49,10 @@ class Tally:
 
 def execute_batch(request: Request) -> ExitCode:
     options = request.batch
+    if request.indent is not None and options.output_dir is None:
+        raise UsageError(
+            "--indent does not apply to JSON Lines (one document per line)", hint="add --output-dir for indented files"
+        )
     schema, _ = load_schema(request.schema)
     sources = _sources(request)
     if options.shard is not None:
@@ -112,11 +117,20 @@ def _one(request: Request, extractor: Extractor, compiled: CompiledSchema, sourc
         output.JsonWriter().write(json.dumps(record, ensure_ascii=False) + "\n")
     else:
         try:
-            batch.write_atomically(batch.output_path(request.batch.output_dir, source), extraction.text + "\n")
+            batch.write_atomically(
+                batch.output_path(request.batch.output_dir, source), _laid_out(request, extraction.text) + "\n"
+            )
         except OSError as error:
             _failed(request, source, DocumentError(f"cannot write the result of {source.label}: {error.strerror}"), tally)
             return
     tally.done += 1
+
+
+def _laid_out(request: Request, text: str) -> str:
+    if request.indent is None:
+        return text
+    layout = Indenter(request.indent)
+    return layout.feed(text) + layout.finish()
 
 
 def _failed(request: Request, source: batch.Source, error: ExtractError, tally: Tally) -> None:

@@ -14,6 +14,7 @@ from ..core.decode import SamplingSettings
 from ..core.document import decode_document, read_document
 from ..core.errors import ExtractError
 from ..core.extract import Extraction, Extractor, ModelOptions
+from ..core.layout import Indenter
 from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
 from . import output
@@ -49,6 +50,7 @@ class Request:
     verbose: bool
     use_cache: bool = True
     truncate: bool = False
+    indent: int | None = None
     batch: BatchOptions = BatchOptions()
 
     @property
@@ -81,9 +83,10 @@ def execute(request: Request) -> ExitCode:
         output.stderr.print(f"settings: {settings}", markup=False)
         output.stderr.print(extraction.prompt, markup=False)
     writer = output.JsonWriter()
+    layout = Indenter(request.indent) if request.indent is not None else None
     for chunk in extraction:
-        writer.write(chunk)
-    writer.write("\n")
+        writer.write(layout.feed(chunk) if layout else chunk)
+    writer.write((layout.finish() if layout else "") + "\n")
     if request.stats:
         output.report_stats(extraction.stats.as_dict())
     return ExitCode.OK

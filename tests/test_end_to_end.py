@@ -114,3 +114,11 @@ def test_document_too_long_for_the_context_is_refused_or_truncated(tmp_path: Pat
     assert truncated.returncode == 0, truncated.stderr.decode()
     jsonschema.validate(json.loads(truncated.stdout), schema_of("person"), format_checker=jsonschema.FormatChecker())
     assert "--truncate left out the last" in truncated.stderr.decode()
+
+
+def test_indent_lays_out_the_same_document(tmp_path: Path) -> None:
+    args = ("--schema", str(ROOT / "schemas" / "event.json"), str(ROOT / "samples" / "event.txt"))
+    compact, pretty = run_extract(*args), run_extract(*args, "--indent", "2")
+    assert compact.returncode == pretty.returncode == 0, pretty.stderr.decode()
+    value = json.loads(compact.stdout)
+    assert pretty.stdout.decode() == json.dumps(value, ensure_ascii=False, indent=2) + "\n"
