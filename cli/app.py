@@ -92,6 +92,10 @@ def extract(
         typer.Option("--shard", help="I/N: take every N-th document from the I-th (0 <= I < N), to spread a batch."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+    workers: Annotated[
+        int, typer.Option("--workers", min=1, max=64, help="Run the batch in N processes (each loads the model).")
+    ] = 1,
+    worker: Annotated[bool, typer.Option("--worker", hidden=True)] = False,
     indent: Annotated[
         Optional[int],  # noqa: UP045
         typer.Option("--indent", min=0, max=16, help="Pretty-print with N spaces (streamed; costs no tokens)."),
@@ -127,7 +131,7 @@ def extract(
         use_cache=not no_cache,
         truncate=truncate,
         indent=indent,
-        batch=run.BatchOptions(files_from, glob, output_dir, skip_existing, shard, quiet),
+        batch=run.BatchOptions(files_from, glob, output_dir, skip_existing, shard, quiet, workers, worker),
     )
     raise typer.Exit(_guarded(run.execute, request, debug))
 

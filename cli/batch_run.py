@@ -54,7 +54,7 @@ def execute_batch(request: Request) -> ExitCode:
             "--indent does not apply to JSON Lines (one document per line)", hint="add --output-dir for indented files"
         )
     schema, _ = load_schema(request.schema)
-    sources = _sources(request)
+    sources = _worker_sources() if options.worker else _sources(request)
     if options.shard is not None:
         sources = batch.take_shard(sources, *batch.parse_shard(options.shard))
     if options.output_dir is not None:
@@ -63,14 +63,24 @@ def execute_batch(request: Request) -> ExitCode:
     tally = Tally()
     pending = [s for s in sources if not _already_done(request, s)]
     tally.skipped = len(sources) - len(pending)
-    if pending:
+    if options.workers > 1 and len(pending) > 1:
+        from .workers import run_workers
+
+        run_workers(request, pending, tally)
+    elif pending:
         extractor, compiled = open_and_compile(request, schema)
         with _progress(request, len(pending)) as advance:
             for source in pending:
                 _one(request, extractor, compiled, source, tally)
                 advance(tally.tokens)
-    output.report_summary(tally.summary(len(sources)))
+    if not options.worker:
+        output.report_summary(tally.summary(len(sources)))
     return tally.first_failure or ExitCode.OK
+
+
+def _worker_sources() -> list[batch.Source]:
+    """A worker's documents: JSON lines {"path": ..., "name": ...} on stdin, from its parent."""
+    return [batch.Source(Path(item["path"]), item["name"]) for item in map(json.loads, sys.stdin.read().splitlines()) if item]
 
 
 def _sources(request: Request) -> list[batch.Source]:
@@ -145,7 +155,7 @@ def _failed(request: Request, source: batch.Source, error: ExtractError, tally: 
 @contextmanager
 def _progress(request: Request, total: int) -> Iterator[Any]:
     """Documents done, tokens per second and time left on stderr, only while it is a terminal."""
-    if request.batch.quiet or not output.stderr.is_terminal:
+    if request.batch.quiet or request.batch.worker or not output.stderr.is_terminal:
         yield lambda tokens: None
         return
     columns = (

@@ -29,6 +29,8 @@ class BatchOptions:
     skip_existing: bool = False
     shard: str | None = None
     quiet: bool = False
+    workers: int = 1
+    worker: bool = False  # run by a parent with --workers: documents from stdin, no summary
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class Request:
         Lines (or files) out, one result per document, failures reported and skipped."""
         batch = self.batch
         single = len(self.documents) == 1 and not Path(self.documents[0]).is_dir()
-        return not single or batch.files_from is not None or batch.output_dir is not None
+        return not single or batch.files_from is not None or batch.output_dir is not None or batch.worker
 
 
 Action = Callable[[Request], ExitCode]

@@ -200,3 +200,21 @@ def test_interrupted_output_dir_batch_resumes_without_redoing_anything(tmp_path:
     assert f"20 documents: {20 - len(first)} extracted, 0 failed, {len(first)} skipped" in result.stderr.decode()
     assert len(list(out.iterdir())) == 20
     assert all(out.joinpath(name).stat().st_mtime_ns == mtime for name, mtime in first.items())
+
+
+@pytest.mark.model
+def test_workers_give_the_same_lines_in_the_same_order(tmp_path: Path) -> None:
+    write_documents(tmp_path / "docs", bad={2: b""})
+    for extra in sorted((tmp_path / "docs").iterdir())[8:]:
+        extra.unlink()
+    single = run_batch(tmp_path, str(tmp_path / "docs"))
+    parallel = run_batch(tmp_path, str(tmp_path / "docs"), "--workers", "3")
+    assert single.returncode == parallel.returncode == 5, parallel.stderr.decode()
+    assert parallel.stdout == single.stdout and len(parallel.stdout.splitlines()) == 8
+    assert "8 documents: 7 extracted, 1 failed" in parallel.stderr.decode()
+    written = run_batch(
+        tmp_path, str(tmp_path / "docs"), "--workers", "2", "--output-dir", str(tmp_path / "out"), "--indent", "1"
+    )
+    assert written.returncode == 5
+    files = sorted((tmp_path / "out").iterdir())
+    assert len(files) == 7 and all(f.read_text().startswith("{\n ") for f in files)
