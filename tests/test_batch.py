@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -218,3 +219,32 @@ def test_workers_give_the_same_lines_in_the_same_order(tmp_path: Path) -> None:
     assert written.returncode == 5
     files = sorted((tmp_path / "out").iterdir())
     assert len(files) == 7 and all(f.read_text().startswith("{\n ") for f in files)
+
+
+@pytest.mark.model
+@pytest.mark.skipif(shutil.which("script") is None, reason="util-linux script is needed for a pseudo-terminal")
+def test_progress_shows_on_a_terminal_and_not_in_a_pipe(tmp_path: Path) -> None:
+    write_documents(tmp_path / "docs")
+    for extra in sorted((tmp_path / "docs").iterdir())[3:]:
+        extra.unlink()
+    piped = run_batch(tmp_path, str(tmp_path / "docs"))
+    assert "extracting" not in piped.stderr.decode()
+    schema = tmp_path / "schema.json"
+    command = f"{sys.executable} -m gguf_extract --schema {schema} --max-tokens 40 {tmp_path / 'docs'}"
+    environment = {**os.environ, "EXTRACT_CACHE_DIR": str(tmp_path / "cache")}
+    terminal = subprocess.run(
+        ["script", "-qec", command, "/dev/null"], capture_output=True, env=environment, timeout=300, check=False
+    )
+    assert b"extracting" in terminal.stdout and b"tokens/s" in terminal.stdout
+    quiet = subprocess.run(
+        ["script", "-qec", command + " --quiet", "/dev/null"], capture_output=True, env=environment, timeout=300, check=False
+    )
+    assert b"extracting" not in quiet.stdout and b"3 documents: 3 extracted" in quiet.stdout
+
+
+@pytest.mark.model
+def test_seeded_sampling_is_reproducible(tmp_path: Path) -> None:
+    write_documents(tmp_path / "docs")
+    document = str(tmp_path / "docs" / "doc00.txt")
+    first, second = (run_batch(tmp_path, document, "--temperature", "1.2", "--seed", "7") for _ in range(2))
+    assert first.returncode == 0 and first.stdout == second.stdout
