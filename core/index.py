@@ -71,8 +71,8 @@ class TokenIndex:
             self._cache[state] = found
         return found
 
-    def _candidates(self, state: int) -> IdArray:
-        first_bytes = np.flatnonzero(self.dfa.row(state))
+    def _candidates(self, first_bytes: npt.NDArray[np.intp]) -> IdArray:
+        """Tokens starting with one of `first_bytes`."""
         if len(first_bytes) == 0:
             return np.empty(0, dtype=np.int32)
         return np.concatenate([self.table.by_first_byte[b] for b in first_bytes])
@@ -97,7 +97,7 @@ class TokenIndex:
         class repeated, a key of free text), tokens made only of those bytes are allowed by
         their length without a walk, ending where the run is after that many bytes; the other
         candidates are walked."""
-        candidates = self._candidates(state)
+        candidates = self._candidates(first_bytes)
         ascii_row = self.dfa.row(state)[1:128]
         live = ascii_row[ascii_row != DEAD]
         worth_it = len(candidates) >= min(_CLASS_RUN_CANDIDATES, len(self.table.walkable) // 4)
