@@ -2,12 +2,15 @@
 
 For a state the index walks every candidate token through the lazy DFA at once with numpy
 gathers, one byte position per step, dropping tokens as they die. Candidates are the tokens
-whose first byte the state allows, so narrow states (a key literal, a digit) touch only a
-few hundred tokens. Inside JSON strings, where any text character leads to one state, the
-text slices (tokens of plain characters, by length) are allowed without a walk: only the
-few tokens with quotes, escapes or partial characters, and those longer than the string
-may still grow, are walked. Results are cached per state; DFA rows missing during a walk are
-built on the spot.
+whose first byte the state allows, or, where only a few first bytes are, whose first two
+bytes it allows. Shortcuts allow whole groups of tokens by their length without a walk:
+- text runs: inside a JSON string body of free text (the NFA knows how many characters are
+  still required and allowed), every token of plain text characters up to that many;
+- text slices: where every text character leads to one state, and keeps doing so;
+- byte-class runs: where many ASCII bytes lead to one state and keep doing so (a pattern's
+  character class), every token made only of them.
+Only the remaining tokens (quotes, escapes, partial characters, longer ones) are walked.
+Results are cached per state; DFA rows missing during a walk are built on the spot.
 """
 
 from __future__ import annotations
