@@ -15,6 +15,7 @@ Results are cached per state; DFA rows missing during a walk are built on the sp
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +32,9 @@ _FEW_FIRST_BYTES = 8
 # small vocabulary).
 _CLASS_RUN_MIN = 8
 _CLASS_RUN_CANDIDATES = 2048
+# Token sets larger than this are kept only for the latest _WIDE_SETS_KEPT states.
+_WIDE_SET = 16384
+_WIDE_SETS_KEPT = 16
 # Byte-range sequences of every non-ASCII character (surrogates have no encoding).
 _MULTIBYTE_TEXT = utf8_sequences(0x80, 0x10FFFF)
 
@@ -48,6 +52,7 @@ class TokenIndex:
         self.dfa = dfa
         self.table = table
         self._cache: dict[int, Transitions] = {}
+        self._wide: OrderedDict[int, Transitions] = OrderedDict()
         self._multibyte_checked: dict[int, bool] = {}
         self._singles: dict[int, int] = {}
 
@@ -67,11 +72,21 @@ class TokenIndex:
         self._singles.update(singles)
 
     def transitions(self, state: int) -> Transitions:
-        """Tokens allowed from `state` (end-of-generation tokens excluded). Cached."""
-        found = self._cache.get(state)
+        """Tokens allowed from `state` (end-of-generation tokens excluded). Cached: narrow sets
+        for good, sets of most of the vocabulary only for the latest few states (each position
+        of a bounded string is a new state, visited once; a large vocabulary makes each such set
+        megabytes, and recomputing one takes about a millisecond)."""
+        found = self._cache.get(state) or self._wide.get(state)
         if found is None:
             found = self._walk(state)
-            self._cache[state] = found
+            if len(found.token_ids) <= _WIDE_SET:
+                self._cache[state] = found
+            else:
+                self._wide[state] = found
+                if len(self._wide) > _WIDE_SETS_KEPT:
+                    self._wide.popitem(last=False)
+        elif state in self._wide:
+            self._wide.move_to_end(state)
         return found
 
     def _candidates(self, first_bytes: npt.NDArray[np.intp]) -> IdArray:

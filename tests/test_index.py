@@ -143,3 +143,21 @@ def test_strings_inside_alternatives_are_not_text_runs(vocab: Vocabulary) -> Non
         transitions = compiled.index.transitions(state)
         found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
         assert found == brute_force(compiled, state), prefix
+
+
+def test_wide_token_sets_are_kept_only_for_the_latest_states(vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gguf_extract.core import index
+
+    monkeypatch.setattr(index, "_WIDE_SET", 20)
+    monkeypatch.setattr(index, "_WIDE_SETS_KEPT", 2)
+    compiled = compile_for({"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 3}, vocab)
+    for seed in range(4):
+        text = random_walk(compiled, seed).encode()
+        for cut in range(len(text) + 1):
+            state = compiled.dfa.walk(compiled.dfa.start, text[:cut])
+            for _ in range(2):  # evicted or not, the set is the same
+                transitions = compiled.index.transitions(state)
+                found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
+                assert found == brute_force(compiled, state)
+            assert len(compiled.index._wide) <= 2
+    assert all(len(t.token_ids) <= 20 for t in compiled.index.computed().values())
