@@ -94,14 +94,12 @@ class Extractor:
         `stats.document_tokens_dropped` says how much was left out)."""
         settings = settings or SamplingSettings()
         prompt = self.prompt_for(compiled, document, instructions)
-        excess = len(self._tokens_of(prompt)) + settings.max_tokens - self.context_limit
+        tokens = self._tokens_of(prompt)
+        excess = len(tokens) + settings.max_tokens - self.context_limit
         dropped = 0
         if excess > 0:
-            document, dropped = self._fit(compiled, document, instructions, settings, excess, truncate)
-            prompt = self.prompt_for(compiled, document, instructions)
-        extraction = self.extract_prompt(compiled, prompt, settings, instructions)
-        extraction.stats.document_tokens_dropped = dropped
-        return extraction
+            prompt, tokens, dropped = self._fit(compiled, document, instructions, settings, excess, truncate)
+        return self._extraction(compiled, prompt, tokens, settings, instructions, dropped)
 
     @property
     def context_limit(self) -> int:
@@ -117,8 +115,9 @@ class Extractor:
         settings: SamplingSettings,
         excess: int,
         truncate: bool,
-    ) -> tuple[str, int]:
-        """The head of `document` that fits, and how many of its tokens were dropped."""
+    ) -> tuple[str, list[int], int]:
+        """The prompt (and its tokens) for the head of `document` that fits, and how many of the
+        document's tokens were dropped."""
         pieces = self.vocabulary.pieces
         tokens = self.tokenizer.tokenize(document.encode("utf-8"))
         if not truncate:
@@ -130,9 +129,11 @@ class Extractor:
         keep = len(tokens) - excess
         while keep > 0:
             head = b"".join(pieces[t] for t in tokens[:keep]).decode("utf-8", "ignore")
-            prompt = self.prompt_for(compiled, head, instructions) if head.strip() else ""
-            if head.strip() and len(self._tokens_of(prompt)) + settings.max_tokens <= self.context_limit:
-                return head, len(tokens) - keep
+            if head.strip():
+                prompt = self.prompt_for(compiled, head, instructions)
+                prompt_tokens = self._tokens_of(prompt)
+                if len(prompt_tokens) + settings.max_tokens <= self.context_limit:
+                    return prompt, prompt_tokens, len(tokens) - keep
             keep -= max(1, excess // 8)  # re-tokenizing the cut may cost a few tokens more
         raise DocumentError(
             f"the instructions and --max-tokens {settings.max_tokens} leave no room for the document in the context"
@@ -146,12 +147,19 @@ class Extractor:
         """Stream the JSON generated after `prompt`, given as is (special tokens parsed). The
         part it shares with every prompt for this schema and `instructions` is evaluated once
         and kept for the next extraction."""
-        settings = settings or SamplingSettings()
-        tokens = self._tokens_of(prompt)
+        return self._extraction(compiled, prompt, self._tokens_of(prompt), settings or SamplingSettings(), instructions, 0)
+
+    def _extraction(
+        self,
+        compiled: CompiledSchema,
+        prompt: str,
+        tokens: list[int],
+        settings: SamplingSettings,
+        instructions: str | None,
+        dropped: int,
+    ) -> Extraction:
         shared = self.shared_prefix(compiled, instructions)
-        extraction = Extraction(self, compiled, tokens, settings, _common_length(tokens, shared))
-        extraction.prompt = prompt
-        return extraction
+        return Extraction(self, compiled, prompt, tokens, settings, _common_length(tokens, shared), dropped)
 
     def shared_prefix(self, compiled: CompiledSchema, instructions: str | None = None) -> list[int]:
         """The prompt tokens every document shares for this schema and instructions (the
@@ -213,19 +221,25 @@ class Extraction:
         self,
         extractor: Extractor,
         compiled: CompiledSchema,
+        prompt: str,
         prompt_tokens: list[int],
         settings: SamplingSettings,
-        prefix_length: int = 0,
+        prefix_length: int,
+        document_tokens_dropped: int,
     ) -> None:
         self._extractor = extractor
         self._compiled = compiled
+        self.prompt = prompt
         self._prompt_tokens = prompt_tokens
         self._prefix_length = min(prefix_length, len(prompt_tokens) - 1)
         self._settings = settings
-        self.stats = ExtractionStats(prompt_tokens=len(prompt_tokens), compile_seconds=compiled.compile_seconds)
+        self.stats = ExtractionStats(
+            prompt_tokens=len(prompt_tokens),
+            document_tokens_dropped=document_tokens_dropped,
+            compile_seconds=compiled.compile_seconds,
+        )
         self.text = ""
         self.value: Any = None
-        self.prompt = ""  # the prompt text, when it was given as text
 
     def __iter__(self) -> Iterator[str]:
         model = self._extractor.model_for(len(self._prompt_tokens) + self._settings.max_tokens)
