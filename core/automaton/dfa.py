@@ -19,8 +19,6 @@ from .nfa import NFA
 DEAD = 0
 UNKNOWN = -1
 
-StateArray = npt.NDArray[np.int32]
-
 
 class LazyDFA:
     """Deterministic byte automaton; cheap to create, grows as it is explored."""
@@ -30,10 +28,10 @@ class LazyDFA:
         self._closures: dict[int, frozenset[int]] = {}
         self._sets: list[frozenset[int]] = [frozenset()]
         self._ids: dict[frozenset[int], int] = {frozenset(): DEAD}
-        self._accepting: list[bool] = [False]
-        self.distance_array: npt.NDArray[np.int32] = np.full(64, -1, dtype=np.int32)
+        self.distance_array: npt.NDArray[np.int32] = np.full(0, -1, dtype=np.int32)
         self._forced: dict[int, bytes] = {}
-        self.table: npt.NDArray[np.int32] = np.full((64, 256), UNKNOWN, dtype=np.int32)
+        self.table: npt.NDArray[np.int32] = np.full((0, 256), UNKNOWN, dtype=np.int32)
+        self._reserve(64)
         self.table[DEAD] = DEAD
         self.start = self.state_for(frozenset({nfa.start}))
 
@@ -50,11 +48,14 @@ class LazyDFA:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        capacity = max(64, 1 << (self.state_count - 1).bit_length())
+        self._reserve(max(64, 1 << (self.state_count - 1).bit_length()))
+
+    def _reserve(self, capacity: int) -> None:
+        """Grow the row table and the distances to `capacity` states (new rows UNKNOWN)."""
         table = np.full((capacity, 256), UNKNOWN, dtype=np.int32)
-        table[: self.state_count] = self.table
+        table[: len(self.table)] = self.table
         distances = np.full(capacity, -1, dtype=np.int32)
-        distances[: self.state_count] = self.distance_array
+        distances[: len(self.distance_array)] = self.distance_array
         self.table, self.distance_array = table, distances
 
     @property
@@ -71,7 +72,8 @@ class LazyDFA:
         return self._nfa.size
 
     def is_accepting(self, state: int) -> bool:
-        return self._accepting[state]
+        """Distance 0: acceptance is reachable by epsilon edges alone."""
+        return bool(self.distance_array[state] == 0)
 
     def distance(self, state: int) -> int:
         """Fewest bytes from `state` to an accepting state; -1 for the dead state.
@@ -97,7 +99,7 @@ class LazyDFA:
 
     def is_final(self, state: int) -> bool:
         """Accepting with no way to continue: generation must stop here."""
-        return self._accepting[state] and not self.row(state).any()
+        return self.is_accepting(state) and not self.row(state).any()
 
     def forced_bytes(self, state: int) -> bytes:
         """The longest byte string the automaton allows from `state` without any choice.
@@ -112,7 +114,7 @@ class LazyDFA:
 
     def _follow_forced(self, state: int) -> bytes:
         out = bytearray()
-        while not self._accepting[state]:
+        while not self.is_accepting(state):
             allowed = np.flatnonzero(self.row(state))
             if len(allowed) != 1:
                 break
@@ -169,25 +171,17 @@ class LazyDFA:
     def state_for(self, nfa_states: frozenset[int]) -> int:
         """The DFA state standing for `nfa_states` (targets of byte edges, not yet closed under
         epsilon edges: the closure waits until the state's row is needed). Every NFA state knows
-        its distance to acceptance, so liveness, distance and acceptance (distance 0: acceptance
-        is reachable by epsilon edges alone) are known without the closure."""
+        its distance to acceptance, so liveness, distance and acceptance are known without the
+        closure."""
         distance = self._nfa.distance
         live = frozenset(s for s in nfa_states if distance[s] >= 0)
         found = self._ids.get(live)
         if found is not None:
             return found
-        nfa_states = live
         new_id = len(self._sets)
-        self._sets.append(nfa_states)
-        self._ids[nfa_states] = new_id
-        self._accepting.append(min(distance[s] for s in nfa_states) == 0)
+        self._sets.append(live)
+        self._ids[live] = new_id
         if new_id >= len(self.table):
-            grown = np.full((len(self.table) * 2, 256), UNKNOWN, dtype=np.int32)
-            grown[: len(self.table)] = self.table
-            self.table = grown
-            distances = np.full(len(grown), -1, dtype=np.int32)
-            distances[: len(self.distance_array)] = self.distance_array
-            self.distance_array = distances
-        reachable = [self._nfa.distance[s] for s in nfa_states]
-        self.distance_array[new_id] = min(reachable) if reachable else -1
+            self._reserve(2 * len(self.table))
+        self.distance_array[new_id] = min(distance[s] for s in live)  # live is never empty: that is DEAD
         return new_id
