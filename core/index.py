@@ -35,6 +35,9 @@ _CLASS_RUN_CANDIDATES = 2048
 # Token sets larger than this are kept only for the latest _WIDE_SETS_KEPT states.
 _WIDE_SET = 16384
 _WIDE_SETS_KEPT = 16
+# The ASCII text characters as a mask over bytes 0..127.
+_TEXT_ASCII_MEMBERS = np.zeros(128, dtype=bool)
+_TEXT_ASCII_MEMBERS[TEXT_ASCII] = True
 # Byte-range sequences of every non-ASCII character (surrogates have no encoding).
 _MULTIBYTE_TEXT = utf8_sequences(0x80, 0x10FFFF)
 
@@ -102,7 +105,7 @@ class TokenIndex:
             run = self.dfa.nfa.text_run(member)
             if run is not None:
                 return self._walk_text_run(state, member, run)
-        chain = self._ascii_chain(state)
+        chain = self._run(state, _TEXT_ASCII_MEMBERS, self.table.ascii_text.longest)
         if len(chain) > 1:
             return self._walk_with_text_slices(state, chain)
         first_bytes = np.flatnonzero(self.dfa.row(state))
@@ -126,30 +129,28 @@ class TokenIndex:
         members[1:] = ascii_row == target
         if members.sum() < _CLASS_RUN_MIN:
             return self._walk_tokens(state, candidates)
-        run, loops = self._class_run(state, target, members)
+        run = self._run(state, members, self.table.bytes.shape[1])
         lengths = self.table.lengths[candidates]
-        in_run = self.table.made_of(members, candidates)
-        if not loops:
-            in_run &= lengths <= len(run) - 1
-        ends = np.asarray(run, dtype=np.int32)[np.minimum(lengths[in_run], len(run) - 1)]
+        in_run = self.table.made_of(members, candidates) & (lengths <= len(run) - 1)
+        ends = np.asarray(run, dtype=np.int32)[lengths[in_run]]
         walked = self._walk_tokens(state, candidates[~in_run])
         return Transitions(np.concatenate([candidates[in_run], walked.token_ids]), np.concatenate([ends, walked.end_states]))
 
-    def _class_run(self, state: int, first: int, members: npt.NDArray[np.bool_]) -> tuple[list[int], bool]:
-        """States after 0, 1, 2, ... bytes of the class, while every byte of it leads to one
-        live state; and whether the run ends in a state the class leads back to (then any
-        number of bytes stays there)."""
-        run = [state, first]
-        longest = self.table.bytes.shape[1]
+    def _run(self, state: int, members: npt.NDArray[np.bool_], longest: int) -> list[int]:
+        """States after 0, 1, 2, ... bytes from `members` (an ASCII mask), as long as every such
+        byte leads to one and the same live state, and at most `longest` bytes. A state the
+        bytes lead back to stays the state for any number more."""
+        run = [state]
         while len(run) <= longest:
             targets = self.dfa.row(run[-1])[:128][members]
             following = int(targets[0])
             if following == DEAD or not (targets == following).all():
-                return run, False
+                break
             if following == run[-1]:
-                return run, True
+                run += [following] * (longest + 1 - len(run))
+                break
             run.append(following)
-        return run, False
+        return run
 
     def _walk_by_two_bytes(self, state: int, first_bytes: npt.NDArray[np.intp]) -> Transitions:
         """Where few first bytes are allowed (a space before a value, a quote), take only the
@@ -197,19 +198,6 @@ class TokenIndex:
             found = self.dfa.state_for(frozenset((nfa_state,)))
             self._singles[nfa_state] = found
         return found
-
-    def _ascii_chain(self, state: int) -> list[int]:
-        """States after 0, 1, 2, ... ASCII text characters, as long as every such character
-        leads to one and the same live state (inside a JSON string whose characters are free,
-        up to a length bound); at most as long as the longest ASCII text token."""
-        chain = [state]
-        while len(chain) <= self.table.ascii_text.longest:
-            targets = self.dfa.row(chain[-1])[TEXT_ASCII]
-            following = int(targets[0])
-            if following == DEAD or not (targets == following).all():
-                break
-            chain.append(following)
-        return chain
 
     def _wide_reach(self, chain: list[int]) -> int:
         """How many characters along `chain` any text character, ASCII or not, keeps to it."""
