@@ -93,10 +93,7 @@ class TokenTable:
         walkable = np.flatnonzero(lengths > 0).astype(np.int32)
         self.walkable = walkable
         first = self.bytes[walkable, 0]
-        order = np.argsort(first, kind="stable")
-        sorted_first = first[order]
-        bounds = np.searchsorted(sorted_first, np.arange(257))
-        self.by_first_byte: list[IdArray] = [walkable[order[bounds[b] : bounds[b + 1]]] for b in range(256)]
+        self.by_first_byte = _groups(*_ordered_by(walkable, first))
         self._lay_out_second_bytes()
         self._lay_out_byte_sets()
         layout = vocab.layout or TokenLayout.of(vocab.pieces)
@@ -135,11 +132,10 @@ class TokenTable:
         self._second_bounds: list[npt.NDArray[np.intp]] = []
         for group in self.by_first_byte:
             longer = group[self.lengths[group] > 1]
-            second = self.bytes[longer, 1]
-            order = np.argsort(second, kind="stable")
+            ordered, bounds = _ordered_by(longer, self.bytes[longer, 1])
             self.one_byte.append(group[self.lengths[group] == 1])
-            self._by_second.append(longer[order])
-            self._second_bounds.append(np.searchsorted(second[order], np.arange(257)))
+            self._by_second.append(ordered)
+            self._second_bounds.append(bounds)
 
     def starting_with(self, first: int, seconds: npt.NDArray[np.intp]) -> IdArray:
         """Tokens of two bytes or more that start with byte `first`, then one of `seconds`."""
@@ -156,17 +152,25 @@ class TokenTable:
         ascii_only = layout.ascii[walkable]
         self.ascii_text = TextSlice(walkable[(characters > 0) & ascii_only], characters[(characters > 0) & ascii_only])
         self.wide_text = TextSlice(walkable[(characters > 0) & ~ascii_only], characters[(characters > 0) & ~ascii_only])
-        rest = walkable[characters == 0]
-        rest_first = first[characters == 0]
-        rest_order = np.argsort(rest_first, kind="stable")
-        bounds = np.searchsorted(rest_first[rest_order], np.arange(257))
-        self.rest_by_first_byte: list[IdArray] = [rest[rest_order[bounds[b] : bounds[b + 1]]] for b in range(256)]
+        self.rest_by_first_byte = _groups(*_ordered_by(walkable[characters == 0], first[characters == 0]))
 
     def with_prefix(self, prefix: bytes) -> IdArray:
         """Ids of every token whose bytes start with `prefix`, ascending."""
         low = bisect.bisect_left(self._sorted_pieces, prefix)
         high = bisect.bisect_left(self._sorted_pieces, _prefix_upper_bound(prefix), lo=low)
         return np.sort(self._sorted_ids[low:high])
+
+
+def _ordered_by(ids: IdArray, keys: npt.NDArray[np.uint8]) -> tuple[IdArray, npt.NDArray[np.intp]]:
+    """`ids` ordered by their byte `keys` (ties in order), and where each key value's run starts
+    (257 bounds: value b spans bounds[b]:bounds[b + 1])."""
+    order = np.argsort(keys, kind="stable")
+    return ids[order], np.searchsorted(keys[order], np.arange(257))
+
+
+def _groups(ordered: IdArray, bounds: npt.NDArray[np.intp]) -> list[IdArray]:
+    """The 256 runs of `_ordered_by`, one per byte value."""
+    return [ordered[bounds[b] : bounds[b + 1]] for b in range(256)]
 
 
 def _text_length(piece: bytes) -> int:
