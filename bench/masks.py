@@ -138,7 +138,6 @@ def measure_ours(schema: Any, walks: int, seed: str) -> dict[str, Any]:
         "mask_s": mask_seconds,
         "peak_bytes": peak,
         "dfa_states": compiled.dfa.state_count,
-        "documents": [text.decode("utf-8") for text in documents],
         "token_sequences": sequences,
     }
 
@@ -184,7 +183,6 @@ def measure(entry: dict[str, Any], walks: int, with_llguidance: bool) -> dict[st
     result: dict[str, Any] = {"id": entry["id"], "category": entry["category"]}
     ours = measure_ours(entry["schema"], walks, entry["id"])
     sequences = ours.pop("token_sequences", [])
-    ours.pop("documents", None)
     result["ours"] = ours
     if with_llguidance:
         result["llguidance"] = measure_llguidance(entry["schema"], sequences)

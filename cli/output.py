@@ -26,15 +26,22 @@ class JsonWriter:
 
 
 def exit_code_for(error: ExtractError) -> ExitCode:
-    if isinstance(error, SchemaError):
-        return ExitCode.SCHEMA
-    if isinstance(error, ModelError):
-        return ExitCode.MODEL
-    if isinstance(error, DocumentError):
-        return ExitCode.DOCUMENT
-    if isinstance(error, GenerationError):
-        return ExitCode.GENERATION
+    return exit_code_for_kind(type(error))
+
+
+def exit_code_for_kind(kind: type[ExtractError]) -> ExitCode:
+    for family, code in _EXIT_CODES:
+        if issubclass(kind, family):
+            return code
     return ExitCode.USAGE
+
+
+_EXIT_CODES: tuple[tuple[type[ExtractError], ExitCode], ...] = (
+    (SchemaError, ExitCode.SCHEMA),
+    (ModelError, ExitCode.MODEL),
+    (DocumentError, ExitCode.DOCUMENT),
+    (GenerationError, ExitCode.GENERATION),
+)
 
 
 def report_error(error: ExtractError) -> None:

@@ -16,21 +16,13 @@ import subprocess
 import sys
 from typing import IO, TYPE_CHECKING
 
-from ..core import batch
+from ..core import batch, errors
 from . import output
 from .exit_codes import ExitCode
 from .run import Request
 
 if TYPE_CHECKING:
     from .batch_run import Tally
-
-_EXIT_FOR_ERROR = {
-    "DocumentError": ExitCode.DOCUMENT,
-    "GenerationError": ExitCode.GENERATION,
-    "ModelError": ExitCode.MODEL,
-    "SchemaError": ExitCode.SCHEMA,
-    "UnsupportedSchema": ExitCode.SCHEMA,
-}
 
 
 def run_workers(request: Request, pending: list[batch.Source], tally: Tally) -> None:
@@ -108,10 +100,18 @@ def _merge_lines(processes: list[subprocess.Popen[bytes]], total: int, tally: Ta
         record = json.loads(line)
         if "error" in record:
             tally.failed += 1
-            tally.first_failure = tally.first_failure or _EXIT_FOR_ERROR.get(record["error"]["type"], ExitCode.GENERATION)
+            tally.first_failure = tally.first_failure or _exit_code_of(record["error"]["type"])
         else:
             tally.done += 1
         writer.write(line.decode("utf-8"))
+
+
+def _exit_code_of(error_type: str) -> ExitCode:
+    """The exit code for an error a worker reported by its class name."""
+    kind = getattr(errors, error_type, None)
+    if isinstance(kind, type) and issubclass(kind, errors.ExtractError):
+        return output.exit_code_for_kind(kind)
+    return ExitCode.GENERATION
 
 
 def _count_files(request: Request, pending: list[batch.Source], tally: Tally) -> None:
