@@ -72,8 +72,6 @@ def execute(request: Request) -> ExitCode:
         from .batch_run import execute_batch
 
         return execute_batch(request)
-    if not request.documents:
-        raise UsageError("no document given", hint="pass a file, a directory, - for stdin, or --files-from")
     schema, _ = load_schema(request.schema)
     text = _read(request.documents[0])
     extractor, compiled = open_and_compile(request, schema)

@@ -106,3 +106,9 @@ def test_help_shows_examples() -> None:
     assert code == 0
     assert "extract --schema schemas/person.json samples/person.txt" in out
     assert "Exit codes" in out
+
+
+def test_no_document_at_all_is_a_usage_error() -> None:
+    code, out, err = invoke("--schema", str(PERSON_SCHEMA))
+    assert (code, out) == (2, "")
+    assert "no documents given" in err and "--files-from" in err
