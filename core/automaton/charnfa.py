@@ -13,10 +13,19 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 
-from .nfa import AutomatonTooLarge
 from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq
 
 MACHINE_STATE_LIMIT = 40_000
+
+
+class AutomatonTooLarge(Exception):
+    """A product automaton would exceed its state budget."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"more than {limit} automaton states")
+        self.limit = limit
+
+
 ANY_CHAR: tuple[tuple[int, int], ...] = ((0x0, 0xD7FF), (0xE000, 0x10FFFF))
 
 Edge = tuple[int, int, int]

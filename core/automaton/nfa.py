@@ -24,14 +24,6 @@ from .utf8 import utf8_sequences
 Edge = tuple[int, int, int]  # low byte, high byte, target state
 
 
-class AutomatonTooLarge(Exception):
-    """A budget on automaton construction was exceeded."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"more than {limit} automaton states")
-        self.limit = limit
-
-
 @dataclass(frozen=True)
 class _Pending:
     """What a named state stands for until it is expanded. For a repeat, position 0 is its

@@ -21,8 +21,15 @@ from typing import Any
 
 import jsonschema
 
-from ..automaton.charnfa import excluding_machine, intersect, is_empty, length_machine, machine_from_tree, multiple_machine
-from ..automaton.nfa import AutomatonTooLarge
+from ..automaton.charnfa import (
+    AutomatonTooLarge,
+    excluding_machine,
+    intersect,
+    is_empty,
+    length_machine,
+    machine_from_tree,
+    multiple_machine,
+)
 from ..automaton.regex import EMPTY, Machine, Node, Repeat, alt, length_range, lit, optional, seq
 from ..errors import SchemaError, UnsupportedSchema
 from .disjoint import ALL_KINDS, TYPE_KINDS, Overlap, exclusions, value_kinds
