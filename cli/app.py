@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -29,9 +30,24 @@ Examples:
 
 Exit codes: 0 ok (stdout holds one schema-valid JSON document, or one line per document in a
 batch), 2 usage, 3 schema refused or invalid, 4 model error, 5 document error, 6 generation
-incomplete, 130 interrupted. On any non-zero exit stdout is not a complete document; in a batch,
+incomplete, 7 output not writable (stdout closed or full, --output-dir failing), 130
+interrupted (Ctrl-C), 143 terminated (SIGTERM). On any non-zero exit stdout is not a complete document; in a batch,
 the code is that of the first failed document, and the others were still extracted.
 """
+
+
+def _known_encoding(name: str) -> str:
+    from ..core.document import check_encoding
+
+    try:
+        return check_encoding(name)
+    except LookupError:
+        raise typer.BadParameter(f"unknown encoding {name!r}; use a Python codec name such as utf-8, latin-1 or utf-16") from None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is so that files are cleaned up as for Ctrl-C."""
+
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
 
@@ -103,6 +119,9 @@ def extract(
     truncate: Annotated[
         bool, typer.Option("--truncate", help="Keep the head of a document too long for the context (with a warning).")
     ] = False,
+    encoding: Annotated[
+        str, typer.Option("--encoding", callback=_known_encoding, help="The documents' text encoding (any Python codec name).")
+    ] = "utf-8",
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Neither read nor write the on-disk cache (env EXTRACT_CACHE_DIR moves it).")
     ] = False,
@@ -131,6 +150,7 @@ def extract(
         use_cache=not no_cache,
         truncate=truncate,
         indent=indent,
+        encoding=encoding,
         batch=run.BatchOptions(files_from, glob, output_dir, skip_existing, shard, quiet, workers, worker),
     )
     raise typer.Exit(_guarded(run.execute, request, debug))
@@ -164,17 +184,28 @@ def _guarded(action: Callable[[Any], int], request: Any, debug: bool) -> int:
             traceback.print_exc()
         output.report_error(error)
         return int(output.exit_code_for(error))
+    except Terminated:
+        output.report_interrupt("terminated")
+        return int(ExitCode.TERMINATED)
     except KeyboardInterrupt:
         output.report_interrupt()
         return int(ExitCode.INTERRUPTED)
 
 
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         if sys.argv[1:2] == ["check"]:
             check_app(args=sys.argv[2:], prog_name="extract check")
         else:
             app()
+    except Terminated:
+        sys.stderr.write("terminated\n")
+        sys.exit(int(ExitCode.TERMINATED))
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(int(ExitCode.INTERRUPTED))

@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..core import batch
 from ..core.compiled import CompiledSchema
 from ..core.document import read_document
-from ..core.errors import DocumentError, ExtractError, ModelError
+from ..core.errors import ExtractError, ModelError, OutputError
 from ..core.extract import Extractor
 from ..core.layout import Indenter
 from ..core.schema.sources import load_schema
@@ -110,7 +110,7 @@ def _already_done(request: Request, source: batch.Source) -> bool:
 
 def _one(request: Request, extractor: Extractor, compiled: CompiledSchema, source: batch.Source, tally: Tally) -> None:
     try:
-        text = read_document(source.path)
+        text = read_document(source.path, request.encoding)
         extraction = extractor.extract(compiled, text, sampling(request), request.instructions, request.truncate)
         report_truncation(source.label, extraction)
         value = extraction.run()
@@ -131,7 +131,7 @@ def _one(request: Request, extractor: Extractor, compiled: CompiledSchema, sourc
                 batch.output_path(request.batch.output_dir, source), _laid_out(request, extraction.text) + "\n"
             )
         except OSError as error:
-            _failed(request, source, DocumentError(f"cannot write the result of {source.label}: {error.strerror}"), tally)
+            _failed(request, source, OutputError(f"cannot write the result of {source.label}: {error.strerror or error}"), tally)
             return
     tally.done += 1
 

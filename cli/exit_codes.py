@@ -12,4 +12,6 @@ class ExitCode(IntEnum):
     MODEL = 4
     DOCUMENT = 5
     GENERATION = 6
-    INTERRUPTED = 130
+    OUTPUT = 7
+    INTERRUPTED = 130  # Ctrl-C (SIGINT)
+    TERMINATED = 143  # SIGTERM

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from typing import Any, BinaryIO
 
 from rich.console import Console
 
-from ..core.errors import DocumentError, ExtractError, GenerationError, ModelError, SchemaError
+from ..core.errors import DocumentError, ExtractError, GenerationError, ModelError, OutputError, SchemaError
 from .exit_codes import ExitCode
 
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -21,8 +23,20 @@ class JsonWriter:
         self.stream = stream or sys.stdout.buffer
 
     def write(self, text: str) -> None:
-        self.stream.write(text.encode("utf-8"))
-        self.stream.flush()
+        try:
+            self.stream.write(text.encode("utf-8"))
+            self.stream.flush()
+        except OSError as error:  # a closed pipe, a full disk
+            _discard_stdout()
+            raise OutputError(f"cannot write to stdout: {error.strerror or error}", hint="check where stdout goes") from None
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def exit_code_for(error: ExtractError) -> ExitCode:
@@ -41,6 +55,7 @@ _EXIT_CODES: tuple[tuple[type[ExtractError], ExitCode], ...] = (
     (ModelError, ExitCode.MODEL),
     (DocumentError, ExitCode.DOCUMENT),
     (GenerationError, ExitCode.GENERATION),
+    (OutputError, ExitCode.OUTPUT),
 )
 
 
@@ -54,8 +69,8 @@ def report_warning(message: str) -> None:
     stderr.print(f"[yellow]warning:[/] {_escape(message)}")
 
 
-def report_interrupt() -> None:
-    stderr.print("[yellow]interrupted[/]: stdout does not hold a complete document")
+def report_interrupt(how: str = "interrupted") -> None:
+    stderr.print(f"[yellow]{how}[/]: stdout does not hold a complete document")
 
 
 def report_summary(line: str) -> None:

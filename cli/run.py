@@ -53,6 +53,7 @@ class Request:
     use_cache: bool = True
     truncate: bool = False
     indent: int | None = None
+    encoding: str = "utf-8"
     batch: BatchOptions = BatchOptions()
 
     @property
@@ -73,7 +74,7 @@ def execute(request: Request) -> ExitCode:
 
         return execute_batch(request)
     schema, _ = load_schema(request.schema)
-    text = _read(request.documents[0])
+    text = _read(request.documents[0], request.encoding)
     extractor, compiled = open_and_compile(request, schema)
     settings = sampling(request)
     extraction = extractor.extract(compiled, text, settings, request.instructions, request.truncate)
@@ -115,10 +116,10 @@ def sampling(request: Request) -> SamplingSettings:
     return SamplingSettings(request.max_tokens, request.temperature, request.top_p, request.seed)
 
 
-def _read(document: str) -> str:
+def _read(document: str, encoding: str) -> str:
     if document == "-":
-        return decode_document(sys.stdin.buffer.read(), "<stdin>")
-    return read_document(Path(document))
+        return decode_document(sys.stdin.buffer.read(), "<stdin>", encoding)
+    return read_document(Path(document), encoding)
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,7 @@ def _child_arguments(request: Request, threads: int) -> list[str]:
         str(request.top_p),
     ]
     arguments += ["--n-gpu-layers", str(request.n_gpu_layers), "--recursion-depth", str(request.recursion_depth)]
+    arguments += ["--encoding", request.encoding]
     optional = {
         "--model": request.model,
         "--seed": request.seed,

@@ -8,13 +8,20 @@ Invariants:
 - Budget: `used + 1 + distance(end)` never exceeds `max_tokens` for any allowed token,
   where distance counts bytes (an upper bound on tokens for byte-level vocabularies), so
   the document can always close inside the budget.
+- Speculation: after a chosen token with no forced text behind it, up to
+  `draft_tokens` guessed tokens (core.lookahead) are evaluated in the same batch. Each is
+  kept only if the choice made from the logits before it, exactly as without the guess,
+  picks it; the first choice that differs is carried over as the next token. The output is
+  the same with or without drafts (up to the float rounding of batched evaluation); only
+  the number of model calls changes.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Protocol
 
 import numpy as np
@@ -22,7 +29,13 @@ import numpy.typing as npt
 
 from .compiled import CompiledSchema
 from .errors import GenerationError
+from .lookahead import TokenHistory
 from .vocab import IdArray
+
+Logits = npt.NDArray[np.float32]
+_Choice = tuple[int, int]  # a token id and the state it leads to; (-1, -1) ends generation
+# Forced tokens (keys, separators) a draft may carry beyond its guessed ones.
+_FORCED_TOKENS_PER_DRAFT = 16
 
 
 class TokenModel(Protocol):
@@ -34,6 +47,15 @@ class TokenModel(Protocol):
 
     def last_logits(self) -> npt.NDArray[np.float32]: ...
 
+    def eval_with_logits(self, tokens: list[int], rows: list[int]) -> npt.NDArray[np.float32]:
+        """Evaluate `tokens` in one batch; returns the logits after tokens[i] for each i in
+        `rows` (increasing), one row each."""
+        ...
+
+    def discard(self, count: int) -> None:
+        """Forget the last `count` evaluated tokens."""
+        ...
+
 
 @dataclass(frozen=True)
 class SamplingSettings:
@@ -41,6 +63,7 @@ class SamplingSettings:
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int | None = None
+    draft_tokens: int = 8  # guessed tokens evaluated with each chosen one; 0 turns speculation off
 
 
 @dataclass
@@ -49,28 +72,47 @@ class DecodeStats:
     sampled_tokens: int = 0
     forced_tokens: int = 0
     model_calls: int = 0
+    drafted_tokens: int = 0
+    accepted_draft_tokens: int = 0
+    discarded_tokens: int = 0  # evaluated for a rejected guess, then dropped from the context
     generate_seconds: float = 0.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Position:
     state: int
     pending: bytes = b""
     used: int = 0
 
 
-class Decoder:
-    """One constrained generation. The model must hold the prompt already."""
+@dataclass(frozen=True)
+class _Step:
+    """What choosing one token does: the bytes it decides (its own and the forced text after
+    it), the tokens to evaluate for them, and where decoding stands afterwards."""
 
-    def __init__(self, model: TokenModel, compiled: CompiledSchema, settings: SamplingSettings) -> None:
+    token: int
+    text: bytes
+    evaluated: list[int]
+    after: _Position
+    final_tokens: int = 0  # > 0: the document is complete, with this many unevaluated tokens
+
+
+class Decoder:
+    """One constrained generation. The model must hold the prompt already; `seen` is the
+    part of it worth copying from (the document), searched for draft tokens."""
+
+    def __init__(self, model: TokenModel, compiled: CompiledSchema, settings: SamplingSettings, seen: Sequence[int] = ()) -> None:
         self.model = model
         self.compiled = compiled
         self.settings = settings
         self.stats = DecodeStats()
         self._dfa = compiled.dfa
         self._table = compiled.index.table
+        self._pieces = compiled.vocab.pieces
         self._rng = np.random.default_rng(settings.seed)
         self._eog = np.asarray(compiled.vocab.eog_ids, dtype=np.int32)
+        self._history = TokenHistory(seen, len(seen) + settings.max_tokens)
+        self._logits: Logits | None = None  # None: the model's last row is current
 
     def run(self) -> Iterator[bytes]:
         """Yield the output's bytes as they are decided."""
@@ -82,58 +124,144 @@ class Decoder:
             self.stats.forced_tokens = max(self.stats.output_tokens - self.stats.sampled_tokens, 0)
 
     def _loop(self) -> Iterator[bytes]:
-        position = _Position(self._dfa.start)
-        shortest = self._dfa.distance(position.state)
-        if shortest > self.settings.max_tokens:
-            raise GenerationError(
-                f"the shortest document this schema allows needs up to {shortest} tokens,"
-                f" more than --max-tokens {self.settings.max_tokens}",
-                hint=f"raise --max-tokens to at least {shortest}",
-            )
+        position = self._start()
         forced = self._dfa.forced_bytes(position.state)
         if forced:
-            yield forced
-            if self._finish_if_final(position, position.state, forced, forced):
+            opening = self._forced_step(-1, position, forced, forced)
+            yield opening.text
+            if opening.final_tokens:
+                self.stats.output_tokens = opening.final_tokens
                 return
-            self._append(position, forced)
+            self._evaluate(opening.evaluated)
+            position = opening.after
+        decided: _Choice | None = None
         while True:
-            token, end = self._choose(position)
+            token, end = decided or self._choose(position)
             if token < 0:
                 self.stats.output_tokens = position.used
                 return
-            piece = self.compiled.vocab.pieces[token]
-            forced = self._dfa.forced_bytes(end)
-            yield piece[len(position.pending) :] + forced
-            if self._finish_if_final(position, end, forced, piece + forced):
+            step = self._step(position, token, end)
+            yield step.text
+            if step.final_tokens:
+                self.stats.output_tokens = position.used + step.final_tokens
                 return
-            if forced:
-                self._append(position, piece + forced)
-            else:
-                self._evaluate([token])
-                position.state, position.pending, position.used = end, b"", position.used + 1
+            drafted = self._draft(step) if step.evaluated else []
+            if not drafted:
+                self._evaluate(step.evaluated)
+                position, decided = step.after, None
+                continue
+            position, decided = yield from self._verify(step, drafted)
 
-    def _finish_if_final(self, position: _Position, state: int, forced: bytes, tail: bytes) -> bool:
-        """Stop without evaluating anything when `forced` from `state` completes the document;
-        `tail` is the unevaluated output text, counted into the output tokens."""
-        if not self._dfa.is_final(self._dfa.walk(state, forced)):
-            return False
-        self.stats.output_tokens = position.used + len(self.canonical_tokens(tail))
-        return True
+    def _start(self) -> _Position:
+        shortest = self._dfa.distance(self._dfa.start)
+        if shortest > self.settings.max_tokens:
+            raise GenerationError(
+                f"the shortest document this schema allows is {shortest} bytes, which may take {shortest} tokens:"
+                f" {shortest - self.settings.max_tokens} more than --max-tokens {self.settings.max_tokens}",
+                hint=f"raise --max-tokens to at least {shortest}",
+            )
+        return _Position(self._dfa.start)
 
-    def _append(self, position: _Position, text: bytes) -> None:
-        """Evaluate `text` (canonically tokenized) in one call, holding back its last token."""
-        tokens = self.canonical_tokens(text)
+    # -- steps -------------------------------------------------------------------------
+
+    def _step(self, position: _Position, token: int, end: int) -> _Step:
+        piece = self._pieces[token]
+        forced = self._dfa.forced_bytes(end)
+        if forced or self._dfa.is_final(end):
+            return self._forced_step(token, position, piece + forced, piece[len(position.pending) :] + forced)
+        return _Step(token, piece[len(position.pending) :], [token], _Position(end, b"", position.used + 1))
+
+    def _forced_step(self, token: int, position: _Position, tail: bytes, text: bytes) -> _Step:
+        """`tail` (the chosen token's bytes and the forced text after it) tokenized
+        canonically: all but the last token are evaluated, the last is held back so the
+        model may merge it with what follows (a space before a value, a quote before its
+        first characters)."""
+        tokens = self.canonical_tokens(tail)
+        if self._dfa.is_final(self._dfa.walk(position.state, tail)):
+            return _Step(token, text, [], position, final_tokens=len(tokens))
         evaluated = tokens[:-1]
-        self._evaluate(evaluated)
-        head = b"".join(self.compiled.vocab.pieces[t] for t in evaluated)
-        position.state = self._dfa.walk(position.state, head)
-        position.pending = self.compiled.vocab.pieces[tokens[-1]]
-        position.used += len(evaluated)
+        head = b"".join(self._pieces[t] for t in evaluated)
+        after = _Position(self._dfa.walk(position.state, head), self._pieces[tokens[-1]], position.used + len(evaluated))
+        return _Step(token, text, evaluated, after)
+
+    # -- speculation -------------------------------------------------------------------
+
+    def _draft(self, step: _Step) -> list[_Step]:
+        """Guessed steps to evaluate in the same batch as `step`: the history's continuation
+        after it, as far as the automaton allows each guessed token, the document stays
+        open, the budget holds and the evaluated tokens keep following the continuation."""
+        most = self.settings.draft_tokens
+        if most <= 0:
+            return []
+        self._history.extend(step.evaluated)
+        guesses = self._history.continuation(most + _FORCED_TOKENS_PER_DRAFT)
+        self._history.truncate(len(self._history) - len(step.evaluated))
+        drafted: list[_Step] = []
+        position, cursor = step.after, 0
+        while cursor < len(guesses) and len(drafted) < most:
+            guess = self._guessed_step(position, guesses[cursor])
+            if guess is None or guess.final_tokens:
+                break
+            drafted.append(guess)
+            if guess.evaluated != guesses[cursor : cursor + len(guess.evaluated)] or not guess.evaluated:
+                break
+            position, cursor = guess.after, cursor + len(guess.evaluated)
+        return drafted
+
+    def _guessed_step(self, position: _Position, token: int) -> _Step | None:
+        if not self._pieces[token].startswith(position.pending):
+            return None
+        transitions = self.compiled.index.transitions(position.state)
+        where = np.flatnonzero(transitions.token_ids == token)
+        if len(where) == 0:
+            return None
+        end = int(transitions.end_states[where[0]])
+        if position.used + 1 + self._dfa.distance(end) > self.settings.max_tokens:
+            return None
+        return self._step(position, token, end)
+
+    def _verify(self, step: _Step, drafted: list[_Step]) -> Generator[bytes, None, tuple[_Position, _Choice | None]]:
+        """Evaluate `step` and the drafted steps in one batch, then keep each drafted step
+        whose token is the one chosen from the logits before it. Returns (as the generator's
+        value) the position reached and the choice that rejected a guess, if one did."""
+        batch = step.evaluated + [token for guess in drafted for token in guess.evaluated]
+        cursors = list(accumulate([len(step.evaluated)] + [len(guess.evaluated) for guess in drafted]))
+        wanted = sorted({cursor - 1 for cursor in cursors})  # the logits before each guess, and at the end
+        rows = dict(zip(wanted, self._evaluate_with_logits(batch, wanted), strict=True))
+        self.stats.drafted_tokens += len(drafted)
+        position = step.after
+        for guess, cursor in zip(drafted, cursors, strict=False):
+            self._logits = rows[cursor - 1]
+            decided = self._choose(position)
+            if decided[0] != guess.token:
+                self._discard(len(batch) - cursor)
+                self.stats.discarded_tokens += len(batch) - cursor
+                return position, decided
+            self.stats.accepted_draft_tokens += 1
+            yield guess.text
+            position = guess.after
+        self._logits = rows[cursors[-1] - 1]
+        return position, None
+
+    # -- the model ---------------------------------------------------------------------
 
     def _evaluate(self, tokens: list[int]) -> None:
         if tokens:
             self.model.eval(tokens)
+            self._history.extend(tokens)
+            self._logits = None
             self.stats.model_calls += 1
+
+    def _evaluate_with_logits(self, tokens: list[int], rows: list[int]) -> Logits:
+        logits = self.model.eval_with_logits(tokens, rows)
+        self._history.extend(tokens)
+        self.stats.model_calls += 1
+        return logits
+
+    def _discard(self, count: int) -> None:
+        if count:
+            self.model.discard(count)
+            self._history.truncate(len(self._history) - count)
 
     def canonical_tokens(self, text: bytes) -> list[int]:
         """The model's own tokenization of `text`, or a greedy longest-match split when the
@@ -155,7 +283,7 @@ class Decoder:
             rest = rest[len(pieces[best]) :]
         return tokens
 
-    def _choose(self, position: _Position) -> tuple[int, int]:
+    def _choose(self, position: _Position) -> _Choice:
         """The next token id and the state it leads to, or (-1, -1) for end of generation."""
         ids, ends = self._candidates(position)
         allow_end = not position.pending and self._dfa.is_accepting(position.state)
@@ -166,7 +294,8 @@ class Decoder:
         if len(ids) == 1 and not allow_end:
             return int(ids[0]), int(ends[0])
         choices = np.concatenate([ids, self._eog]) if allow_end else ids
-        index = self._sample(self.model.last_logits()[choices])
+        logits = self.model.last_logits() if self._logits is None else self._logits
+        index = self._sample(logits[choices])
         self.stats.sampled_tokens += 1
         if allow_end and (index >= len(ids) or int(ids[index]) in self.compiled.vocab.eog_ids):
             return -1, -1

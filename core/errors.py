@@ -44,3 +44,7 @@ class DocumentError(ExtractError):
 
 class GenerationError(ExtractError):
     """Generation could not produce a complete, schema-valid document."""
+
+
+class OutputError(ExtractError):
+    """The result could not be written (stdout closed or full, an output file failed)."""

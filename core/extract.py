@@ -246,7 +246,7 @@ class Extraction:
         started = time.perf_counter()
         self.stats.prompt_tokens_reused = self._evaluate_prompt(model)
         self.stats.prompt_seconds = time.perf_counter() - started
-        decoder = Decoder(model, self._compiled, self._settings)
+        decoder = Decoder(model, self._compiled, self._settings, seen=self._prompt_tokens[self._prefix_length :])
         utf8 = codecs.getincrementaldecoder("utf-8")()
         parts: list[str] = []
         try:

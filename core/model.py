@@ -194,6 +194,30 @@ class GGUFModel:
         if tokens:
             self._llama.eval(tokens)
 
+    def eval_with_logits(self, tokens: list[int], rows: list[int]) -> npt.NDArray[np.float32]:
+        """Evaluate `tokens` (at most n_batch) in one batch, asking llama.cpp for the logits
+        after tokens[i] for each i in `rows` (increasing), and only those: the output layer is
+        a fifth of this model's work per token. A view, valid until the next eval."""
+        llama = self._llama
+        if not 0 < len(tokens) <= llama.n_batch or not rows or rows != sorted(set(rows)) or rows[-1] >= len(tokens):
+            raise ValueError(f"eval_with_logits: {len(tokens)} tokens (at most {llama.n_batch}), rows {rows}")
+        past = llama.n_tokens
+        llama._ctx.kv_cache_seq_rm(-1, past, -1)  # as Llama.eval does: drop what was rolled back
+        batch = llama._batch
+        batch.set_batch(batch=tokens, n_past=past, logits_all=False)
+        batch.batch.logits[len(tokens) - 1] = False
+        for row in rows:
+            batch.batch.logits[row] = True
+        llama._ctx.decode(batch)
+        llama.input_ids[past : past + len(tokens)] = tokens
+        llama.n_tokens = past + len(tokens)
+        pointer = self._lib.llama_get_logits(llama._ctx.ctx)
+        return np.ctypeslib.as_array(pointer, shape=(len(rows), self.n_vocab))
+
+    def discard(self, count: int) -> None:
+        """Forget the last `count` evaluated tokens."""
+        self.rollback(self._llama.n_tokens - count)
+
     def last_logits(self) -> npt.NDArray[np.float32]:
         """Logits after the last evaluated token: a view into llama.cpp's buffer, valid until
         the next eval."""

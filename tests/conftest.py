@@ -86,11 +86,13 @@ def compile_for(schema: Any, vocab: Vocabulary) -> CompiledSchema:
 
 
 class FakeModel:
-    """Random logits; greedy longest-match tokenizer over the hand vocabulary."""
+    """Random logits that depend only on the seed and the tokens evaluated so far (so a
+    batch and token-by-token evaluation agree); greedy longest-match tokenizer over the hand
+    vocabulary."""
 
     def __init__(self, vocab: Vocabulary, seed: int) -> None:
         self.vocab = vocab
-        self.rng = np.random.default_rng(seed)
+        self.seed = seed
         self.evaluated: list[int] = []
         self.calls = 0
 
@@ -110,7 +112,21 @@ class FakeModel:
         self.calls += 1
 
     def last_logits(self) -> npt.NDArray[np.float32]:
-        return self.rng.normal(0, 3, self.vocab.size).astype(np.float32)
+        return self._logits_after(len(self.evaluated))
+
+    def eval_with_logits(self, tokens: list[int], rows: list[int]) -> npt.NDArray[np.float32]:
+        assert rows == sorted(set(rows)) and rows[0] >= 0 and rows[-1] < len(tokens)
+        start = len(self.evaluated)
+        self.eval(tokens)
+        return np.stack([self._logits_after(start + row + 1) for row in rows])
+
+    def discard(self, count: int) -> None:
+        del self.evaluated[len(self.evaluated) - count :]
+
+    def _logits_after(self, length: int) -> npt.NDArray[np.float32]:
+        context = self.evaluated[:length]
+        rng = np.random.default_rng([self.seed, length, *context[-12:]])
+        return rng.normal(0, 3, self.vocab.size).astype(np.float32)
 
 
 def random_walk(compiled: CompiledSchema, seed: int, max_bytes: int = 400) -> str:

@@ -4,8 +4,11 @@ inside its budget, forced text is never sampled, and budgets too small are refus
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import jsonschema
+import numpy as np
+import numpy.typing as npt
 import pytest
 from conftest import FakeModel, compile_for
 
@@ -26,12 +29,39 @@ SCHEMA = {
 }
 
 
-def decode(vocab: Vocabulary, seed: int, max_tokens: int, temperature: float = 1.0) -> tuple[str, Decoder, FakeModel]:
+def decode(
+    vocab: Vocabulary,
+    seed: int,
+    max_tokens: int,
+    temperature: float = 1.0,
+    draft_tokens: int = 6,
+    model: FakeModel | None = None,
+    seen: Sequence[int] = (),
+) -> tuple[str, Decoder, FakeModel]:
     compiled = compile_for(SCHEMA, vocab)
-    model = FakeModel(vocab, seed)
-    decoder = Decoder(model, compiled, SamplingSettings(max_tokens=max_tokens, temperature=temperature, seed=seed))
+    model = model or FakeModel(vocab, seed)
+    settings = SamplingSettings(max_tokens=max_tokens, temperature=temperature, seed=seed, draft_tokens=draft_tokens)
+    decoder = Decoder(model, compiled, settings, seen=seen)
     text = b"".join(decoder.run()).decode("utf-8")
     return text, decoder, model
+
+
+class CopyingModel(FakeModel):
+    """Random logits plus a strong pull towards the token that followed the latest earlier
+    occurrence of the last token: it copies, as extraction models do, so drafts get accepted."""
+
+    def __init__(self, vocab: Vocabulary, seed: int, document: list[int]) -> None:
+        super().__init__(vocab, seed)
+        self.evaluated = list(document)
+
+    def _logits_after(self, length: int) -> npt.NDArray[np.float32]:
+        logits = super()._logits_after(length)
+        context = self.evaluated[:length]
+        for start in range(len(context) - 2, -1, -1):
+            if context[start] == context[-1]:
+                logits[context[start + 1]] += 8.0
+                break
+        return logits
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -58,3 +88,32 @@ def test_budget_below_the_shortest_document_is_refused_before_generating(vocab: 
 
 def test_same_seed_same_output(vocab: Vocabulary) -> None:
     assert decode(vocab, 11, 120)[0] == decode(vocab, 11, 120)[0]
+
+
+@pytest.mark.parametrize("seed", range(25))
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_drafts_change_the_calls_never_the_output(vocab: Vocabulary, seed: int, temperature: float) -> None:
+    """Speculation keeps exactly the tokens the model would have chosen one by one: the
+    same text, the same tokens left in the model's context, the same random draws."""
+    document = FakeModel(vocab, 0).tokenize(b'{"name": "John abc", "tags": ["abc", "ab"], "when": "2024-01-02"}')
+    runs = [decode(vocab, seed, 120, temperature, drafts, CopyingModel(vocab, seed, document), document) for drafts in (0, 1, 6)]
+    (plain, plain_decoder, plain_model), *drafted = runs
+    for text, decoder, model in drafted:
+        assert text == plain
+        assert model.evaluated == plain_model.evaluated
+        assert decoder.stats.output_tokens == plain_decoder.stats.output_tokens
+        assert decoder.stats.model_calls <= plain_decoder.stats.model_calls
+    jsonschema.validate(json.loads(plain), SCHEMA, format_checker=jsonschema.FormatChecker())
+
+
+def test_drafts_copied_from_the_document_are_accepted(vocab: Vocabulary) -> None:
+    document = FakeModel(vocab, 0).tokenize(b'{"name": "John abc abc", "tags": ["abc", "ab", "abc"], "when": "2024-01-02"}')
+    totals = {"plain": 0, "drafted": 0, "accepted": 0}
+    for seed in range(10):
+        plain = decode(vocab, seed, 200, 0.0, 0, CopyingModel(vocab, seed, document), document)[1]
+        drafted = decode(vocab, seed, 200, 0.0, 6, CopyingModel(vocab, seed, document), document)[1]
+        totals["plain"] += plain.stats.model_calls
+        totals["drafted"] += drafted.stats.model_calls
+        totals["accepted"] += drafted.stats.accepted_draft_tokens
+    assert totals["accepted"] > 0
+    assert totals["drafted"] < totals["plain"]

@@ -300,11 +300,17 @@ class _Compiler:
             if set(negated) == {"type"}:
                 banned = {negated["type"]} if isinstance(negated["type"], str) else set(negated["type"])
                 kept = [t for t in self._types(rest, pointer) if t not in banned and not (t == "integer" and "number" in banned)]
+                if "integer" in banned and "number" in kept:
+                    # The numbers left are the non-integral ones (1.0 and 1E2 are integers).
+                    raise UnsupportedSchema("not", _join(pointer, "not"), "excluding integers from numbers is not supported")
                 if not kept:
                     raise SchemaError(f"`not` at {pointer or '/'} excludes every type the schema allows")
                 rest["type"] = kept
             elif set(negated) == {"required"} and negated["required"]:
-                rest = self._leave_out_one(rest, negated["required"], pointer)
+                # `required` holds for every value that is not an object: only objects are left.
+                if "object" not in self._types(rest, pointer):
+                    raise SchemaError(f"`not: {{required}}` at {pointer or '/'} excludes every value: only objects can lack a property")
+                rest = self._leave_out_one({**rest, "type": "object"}, negated["required"], pointer)
             elif {"const", "enum"} & negated.keys():
                 # Only the listed values that meet the rest of the negated schema are excluded.
                 rest[EXCLUDED] = [*rest.get(EXCLUDED, []), *self._listed_values(negated, _join(pointer, "not"))]
