@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..core import batch
 from ..core.compiled import CompiledSchema
 from ..core.document import read_document
-from ..core.errors import ExtractError, ModelError, OutputError
+from ..core.errors import DocumentError, ExtractError, ModelError, OutputError
 from ..core.extract import Extractor
 from ..core.layout import Indenter
 from ..core.schema.sources import load_schema
@@ -91,7 +91,13 @@ def _sources(request: Request) -> list[batch.Source]:
         arguments += batch.read_path_list(_read_list(request.batch.files_from))
     if not arguments:
         raise UsageError("no documents given", hint="pass files or directories, or --files-from a list of paths")
-    return batch.expand_inputs(arguments, request.batch.glob)
+    sources = batch.expand_inputs(arguments, request.batch.glob)
+    if not sources:
+        raise DocumentError(
+            f"no documents in {', '.join(arguments)} (files matching --glob {request.batch.glob!r}, hidden ones skipped)",
+            hint="check the directory and --glob",
+        )
+    return sources
 
 
 def _read_list(where: str) -> str:
