@@ -101,6 +101,7 @@ def main() -> int:
     extractor = Extractor.open()
     llm = Llama(str(extractor.model_path), n_ctx=2048, n_batch=512, verbose=False, logits_all=False)
     ours, grammar_totals, free = Totals(), Totals(), Totals()
+    drafts = {"drafted": 0, "accepted": 0, "discarded": 0}
     compiled_by_name = {}
     for document in documents:
         name = document["schema"]
@@ -124,6 +125,10 @@ def main() -> int:
             is_valid(run.text, schema),
         )
 
+        drafts["drafted"] += run.stats.drafted_tokens
+        drafts["accepted"] += run.stats.accepted_draft_tokens
+        drafts["discarded"] += run.stats.discarded_tokens
+
         prompt_time = prompt_seconds(llm, tokens)
         grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
         seconds, text, produced = completion(llm, prompt, args.max_tokens, grammar)
@@ -134,6 +139,10 @@ def main() -> int:
         print(f"{name:8} ours {run.stats.output_tokens:4d} tokens, grammar {produced:4d}, free {free_tokens:4d}", flush=True)
     print(f"\n{len(documents)} documents, greedy, --max-tokens {args.max_tokens}, each from an empty context")
     print(ours.line("(a) ours"))
+    print(
+        f"            guessed tokens {drafts['drafted']}, kept {drafts['accepted']},"
+        f" evaluated then discarded {drafts['discarded']}"
+    )
     print(grammar_totals.line("(b) grammar"))
     print(free.line("(c) free"))
     print(f"ratio b/a total time: {grammar_totals.seconds / ours.seconds:.2f}x")

@@ -298,3 +298,17 @@ def test_schema_code_is_imported_only_when_asked(tmp_path: Path) -> None:
     result = run("check", "trap:Thing", cwd=tmp_path)  # asked for by module:Class syntax
     assert result.returncode == 0, result.stderr.decode()
     assert (tmp_path / "imported").read_text() == "yes"
+
+
+# -- budgets ------------------------------------------------------------------------------------
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("budget", [45, 90, 160])
+def test_small_budgets_still_close_the_document(budget: int) -> None:
+    """The invoice schema has free-text strings and an unbounded array: the budget closes them."""
+    result = run("--schema", "invoice", str(ROOT / "samples" / "invoice.txt"), "--max-tokens", str(budget), "--stats")
+    assert result.returncode == 0, result.stderr.decode()
+    jsonschema.validate(json.loads(result.stdout), json.loads((ROOT / "schemas" / "invoice.json").read_text()))
+    stats = json.loads(result.stderr.decode().strip().splitlines()[-1])
+    assert stats["output_tokens"] <= budget
