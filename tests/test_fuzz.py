@@ -172,9 +172,11 @@ def test_random_logits_always_end_in_valid_json_inside_the_budget(
     except GenerationError as error:
         assert "shortest document" in error.message, error.message  # refused before generating
         assert not model.evaluated
+        event("budget refused up front")
         return
     assert decoder.stats.output_tokens <= max_tokens
     assert validates(text, schema), f"decoded but invalid: {text!r} for {json.dumps(schema)}"
+    event("decoded: valid, inside the budget")
 
 
 @pytest.mark.parametrize("schema", [{"not": {}}, {"enum": []}, False, {"type": "integer", "minimum": 3, "maximum": 2}])
