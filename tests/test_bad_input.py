@@ -5,7 +5,6 @@ what failed, the documented exit code, and no traceback (--debug shows one)."""
 from __future__ import annotations
 
 import json
-import os
 import resource
 import signal
 import subprocess
@@ -150,8 +149,8 @@ def test_out_of_range_options_are_usage_errors(option: str, value: str) -> None:
 
 @pytest.mark.model
 def test_budget_below_the_shortest_document_says_by_how_much() -> None:
-    result = run("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--max-tokens", "3")
-    assert_refused(result, 6, "more than --max-tokens 3")
+    result = run("--schema", "invoice", str(ROOT / "samples" / "invoice.txt"), "--max-tokens", "157")
+    assert_refused(result, 6, "is 158 bytes", "1 more than --max-tokens 157", "at least 158")
 
 
 # -- output (exit 7) ----------------------------------------------------------------------------
@@ -198,9 +197,7 @@ def test_output_directory_that_fills_up_leaves_no_partial_file(tmp_path: Path) -
 
 
 def _interrupt_when_output_starts(args: list[str], signum: int) -> tuple[int, bytes, str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gguf_extract", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+    process = subprocess.Popen([sys.executable, "-m", "gguf_extract", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert process.stdout is not None
     first = process.stdout.read(1)  # generation has started
     process.send_signal(signum)
@@ -284,7 +281,10 @@ def test_no_network_access_at_run_time(tmp_path: Path) -> None:
     assert b"network access" not in result.stderr
 
 
-TRAP = "import pathlib\npathlib.Path('imported').write_text('yes')\nfrom pydantic import BaseModel\nclass Thing(BaseModel):\n    a: int\n"
+TRAP = (
+    "import pathlib\npathlib.Path('imported').write_text('yes')\n"
+    "from pydantic import BaseModel\nclass Thing(BaseModel):\n    a: int\n"
+)
 
 
 def test_schema_code_is_imported_only_when_asked(tmp_path: Path) -> None:
@@ -304,9 +304,11 @@ def test_schema_code_is_imported_only_when_asked(tmp_path: Path) -> None:
 
 
 @pytest.mark.model
-@pytest.mark.parametrize("budget", [45, 90, 160])
+@pytest.mark.parametrize("budget", [158, 200, 320])
 def test_small_budgets_still_close_the_document(budget: int) -> None:
-    """The invoice schema has free-text strings and an unbounded array: the budget closes them."""
+    """The invoice schema has free-text strings and an unbounded array: the budget closes them.
+    Its shortest document is 158 bytes, and the budget counts a byte left as a token (an
+    upper bound: no token is shorter), so 158 is the least budget taken."""
     result = run("--schema", "invoice", str(ROOT / "samples" / "invoice.txt"), "--max-tokens", str(budget), "--stats")
     assert result.returncode == 0, result.stderr.decode()
     jsonschema.validate(json.loads(result.stdout), json.loads((ROOT / "schemas" / "invoice.json").read_text()))

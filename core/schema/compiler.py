@@ -309,7 +309,9 @@ class _Compiler:
             elif set(negated) == {"required"} and negated["required"]:
                 # `required` holds for every value that is not an object: only objects are left.
                 if "object" not in self._types(rest, pointer):
-                    raise SchemaError(f"`not: {{required}}` at {pointer or '/'} excludes every value: only objects can lack a property")
+                    raise SchemaError(
+                        f"`not: {{required}}` at {pointer or '/'} excludes every value: only objects can lack a property"
+                    )
                 rest = self._leave_out_one({**rest, "type": "object"}, negated["required"], pointer)
             elif {"const", "enum"} & negated.keys():
                 # Only the listed values that meet the rest of the negated schema are excluded.
