@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ExtractError
+from .errors import ExtractError, OutputError
 
 
 class BatchError(ExtractError):
@@ -105,8 +105,8 @@ def prepare_output_dir(directory: Path) -> None:
         os.close(handle)
         os.unlink(probe)
     except OSError as error:
-        raise BatchError(
-            f"cannot write to output directory {directory}: {error.strerror}", hint="choose another --output-dir"
+        raise OutputError(
+            f"cannot write to output directory {directory}: {error.strerror or error}", hint="choose another --output-dir"
         ) from None
 
 

@@ -314,3 +314,9 @@ def test_small_budgets_still_close_the_document(budget: int) -> None:
     jsonschema.validate(json.loads(result.stdout), json.loads((ROOT / "schemas" / "invoice.json").read_text()))
     stats = json.loads(result.stderr.decode().strip().splitlines()[-1])
     assert stats["output_tokens"] <= budget
+
+
+def test_output_directory_that_cannot_be_created(tmp_path: Path) -> None:
+    blocker = write(tmp_path / "file", "x")
+    result = run("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--output-dir", str(blocker / "out"))
+    assert_refused(result, 7, "cannot write to output directory", "Not a directory")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from gguf_extract.core import batch
+from gguf_extract.core.errors import OutputError
 
 SCHEMA = {
     "type": "object",
@@ -117,7 +118,7 @@ def test_atomic_write_leaves_no_partial_file_when_interrupted(tmp_path: Path, mo
 def test_unwritable_output_directory_is_refused_before_any_model_loads(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(batch.BatchError, match="cannot write to output directory"):
+    with pytest.raises(OutputError, match="cannot write to output directory"):
         batch.prepare_output_dir(blocker / "out")
 
 
