@@ -182,3 +182,13 @@ def test_random_logits_always_end_in_valid_json_inside_the_budget(
 @pytest.mark.parametrize("schema", [{"not": {}}, {"enum": []}, False, {"type": "integer", "minimum": 3, "maximum": 2}])
 def test_unsatisfiable_schemas_are_refused_cleanly(schema: Any) -> None:
     assert compile_or_refuse(schema, record=False) is None
+
+
+def test_unique_items_treat_equal_numbers_as_one_value() -> None:
+    schema = {"type": "array", "items": {"enum": [0, 0.0, 1]}, "minItems": 2, "maxItems": 2, "uniqueItems": True}
+    compiled = compile_or_refuse(schema, record=False)
+    assert compiled is not None
+    for seed in range(30):
+        assert validates(random_walk(compiled, seed), schema)
+    schema["items"] = {"enum": [0, 0.0]}
+    assert compile_or_refuse(schema, record=False) is None  # one distinct value cannot fill two places

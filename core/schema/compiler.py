@@ -368,7 +368,7 @@ class _Compiler:
         if not isinstance(items, dict):
             return None
         if "enum" in items or "const" in items:
-            return self._listed_values(items, pointer)
+            return _distinct_values(self._listed_values(items, pointer))
         types = items.get("type")
         names = [types] if isinstance(types, str) else types
         if names and set(names) <= {"boolean", "null"} and not (set(items) - ANNOTATIONS - {"type"}):
@@ -901,6 +901,16 @@ def any_value(depth: int) -> Node:
         return alt(*scalars)
     inner = any_value(depth - 1)
     return alt(*scalars, array_of(inner, 0, None), generic_object(inner))
+
+
+def _distinct_values(texts: list[str]) -> list[str]:
+    """One text per JSON value: uniqueItems finds 0 and 0.0 equal, so only the first is kept."""
+    kept: list[tuple[str, Any]] = []
+    for text in texts:
+        value = json.loads(text)
+        if not any(_same_json(value, seen) for _, seen in kept):
+            kept.append((text, value))
+    return [text for text, _ in kept]
 
 
 def _same_json(first: Any, second: Any) -> bool:
