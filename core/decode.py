@@ -36,6 +36,9 @@ Logits = npt.NDArray[np.float32]
 _Choice = tuple[int, int]  # a token id and the state it leads to; (-1, -1) ends generation
 # Forced tokens (keys, separators) a draft may carry beyond its guessed ones.
 _FORCED_TOKENS_PER_DRAFT = 16
+# The most tokens one speculative batch holds (llama.cpp's n_batch is 512, less only with a
+# context under 512 tokens, too small for any prompt with a schema in it).
+LARGEST_DRAFT_BATCH = 48
 
 
 class TokenModel(Protocol):
@@ -197,12 +200,13 @@ class Decoder:
         guesses = self._history.continuation(most + _FORCED_TOKENS_PER_DRAFT)
         self._history.truncate(len(self._history) - len(step.evaluated))
         drafted: list[_Step] = []
-        position, cursor = step.after, 0
+        position, cursor, size = step.after, 0, len(step.evaluated)
         while cursor < len(guesses) and len(drafted) < most:
             guess = self._guessed_step(position, guesses[cursor])
-            if guess is None or guess.final_tokens:
+            if guess is None or guess.final_tokens or size + len(guess.evaluated) > LARGEST_DRAFT_BATCH:
                 break
             drafted.append(guess)
+            size += len(guess.evaluated)
             if guess.evaluated != guesses[cursor : cursor + len(guess.evaluated)] or not guess.evaluated:
                 break
             position, cursor = guess.after, cursor + len(guess.evaluated)

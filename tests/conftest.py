@@ -12,6 +12,7 @@ import numpy.typing as npt
 import pytest
 
 from gguf_extract.core.compiled import CompiledSchema, compile_schema
+from gguf_extract.core.decode import LARGEST_DRAFT_BATCH
 from gguf_extract.core.vocab import Vocabulary
 
 
@@ -116,6 +117,7 @@ class FakeModel:
 
     def eval_with_logits(self, tokens: list[int], rows: list[int]) -> npt.NDArray[np.float32]:
         assert rows == sorted(set(rows)) and rows[0] >= 0 and rows[-1] < len(tokens)
+        assert len(tokens) <= LARGEST_DRAFT_BATCH
         start = len(self.evaluated)
         self.eval(tokens)
         return np.stack([self._logits_after(start + row + 1) for row in rows])

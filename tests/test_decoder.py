@@ -117,3 +117,15 @@ def test_drafts_copied_from_the_document_are_accepted(vocab: Vocabulary) -> None
         totals["accepted"] += drafted.stats.accepted_draft_tokens
     assert totals["accepted"] > 0
     assert totals["drafted"] < totals["plain"]
+
+
+def test_long_forced_runs_never_overfill_a_speculative_batch(vocab: Vocabulary) -> None:
+    keys = {f"field_number_{i:02d}_with_a_long_name": {"type": "string", "maxLength": 3} for i in range(12)}
+    schema = {"type": "object", "properties": keys, "required": sorted(keys)}
+    compiled = compile_for(schema, vocab)
+    text = '{"' + '", "'.join(f'{k}": "ab' for k in keys) + '"}'
+    document = FakeModel(vocab, 0).tokenize(text.encode())
+    for seed in range(5):
+        model = CopyingModel(vocab, seed, document)
+        decoder = Decoder(model, compiled, SamplingSettings(max_tokens=900, temperature=0.0, seed=seed), seen=document)
+        jsonschema.validate(json.loads(b"".join(decoder.run())), schema)
