@@ -196,9 +196,7 @@ class Decoder:
         most = self.settings.draft_tokens
         if most <= 0:
             return []
-        self._history.extend(step.evaluated)
-        guesses = self._history.continuation(most + _FORCED_TOKENS_PER_DRAFT)
-        self._history.truncate(len(self._history) - len(step.evaluated))
+        guesses = self._history.continuation(most + _FORCED_TOKENS_PER_DRAFT, then=step.evaluated)
         drafted: list[_Step] = []
         position, cursor, size = step.after, 0, len(step.evaluated)
         while cursor < len(guesses) and len(drafted) < most:

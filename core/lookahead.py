@@ -46,9 +46,17 @@ class TokenHistory:
     def truncate(self, length: int) -> None:
         self._length = min(self._length, length)
 
-    def continuation(self, most: int) -> list[int]:
+    def continuation(self, most: int, then: Sequence[int] = ()) -> list[int]:
         """Up to `most` tokens that followed the latest earlier occurrence of the longest
-        suffix (of 4, else 3 tokens) seen before; empty when none was."""
+        suffix (of 4, else 3 tokens) of the history followed by `then`; empty when none."""
+        length = self._length
+        self.extend(then)
+        try:
+            return self._continuation(most)
+        finally:
+            self._length = length
+
+    def _continuation(self, most: int) -> list[int]:
         seen = self._tokens[: self._length]
         for size in range(_LONGEST_KEY, _SHORTEST_KEY - 1, -1):
             if self._length <= size:

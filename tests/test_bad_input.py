@@ -270,7 +270,7 @@ main()
 
 @pytest.mark.model
 def test_no_network_access_at_run_time(tmp_path: Path) -> None:
-    schema = write(tmp_path / "remote.json", json.dumps({"type": "object", "properties": {"a": {"type": "string"}}}))
+    schema = write(tmp_path / "local.json", json.dumps({"type": "object", "properties": {"a": {"type": "string"}}}))
     result = subprocess.run(
         [sys.executable, "-c", NO_NETWORK, "--schema", str(schema), str(PERSON_DOC), "--no-cache"],
         capture_output=True,
