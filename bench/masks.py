@@ -7,8 +7,10 @@ schema; the vocabulary loaded once, as in a real run):
 - masks while walking real instances: documents sampled from the schema's automaton, in the
   canonical layout, tokenized by the model's tokenizer, then walked token by token: each
   step computes the mask (allowed token ids and where each leads) and advances;
-- peak memory, measured in a forked process of its own: its peak above its size at the fork.
-Timings are taken in this one process (`--fork-timing` takes them in the forked process too,
+- peak memory: the peak of the bytes allocated (Python objects and numpy arrays, traced by
+  tracemalloc) while compiling and walking, in a forked process of its own, so the figure does
+  not depend on what the allocator kept from earlier schemas.
+Timings are taken in this one process, before any fork (`--fork-timing` takes them in forked processes,
 which adds the cost of copying the parent's pages as they are written).
 llguidance gets the same schemas and token sequences in the same run (its JSON compiler set
 to the same separators), so the ratios hold while the machine's speed drifts.
@@ -24,17 +26,16 @@ Needs llguidance (`pip install llguidance`) for the comparison, and for --vocab 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import gzip
 import json
 import multiprocessing
 import os
 import random
-import resource
 import signal
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -89,26 +90,13 @@ def prepare(name: str, with_llguidance: bool) -> float:
     return seconds
 
 
-def _peak_reset() -> int:
-    """Reset the peak-RSS counter (Linux) and return the current RSS in bytes."""
-    with contextlib.suppress(OSError):
-        Path("/proc/self/clear_refs").write_text("5")
-    return _status_kib("VmRSS") * 1024
-
-
-def _status_kib(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
-def measure_ours(schema: Any, walks: int, seed: str) -> dict[str, Any]:
+def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False) -> dict[str, Any]:
     from gguf_extract.core.automaton.sample import sample_accepted
     from gguf_extract.core.compiled import compile_schema
     from gguf_extract.core.errors import SchemaError
 
-    base = _peak_reset()
+    if trace_memory:
+        tracemalloc.start()
     started = time.perf_counter()
     try:
         compiled = compile_schema(schema, _STATE["vocabulary"])
@@ -131,7 +119,8 @@ def measure_ours(schema: Any, walks: int, seed: str) -> dict[str, Any]:
             if len(where) == 0:  # not canonical for our automaton: should never happen
                 raise AssertionError(f"token {token} refused inside an accepted document")
             state = int(transitions.end_states[where[0]])
-    peak = _status_kib("VmHWM") * 1024 - base
+    peak = tracemalloc.get_traced_memory()[1] if trace_memory else None
+    tracemalloc.stop()
     return {
         "status": "compiled",
         "first_mask_s": first,
@@ -179,9 +168,9 @@ def measure_llguidance(schema: Any, sequences: list[list[int]]) -> dict[str, Any
     return {"status": "compiled", "first_mask_s": first, "mask_s": mask_seconds, "rejected_documents": rejected}
 
 
-def measure(entry: dict[str, Any], walks: int, with_llguidance: bool) -> dict[str, Any]:
+def measure(entry: dict[str, Any], walks: int, with_llguidance: bool, trace_memory: bool = False) -> dict[str, Any]:
     result: dict[str, Any] = {"id": entry["id"], "category": entry["category"]}
-    ours = measure_ours(entry["schema"], walks, entry["id"])
+    ours = measure_ours(entry["schema"], walks, entry["id"], trace_memory)
     sequences = ours.pop("token_sequences", [])
     result["ours"] = ours
     if with_llguidance:
@@ -189,8 +178,30 @@ def measure(entry: dict[str, Any], walks: int, with_llguidance: bool) -> dict[st
     return result
 
 
-def _measure_star(arguments: tuple[dict[str, Any], int, bool]) -> dict[str, Any]:
-    return measure(*arguments)
+def _measure_in_child(entry: dict[str, Any], walks: int, with_llguidance: bool, trace_memory: bool, sender: Any) -> None:
+    sender.send(measure(entry, walks, with_llguidance, trace_memory))
+    sender.close()
+
+
+def _measure_isolated(entry: dict[str, Any], walks: int, with_llguidance: bool, trace_memory: bool = False) -> dict[str, Any]:
+    """`measure` in a forked process of its own, which has exited when this returns: a forked
+    process still alive while this one is timed makes every page this one writes a copy."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_measure_in_child, args=(entry, walks, with_llguidance, trace_memory, sender))
+    child.start()
+    sender.close()
+    try:
+        if receiver.poll(TIMEOUT_S):
+            return receiver.recv()  # type: ignore[no-any-return]
+        return _failed(entry, "timeout", f"over {TIMEOUT_S} s", with_llguidance)
+    except EOFError:
+        return _failed(entry, "crash", f"the measuring process ended with exit code {child.exitcode}", with_llguidance)
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receiver.close()
 
 
 def _measure_timed(entry: dict[str, Any], walks: int, with_llguidance: bool) -> dict[str, Any]:
@@ -216,29 +227,20 @@ def _alarm(signum: int, frame: Any) -> None:
 
 
 def run(entries: list[dict[str, Any]], walks: int, with_llguidance: bool, fork_timing: bool) -> list[dict[str, Any]]:
-    """Every schema in a forked process of its own, one at a time: for peak memory always, and
-    for the timings too with `fork_timing` (else they are taken here, in one process, each
-    schema with new automata and indexes, as a library user compiling many schemas sees them)."""
-    context = multiprocessing.get_context("fork")
-    results = []
-    with context.Pool(1, maxtasksperchild=1) as pool:
-        for entry in entries:
-            pending = pool.apply_async(_measure_star, ((entry, walks, with_llguidance and fork_timing),))
-            try:
-                isolated = pending.get(TIMEOUT_S)
-            except multiprocessing.TimeoutError:
-                isolated = _failed(entry, "timeout", f"over {TIMEOUT_S} s", with_llguidance)
-                pool.terminate()
-                pool = context.Pool(1, maxtasksperchild=1)
-            except Exception as error:
-                isolated = _failed(entry, "crash", repr(error)[:300], with_llguidance)
-            if fork_timing or isolated["ours"]["status"] in ("timeout", "crash"):
-                results.append(isolated)
-                continue
-            timed = _measure_timed(entry, walks, with_llguidance)
-            if "peak_bytes" in isolated["ours"]:
-                timed["ours"]["peak_bytes"] = isolated["ours"]["peak_bytes"]
-            results.append(timed)
+    """Timings here, in one process, each schema with new automata and indexes, as a library
+    user compiling many schemas sees them (with `fork_timing`, each in a forked process of its
+    own); then peak memory, each schema again in a forked process of its own, with its
+    allocations traced (which slows it down, so never while timing). All timings come first:
+    after a fork, the first write to each page of this process faults, forked child alive or
+    not, and those faults would land inside the timed calls."""
+    if fork_timing:
+        results = [_measure_isolated(entry, walks, with_llguidance) for entry in entries]
+    else:
+        results = [_measure_timed(entry, walks, with_llguidance) for entry in entries]
+    for result, entry in zip(results, entries, strict=True):
+        if result["ours"]["status"] == "compiled":
+            traced = _measure_isolated(entry, walks, False, trace_memory=True)
+            result["ours"]["peak_bytes"] = traced["ours"].get("peak_bytes")
     return results
 
 
@@ -273,7 +275,7 @@ def report(results: list[dict[str, Any]], vocab_name: str, vocab_seconds: float,
         masks = [s for r in compiled for s in r.get("mask_s", [])]
         print(_summary("per mask", masks, 1e6, "us"))
         if system == "ours":
-            peaks = [r["peak_bytes"] for r in compiled]
+            peaks = [r["peak_bytes"] for r in compiled if r.get("peak_bytes") is not None]
             print(_summary("peak memory", [float(p) for p in peaks], 1e-6, "MB"))
         else:
             print(f"  documents it rejected: {sum(r.get('rejected_documents', 0) for r in compiled)}")
