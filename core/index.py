@@ -7,8 +7,9 @@ bytes it allows. Shortcuts allow whole groups of tokens by their length without 
 - text runs: inside a JSON string body of free text (the NFA knows how many characters are
   still required and allowed), every token of plain text characters up to that many;
 - text slices: where every text character leads to one state, and keeps doing so;
-- byte-class runs: where many ASCII bytes lead to one state and keep doing so (a pattern's
-  character class), every token made only of them.
+- byte-class runs: where many text bytes lead to one state and keep doing so (a pattern's
+  character class, the loop of a pattern searched for anywhere in a string), every text token
+  made only of them (and of non-ASCII characters, where those keep to the run too).
 Only the remaining tokens (quotes, escapes, partial characters, longer ones) are walked.
 Results are cached per state; DFA rows missing during a walk are built on the spot.
 """
@@ -23,7 +24,7 @@ import numpy.typing as npt
 
 from .automaton.dfa import DEAD, UNKNOWN, LazyDFA
 from .automaton.utf8 import utf8_sequences
-from .vocab import TEXT_ASCII, IdArray, TokenTable
+from .vocab import TEXT_ASCII, IdArray, TextSlice, TokenTable
 
 # States allowing at most this many first bytes are walked by their first two bytes.
 _FEW_FIRST_BYTES = 8
@@ -43,6 +44,17 @@ _MULTIBYTE_TEXT = utf8_sequences(0x80, 0x10FFFF)
 
 
 @dataclass(frozen=True)
+class _TextClass:
+    """The text tokens whose ASCII bytes all belong to a class, ASCII ones apart from the
+    others, each ordered by length in characters, and which tokens of the vocabulary they are."""
+
+    ascii: TextSlice
+    wide: TextSlice
+    ascii_members: npt.NDArray[np.bool_]
+    wide_members: npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
 class Transitions:
     """Allowed token ids (in no particular order) and the DFA state each one leads to."""
 
@@ -56,8 +68,10 @@ class TokenIndex:
         self.table = table
         self._cache: dict[int, Transitions] = {}
         self._wide: OrderedDict[int, Transitions] = OrderedDict()
-        self._multibyte_checked: dict[int, bool] = {}
+        self._multibyte_checked: dict[tuple[int, int], bool] = {}
         self._singles: dict[int, int] = {}
+        self._all_text = _TextClass(table.ascii_text, table.wide_text, np.empty(0, dtype=bool), np.empty(0, dtype=bool))
+        self._text_classes: dict[bytes, _TextClass] = {}
 
     def computed(self) -> dict[int, Transitions]:
         """The token sets computed so far, by state (for the on-disk cache)."""
@@ -107,34 +121,49 @@ class TokenIndex:
                 return self._walk_text_run(state, member, run)
         chain = self._run(state, _TEXT_ASCII_MEMBERS, self.table.ascii_text.longest)
         if len(chain) > 1:
-            return self._walk_with_text_slices(state, chain)
+            return self._walk_with_text_slices(state, chain, self._all_text)
         first_bytes = np.flatnonzero(self.dfa.row(state))
         if len(first_bytes) <= _FEW_FIRST_BYTES:
             return self._walk_by_two_bytes(state, first_bytes)
         return self._walk_class_run(state, first_bytes)
 
     def _walk_class_run(self, state: int, first_bytes: npt.NDArray[np.intp]) -> Transitions:
-        """Where many ASCII bytes lead to one state and keep doing so (a pattern's character
-        class repeated, a key of free text), tokens made only of those bytes are allowed by
-        their length without a walk, ending where the run is after that many bytes; the other
-        candidates are walked."""
-        candidates = self._candidates(first_bytes)
-        ascii_row = self.dfa.row(state)[1:128]
+        """Where many text bytes lead to one state and keep doing so (a pattern's character
+        class repeated, a key of free text, the loop of a pattern searched for anywhere in a
+        string), text tokens made only of those bytes are allowed by their length without a
+        walk, and so are text tokens with other characters where every non-ASCII character
+        keeps to the run as well; the other candidates are walked."""
+        table = self.table
+        ascii_row = self.dfa.row(state)[:128]
         live = ascii_row[ascii_row != DEAD]
-        worth_it = len(candidates) >= min(_CLASS_RUN_CANDIDATES, len(self.table.walkable) // 4)
+        candidates = sum(len(table.by_first_byte[b]) for b in first_bytes.tolist())
+        worth_it = candidates >= min(_CLASS_RUN_CANDIDATES, len(table.walkable) // 4)
         if not worth_it or len(live) < _CLASS_RUN_MIN:
-            return self._walk_tokens(state, candidates)
-        target = int(np.bincount(live).argmax())
-        members = np.zeros(128, dtype=bool)
-        members[1:] = ascii_row == target
-        if members.sum() < _CLASS_RUN_MIN:
-            return self._walk_tokens(state, candidates)
-        run = self._run(state, members, self.table.bytes.shape[1])
-        lengths = self.table.lengths[candidates]
-        in_run = self.table.made_of(members, candidates) & (lengths <= len(run) - 1)
-        ends = np.asarray(run, dtype=np.int32)[lengths[in_run]]
-        walked = self._walk_tokens(state, candidates[~in_run])
-        return Transitions(np.concatenate([candidates[in_run], walked.token_ids]), np.concatenate([ends, walked.end_states]))
+            return self._walk_tokens(state, self._candidates(first_bytes))
+        members = _TEXT_ASCII_MEMBERS & (ascii_row == np.bincount(live).argmax())
+        starting_in_class = sum(len(table.by_first_byte[b]) for b in np.flatnonzero(members).tolist())
+        if members.sum() < _CLASS_RUN_MIN or starting_in_class < _CLASS_RUN_CANDIDATES:
+            # Few tokens could be made of the class (digits, where the model splits numbers):
+            # sorting the text tokens by the class would cost more than walking them all.
+            return self._walk_tokens(state, self._candidates(first_bytes))
+        run = self._run(state, members, table.ascii_text.longest)
+        return self._walk_with_text_slices(state, run, self._text_class(members))
+
+    def _text_class(self, members: npt.NDArray[np.bool_]) -> _TextClass:
+        """The text tokens of the class `members` (text ASCII bytes). Cached per class."""
+        key = members.tobytes()
+        found = self._text_classes.get(key)
+        if found is None:
+            table = self.table
+            ascii_in = table.made_of(members, table.ascii_text.ids)
+            wide_in = table.made_of(members, table.wide_text.ids, other_bytes_apart=True)
+            ascii_members = np.zeros(table.vocab.size, dtype=bool)
+            ascii_members[table.ascii_text.ids[ascii_in]] = True
+            wide_members = np.zeros(table.vocab.size, dtype=bool)
+            wide_members[table.wide_text.ids[wide_in]] = True
+            found = _TextClass(table.ascii_text.where(ascii_in), table.wide_text.where(wide_in), ascii_members, wide_members)
+            self._text_classes[key] = found
+        return found
 
     def _run(self, state: int, members: npt.NDArray[np.bool_], longest: int) -> list[int]:
         """States after 0, 1, 2, ... bytes from `members` (an ASCII mask), as long as every such
@@ -210,10 +239,10 @@ class TokenIndex:
 
     def _all_multibyte_lead_to(self, state: int, target: int) -> bool:
         """Whether every non-ASCII character leads from `state` to `target`. Cached."""
-        found = self._multibyte_checked.get(state)
+        found = self._multibyte_checked.get((state, target))
         if found is None:
             found = all(self._sequence_leads_to(state, sequence, target) for sequence in _MULTIBYTE_TEXT)
-            self._multibyte_checked[state] = found
+            self._multibyte_checked[(state, target)] = found
         return found
 
     def _sequence_leads_to(self, state: int, sequence: tuple[tuple[int, int], ...], target: int) -> bool:
@@ -224,18 +253,32 @@ class TokenIndex:
                 return False
         return state == target
 
-    def _walk_with_text_slices(self, state: int, chain: list[int]) -> Transitions:
-        """Text tokens within the chain's reach are allowed without a walk and end where the
-        chain is after their length; longer text tokens and all others are walked."""
+    def _walk_with_text_slices(self, state: int, chain: list[int], text: _TextClass) -> Transitions:
+        """Text tokens of the class `text` within the chain's reach are allowed without a walk
+        and end where the chain is after their length; longer ones and all others are walked."""
         table = self.table
         ends = np.asarray(chain, dtype=np.int32)
-        ascii_free, ascii_lengths, ascii_longer = table.ascii_text.split(len(chain) - 1)
-        wide_free, wide_lengths, wide_longer = table.wide_text.split(self._wide_reach(chain))
-        others = [table.rest_by_first_byte[b] for b in np.flatnonzero(self.dfa.row(state))]
-        walked = self._walk_tokens(state, np.concatenate([ascii_longer, wide_longer, *others]))
+        ascii_free, ascii_lengths, ascii_longer = text.ascii.split(len(chain) - 1)
+        wide_reach = self._wide_reach(chain)
+        wide_free, wide_lengths, wide_longer = text.wide.split(wide_reach)
+        first_bytes = np.flatnonzero(self.dfa.row(state))
+        if text is self._all_text:
+            others = np.concatenate([np.empty(0, dtype=np.int32), *(table.rest_by_first_byte[b] for b in first_bytes)])
+            walked = np.concatenate([ascii_longer, wide_longer, others])
+        else:
+            # The class's tokens are few or many; either way the candidates by first byte, less
+            # the class's own, are what is left to walk.
+            candidates = self._candidates(first_bytes)
+            apart = text.ascii_members[candidates]
+            if wide_reach:
+                apart |= text.wide_members[candidates]
+            else:
+                wide_longer = wide_longer[:0]  # walked among the candidates, if their first byte allows
+            walked = np.concatenate([ascii_longer, wide_longer, candidates[~apart]])
+        found = self._walk_tokens(state, walked)
         return Transitions(
-            np.concatenate([ascii_free, wide_free, walked.token_ids]),
-            np.concatenate([ends[ascii_lengths], ends[wide_lengths], walked.end_states]),
+            np.concatenate([ascii_free, wide_free, found.token_ids]),
+            np.concatenate([ends[ascii_lengths], ends[wide_lengths], found.end_states]),
         )
 
     def _walk_tokens(self, state: int, ids: IdArray) -> Transitions:

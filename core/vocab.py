@@ -75,6 +75,18 @@ class TextSlice:
         self.lengths: IdArray = characters[order]
         self.longest = int(self.lengths[-1]) if len(self.lengths) else 0
 
+    @staticmethod
+    def ordered(ids: IdArray, lengths: IdArray) -> TextSlice:
+        """A slice of ids already ordered by their `lengths`."""
+        found = TextSlice.__new__(TextSlice)
+        found.ids, found.lengths = ids, lengths
+        found.longest = int(lengths[-1]) if len(lengths) else 0
+        return found
+
+    def where(self, keep: npt.NDArray[np.bool_]) -> TextSlice:
+        """The tokens where `keep`, still ordered by length."""
+        return TextSlice.ordered(self.ids[keep], self.lengths[keep])
+
     def split(self, characters: int) -> tuple[IdArray, IdArray, IdArray]:
         """(ids of at most `characters` characters, their lengths, ids of longer ones)."""
         cut = int(np.searchsorted(self.lengths, characters, side="right"))
@@ -102,8 +114,9 @@ class TokenTable:
         self._sorted_pieces = [vocab.pieces[i] for i in layout.sorted_ids.tolist()]
 
     def _lay_out_byte_sets(self) -> None:
-        """Each token's set of bytes as a 128-bit mask (two words), for tokens of ASCII only;
-        tokens with other bytes (or none) get an impossible mask bit so no ASCII set holds them."""
+        """Each token's set of ASCII bytes as a 128-bit mask (two words). In `ascii_low`, tokens
+        with other bytes (or none) get an impossible bit so no ASCII set holds them; `text_low`
+        leaves it out, for text tokens whose other characters are judged apart."""
         low = np.zeros(self.vocab.size, dtype=np.uint64)
         high = np.zeros(self.vocab.size, dtype=np.uint64)
         for position in range(self.bytes.shape[1]):
@@ -112,16 +125,19 @@ class TokenTable:
             low |= np.where(present & (column < 64), np.uint64(1) << (column & np.uint64(63)), np.uint64(0))
             high |= np.where(present & (column >= 64) & (column < 128), np.uint64(1) << (column & np.uint64(63)), np.uint64(0))
         outside = (self.bytes >= 128).any(axis=1) | (self.lengths == 0)
+        self.text_low = low.copy()
         low[outside] = np.uint64(1)  # byte 0 is never in a set of text characters tried here
         self.ascii_low, self.ascii_high = low, high
 
-    def made_of(self, allowed: npt.NDArray[np.bool_], ids: IdArray) -> npt.NDArray[np.bool_]:
+    def made_of(self, allowed: npt.NDArray[np.bool_], ids: IdArray, other_bytes_apart: bool = False) -> npt.NDArray[np.bool_]:
         """Which of the tokens `ids` consist only of bytes where `allowed` (a 128-entry mask,
-        byte 0 false) is true."""
+        byte 0 false) is true; with `other_bytes_apart`, which hold no ASCII byte outside it
+        (whatever their other bytes)."""
         bits = np.flatnonzero(allowed).astype(np.uint64)
         low_set = np.bitwise_or.reduce(np.uint64(1) << bits[bits < 64], initial=np.uint64(0))
         high_set = np.bitwise_or.reduce(np.uint64(1) << (bits[bits >= 64] - np.uint64(64)), initial=np.uint64(0))
-        result: npt.NDArray[np.bool_] = ((self.ascii_low[ids] & ~low_set) | (self.ascii_high[ids] & ~high_set)) == 0
+        low = (self.text_low if other_bytes_apart else self.ascii_low)[ids]
+        result: npt.NDArray[np.bool_] = ((low & ~low_set) | (self.ascii_high[ids] & ~high_set)) == 0
         return result
 
     def _lay_out_second_bytes(self) -> None:

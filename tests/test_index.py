@@ -161,3 +161,39 @@ def test_wide_token_sets_are_kept_only_for_the_latest_states(vocab: Vocabulary, 
                 assert found == brute_force(compiled, state)
             assert len(compiled.index._wide) <= 2
     assert all(len(t.token_ids) <= 20 for t in compiled.index.computed().values())
+
+
+MIXED_TOKENS = ["é1", "éa", "aé", "a日", "1é", "ab1", 'é"', "日本x", "x-", "-x", "zz", " é", "ü ü", "12-", "\\é"]
+SEARCH_SCHEMAS = [
+    {"type": "string", "pattern": "\\d{2}-x"},
+    {"type": "string", "pattern": "[a-z]+é"},
+    {"type": "string", "pattern": "^[^0-9]*$"},
+    {"type": "string", "pattern": "^[a-z日本é]{1,6}$"},
+    {"type": "object", "patternProperties": {"[0-9]x": {"type": "integer"}}, "additionalProperties": False, "maxProperties": 2},
+]
+
+
+@pytest.mark.parametrize("schema", SEARCH_SCHEMAS, ids=[json.dumps(s) for s in SEARCH_SCHEMAS])
+def test_class_runs_with_non_ascii_characters_match_brute_force(schema: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tokens mixing class bytes with non-ASCII characters are allowed by length only where
+    every such character keeps to the run; a pattern searched for anywhere in a string loops
+    on every character but the ones that start a match."""
+    from conftest import hand_vocab
+
+    from gguf_extract.core import index
+
+    base = hand_vocab()
+    vocabulary = Vocabulary.from_pieces(base.pieces + tuple(t.encode() for t in MIXED_TOKENS), base.eog_ids)
+    monkeypatch.setattr(index, "_CLASS_RUN_CANDIDATES", 0)  # the shortcut wherever it may apply
+    classes: list[int] = []
+    text_class = index.TokenIndex._text_class
+    monkeypatch.setattr(index.TokenIndex, "_text_class", lambda self, members: classes.append(int(members.sum())) or text_class(self, members))
+    compiled = compile_for(schema, vocabulary)
+    for seed in range(10):
+        text = random_walk(compiled, seed).encode()
+        for cut in range(len(text) + 1):
+            state = compiled.dfa.walk(compiled.dfa.start, text[:cut])
+            transitions = compiled.index.transitions(state)
+            found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
+            assert found == brute_force(compiled, state), f"after {text[:cut]!r}"
+    assert classes, "no state took the byte-class shortcut"
