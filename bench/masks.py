@@ -91,6 +91,7 @@ def prepare(name: str, with_llguidance: bool) -> float:
 
 
 def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False) -> dict[str, Any]:
+    from gguf_extract.core.automaton.dfa import DEAD
     from gguf_extract.core.automaton.sample import sample_accepted
     from gguf_extract.core.compiled import compile_schema
     from gguf_extract.core.errors import SchemaError
@@ -115,10 +116,9 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
             tick = time.perf_counter()
             transitions = index.transitions(state)
             mask_seconds.append(time.perf_counter() - tick)
-            where = (transitions.token_ids == token).nonzero()[0]
-            if len(where) == 0:  # not canonical for our automaton: should never happen
+            state = transitions.end_of(token)
+            if state == DEAD:  # not canonical for our automaton: should never happen
                 raise AssertionError(f"token {token} refused inside an accepted document")
-            state = int(transitions.end_states[where[0]])
     peak = tracemalloc.get_traced_memory()[1] if trace_memory else None
     tracemalloc.stop()
     return {

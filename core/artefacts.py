@@ -57,7 +57,7 @@ def load(key: str, table: TokenTable) -> tuple[LazyDFA, TokenIndex] | None:
 
 def store(key: str, dfa: LazyDFA, index: TokenIndex) -> None:
     """Write the automaton as explored so far; a failure to write is ignored."""
-    narrow = {state: found for state, found in index.computed().items() if len(found.token_ids) <= STORED_TRANSITIONS_LIMIT}
+    narrow = {state: found for state, found in index.computed().items() if found.size <= STORED_TRANSITIONS_LIMIT}
     payload: dict[str, Any] = {"dfa": dfa, "transitions": narrow, "singles": index.singles()}
     try:
         data = zlib.compress(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL), 1)

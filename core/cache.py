@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from .vocab import TokenLayout, Vocabulary
 
-FORMAT_VERSION = "4"
+FORMAT_VERSION = "5"
 Arrays = dict[str, npt.NDArray[np.generic]]
 
 

@@ -27,6 +27,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from .automaton.dfa import DEAD
 from .compiled import CompiledSchema
 from .errors import GenerationError
 from .lookahead import TokenHistory
@@ -116,6 +117,7 @@ class Decoder:
         self._eog = np.asarray(compiled.vocab.eog_ids, dtype=np.int32)
         self._history = TokenHistory(seen, len(seen) + settings.max_tokens)
         self._logits: Logits | None = None  # None: the model's last row is current
+        self._latest_allowed: tuple[int, IdArray, IdArray] = (DEAD, self._eog[:0], self._eog[:0])
 
     def run(self) -> Iterator[bytes]:
         """Yield the output's bytes as they are decided."""
@@ -213,11 +215,9 @@ class Decoder:
     def _guessed_step(self, position: _Position, token: int) -> _Step | None:
         if not self._pieces[token].startswith(position.pending):
             return None
-        transitions = self.compiled.index.transitions(position.state)
-        where = np.flatnonzero(transitions.token_ids == token)
-        if len(where) == 0:
+        end = self.compiled.index.transitions(position.state).end_of(token)
+        if end == DEAD:
             return None
-        end = int(transitions.end_states[where[0]])
         if position.used + 1 + self._dfa.distance(end) > self.settings.max_tokens:
             return None
         return self._step(position, token, end)
@@ -304,8 +304,7 @@ class Decoder:
         return int(ids[index]), int(ends[index])
 
     def _candidates(self, position: _Position) -> tuple[IdArray, IdArray]:
-        transitions = self.compiled.index.transitions(position.state)
-        ids, ends = transitions.token_ids, transitions.end_states
+        ids, ends = self._allowed(position.state)
         if position.pending:
             prefixed = self._table.with_prefix(position.pending)
             _, keep, _ = np.intersect1d(ids, prefixed, assume_unique=True, return_indices=True)  # any order
@@ -314,6 +313,15 @@ class Decoder:
         if not fits.all():
             ids, ends = ids[fits], ends[fits]
         return ids, ends
+
+    def _allowed(self, state: int) -> tuple[IdArray, IdArray]:
+        """The tokens `state` allows and where each leads, as whole arrays; those of the latest
+        state are kept (inside a string of free text the same state comes back token after
+        token)."""
+        if self._latest_allowed[0] != state:
+            transitions = self.compiled.index.transitions(state)
+            self._latest_allowed = (state, transitions.token_ids, transitions.end_states)
+        return self._latest_allowed[1], self._latest_allowed[2]
 
     def _sample(self, logits: npt.NDArray[np.float32]) -> int:
         if self.settings.temperature <= 0:

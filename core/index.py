@@ -39,27 +39,88 @@ _WIDE_SETS_KEPT = 16
 # The ASCII text characters as a mask over bytes 0..127.
 _TEXT_ASCII_MEMBERS = np.zeros(128, dtype=bool)
 _TEXT_ASCII_MEMBERS[TEXT_ASCII] = True
-# Byte-range sequences of every non-ASCII character (surrogates have no encoding).
-_MULTIBYTE_TEXT = utf8_sequences(0x80, 0x10FFFF)
+# Byte-range sequences of the non-ASCII characters of the Basic Multilingual Plane (surrogates
+# have no encoding), and of the characters beyond it.
+_BMP_TEXT = utf8_sequences(0x80, 0xFFFF)
+_ASTRAL_TEXT = utf8_sequences(0x10000, 0x10FFFF)
 
 
 @dataclass(frozen=True)
 class _TextClass:
-    """The text tokens whose ASCII bytes all belong to a class, ASCII ones apart from the
-    others, each ordered by length in characters, and which tokens of the vocabulary they are."""
+    """The text tokens whose ASCII bytes all belong to a class, by the kind of characters they
+    hold (ASCII only; with characters of the Basic Multilingual Plane; with characters beyond
+    it), each ordered by length in characters, and which tokens of the vocabulary they are (for
+    every text character, the masks are left empty)."""
 
-    ascii: TextSlice
-    wide: TextSlice
-    ascii_members: npt.NDArray[np.bool_]
-    wide_members: npt.NDArray[np.bool_]
+    slices: tuple[TextSlice, TextSlice, TextSlice]
+    members: tuple[npt.NDArray[np.bool_], ...]
+
+
+@dataclass(frozen=True)
+class Part:
+    """Some of the tokens a state allows and where each leads: `targets[lengths]` for a group
+    allowed by length (slices of the vocabulary's tables, kept by reference: each token ends as
+    many characters along a chain of states as it holds), else `targets` itself, token by token."""
+
+    ids: IdArray
+    targets: IdArray
+    lengths: IdArray | None = None
+
+    @property
+    def end_states(self) -> IdArray:
+        return self.targets if self.lengths is None else self.targets[self.lengths]
+
+    @property
+    def own_size(self) -> int:
+        """Tokens listed for this part alone (a group by length shares the vocabulary's)."""
+        return len(self.ids) if self.lengths is None else 0
 
 
 @dataclass(frozen=True)
 class Transitions:
-    """Allowed token ids (in no particular order) and the DFA state each one leads to."""
+    """The tokens a state allows (end-of-generation tokens excluded, in no particular order)
+    and the DFA state each one leads to, as parts that hold no token twice."""
 
-    token_ids: IdArray
-    end_states: IdArray
+    parts: tuple[Part, ...]
+
+    @staticmethod
+    def of(token_ids: IdArray, end_states: IdArray) -> Transitions:
+        return Transitions((Part(token_ids, end_states),))
+
+    @property
+    def size(self) -> int:
+        return sum(len(part.ids) for part in self.parts)
+
+    @property
+    def own_size(self) -> int:
+        return sum(part.own_size for part in self.parts)
+
+    @property
+    def token_ids(self) -> IdArray:
+        if len(self.parts) == 1:
+            return self.parts[0].ids
+        return np.concatenate([part.ids for part in self.parts])
+
+    @property
+    def end_states(self) -> IdArray:
+        if len(self.parts) == 1:
+            return self.parts[0].end_states
+        return np.concatenate([part.end_states for part in self.parts])
+
+    def end_of(self, token: int) -> int:
+        """The state `token` leads to, or DEAD where it is not allowed."""
+        for part in self.parts:
+            where = np.flatnonzero(part.ids == token)
+            if len(where):
+                return int(part.targets[where[0]] if part.lengths is None else part.targets[part.lengths[where[0]]])
+        return DEAD
+
+    def is_well_formed(self) -> bool:
+        return all(
+            len(part.ids) == (len(part.targets) if part.lengths is None else len(part.lengths))
+            and (part.lengths is None or len(part.lengths) == 0 or int(part.lengths.max()) < len(part.targets))
+            for part in self.parts
+        )
 
 
 class TokenIndex:
@@ -68,9 +129,9 @@ class TokenIndex:
         self.table = table
         self._cache: dict[int, Transitions] = {}
         self._wide: OrderedDict[int, Transitions] = OrderedDict()
-        self._multibyte_checked: dict[tuple[int, int], bool] = {}
+        self._multibyte_checked: dict[tuple[int, int, int], bool] = {}
         self._singles: dict[int, int] = {}
-        self._all_text = _TextClass(table.ascii_text, table.wide_text, np.empty(0, dtype=bool), np.empty(0, dtype=bool))
+        self._all_text = _TextClass((table.ascii_text, table.wide_text, table.astral_text), ())
         self._text_classes: dict[bytes, _TextClass] = {}
 
     def computed(self) -> dict[int, Transitions]:
@@ -83,20 +144,20 @@ class TokenIndex:
     def restore(self, transitions: dict[int, Transitions], singles: dict[int, int]) -> None:
         """Take back what `computed` and `singles` gave for this index's automaton."""
         for state, found in transitions.items():
-            if not (isinstance(found, Transitions) and len(found.token_ids) == len(found.end_states)):
+            if not (isinstance(found, Transitions) and found.is_well_formed()):
                 raise ValueError(f"stored token set of state {state} is malformed")
         self._cache.update(transitions)
         self._singles.update(singles)
 
     def transitions(self, state: int) -> Transitions:
-        """Tokens allowed from `state` (end-of-generation tokens excluded). Cached: narrow sets
-        for good, sets of most of the vocabulary only for the latest few states (each position
-        of a bounded string is a new state, visited once; a large vocabulary makes each such set
-        megabytes, and recomputing one takes about a millisecond)."""
+        """Tokens allowed from `state` (end-of-generation tokens excluded). Cached: for good
+        where the tokens listed for the state alone are few (groups allowed by length are kept
+        by reference), else only for the latest few states (each position of a bounded string
+        is a new state, visited once; a large vocabulary makes such a list megabytes)."""
         found = self._cache.get(state) or self._wide.get(state)
         if found is None:
             found = self._walk(state)
-            if len(found.token_ids) <= _WIDE_SET:
+            if found.own_size <= _WIDE_SET:
                 self._cache[state] = found
             else:
                 self._wide[state] = found
@@ -155,13 +216,14 @@ class TokenIndex:
         found = self._text_classes.get(key)
         if found is None:
             table = self.table
-            ascii_in = table.made_of(members, table.ascii_text.ids)
-            wide_in = table.made_of(members, table.wide_text.ids, other_bytes_apart=True)
-            ascii_members = np.zeros(table.vocab.size, dtype=bool)
-            ascii_members[table.ascii_text.ids[ascii_in]] = True
-            wide_members = np.zeros(table.vocab.size, dtype=bool)
-            wide_members[table.wide_text.ids[wide_in]] = True
-            found = _TextClass(table.ascii_text.where(ascii_in), table.wide_text.where(wide_in), ascii_members, wide_members)
+            slices, masks = [], []
+            for every in (table.ascii_text, table.wide_text, table.astral_text):
+                inside = table.made_of(members, every.ids, other_bytes_apart=True)
+                mask = np.zeros(table.vocab.size, dtype=bool)
+                mask[every.ids[inside]] = True
+                slices.append(every.where(inside))
+                masks.append(mask)
+            found = _TextClass((slices[0], slices[1], slices[2]), tuple(masks))
             self._text_classes[key] = found
         return found
 
@@ -195,11 +257,11 @@ class TokenIndex:
             ends.append(np.full(len(singles), after_first, dtype=np.int32))
             following_row = self.dfa.row(after_first)
             candidates = table.starting_with(first, np.flatnonzero(following_row))
-            states = following_row[table.bytes[candidates, 1]]
+            states = following_row[table.bytes[:, 1][candidates]]
             walked = self._walk_from(candidates, states, 2)
             ids.append(walked.token_ids)
             ends.append(walked.end_states)
-        return Transitions(np.concatenate(ids), np.concatenate(ends))
+        return Transitions.of(np.concatenate(ids), np.concatenate(ends))
 
     def _walk_text_run(self, state: int, member: int, run: tuple[int, int]) -> Transitions:
         """Inside a string body of free text: text tokens of up to the characters still allowed
@@ -208,17 +270,14 @@ class TokenIndex:
         are walked. Nothing is built for the positions ahead but their names."""
         table, nfa = self.table, self.dfa.nfa
         count, spare = run
-        longest = max(table.ascii_text.longest, table.wide_text.longest)
+        slices = self._all_text.slices
+        longest = max(every.longest for every in slices)
         reach = longest if spare < 0 else min(count + spare, longest)
         ends = np.array([self._single(following) for following in nfa.after_text(member, reach)], dtype=np.int32)
-        ascii_free, ascii_lengths, _ = table.ascii_text.split(reach)
-        wide_free, wide_lengths, _ = table.wide_text.split(reach)
+        free = [every.split(reach) for every in slices]
         others = [table.rest_by_first_byte[b] for b in np.flatnonzero(self.dfa.row(state))]
         walked = self._walk_tokens(state, np.concatenate([np.empty(0, dtype=np.int32), *others]))
-        return Transitions(
-            np.concatenate([ascii_free, wide_free, walked.token_ids]),
-            np.concatenate([ends[ascii_lengths], ends[wide_lengths], walked.end_states]),
-        )
+        return _by_length(ends, [(ids, lengths) for ids, lengths, _ in free], walked)
 
     def _single(self, nfa_state: int) -> int:
         """The DFA state standing for one NFA state."""
@@ -228,58 +287,65 @@ class TokenIndex:
             self._singles[nfa_state] = found
         return found
 
-    def _wide_reach(self, chain: list[int]) -> int:
-        """How many characters along `chain` any text character, ASCII or not, keeps to it."""
+    def _wide_reaches(self, chain: list[int]) -> tuple[int, int]:
+        """How many characters along `chain` every character of the Basic Multilingual Plane
+        keeps to it, and how many every character does."""
+        plane = self._reach(chain, 0, min(len(chain) - 1, self.table.wide_text.longest))
+        return plane, self._reach(chain, 1, min(plane, self.table.astral_text.longest))
+
+    def _reach(self, chain: list[int], kind: int, most: int) -> int:
         reach = 0
-        while reach < min(len(chain) - 1, self.table.wide_text.longest) and self._all_multibyte_lead_to(
-            chain[reach], chain[reach + 1]
-        ):
+        while reach < most and self._all_multibyte_lead_to(chain[reach], chain[reach + 1], kind):
             reach += 1
         return reach
 
-    def _all_multibyte_lead_to(self, state: int, target: int) -> bool:
-        """Whether every non-ASCII character leads from `state` to `target`. Cached."""
-        found = self._multibyte_checked.get((state, target))
+    def _all_multibyte_lead_to(self, state: int, target: int, kind: int) -> bool:
+        """Whether every non-ASCII character of the Basic Multilingual Plane (kind 0) or beyond
+        it (kind 1) leads from `state` to `target`. Cached."""
+        found = self._multibyte_checked.get((state, target, kind))
         if found is None:
-            found = all(self._sequence_leads_to(state, sequence, target) for sequence in _MULTIBYTE_TEXT)
-            self._multibyte_checked[(state, target)] = found
+            sequences = _ASTRAL_TEXT if kind else _BMP_TEXT
+            found = all(self._sequence_leads_to(state, sequence, target) for sequence in sequences)
+            self._multibyte_checked[(state, target, kind)] = found
         return found
 
     def _sequence_leads_to(self, state: int, sequence: tuple[tuple[int, int], ...], target: int) -> bool:
+        """Whether every character of `sequence` (a byte range per position) leads from `state`
+        to `target`; the states between its bytes may differ from one byte to another."""
+        states = {state}
         for low, high in sequence:
-            successors = self.dfa.row(state)[low : high + 1]
-            state = int(successors[0])
-            if state == DEAD or not (successors == state).all():
+            following: set[int] = set()
+            for current in states:
+                following.update(np.unique(self.dfa.row(current)[low : high + 1]).tolist())
+            if DEAD in following:
                 return False
-        return state == target
+            states = following
+        return states == {target}
 
     def _walk_with_text_slices(self, state: int, chain: list[int], text: _TextClass) -> Transitions:
         """Text tokens of the class `text` within the chain's reach are allowed without a walk
         and end where the chain is after their length; longer ones and all others are walked."""
         table = self.table
         ends = np.asarray(chain, dtype=np.int32)
-        ascii_free, ascii_lengths, ascii_longer = text.ascii.split(len(chain) - 1)
-        wide_reach = self._wide_reach(chain)
-        wide_free, wide_lengths, wide_longer = text.wide.split(wide_reach)
+        reaches = (len(chain) - 1, *self._wide_reaches(chain))
+        split = [every.split(reach) for every, reach in zip(text.slices, reaches, strict=True)]
         first_bytes = np.flatnonzero(self.dfa.row(state))
         if text is self._all_text:
-            others = np.concatenate([np.empty(0, dtype=np.int32), *(table.rest_by_first_byte[b] for b in first_bytes)])
-            walked = np.concatenate([ascii_longer, wide_longer, others])
+            others = [table.rest_by_first_byte[b] for b in first_bytes]
+            walked = np.concatenate([longer for _, _, longer in split] + others)
         else:
-            # The class's tokens are few or many; either way the candidates by first byte, less
-            # the class's own, are what is left to walk.
+            # The candidates by first byte, less the class's own tokens, are left to walk; and
+            # the class's tokens too long for the reach, where that reach is some characters.
             candidates = self._candidates(first_bytes)
-            apart = text.ascii_members[candidates]
-            if wide_reach:
-                apart |= text.wide_members[candidates]
-            else:
-                wide_longer = wide_longer[:0]  # walked among the candidates, if their first byte allows
-            walked = np.concatenate([ascii_longer, wide_longer, candidates[~apart]])
+            apart = np.zeros(len(candidates), dtype=bool)
+            longer = []
+            for (_, _, too_long), members, reach in zip(split, text.members, reaches, strict=True):
+                if reach:
+                    apart |= members[candidates]
+                    longer.append(too_long)
+            walked = np.concatenate([*longer, candidates[~apart]])
         found = self._walk_tokens(state, walked)
-        return Transitions(
-            np.concatenate([ascii_free, wide_free, found.token_ids]),
-            np.concatenate([ends[ascii_lengths], ends[wide_lengths], found.end_states]),
-        )
+        return _by_length(ends, [(ids, lengths) for ids, lengths, _ in split], found)
 
     def _walk_tokens(self, state: int, ids: IdArray) -> Transitions:
         return self._walk_from(ids, np.full(len(ids), state, dtype=np.int32), 0)
@@ -292,7 +358,7 @@ class TokenIndex:
         done_states: list[IdArray] = [states[finished]]
         ids, states, lengths = ids[~finished], states[~finished], lengths[~finished]
         while len(ids):
-            following = self._gather(states, self.table.bytes[ids, position])
+            following = self._gather(states, self.table.bytes[:, position][ids])
             position += 1
             alive = following != DEAD
             finished = alive & (lengths == position)
@@ -300,7 +366,7 @@ class TokenIndex:
             done_states.append(following[finished])
             going = alive ^ finished
             ids, states, lengths = ids[going], following[going], lengths[going]
-        return Transitions(np.concatenate(done_ids), np.concatenate(done_states))
+        return Transitions.of(np.concatenate(done_ids), np.concatenate(done_states))
 
     def _gather(self, states: IdArray, column: npt.NDArray[np.uint8]) -> IdArray:
         # One flat gather is several times cheaper than numpy's two-array fancy indexing.
@@ -311,3 +377,9 @@ class TokenIndex:
             self.dfa.ensure_rows(set(states[unknown].tolist()))
             following = self.dfa.table.ravel()[offsets]
         return following
+
+
+def _by_length(ends: IdArray, groups: list[tuple[IdArray, IdArray]], walked: Transitions) -> Transitions:
+    """Groups of tokens allowed by length (each ending at `ends[length]`) and the walked rest."""
+    parts = [Part(ids, ends, lengths) for ids, lengths in groups if len(ids)]
+    return Transitions((*parts, *walked.parts))

@@ -150,7 +150,7 @@ def test_cached_layout_gives_the_same_token_table(model_file: Path) -> None:
     cached = cache.cached_vocabulary(model_file, Reader())
     assert cached.layout is not None
     fresh, loaded = TokenTable(VOCAB), TokenTable(cached)
-    for name in ("ascii_text", "wide_text"):
+    for name in ("ascii_text", "wide_text", "astral_text"):
         assert getattr(fresh, name).ids.tolist() == getattr(loaded, name).ids.tolist()
         assert getattr(fresh, name).lengths.tolist() == getattr(loaded, name).lengths.tolist()
     assert [g.tolist() for g in fresh.rest_by_first_byte] == [g.tolist() for g in loaded.rest_by_first_byte]
