@@ -170,7 +170,7 @@ class TokenTable:
         leads to one live state allows a whole length group without a walk."""
         characters = layout.characters[walkable]
         ascii_only = layout.ascii[walkable]
-        astral = (self.bytes >= 0xF0).any(axis=1)[walkable]
+        astral: npt.NDArray[np.bool_] = np.asarray((self.bytes >= 0xF0).any(axis=1))[walkable]
         text = characters > 0
         self.ascii_text = TextSlice(walkable[text & ascii_only], characters[text & ascii_only])
         self.wide_text = TextSlice(walkable[text & ~ascii_only & ~astral], characters[text & ~ascii_only & ~astral])
