@@ -11,7 +11,10 @@ bytes it allows. Shortcuts allow whole groups of tokens by their length without 
   character class, the loop of a pattern searched for anywhere in a string), every text token
   made only of them (and of non-ASCII characters, where those keep to the run too).
 Only the remaining tokens (quotes, escapes, partial characters, longer ones) are walked.
-Results are cached per state; DFA rows missing during a walk are built on the spot.
+A state's set is a few parts: the groups allowed by length are slices of the vocabulary's
+tables, kept by reference with the chain of states they end on, so a set of most of a 262k
+vocabulary costs a few hundred bytes; only walked tokens are listed one by one. Results are
+cached per state; DFA rows missing during a walk are built on the spot.
 """
 
 from __future__ import annotations
@@ -29,11 +32,11 @@ from .vocab import TEXT_ASCII, IdArray, TextSlice, TokenTable
 # States allowing at most this many first bytes are walked by their first two bytes.
 _FEW_FIRST_BYTES = 8
 # A byte class shortcut needs at least this many ASCII bytes leading to one state, and is
-# worth its set test over the candidates only when they are this many (or a quarter of a
-# small vocabulary).
+# worth laying out the class's tokens only when the candidates are this many (or a quarter of
+# a small vocabulary) and as many tokens start with a byte of the class.
 _CLASS_RUN_MIN = 8
 _CLASS_RUN_CANDIDATES = 2048
-# Token sets larger than this are kept only for the latest _WIDE_SETS_KEPT states.
+# States listing more walked tokens than this are kept only for the latest _WIDE_SETS_KEPT ones.
 _WIDE_SET = 16384
 _WIDE_SETS_KEPT = 16
 # The ASCII text characters as a mask over bytes 0..127.
