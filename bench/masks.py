@@ -283,7 +283,8 @@ def report(results: list[dict[str, Any]], vocab_name: str, vocab_seconds: float,
             peaks = [r["peak_bytes"] for r in compiled if r.get("peak_bytes") is not None]
             print(_summary("peak memory", [float(p) for p in peaks], 1e-6, "MB"))
             if len(peaks) < len(compiled):
-                print(f"  peak memory not measured for {len(compiled) - len(peaks)} compiled schemas (refused or over time when traced)")
+                missing = len(compiled) - len(peaks)
+                print(f"  peak memory not measured for {missing} compiled schemas (refused or over time when traced)")
         else:
             print(f"  documents it rejected: {sum(r.get('rejected_documents', 0) for r in compiled)}")
     if len(systems) == 2:
