@@ -1,0 +1,67 @@
+"""The token index on the bundled model's real vocabulary, against a plain walk of every token.
+
+The index allows whole groups of tokens by their length (text runs, text slices, byte-class
+runs with non-ASCII characters judged by plane); here, at every state that documents sampled
+from a sample of corpus schemas pass through, its set and end states must equal those of
+walking all 49,152 tokens through the automaton byte by byte. Skipped when the shared corpus
+is absent.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gguf_extract.core.automaton.sample import sample_accepted
+from gguf_extract.core.compiled import compile_schema
+from gguf_extract.core.errors import SchemaError
+from gguf_extract.core.model import GGUFModel, bundled_model_path
+from gguf_extract.core.vocab import Vocabulary
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "jsonschemabench.jsonl.gz"
+SAMPLE_EVERY = 150
+STATES_PER_SCHEMA = 60
+TEXT_BYTES = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,-_"
+
+
+@pytest.fixture(scope="module")
+def vocabulary() -> Vocabulary:
+    return GGUFModel.load_vocab_only(bundled_model_path()).vocabulary()
+
+
+def _sample() -> list[dict[str, Any]]:
+    with gzip.open(CORPUS, "rt", encoding="utf-8") as lines:
+        return [json.loads(line) for number, line in enumerate(lines) if number % SAMPLE_EVERY == 0]
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="the shared JSONSchemaBench corpus is not present")
+def test_index_equals_a_plain_walk_of_the_whole_vocabulary(vocabulary: Vocabulary) -> None:
+    checked = 0
+    for entry in _sample():
+        try:
+            compiled = compile_schema(entry["schema"], vocabulary)
+        except SchemaError:
+            continue
+        dfa, index = compiled.dfa, compiled.index
+        rng = random.Random(entry["id"])
+        visited: set[int] = set()
+        for _ in range(2):
+            state = dfa.start
+            for byte in sample_accepted(dfa, rng, prefer=TEXT_BYTES):
+                visited.add(state)
+                state = dfa.step(state, byte)
+        for state in sorted(visited)[:STATES_PER_SCHEMA]:
+            found = index.transitions(state)
+            plain = index._walk_tokens(state, index.table.walkable)
+            allowed = dict(zip(found.token_ids.tolist(), found.end_states.tolist(), strict=True))
+            assert len(allowed) == found.size, f"{entry['id']}: a token listed twice at state {state}"
+            assert allowed == dict(zip(plain.token_ids.tolist(), plain.end_states.tolist(), strict=True)), (
+                f"{entry['id']}: state {state}"
+            )
+            checked += 1
+    assert checked > 1000
