@@ -1,8 +1,8 @@
 """End-to-end extraction speed: gguf-extract beside llama-cpp-python's grammar and free text.
 
-The same model, the same prompt text (the chat prompt gguf-extract builds), greedy decoding,
-over the 21 documents of bench/e2e_documents.json (7 each for the person, invoice and event
-schemas). Systems, each starting every document from an empty context:
+The same model with the same threads, the same prompt text (the chat prompt gguf-extract
+builds), greedy decoding, over the 21 documents of bench/e2e_documents.json (7 each for the
+person, invoice and event schemas). Systems, each starting every document from an empty context:
   (a) this library's extraction;
   (b) llama-cpp-python's own JSON-schema grammar (`LlamaGrammar.from_json_schema`), capped at
       --max-tokens;
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,7 +100,18 @@ def main() -> int:
     if not documents:
         parser.error("no documents")
     extractor = Extractor.open()
-    llm = Llama(str(extractor.model_path), n_ctx=2048, n_batch=512, verbose=False, logits_all=False)
+    # The same threads as this library's model (all cores, single tokens and batches alike):
+    # llama-cpp-python's own default gives single tokens half the cores.
+    threads = os.cpu_count() or 1
+    llm = Llama(
+        str(extractor.model_path),
+        n_ctx=2048,
+        n_batch=512,
+        n_threads=threads,
+        n_threads_batch=threads,
+        verbose=False,
+        logits_all=False,
+    )
     ours, grammar_totals, free = Totals(), Totals(), Totals()
     drafts = {"drafted": 0, "accepted": 0, "discarded": 0}
     compiled_by_name = {}
