@@ -28,6 +28,17 @@ def brute_force(compiled, state: int) -> dict[int, int]:  # type: ignore[no-unty
     return allowed
 
 
+def assert_index_agrees_along_random_documents(compiled, seeds: int) -> None:  # type: ignore[no-untyped-def]
+    """At every prefix of random accepted documents, the index equals a brute-force walk."""
+    for seed in range(seeds):
+        text = random_walk(compiled, seed).encode()
+        for cut in range(len(text) + 1):
+            state = compiled.dfa.walk(compiled.dfa.start, text[:cut])
+            transitions = compiled.index.transitions(state)
+            found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
+            assert found == brute_force(compiled, state), f"after {text[:cut]!r}"
+
+
 @pytest.mark.parametrize("prefix", ["", '{"', '{"name": "', '{"name": "ab', '{"name": "abc", "age": 1'])
 def test_index_matches_brute_force(prefix: str, vocab: Vocabulary) -> None:
     compiled = compile_for(PERSON, vocab)
@@ -109,15 +120,7 @@ def test_index_matches_brute_force_at_every_prefix_of_random_documents(schema: o
     """States inside strings take the plain-slice shortcut; every one must agree with a walk."""
     from conftest import hand_vocab
 
-    vocabulary = hand_vocab()
-    compiled = compile_for(schema, vocabulary)
-    for seed in range(8):
-        text = random_walk(compiled, seed).encode()
-        for cut in range(len(text) + 1):
-            state = compiled.dfa.walk(compiled.dfa.start, text[:cut])
-            transitions = compiled.index.transitions(state)
-            found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
-            assert found == brute_force(compiled, state), f"after {text[:cut]!r}"
+    assert_index_agrees_along_random_documents(compile_for(schema, hand_vocab()), seeds=8)
 
 
 def test_text_run_states_are_recognised_and_build_nothing_ahead(vocab: Vocabulary) -> None:
@@ -215,12 +218,5 @@ def test_class_runs_with_non_ascii_characters_match_brute_force(schema: object, 
         return text_class(self, members)
 
     monkeypatch.setattr(index.TokenIndex, "_text_class", counted)
-    compiled = compile_for(schema, vocabulary)
-    for seed in range(10):
-        text = random_walk(compiled, seed).encode()
-        for cut in range(len(text) + 1):
-            state = compiled.dfa.walk(compiled.dfa.start, text[:cut])
-            transitions = compiled.index.transitions(state)
-            found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
-            assert found == brute_force(compiled, state), f"after {text[:cut]!r}"
+    assert_index_agrees_along_random_documents(compile_for(schema, vocabulary), seeds=10)
     assert classes, "no state took the byte-class shortcut"
