@@ -6,7 +6,9 @@ person, invoice and event schemas). Systems, each starting every document from a
   (a) this library's extraction;
   (b) llama-cpp-python's own JSON-schema grammar (`LlamaGrammar.from_json_schema`), capped at
       --max-tokens;
-  (c) unconstrained generation capped at (b)'s token count for that document.
+  (c) unconstrained generation capped at (b)'s token count for that document;
+  (d) (a)'s output text, tokenized by the model, evaluated one token per call after the prompt:
+      what unconstrained decoding of the same text costs (its generation time only).
 For each: total wall time, prompt time, output tokens, model calls after the prompt (one per
 token for llama-cpp-python), generation time per output
 byte, and the share of outputs that validate against the schema (formats checked); then the
@@ -91,6 +93,19 @@ def completion(llm: Llama, prompt: str, max_tokens: int, grammar: LlamaGrammar |
     return time.perf_counter() - started, out["choices"][0]["text"], int(out["usage"]["completion_tokens"])
 
 
+def replay_seconds(llm: Llama, prompt_tokens: list[int], output_tokens: list[int]) -> float:
+    """Time to evaluate `output_tokens` one per call after the prompt, with the logits of each:
+    what unconstrained decoding spends on that same text, sampling aside."""
+    llm.reset()
+    llm.eval(prompt_tokens)
+    started = time.perf_counter()
+    for token in output_tokens:
+        llm.eval([token])
+    seconds = time.perf_counter() - started
+    llm.reset()
+    return seconds
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-tokens", type=int, default=1024)
@@ -112,7 +127,7 @@ def main() -> int:
         verbose=False,
         logits_all=False,
     )
-    ours, grammar_totals, free = Totals(), Totals(), Totals()
+    ours, grammar_totals, free, same_text = Totals(), Totals(), Totals(), Totals()
     drafts = {"drafted": 0, "accepted": 0, "discarded": 0}
     compiled_by_name = {}
     for document in documents:
@@ -137,6 +152,10 @@ def main() -> int:
             is_valid(run.text, schema),
         )
 
+        output_tokens = llm.tokenize(run.text.encode(), add_bos=False, special=False)
+        replayed = replay_seconds(llm, tokens, output_tokens)
+        same_text.add(replayed, 0.0, len(output_tokens), len(output_tokens), run.text, is_valid(run.text, schema))
+
         drafts["drafted"] += run.stats.drafted_tokens
         drafts["accepted"] += run.stats.accepted_draft_tokens
         drafts["discarded"] += run.stats.discarded_tokens
@@ -157,11 +176,14 @@ def main() -> int:
     )
     print(grammar_totals.line("(b) grammar"))
     print(free.line("(c) free"))
+    print(same_text.line("(d) replay").replace("prompt   0.00 s", "prompt    -   "))
     print(f"ratio b/a total time: {grammar_totals.seconds / ours.seconds:.2f}x")
     print(f"ratio c/a total time: {free.seconds / ours.seconds:.2f}x")
     ours_rate = (ours.seconds - ours.prompt_seconds) / max(ours.output_bytes, 1)
     free_rate = (free.seconds - free.prompt_seconds) / max(free.output_bytes, 1)
     print(f"generation time per output byte, c/a: {free_rate / ours_rate:.2f}x")
+    same_rate = same_text.seconds / max(same_text.output_bytes, 1)
+    print(f"generation time per output byte, d/a (the same text, one token per call): {same_rate / ours_rate:.2f}x")
     return 0
 
 
