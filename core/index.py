@@ -195,7 +195,7 @@ class TokenIndex:
         """Where many text bytes lead to one state and keep doing so (a pattern's character
         class repeated, a key of free text, the loop of a pattern searched for anywhere in a
         string), text tokens made only of those bytes are allowed by their length without a
-        walk, and so are text tokens with other characters where every non-ASCII character
+        walk, and so are text tokens with other characters where every character of their plane
         keeps to the run as well; the other candidates are walked."""
         table = self.table
         ascii_row = self.dfa.row(state)[:128]
@@ -208,7 +208,7 @@ class TokenIndex:
         starting_in_class = sum(len(table.by_first_byte[b]) for b in np.flatnonzero(members).tolist())
         if members.sum() < _CLASS_RUN_MIN or starting_in_class < _CLASS_RUN_CANDIDATES:
             # Few tokens could be made of the class (digits, where the model splits numbers):
-            # sorting the text tokens by the class would cost more than walking them all.
+            # laying out the class's tokens would cost more than walking the candidates.
             return self._walk_tokens(state, self._candidates(first_bytes))
         run = self._run(state, members, table.ascii_text.longest)
         return self._walk_with_text_slices(state, run, self._text_class(members))
@@ -221,7 +221,7 @@ class TokenIndex:
             table = self.table
             slices, masks = [], []
             for every in (table.ascii_text, table.wide_text, table.astral_text):
-                inside = table.made_of(members, every.ids, other_bytes_apart=True)
+                inside = table.ascii_within(members, every.ids)
                 mask = np.zeros(table.vocab.size, dtype=bool)
                 mask[every.ids[inside]] = True
                 slices.append(every.where(inside))

@@ -69,23 +69,20 @@ class Vocabulary:
 class TextSlice:
     """Token ids ordered by their length in characters."""
 
-    def __init__(self, ids: IdArray, characters: IdArray) -> None:
-        order = np.argsort(characters, kind="stable")
-        self.ids: IdArray = ids[order]
-        self.lengths: IdArray = characters[order]
-        self.longest = int(self.lengths[-1]) if len(self.lengths) else 0
+    def __init__(self, ids: IdArray, lengths: IdArray) -> None:
+        """`ids` already ordered by their `lengths`."""
+        self.ids = ids
+        self.lengths = lengths
+        self.longest = int(lengths[-1]) if len(lengths) else 0
 
     @staticmethod
-    def ordered(ids: IdArray, lengths: IdArray) -> TextSlice:
-        """A slice of ids already ordered by their `lengths`."""
-        found = TextSlice.__new__(TextSlice)
-        found.ids, found.lengths = ids, lengths
-        found.longest = int(lengths[-1]) if len(lengths) else 0
-        return found
+    def by_length(ids: IdArray, characters: IdArray) -> TextSlice:
+        order = np.argsort(characters, kind="stable")
+        return TextSlice(ids[order], characters[order])
 
     def where(self, keep: npt.NDArray[np.bool_]) -> TextSlice:
         """The tokens where `keep`, still ordered by length."""
-        return TextSlice.ordered(self.ids[keep], self.lengths[keep])
+        return TextSlice(self.ids[keep], self.lengths[keep])
 
     def split(self, characters: int) -> tuple[IdArray, IdArray, IdArray]:
         """(ids of at most `characters` characters, their lengths, ids of longer ones)."""
@@ -116,9 +113,8 @@ class TokenTable:
         self._sorted_pieces = [vocab.pieces[i] for i in layout.sorted_ids.tolist()]
 
     def _lay_out_byte_sets(self) -> None:
-        """Each token's set of ASCII bytes as a 128-bit mask (two words). In `ascii_low`, tokens
-        with other bytes (or none) get an impossible bit so no ASCII set holds them; `text_low`
-        leaves it out, for text tokens whose other characters are judged apart."""
+        """Each token's set of ASCII bytes as a 128-bit mask (two words); other bytes are left
+        out (the index judges a text token's other characters apart)."""
         low = np.zeros(self.vocab.size, dtype=np.uint64)
         high = np.zeros(self.vocab.size, dtype=np.uint64)
         for position in range(self.bytes.shape[1]):
@@ -126,20 +122,15 @@ class TokenTable:
             present = self.lengths > position
             low |= np.where(present & (column < 64), np.uint64(1) << (column & np.uint64(63)), np.uint64(0))
             high |= np.where(present & (column >= 64) & (column < 128), np.uint64(1) << (column & np.uint64(63)), np.uint64(0))
-        outside = (self.bytes >= 128).any(axis=1) | (self.lengths == 0)
-        self.text_low = low.copy()
-        low[outside] = np.uint64(1)  # byte 0 is never in a set of text characters tried here
         self.ascii_low, self.ascii_high = low, high
 
-    def made_of(self, allowed: npt.NDArray[np.bool_], ids: IdArray, other_bytes_apart: bool = False) -> npt.NDArray[np.bool_]:
-        """Which of the tokens `ids` consist only of bytes where `allowed` (a 128-entry mask,
-        byte 0 false) is true; with `other_bytes_apart`, which hold no ASCII byte outside it
-        (whatever their other bytes)."""
+    def ascii_within(self, allowed: npt.NDArray[np.bool_], ids: IdArray) -> npt.NDArray[np.bool_]:
+        """Which of the tokens `ids` hold no ASCII byte outside `allowed` (a 128-entry mask),
+        whatever their other bytes."""
         bits = np.flatnonzero(allowed).astype(np.uint64)
         low_set = np.bitwise_or.reduce(np.uint64(1) << bits[bits < 64], initial=np.uint64(0))
         high_set = np.bitwise_or.reduce(np.uint64(1) << (bits[bits >= 64] - np.uint64(64)), initial=np.uint64(0))
-        low = (self.text_low if other_bytes_apart else self.ascii_low)[ids]
-        result: npt.NDArray[np.bool_] = ((low & ~low_set) | (self.ascii_high[ids] & ~high_set)) == 0
+        result: npt.NDArray[np.bool_] = ((self.ascii_low[ids] & ~low_set) | (self.ascii_high[ids] & ~high_set)) == 0
         return result
 
     def _lay_out_second_bytes(self) -> None:
@@ -172,9 +163,9 @@ class TokenTable:
         ascii_only = layout.ascii[walkable]
         astral: npt.NDArray[np.bool_] = np.asarray((self.bytes >= 0xF0).any(axis=1))[walkable]
         text = characters > 0
-        self.ascii_text = TextSlice(walkable[text & ascii_only], characters[text & ascii_only])
-        self.wide_text = TextSlice(walkable[text & ~ascii_only & ~astral], characters[text & ~ascii_only & ~astral])
-        self.astral_text = TextSlice(walkable[text & astral], characters[text & astral])
+        self.ascii_text = TextSlice.by_length(walkable[text & ascii_only], characters[text & ascii_only])
+        self.wide_text = TextSlice.by_length(walkable[text & ~ascii_only & ~astral], characters[text & ~ascii_only & ~astral])
+        self.astral_text = TextSlice.by_length(walkable[text & astral], characters[text & astral])
         self.rest_by_first_byte = _groups(*_ordered_by(walkable[characters == 0], first[characters == 0]))
 
     def with_prefix(self, prefix: bytes) -> IdArray:
