@@ -220,3 +220,20 @@ def test_class_runs_with_non_ascii_characters_match_brute_force(schema: object, 
     monkeypatch.setattr(index.TokenIndex, "_text_class", counted)
     assert_index_agrees_along_random_documents(compile_for(schema, vocabulary), seeds=10)
     assert classes, "no state took the byte-class shortcut"
+
+
+def test_transitions_in_parts_answer_as_whole_arrays_do() -> None:
+    from gguf_extract.core.index import Part, Transitions
+
+    ids = np.array([7, 3, 9], dtype=np.int32)
+    chain = np.array([40, 41, 42, 43], dtype=np.int32)
+    grouped = Part(ids, chain, lengths=np.array([1, 1, 3], dtype=np.int32))
+    listed = Part(np.array([5, 11], dtype=np.int32), np.array([50, 51], dtype=np.int32))
+    transitions = Transitions((grouped, listed))
+    assert transitions.token_ids.tolist() == [7, 3, 9, 5, 11]
+    assert transitions.end_states.tolist() == [41, 41, 43, 50, 51]
+    assert [transitions.end_of(t) for t in (7, 9, 11, 4)] == [41, 43, 51, DEAD]
+    assert (transitions.size, transitions.own_size) == (5, 2)
+    assert transitions.is_well_formed()
+    assert not Transitions((Part(ids, chain, lengths=np.array([1, 4, 0], dtype=np.int32)),)).is_well_formed()
+    assert not Transitions((Part(ids, chain[:2]),)).is_well_formed()
