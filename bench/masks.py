@@ -6,7 +6,10 @@ schema; the vocabulary loaded once, as in a real run):
   start state (check, compile, index walk);
 - masks while walking real instances: documents sampled from the schema's automaton, in the
   canonical layout, tokenized by the model's tokenizer, then walked token by token: each
-  step computes the mask (allowed token ids and where each leads) and advances;
+  step computes the mask (allowed token ids and where each leads, in parts: groups allowed by
+  length by reference) and advances; `--whole-arrays` times each mask with whole arrays of
+  ids and end states too, as the decoder builds them where it chooses (once per state in a
+  row: it keeps the latest state's);
 - peak memory: the peak of the bytes allocated (Python objects and numpy arrays, traced by
   tracemalloc) while compiling and walking, in a forked process of its own, so the figure does
   not depend on what the allocator kept from earlier schemas.
@@ -116,10 +119,12 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
     sequences = [tokens for tokens in map(_tokens, documents) if tokens]
     mask_seconds: list[float] = []
     for tokens in sequences:
-        state = compiled.dfa.start
+        state, built_for = compiled.dfa.start, -1
         for token in tokens:
             tick = time.perf_counter()
             transitions = index.transitions(state)
+            if _STATE.get("whole_arrays") and state != built_for:  # the decoder keeps the latest state's
+                _, built_for = (transitions.token_ids, transitions.end_states), state
             mask_seconds.append(time.perf_counter() - tick)
             state = transitions.end_of(token)
             if state == DEAD:  # not canonical for our automaton: should never happen
@@ -321,9 +326,15 @@ def main() -> int:
     parser.add_argument(
         "--fork-timing", action="store_true", help="time each schema in its own forked process (adds copy-on-write costs)"
     )
+    parser.add_argument(
+        "--whole-arrays",
+        action="store_true",
+        help="time each mask with its token ids and end states as whole arrays, as the decoder builds them (once per new state)",
+    )
     parser.add_argument("--out", type=Path, help="write per-schema results (JSON Lines)")
     args = parser.parse_args()
     with_llguidance = not args.no_llguidance
+    _STATE["whole_arrays"] = args.whole_arrays
     vocab_seconds = prepare(args.vocab, with_llguidance)
     entries = load_corpus(args.every, args.limit)
     started = time.perf_counter()
