@@ -129,8 +129,10 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
             state = transitions.end_of(token)
             if state == DEAD:  # not canonical for our automaton: should never happen
                 raise AssertionError(f"token {token} refused inside an accepted document")
-    peak = tracemalloc.get_traced_memory()[1] if trace_memory else None
-    tracemalloc.stop()
+    peak = None
+    if trace_memory:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
     return {
         "status": "compiled",
         "first_mask_s": first,

@@ -78,6 +78,18 @@ class Part:
         """Tokens listed for this part alone (a group by length shares the vocabulary's)."""
         return len(self.ids) if self.lengths is None else 0
 
+    def end_of(self, token: int) -> int:
+        """The state `token` leads to, or DEAD where this part does not hold it."""
+        where = np.flatnonzero(self.ids == token)
+        if len(where) == 0:
+            return DEAD
+        return int(self.targets[where[0] if self.lengths is None else self.lengths[where[0]]])
+
+    def is_well_formed(self) -> bool:
+        if self.lengths is None:
+            return len(self.ids) == len(self.targets)
+        return len(self.ids) == len(self.lengths) and (len(self.lengths) == 0 or int(self.lengths.max()) < len(self.targets))
+
 
 @dataclass(frozen=True)
 class Transitions:
@@ -113,17 +125,13 @@ class Transitions:
     def end_of(self, token: int) -> int:
         """The state `token` leads to, or DEAD where it is not allowed."""
         for part in self.parts:
-            where = np.flatnonzero(part.ids == token)
-            if len(where):
-                return int(part.targets[where[0]] if part.lengths is None else part.targets[part.lengths[where[0]]])
+            end = part.end_of(token)
+            if end != DEAD:
+                return end
         return DEAD
 
     def is_well_formed(self) -> bool:
-        return all(
-            len(part.ids) == (len(part.targets) if part.lengths is None else len(part.lengths))
-            and (part.lengths is None or len(part.lengths) == 0 or int(part.lengths.max()) < len(part.targets))
-            for part in self.parts
-        )
+        return all(part.is_well_formed() for part in self.parts)
 
 
 class TokenIndex:
@@ -200,18 +208,20 @@ class TokenIndex:
         table = self.table
         ascii_row = self.dfa.row(state)[:128]
         live = ascii_row[ascii_row != DEAD]
-        candidates = sum(len(table.by_first_byte[b]) for b in first_bytes.tolist())
-        worth_it = candidates >= min(_CLASS_RUN_CANDIDATES, len(table.walkable) // 4)
+        worth_it = self._starting_with(first_bytes) >= min(_CLASS_RUN_CANDIDATES, len(table.walkable) // 4)
         if not worth_it or len(live) < _CLASS_RUN_MIN:
             return self._walk_tokens(state, self._candidates(first_bytes))
         members = _TEXT_ASCII_MEMBERS & (ascii_row == np.bincount(live).argmax())
-        starting_in_class = sum(len(table.by_first_byte[b]) for b in np.flatnonzero(members).tolist())
-        if members.sum() < _CLASS_RUN_MIN or starting_in_class < _CLASS_RUN_CANDIDATES:
+        if members.sum() < _CLASS_RUN_MIN or self._starting_with(np.flatnonzero(members)) < _CLASS_RUN_CANDIDATES:
             # Few tokens could be made of the class (digits, where the model splits numbers):
             # laying out the class's tokens would cost more than walking the candidates.
             return self._walk_tokens(state, self._candidates(first_bytes))
         run = self._run(state, members, table.ascii_text.longest)
         return self._walk_with_text_slices(state, run, self._text_class(members))
+
+    def _starting_with(self, first_bytes: npt.NDArray[np.intp]) -> int:
+        """How many tokens start with one of `first_bytes`."""
+        return sum(len(self.table.by_first_byte[b]) for b in first_bytes.tolist())
 
     def _text_class(self, members: npt.NDArray[np.bool_]) -> _TextClass:
         """The text tokens of the class `members` (text ASCII bytes). Cached per class."""
