@@ -134,7 +134,7 @@ def main() -> int:
         name = document["schema"]
         schema, _ = load_schema(name)
         compiled = compiled_by_name.setdefault(name, extractor.compile(schema))
-        prompt = extractor.prompt_for(compiled, document["text"])
+        prompt = extractor.prompt_for(compiled, document["text"]).text
         tokens = extractor.tokenizer.tokenize(prompt.encode(), special=True)
 
         model = extractor.model_for(len(tokens) + args.max_tokens)

@@ -26,7 +26,7 @@ def main() -> None:
     args = parser.parse_args()
     schema = json.loads(args.schema.read_text())
     extractor = Extractor.open()
-    prompt = extractor.prompt_for(extractor.compile(schema), args.document.read_text())
+    prompt = extractor.prompt_for(extractor.compile(schema), args.document.read_text()).text
     n_prompt = len(extractor.tokenizer.tokenize(prompt.encode(), special=True))
     llm = Llama(str(extractor.model_path), n_ctx=n_prompt + args.max_tokens, verbose=False)
     grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)

@@ -76,7 +76,7 @@ def main() -> None:
     for name in SAMPLES:
         schema = json.loads((ROOT / "schemas" / f"{name}.json").read_text())
         document = (ROOT / "samples" / f"{name}.txt").read_text()
-        prompt = extractor.prompt_for(extractor.compile(schema), document)
+        prompt = extractor.prompt_for(extractor.compile(schema), document).text
         medians = {}
         runners = {
             "extract": lambda: run_extract(extractor, schema, prompt, args.max_tokens),  # noqa: B023 - called in this iteration

@@ -8,6 +8,10 @@ write a temporary file and rename it into place, so a reader sees a whole entry 
 writers of one key cannot interleave. A read that fails for any reason (truncated, corrupt,
 unreadable) counts as a miss and the entry is rebuilt: the cache can make a run faster, never
 wrong.
+
+Entries are numpy arrays read with `allow_pickle=False`, never pickles, so an entry cannot run
+code; and a cache folder that another user owns or may write to is not used at all (another
+user could plant entries there), see `unsafe_reason`.
 """
 
 from __future__ import annotations
@@ -35,6 +39,29 @@ def cache_root() -> Path:
         return Path(configured)
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "gguf-extract"
+
+
+def unsafe_reason() -> str | None:
+    """Why the cache folder must not be used (it, or a folder of entries in it, belongs to
+    another user or is writable by group or others), or None when it is safe or absent."""
+    root = cache_root()
+    for folder in (root, *_entry_folders(root)):
+        try:
+            status = folder.stat()
+        except OSError:
+            continue  # absent: it is created private to this user when first written
+        if status.st_uid != os.geteuid():
+            return f"the cache folder {folder} belongs to another user"
+        if status.st_mode & 0o022:
+            return f"the cache folder {folder} is writable by other users (mode {status.st_mode & 0o777:o})"
+    return None
+
+
+def _entry_folders(root: Path) -> list[Path]:
+    try:
+        return [child for child in root.iterdir() if child.is_dir()]
+    except OSError:
+        return []
 
 
 def entry_key(*parts: str) -> str:
@@ -77,7 +104,9 @@ _MAGIC = b"gguf-extract cache\n"
 
 def read_bytes(kind: str, key: str) -> bytes | None:
     """What `write_bytes` stored under `key`; None when absent, unreadable, or when its digest
-    does not match (a damaged entry is never returned)."""
+    does not match (a damaged entry is never returned), and when the cache is not safe to use."""
+    if unsafe_reason() is not None:
+        return None
     try:
         stored = (cache_root() / kind / f"{key}.bin").read_bytes()
     except OSError:
@@ -90,10 +119,15 @@ def read_bytes(kind: str, key: str) -> bytes | None:
 
 def write_bytes(kind: str, key: str, data: bytes) -> None:
     """Store `data` under `key` with its digest, atomically (a temporary file renamed into place);
-    a cache that cannot be written is skipped."""
-    folder = cache_root() / kind
+    a cache that cannot be written, or is not safe to use, is skipped."""
+    if unsafe_reason() is not None:
+        return
+    root = cache_root()
+    folder = root / kind
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # entries are unpickled: keep them private
+        root.parent.mkdir(parents=True, exist_ok=True)
+        root.mkdir(mode=0o700, exist_ok=True)  # private: only this user may add entries
+        folder.mkdir(mode=0o700, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
     except OSError:
         return

@@ -14,7 +14,6 @@ from typing import Any
 import jsonschema
 import numpy as np
 
-from . import artefacts
 from .automaton.dfa import DEAD, LazyDFA
 from .automaton.nfa import build_nfa
 from .errors import GenerationError, SchemaError, UnsupportedSchema
@@ -46,19 +45,9 @@ class CompiledSchema:
     index: TokenIndex
     compile_seconds: float
     relaxed: list[UnsupportedSchema] = field(default_factory=list)
-    cache_key: str | None = None  # where the on-disk cache keeps this automaton; None: not cached
-    stored_states: int = 0  # DFA states in the cache entry, to skip writes that add nothing
 
     def cursor(self) -> Cursor:
         return Cursor(self)
-
-    def save_to_cache(self) -> None:
-        """Store the automaton as explored so far, when the cache is in use and it has grown."""
-        if self.cache_key is None or self.dfa.state_count <= self.stored_states:
-            return
-        with _deep_recursion():
-            artefacts.store(self.cache_key, self.dfa, self.index)
-        self.stored_states = self.dfa.state_count
 
     def validate(self, text: str) -> Any:
         """Parse `text` and validate it against the schema, formats included.
@@ -172,25 +161,18 @@ def compile_schema(
     vocab: Vocabulary,
     recursion_depth: int = DEFAULT_RECURSION_DEPTH,
     lenient: bool = False,
-    use_cache: bool = False,
 ) -> CompiledSchema:
     """Compile `schema` for `vocab`. Raises SchemaError / UnsupportedSchema before any
     generation when the schema is invalid or cannot be enforced exactly (see
-    compile_automaton for `lenient`). With `use_cache`, an automaton an earlier run stored for
-    this schema and vocabulary is taken from the on-disk cache (see `save_to_cache`)."""
+    compile_automaton for `lenient`).
+
+    Nothing of a compiled schema is stored on disk: an automaton is Python objects, and
+    reading such objects back from a file would run whatever code the file names."""
     started = time.perf_counter()
     table = token_table(vocab)
-    key = artefacts.schema_key(schema, vocab, recursion_depth, lenient) if use_cache else None
-    if key is not None:
-        with _deep_recursion():
-            found = artefacts.load(key, table)
-        if found is not None:
-            dfa, index = found
-            return CompiledSchema(schema, vocab, dfa, index, time.perf_counter() - started, [], key, dfa.state_count)
     automaton = compile_automaton(schema, recursion_depth, lenient)
     index = TokenIndex(automaton.dfa, table)
-    cache_key = key if not automaton.relaxed else None  # refusals ignored must be reported on every run
-    return CompiledSchema(schema, vocab, automaton.dfa, index, time.perf_counter() - started, automaton.relaxed, cache_key)
+    return CompiledSchema(schema, vocab, automaton.dfa, index, time.perf_counter() - started, automaton.relaxed)
 
 
 class Cursor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import DocumentError
 
@@ -15,17 +16,53 @@ def check_encoding(encoding: str) -> str:
     return codecs.lookup(encoding).name
 
 
-def read_document(path: Path, encoding: str = DEFAULT_ENCODING) -> str:
-    """The text of the file at `path`. Raises DocumentError naming the file."""
+class DocumentTooLarge(DocumentError):
+    """More bytes than the context could hold as tokens; `head` holds the first `limit` bytes."""
+
+    def __init__(self, source: str, limit: int, head: bytes) -> None:
+        super().__init__(
+            f"document {source} is larger than {limit} bytes, more than the context can hold as tokens",
+            hint="shorten or split it, or keep its head that fits with truncate",
+        )
+        self.limit = limit
+        self.head = head
+
+
+def read_document(path: Path, encoding: str = DEFAULT_ENCODING, max_bytes: int | None = None) -> str:
+    """The text of the file at `path`. Raises DocumentError naming the file.
+
+    With `max_bytes`, no more than that many bytes (and one) are read: a larger file (or an
+    endless one, such as a device) raises DocumentTooLarge without being read whole."""
     if not path.exists():
         raise DocumentError(f"document not found: {path}", hint="check the path, or pass - to read stdin")
     if path.is_dir():
         raise DocumentError(f"document is a directory, not a file: {path}")
     try:
-        data = path.read_bytes()
+        with path.open("rb") as stream:
+            data = read_limited(stream, str(path), max_bytes)
     except OSError as error:
         raise DocumentError(f"cannot read document {path}: {error.strerror or error}") from None
     return decode_document(data, str(path), encoding)
+
+
+def read_limited(stream: BinaryIO, source: str, max_bytes: int | None) -> bytes:
+    """All of `stream`, or DocumentTooLarge once it holds more than `max_bytes` bytes."""
+    if max_bytes is None:
+        return stream.read()
+    data = stream.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise DocumentTooLarge(source, max_bytes, data[:max_bytes])
+    return data
+
+
+def decode_head(head: bytes, source: str, encoding: str = DEFAULT_ENCODING) -> str:
+    """The text of a document's first bytes, cut anywhere: a character split at the end is dropped."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig" if check_encoding(encoding) == "utf-8" else encoding)()
+    try:
+        text = decoder.decode(head, final=False)
+    except UnicodeDecodeError:
+        return decode_document(head, source, encoding)  # raises the same error a whole read would
+    return decode_document(text.encode("utf-8"), source)
 
 
 def decode_document(data: bytes, source: str, encoding: str = DEFAULT_ENCODING) -> str:

@@ -19,11 +19,11 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .cache import cached_vocabulary
+from .cache import cached_vocabulary, unsafe_reason
 from .compiled import CompiledSchema, compile_schema
 from .decode import Decoder, DecodeStats, SamplingSettings
 from .errors import DocumentError
-from .model import GGUFModel, bundled_model_path, render_chat
+from .model import ChatPrompt, GGUFModel, bundled_model_path, render_chat
 from .prompt import build_messages
 from .schema.compiler import DEFAULT_RECURSION_DEPTH
 from .schema.load import Schema
@@ -50,7 +50,7 @@ class ModelOptions:
     n_ctx: int | None = None
     n_threads: int | None = None
     n_gpu_layers: int = -1
-    use_cache: bool = True  # the on-disk cache of derived data (core.cache)
+    use_cache: bool = True  # the on-disk cache of the model's vocabulary (core.cache)
 
 
 class Extractor:
@@ -60,6 +60,8 @@ class Extractor:
         self.model_path = model_path
         self.options = options
         self.tokenizer = GGUFModel.load_vocab_only(model_path)
+        # Why the on-disk cache is not used although asked for (None: used, or not asked for).
+        self.cache_refusal = unsafe_reason() if options.use_cache else None
         self.vocabulary = cached_vocabulary(model_path, self.tokenizer.vocabulary, options.use_cache)
         self._model: GGUFModel | None = None
         self._shared_prefixes: dict[tuple[int, str | None], tuple[CompiledSchema, list[int]]] = {}
@@ -72,9 +74,9 @@ class Extractor:
 
     def compile(self, schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False) -> CompiledSchema:
         """Compile `schema` for this model's vocabulary (cheap; reuse the result)."""
-        return compile_schema(schema, self.vocabulary, recursion_depth, lenient, self.options.use_cache)
+        return compile_schema(schema, self.vocabulary, recursion_depth, lenient)
 
-    def prompt_for(self, compiled: CompiledSchema, document: str, instructions: str | None = None) -> str:
+    def prompt_for(self, compiled: CompiledSchema, document: str, instructions: str | None = None) -> ChatPrompt:
         if not document.strip():
             raise DocumentError("the document is empty", hint="pass a file with text in it")
         return render_chat(self.tokenizer, build_messages(compiled.schema, document, instructions))
@@ -115,7 +117,7 @@ class Extractor:
         settings: SamplingSettings,
         excess: int,
         truncate: bool,
-    ) -> tuple[str, list[int], int]:
+    ) -> tuple[ChatPrompt, list[int], int]:
         """The prompt (and its tokens) for the head of `document` that fits, and how many of the
         document's tokens were dropped."""
         pieces = self.vocabulary.pieces
@@ -144,15 +146,16 @@ class Extractor:
     def extract_prompt(
         self, compiled: CompiledSchema, prompt: str, settings: SamplingSettings | None = None, instructions: str | None = None
     ) -> Extraction:
-        """Stream the JSON generated after `prompt`, given as is (special tokens parsed). The
-        part it shares with every prompt for this schema and `instructions` is evaluated once
-        and kept for the next extraction."""
-        return self._extraction(compiled, prompt, self._tokens_of(prompt), settings or SamplingSettings(), instructions, 0)
+        """Stream the JSON generated after `prompt`, given as is (control-token text such as
+        <|im_start|> in it is parsed: the caller wrote it). The part it shares with every prompt
+        for this schema and `instructions` is evaluated once and kept for the next extraction."""
+        whole = ChatPrompt.raw(prompt)
+        return self._extraction(compiled, whole, self._tokens_of(whole), settings or SamplingSettings(), instructions, 0)
 
     def _extraction(
         self,
         compiled: CompiledSchema,
-        prompt: str,
+        prompt: ChatPrompt,
         tokens: list[int],
         settings: SamplingSettings,
         instructions: str | None,
@@ -172,8 +175,8 @@ class Extractor:
             self._shared_prefixes[key] = found
         return found[1]
 
-    def _tokens_of(self, prompt: str) -> list[int]:
-        return self.tokenizer.tokenize(prompt.encode("utf-8"), add_bos=self._needs_bos(prompt), special=True)
+    def _tokens_of(self, prompt: ChatPrompt) -> list[int]:
+        return self.tokenizer.tokenize_prompt(prompt, add_bos=self._needs_bos(prompt.text))
 
     def _needs_bos(self, prompt: str) -> bool:
         bos = self.tokenizer.bos_text()
@@ -221,7 +224,7 @@ class Extraction:
         self,
         extractor: Extractor,
         compiled: CompiledSchema,
-        prompt: str,
+        prompt: ChatPrompt,
         prompt_tokens: list[int],
         settings: SamplingSettings,
         prefix_length: int,
@@ -229,7 +232,7 @@ class Extraction:
     ) -> None:
         self._extractor = extractor
         self._compiled = compiled
-        self.prompt = prompt
+        self.prompt = prompt.text
         self._prompt_tokens = prompt_tokens
         self._prefix_length = min(prefix_length, len(prompt_tokens) - 1)
         self._settings = settings
@@ -257,7 +260,6 @@ class Extraction:
                     yield text
         finally:
             self._record(decoder)
-        self._compiled.save_to_cache()
         self.text = "".join(parts) + utf8.decode(b"", final=True)
         self.value = self._compiled.validate(self.text)
 

@@ -146,19 +146,8 @@ class TokenIndex:
         self._text_classes: dict[bytes, _TextClass] = {}
 
     def computed(self) -> dict[int, Transitions]:
-        """The token sets computed so far, by state (for the on-disk cache)."""
+        """The token sets computed so far and kept, by state."""
         return dict(self._cache)
-
-    def singles(self) -> dict[int, int]:
-        return dict(self._singles)
-
-    def restore(self, transitions: dict[int, Transitions], singles: dict[int, int]) -> None:
-        """Take back what `computed` and `singles` gave for this index's automaton."""
-        for state, found in transitions.items():
-            if not (isinstance(found, Transitions) and found.is_well_formed()):
-                raise ValueError(f"stored token set of state {state} is malformed")
-        self._cache.update(transitions)
-        self._singles.update(singles)
 
     def transitions(self, state: int) -> Transitions:
         """Tokens allowed from `state` (end-of-generation tokens excluded). Cached: for good

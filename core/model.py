@@ -11,7 +11,10 @@ import contextlib
 import ctypes
 import importlib.util
 import os
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +179,62 @@ class GGUFModel:
             count = self._lib.llama_tokenize(self._vocab_ptr, text, len(text), buffer, len(buffer), add_bos, special)
         return list(buffer[:count])
 
+    def tokenize_prompt(self, prompt: ChatPrompt, add_bos: bool) -> list[int]:
+        """Token ids of `prompt`: control-token text in the template's own parts becomes those
+        tokens; the messages' contents are plain text, so a document that writes
+        `<|im_end|>` cannot end its turn. Text between control tokens is tokenized as one piece,
+        as llama.cpp does for a whole prompt."""
+        items: list[int | str] = []
+        for text, is_content in prompt.parts:
+            items.extend([text] if is_content else self._split_control(text))
+        tokens = [int(self._lib.llama_vocab_bos(self._vocab_ptr))] if add_bos else []
+        pending = ""
+        for item in items:
+            if isinstance(item, str):
+                pending += item
+                continue
+            if pending:
+                tokens += self.tokenize(pending.encode("utf-8"))
+                pending = ""
+            tokens.append(item)
+        if pending:
+            tokens += self.tokenize(pending.encode("utf-8"))
+        return tokens
+
+    def _split_control(self, text: str) -> list[int | str]:
+        """`text` cut at the control tokens it writes, longest first (as llama.cpp parses them)."""
+        items: list[int | str] = [text]
+        for token, piece in self._control_tokens:
+            if piece not in text:
+                continue
+            split: list[int | str] = []
+            for item in items:
+                if isinstance(item, int) or piece not in item:
+                    split.append(item)
+                    continue
+                for number, part in enumerate(item.split(piece)):
+                    split.extend(([token] if number else []) + ([part] if part else []))
+            items = split
+        return items
+
+    @cached_property
+    def _control_tokens(self) -> list[tuple[int, str]]:
+        """The tokens llama.cpp parses from text when asked to (control and user-defined), with
+        their text, longest first."""
+        lib = self._lib
+        wanted = lib.LLAMA_TOKEN_ATTR_CONTROL | lib.LLAMA_TOKEN_ATTR_USER_DEFINED
+        found = []
+        for token in range(self.n_vocab):
+            if lib.llama_vocab_get_attr(self._vocab_ptr, token) & wanted:
+                piece = self._special_text(token)
+                if piece:
+                    found.append((token, piece))
+        return sorted(found, key=lambda item: -len(item[1]))
+
+    def control_token_texts(self) -> list[str]:
+        """The text of every control and user-defined token, longest first."""
+        return [piece for _, piece in self._control_tokens]
+
     # -- evaluation --------------------------------------------------------------------
 
     def rollback(self, n_past: int) -> None:
@@ -244,14 +303,47 @@ _FALLBACK_TEMPLATE = (
 )
 
 
-def render_chat(model: GGUFModel, messages: list[dict[str, str]]) -> str:
-    """The prompt text for `messages` in the model's own chat template (GGUF metadata)."""
+@dataclass(frozen=True)
+class ChatPrompt:
+    """A prompt in parts: (text, is_content). The chat template's own text may write control
+    tokens; a message's content is plain text, whatever it says."""
+
+    parts: tuple[tuple[str, bool], ...]
+
+    @property
+    def text(self) -> str:
+        return "".join(text for text, _ in self.parts)
+
+    @staticmethod
+    def raw(text: str) -> ChatPrompt:
+        """A prompt given whole, whose control-token text is meant (no content in it)."""
+        return ChatPrompt(((text, False),))
+
+
+# A message's content is rendered as a private-use marker, then put back as plain text: the
+# template's text and the contents stay apart, so only the template can write control tokens.
+_MARKER = re.compile("\ue000(\\d+)\ue001")
+
+
+def render_chat(model: GGUFModel, messages: list[dict[str, str]]) -> ChatPrompt:
+    """The prompt for `messages` in the model's own chat template (GGUF metadata)."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
     template = model.metadata().get("tokenizer.chat_template") or _FALLBACK_TEMPLATE
     formatter = Jinja2ChatFormatter(template=template, eos_token=model.eos_text(), bos_token=model.bos_text())
+    marked: Any = [{**message, "content": f"\ue000{number}\ue001"} for number, message in enumerate(messages)]
     try:
-        chat: Any = messages  # llama-cpp-python types these as its OpenAI-style TypedDicts
-        return str(formatter(messages=chat).prompt)
+        rendered = str(formatter(messages=marked).prompt)
     except Exception as error:  # a template error is the model file's fault, not the user's input
         raise ModelError(f"the model's chat template failed to render: {error}") from None
+    parts: list[tuple[str, bool]] = []
+    seen: list[int] = []
+    for number, piece in enumerate(_MARKER.split(rendered)):
+        if number % 2 == 0:
+            parts.append((piece, False))
+        else:
+            seen.append(int(piece))
+            parts.append((messages[int(piece)]["content"], True))
+    if sorted(seen) != list(range(len(messages))):
+        raise ModelError("the model's chat template does not write each message once", hint="use a model whose chat template writes each message's content once")
+    return ChatPrompt(tuple(part for part in parts if part[0]))

@@ -4,10 +4,12 @@ wrong vocabulary."""
 
 from __future__ import annotations
 
+import io
 import multiprocessing
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gguf_extract.core import cache
@@ -155,3 +157,44 @@ def test_cached_layout_gives_the_same_token_table(model_file: Path) -> None:
         assert getattr(fresh, name).lengths.tolist() == getattr(loaded, name).lengths.tolist()
     assert [g.tolist() for g in fresh.rest_by_first_byte] == [g.tolist() for g in loaded.rest_by_first_byte]
     assert fresh.with_prefix(b"a").tolist() == loaded.with_prefix(b"a").tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o702])
+def test_a_cache_folder_others_may_write_is_neither_read_nor_written(model_file: Path, cache_dir: Path, mode: int) -> None:
+    reader = Reader()
+    cache.cached_vocabulary(model_file, reader)  # a genuine entry, then the folder is opened up
+    (cache_dir / "vocabulary").chmod(mode)
+    assert cache.unsafe_reason() == f"the cache folder {cache_dir / 'vocabulary'} is writable by other users (mode {mode:o})"
+    planted = entries(cache_dir)[0]
+    before = planted.read_bytes()
+    assert cache.cached_vocabulary(model_file, reader) == VOCAB
+    assert reader.calls == 2  # not read
+    assert planted.read_bytes() == before and entries(cache_dir) == [planted]  # not written
+
+
+def test_a_cache_root_others_may_write_is_not_used(model_file: Path, cache_dir: Path) -> None:
+    cache_dir.mkdir()
+    cache_dir.chmod(0o777)
+    reader = Reader()
+    cache.cached_vocabulary(model_file, reader)
+    cache.cached_vocabulary(model_file, reader)
+    assert reader.calls == 2 and not entries(cache_dir)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+def test_a_cache_folder_of_another_user_is_not_used(model_file: Path, cache_dir: Path) -> None:
+    cache.cached_vocabulary(model_file, Reader())
+    os.chown(cache_dir, 65534, 65534)
+    assert cache.unsafe_reason() == f"the cache folder {cache_dir} belongs to another user"
+    reader = Reader()
+    cache.cached_vocabulary(model_file, reader)
+    assert reader.calls == 1
+
+
+def test_the_cache_is_created_private_and_holds_no_pickles(model_file: Path, cache_dir: Path) -> None:
+    cache.cached_vocabulary(model_file, Reader())
+    assert (cache_dir.stat().st_mode & 0o777, (cache_dir / "vocabulary").stat().st_mode & 0o777) == (0o700, 0o700)
+    data = cache.read_bytes("vocabulary", entries(cache_dir)[0].stem)
+    assert data is not None
+    with np.load(io.BytesIO(data), allow_pickle=False) as stored:  # raises on any object array
+        assert all(stored[name].dtype != object for name in stored.files)
