@@ -19,12 +19,18 @@ _EXPORTS = {
     "compile_schema": "core.compiled",
     "Vocabulary": "core.vocab",
     "load_schema_file": "core.schema.load",
+    "load_schema": "core.schema.sources",
+    "check_schema_support": "core.check",
+    "SchemaReport": "core.check",
+    "ChatPrompt": "core.model",
     "ExtractError": "core.errors",
     "SchemaError": "core.errors",
     "UnsupportedSchema": "core.errors",
     "ModelError": "core.errors",
     "DocumentError": "core.errors",
     "GenerationError": "core.errors",
+    "OutputError": "core.errors",
+    "DocumentTooLarge": "core.document",
 }
 __all__ = sorted(_EXPORTS)
 

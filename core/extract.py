@@ -16,6 +16,7 @@ import codecs
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, fields
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -105,9 +106,24 @@ class Extractor:
 
     @property
     def context_limit(self) -> int:
-        """The most tokens a context may hold: --ctx when given, else the model's trained context."""
+        """The most tokens a context may hold: the context asked for (ModelOptions.n_ctx), but
+        never more than the model's trained context; else the trained context."""
         trained = self.tokenizer.n_ctx_train
         return min(self.options.n_ctx, trained) if self.options.n_ctx is not None else trained
+
+    @property
+    def context_capped(self) -> bool:
+        """Whether the context asked for is larger than the model's trained context (and is
+        therefore cut down to it)."""
+        return self.options.n_ctx is not None and self.options.n_ctx > self.tokenizer.n_ctx_train
+
+    @cached_property
+    def document_byte_limit(self) -> int:
+        """The most bytes a document can have and still fit the context: no token stands for
+        more bytes than the vocabulary's longest, so a larger document cannot fit. Read
+        documents with this limit (core.document) so a huge or endless one is refused at once."""
+        longest = max(map(len, self.vocabulary.pieces), default=1)
+        return self.context_limit * max(1, longest)
 
     def _fit(
         self,
@@ -126,7 +142,7 @@ class Extractor:
             raise DocumentError(
                 f"the document has {len(tokens)} tokens; with the instructions and --max-tokens {settings.max_tokens} it"
                 f" needs {self.context_limit + excess} tokens, {excess} more than the context of {self.context_limit}",
-                hint="shorten it, lower --max-tokens, raise --ctx, or pass --truncate to keep the head that fits",
+                hint=f"shorten it, lower --max-tokens,{self._raise_context} or pass --truncate to keep the head that fits",
             )
         keep = len(tokens) - excess
         while keep > 0:
@@ -140,8 +156,13 @@ class Extractor:
         raise DocumentError(
             f"the instructions and --max-tokens {settings.max_tokens} leave no room for the document in the context"
             f" of {self.context_limit} tokens",
-            hint="lower --max-tokens or raise --ctx",
+            hint=f"lower --max-tokens{' or' + self._raise_context.rstrip(',') if self._raise_context else ''}",
         )
+
+    @property
+    def _raise_context(self) -> str:
+        """The hint to ask for a larger context, where the model has one to give."""
+        return " raise --ctx," if self.context_limit < self.tokenizer.n_ctx_train else ""
 
     def extract_prompt(
         self, compiled: CompiledSchema, prompt: str, settings: SamplingSettings | None = None, instructions: str | None = None
