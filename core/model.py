@@ -345,5 +345,8 @@ def render_chat(model: GGUFModel, messages: list[dict[str, str]]) -> ChatPrompt:
             seen.append(int(piece))
             parts.append((messages[int(piece)]["content"], True))
     if sorted(seen) != list(range(len(messages))):
-        raise ModelError("the model's chat template does not write each message once", hint="use a model whose chat template writes each message's content once")
+        raise ModelError(
+            "the model's chat template does not write each message once",
+            hint="use a model whose chat template writes each message's content once",
+        )
     return ChatPrompt(tuple(part for part in parts if part[0]))
