@@ -12,13 +12,12 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
-
 from .automaton.sample import sample_accepted
 from .compiled import compile_automaton
 from .errors import UnsupportedSchema
 from .schema.compiler import ANNOTATIONS, DEFAULT_RECURSION_DEPTH, SUPPORTED
 from .schema.load import Schema
+from .schema.validation import draft_name
 
 
 @dataclass
@@ -61,7 +60,7 @@ def check_schema_support(schema: Schema, recursion_depth: int = DEFAULT_RECURSIO
     automaton = compile_automaton(schema, recursion_depth, lenient=True)
     example = sample_accepted(automaton.dfa, random.Random(0), soft_limit=200).decode("utf-8")
     return SchemaReport(
-        draft=_draft_name(schema),
+        draft=draft_name(schema),
         enforced=dict(sorted(_enforced_keywords(schema, {r.pointer for r in automaton.relaxed}).items())),
         refused=automaton.relaxed,
         ignored=automaton.ignored,
@@ -71,12 +70,6 @@ def check_schema_support(schema: Schema, recursion_depth: int = DEFAULT_RECURSIO
         example=example,
         seconds=automaton.seconds,
     )
-
-
-def _draft_name(schema: Schema) -> str:
-    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    number = validator.__name__.removeprefix("Draft").removesuffix("Validator")
-    return f"{number[:4]}-{number[4:]}" if len(number) == 6 else f"draft-{int(number):02d}"
 
 
 def _enforced_keywords(schema: Any, refused: set[str], pointer: str = "") -> collections.Counter[str]:

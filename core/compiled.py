@@ -11,7 +11,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
 import numpy as np
 
 from .automaton.dfa import DEAD, LazyDFA
@@ -20,6 +19,7 @@ from .errors import GenerationError, SchemaError, UnsupportedSchema
 from .index import TokenIndex
 from .schema.compiler import DEFAULT_RECURSION_DEPTH, compile_schema_tree
 from .schema.load import Schema, check_schema, validation_schema
+from .schema.validation import best_error, validator_for_schema
 from .vocab import IdArray, TokenTable, Vocabulary
 
 _TABLES: dict[str, TokenTable] = {}
@@ -52,15 +52,14 @@ class CompiledSchema:
     def validate(self, text: str) -> Any:
         """Parse `text` and validate it against the schema, formats included.
 
-        Raises GenerationError if it is not a complete, valid document."""
+        Raises GenerationError if it is not a complete, valid document, SchemaError if the
+        schema holds a reference that does not resolve inside it (none is ever retrieved)."""
         try:
             value = json.loads(text)
         except json.JSONDecodeError as error:
             raise GenerationError(f"output is not complete JSON: {error.msg}") from None
-        schema = validation_schema(self.schema)
-        validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        validator = validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
-        problem = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        with _deep_recursion():  # a document nests as deeply as its schema allows
+            problem = best_error(validator_for_schema(validation_schema(self.schema)), value)
         if problem is not None:
             raise GenerationError(f"output fails the schema: {problem.message}")
         return value
@@ -99,7 +98,9 @@ def compile_automaton(schema: Schema, recursion_depth: int = DEFAULT_RECURSION_D
             with _deep_recursion():
                 automaton = _compile_checked(working, recursion_depth, started)
         except UnsupportedSchema as refusal:
-            if len(relaxed) >= MAX_RELAXED or not _remove_keyword(working, refusal.pointer, refusal.keyword):
+            if not refusal.relaxable or len(relaxed) >= MAX_RELAXED:
+                raise
+            if not _remove_keyword(working, refusal.pointer, refusal.keyword):
                 raise
             relaxed.append(refusal)
             continue

@@ -21,9 +21,12 @@ class SchemaError(ExtractError):
 
 
 class UnsupportedSchema(SchemaError):
-    """A keyword the compiler cannot enforce exactly; the schema is refused, not weakened."""
+    """A keyword the compiler cannot enforce exactly; the schema is refused, not weakened.
 
-    def __init__(self, keyword: str, pointer: str, reason: str = "") -> None:
+    `relaxable` is False for a keyword that lenient compilation must not ignore either,
+    because the final validation could not check it (a reference that is never retrieved)."""
+
+    def __init__(self, keyword: str, pointer: str, reason: str = "", relaxable: bool = True) -> None:
         where = pointer or "/"
         detail = f": {reason}" if reason else ""
         super().__init__(
@@ -32,6 +35,7 @@ class UnsupportedSchema(SchemaError):
         )
         self.keyword = keyword
         self.pointer = pointer
+        self.relaxable = relaxable
 
 
 class ModelError(ExtractError):

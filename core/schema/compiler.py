@@ -19,8 +19,6 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-import jsonschema
-
 from ..automaton.charnfa import (
     AutomatonTooLarge,
     excluding_machine,
@@ -35,9 +33,10 @@ from ..errors import SchemaError, UnsupportedSchema
 from .disjoint import ALL_KINDS, TYPE_KINDS, Overlap, exclusions, value_kinds
 from .formats import COMPACT_FORMATS, FORMATS
 from .lexical import QUOTE, integer_node, integer_range, number_node, number_range, string_node
-from .load import Schema, resolve_ref
+from .load import Schema, refuse_remote_references, resolve_ref
 from .merge import EXCLUDED, Merge
 from .pattern import UnsupportedPattern, pattern_tree
+from .validation import Validator, draft_name, validator_class, validator_for_schema
 
 ANNOTATIONS = frozenset(
     {
@@ -146,6 +145,7 @@ def compile_schema_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_D
     A recursive `$ref` is expanded at most `recursion_depth` times along any path; deeper
     values are not generated (an optional property, an anyOf branch or array items are left
     out there), and a schema whose recursion cannot stop within the limit is refused."""
+    refuse_remote_references(root)
     compiler = _Compiler(root, recursion_depth)
     try:
         tree = compiler.value(root, "")
@@ -160,10 +160,9 @@ def compile_schema_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_D
 
 def draft_keywords(root: Schema) -> frozenset[str]:
     """The keywords that assert something under the schema's draft (2020-12 when undeclared)."""
-    validator = jsonschema.validators.validator_for(root, default=jsonschema.Draft202012Validator)
-    if validator is jsonschema.Draft3Validator:
+    if draft_name(root) == "draft-03":
         raise UnsupportedSchema("$schema", "/$schema", "draft 3 schemas are not supported; declare draft-04 or later")
-    return frozenset(validator.VALIDATORS) | {"nullable"}
+    return frozenset(validator_class(root).VALIDATORS) | {"nullable"}
 
 
 class _Compiler:
@@ -175,6 +174,14 @@ class _Compiler:
         self.ignored: list[str] = []
         self.memo: dict[tuple[int, tuple[str, ...]], tuple[Any, Node]] = {}
         self.deadline = time.monotonic() + TREE_TIME_BUDGET_S
+        self._root_validator: Validator | None = None
+
+    def validator(self, schema: Any) -> Validator:
+        """A validator for `schema`, a part of the root (or a merge of parts): its references
+        resolve inside the root, and none is ever retrieved."""
+        if self._root_validator is None:
+            self._root_validator = validator_for_schema(self.root)
+        return self._root_validator.evolve(schema=schema)
 
     def value(self, schema: Any, pointer: str) -> Node:
         """The tree of `schema`; memoised per (schema object, references being expanded)."""
@@ -351,8 +358,7 @@ class _Compiler:
         rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
         if isinstance(rest.get("pattern"), list):  # merged patterns (see merge.py): each must match
             rest["allOf"] = [{"pattern": p} for p in rest.pop("pattern")]
-        validator_class = jsonschema.validators.validator_for(self.root, default=jsonschema.Draft202012Validator)
-        checker = validator_class(rest, format_checker=validator_class.FORMAT_CHECKER)
+        checker = self.validator(rest)
         allowed = [v for v in values if checker.is_valid(v)]
         texts = [
             t for t in dict.fromkeys(json.dumps(v, ensure_ascii=False) for v in allowed) if t not in schema.get(EXCLUDED, [])
@@ -407,10 +413,8 @@ class _Compiler:
     def _accepts(self, schema: Any, value: Any) -> bool | None:
         """Whether `schema` (references resolved against the root) accepts `value`; None when
         the validator cannot say (merged schemas may hold forms it does not read)."""
-        validator_class = jsonschema.validators.validator_for(self.root, default=jsonschema.Draft202012Validator)
         try:
-            validator = validator_class(self.root, format_checker=validator_class.FORMAT_CHECKER).evolve(schema=schema)
-            return bool(validator.is_valid(value))
+            return bool(self.validator(schema).is_valid(value))
         except Exception:
             return None
 
@@ -695,8 +699,7 @@ class _Compiler:
     def _name_checker(self, names_schema: Any, pointer: str) -> Callable[[str], bool]:
         if names_schema is True:
             return lambda name: True
-        validator_class = jsonschema.validators.validator_for(self.root, default=jsonschema.Draft202012Validator)
-        validator = validator_class(names_schema, format_checker=validator_class.FORMAT_CHECKER)
+        validator = self.validator(names_schema)
         return lambda name: bool(validator.is_valid(name))
 
     def _map(self, schema: dict[str, Any], pointer: str, low: int, high: int | None) -> Node:

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-import jsonschema
-import jsonschema.exceptions
-
 from ..errors import SchemaError, UnsupportedSchema
+from .validation import meta_schema_error
 
 Schema = dict[str, Any] | bool
+# JSON nesting (objects and arrays) a schema may have. Real schemas stay under 30 levels (27
+# in the 9,557 of JSONSchemaBench); the bound keeps every recursive walk over a schema, the
+# meta-schema check and validation included, far inside Python's recursion limit.
+MAX_SCHEMA_DEPTH = 64
+# Digits of an integer written in a schema: Python refuses to convert longer ones to or from
+# text (its int-string limit is 4,300 digits), and no bound or value needs that many.
+MAX_SCHEMA_INTEGER_DIGITS = 4000
 
 
 def load_schema_file(path: Path) -> Schema:
@@ -24,14 +30,27 @@ def load_schema_file(path: Path) -> Schema:
         raise SchemaError(f"schema file not found: {path}", hint="check the --schema path") from None
     except (OSError, UnicodeDecodeError) as error:
         raise SchemaError(f"cannot read schema file {path}: {error}") from None
+    return check_schema(_parse(text, path), source=str(path))
+
+
+def _parse(text: str, path: Path) -> Any:
     try:
-        schema = json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as error:
         raise SchemaError(
             f"schema file {path} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}",
             hint="fix the JSON syntax",
         ) from None
-    return check_schema(schema, source=str(path))
+    except RecursionError:
+        raise SchemaError(
+            f"schema file {path} nests objects and arrays more deeply than JSON parsing allows",
+            hint=f"a schema may nest at most {MAX_SCHEMA_DEPTH} levels; flatten it with $defs and $ref",
+        ) from None
+    except ValueError as error:  # Python's int-string conversion limit: an integer of thousands of digits
+        raise SchemaError(
+            f"schema file {path} holds a number too long to read: {error}",
+            hint=f"write integers with at most {MAX_SCHEMA_INTEGER_DIGITS} digits",
+        ) from None
 
 
 def _reject_constant(name: str) -> Any:
@@ -43,39 +62,68 @@ def check_schema(schema: Any, source: str = "schema") -> Schema:
     """Check `schema` against its draft's meta-schema (2020-12 when `$schema` is absent)."""
     if not isinstance(schema, dict | bool):
         raise SchemaError(f"{source} must be a JSON object or boolean, not {type(schema).__name__}")
-    where = _non_finite_number(schema, "")
-    if where is not None:
-        raise SchemaError(
-            f"{source} holds a number JSON cannot write (NaN or infinity) at {where or '/'}", hint="use a finite number"
-        )
-    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        validator.check_schema(schema)  # type: ignore[arg-type]  # booleans are valid schemas too
-    except jsonschema.exceptions.SchemaError as error:
+    _check_values(schema, source)
+    error = meta_schema_error(schema)
+    if error is not None:
         where = "/" + "/".join(str(p) for p in error.absolute_path)
         raise SchemaError(
             f"{source} fails the JSON Schema meta-schema at {where}: {error.message}",
             hint="fix the schema so that it is valid JSON Schema",
-        ) from None
+        )
     return schema  # type: ignore[no-any-return]
 
 
-def _non_finite_number(value: Any, pointer: str) -> str | None:
-    """The pointer to the first NaN or infinity in `value`, else None (iterative: schemas nest deeply)."""
-    stack = [(value, pointer)]
-    while stack:
-        item, where = stack.pop()
+def _check_values(schema: Any, source: str) -> None:
+    """Refuse what no later step could handle: nesting beyond MAX_SCHEMA_DEPTH, NaN or
+    infinity, integers beyond MAX_SCHEMA_INTEGER_DIGITS digits (checked iteratively, before
+    anything recursive reads the schema)."""
+    for item, where, depth in _walk(schema):
+        if depth > MAX_SCHEMA_DEPTH:
+            raise SchemaError(
+                f"{source} nests objects and arrays more than {MAX_SCHEMA_DEPTH} levels deep (at {where})",
+                hint="flatten deeply nested sub-schemas with $defs and $ref",
+            )
         if isinstance(item, float) and not math.isfinite(item):
-            return where
+            raise SchemaError(
+                f"{source} holds a number JSON cannot write (NaN or infinity) at {where or '/'}", hint="use a finite number"
+            )
+        if isinstance(item, int) and not isinstance(item, bool) and _too_many_digits(item):
+            raise SchemaError(
+                f"{source} holds an integer of more than {MAX_SCHEMA_INTEGER_DIGITS} digits at {where or '/'}",
+                hint="use a shorter number",
+            )
+
+
+def _too_many_digits(number: int) -> bool:
+    # 10**k has about k / log10(2) bits: compare bit lengths, never convert the number to text.
+    return abs(number).bit_length() > MAX_SCHEMA_INTEGER_DIGITS * 3.3219280948873626
+
+
+def _walk(value: Any) -> Iterator[tuple[Any, str, int]]:
+    """Every value inside `value` with its JSON pointer and nesting depth (objects and
+    arrays count one level each), without recursion."""
+    stack = [(value, "", 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        yield item, where, depth
         if isinstance(item, dict):
-            stack.extend((child, f"{where}/{str(key).replace('~', '~0').replace('/', '~1')}") for key, child in item.items())
+            stack.extend((child, f"{where}/{_escape(str(key))}", depth + 1) for key, child in item.items())
         elif isinstance(item, list):
-            stack.extend((child, f"{where}/{index}") for index, child in enumerate(item))
-    return None
+            stack.extend((child, f"{where}/{index}", depth + 1) for index, child in enumerate(item))
 
 
-def resolve_ref(root: Schema, ref: str, pointer: str) -> tuple[Any, str]:
-    """The sub-schema a local `$ref` names, and its JSON pointer inside the root."""
+def _escape(part: str) -> str:
+    return part.replace("~", "~0").replace("/", "~1")
+
+
+def resolve_ref(root: Schema, ref: Any, pointer: str) -> tuple[Any, str]:
+    """The sub-schema a local `$ref` names, and its JSON pointer inside the root.
+
+    Raises UnsupportedSchema for references that are not JSON pointers into the root (never
+    retrieved; see refuse_remote_references), SchemaError when the pointer leads nowhere or
+    to something that is not a schema (`#/required`)."""
+    if not isinstance(ref, str):
+        raise SchemaError(f"$ref at {pointer or '/'} must be a string, not {type(ref).__name__}")
     if not ref.startswith("#"):
         raise UnsupportedSchema("$ref", pointer, f"only local references ('#/...') are supported, not {ref!r}")
     fragment = unquote(ref[1:])
@@ -86,7 +134,20 @@ def resolve_ref(root: Schema, ref: str, pointer: str) -> tuple[Any, str]:
         for raw in fragment[1:].split("/"):
             part = raw.replace("~1", "/").replace("~0", "~")
             target = _step(target, part, ref, pointer)
+    if not isinstance(target, dict | bool):
+        raise SchemaError(
+            f"$ref {ref!r} at {pointer or '/'} names {_kind(target)}, not a schema",
+            hint="point $ref at a schema, e.g. one under '#/$defs/'",
+        )
     return target, fragment or ""
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    return "null" if value is None else "a number"
 
 
 def _step(target: Any, part: str, ref: str, pointer: str) -> Any:
@@ -95,6 +156,65 @@ def _step(target: Any, part: str, ref: str, pointer: str) -> Any:
     if isinstance(target, list) and part.isdigit() and int(part) < len(target):
         return target[int(part)]
     raise SchemaError(f"$ref {ref!r} at {pointer or '/'} does not resolve inside the schema")
+
+
+# Keywords whose value is a schema, a list of schemas, or a map of names to schemas: where a
+# validator finds references (values of other keywords are data, or mean nothing).
+_ONE_SCHEMA = frozenset(
+    {
+        "additionalItems",
+        "additionalProperties",
+        "contains",
+        "contentSchema",
+        "else",
+        "if",
+        "items",
+        "not",
+        "propertyNames",
+        "then",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+    }
+)
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
+_SCHEMA_MAPS_ALL = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"})
+REFERENCE_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+def refuse_remote_references(schema: Schema) -> None:
+    """Raise UnsupportedSchema (not relaxable) for the first reference that does not start
+    with `#`: such a reference would be resolved by retrieving a URI, which never happens, so
+    neither the compiler nor the final validation could check what it asks. A keyword that
+    cannot be checked at all must not be ignored, even when refused keywords are."""
+    for sub, pointer in _subschemas(schema):
+        for keyword in REFERENCE_KEYWORDS:
+            ref = sub.get(keyword)
+            if isinstance(ref, str) and not ref.startswith("#"):
+                raise UnsupportedSchema(
+                    keyword,
+                    f"{pointer}/{keyword}",
+                    f"{ref!r} is not inside this schema; references are never retrieved over the network or"
+                    " from files: copy the referenced schema under '$defs' and point at it with '#/$defs/...'",
+                    relaxable=False,
+                )
+
+
+def _subschemas(schema: Schema) -> Iterator[tuple[dict[str, Any], str]]:
+    """Every object in a schema position, with its JSON pointer (iterative)."""
+    stack: list[tuple[Any, str]] = [(schema, "")]
+    while stack:
+        sub, pointer = stack.pop()
+        if not isinstance(sub, dict):
+            continue
+        yield sub, pointer
+        for keyword, value in sub.items():
+            here = f"{pointer}/{_escape(keyword)}"
+            if keyword in _ONE_SCHEMA and isinstance(value, dict):
+                stack.append((value, here))
+            elif keyword in _SCHEMA_LISTS and isinstance(value, list):
+                stack.extend((item, f"{here}/{index}") for index, item in enumerate(value))
+            elif keyword in _SCHEMA_MAPS_ALL and isinstance(value, dict):
+                stack.extend((item, f"{here}/{_escape(str(name))}") for name, item in value.items())
 
 
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})

@@ -15,10 +15,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import jsonschema
-
 from ..errors import SchemaError, UnsupportedSchema
 from .load import Schema, resolve_ref
+from .validation import validator_for_schema
 
 # Internal keyword: JSON texts of values a `not` excludes (never in user schemas, never validated).
 EXCLUDED = "$gguf-extract:excluded"
@@ -190,7 +189,7 @@ def _merge_type(merge: Merge, first: Any, second: Any) -> Any:
 
 
 def _same_value(first: Any, second: Any) -> bool:
-    return jsonschema.Draft202012Validator({"const": first}).is_valid(second)
+    return bool(validator_for_schema({"const": first}).is_valid(second))
 
 
 def _merge_enum(merge: Merge, first: Any, second: Any) -> Any:

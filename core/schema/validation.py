@@ -1,0 +1,80 @@
+"""Every jsonschema validator the library uses is built here, and none retrieves a reference.
+
+A jsonschema validator built without a registry fetches a `$ref` it cannot resolve inside
+the schema over HTTP (or reads it from a file). A schema is data, often not written by the
+person running the tool, so every validator here gets a registry whose `retrieve` refuses
+every URI: a reference resolves inside the schema (or the bundled meta-schemas) or not at
+all. The compiler refuses non-local references before any validator sees them; the registry
+is the second wall, for any reference a validator would follow that the compiler did not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+import jsonschema.exceptions
+import jsonschema.protocols
+import referencing
+import referencing.exceptions
+
+from ..errors import SchemaError
+
+Validator = jsonschema.protocols.Validator
+
+
+def _refuse_retrieval(uri: str) -> referencing.Resource[Any]:
+    raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]  # an attrs class mypy cannot read
+
+
+# Bundled meta-schemas are added by jsonschema itself (SPECIFICATIONS.combine(registry)).
+NO_RETRIEVAL: referencing.Registry[Any] = referencing.Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]  # attrs, as above
+# jsonschema wraps referencing's Unresolvable (and subclasses it): catch this one class.
+Unresolvable = referencing.exceptions.Unresolvable
+
+
+def validator_class(schema: Any) -> type[Validator]:
+    """The validator of the schema's draft (`$schema`; 2020-12 when absent or unknown).
+    Raises SchemaError when `$schema` is not a string (jsonschema would fail reading it)."""
+    if isinstance(schema, dict) and "$schema" in schema and not isinstance(schema["$schema"], str):
+        raise SchemaError(
+            f"`$schema` must be a string naming a draft's meta-schema, not {type(schema['$schema']).__name__}",
+            hint='write e.g. "$schema": "https://json-schema.org/draft/2020-12/schema", or leave it out',
+        )
+    found: type[Validator] = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return found
+
+
+def draft_name(schema: Any) -> str:
+    """The schema's draft as people write it: `draft-07`, `2020-12`."""
+    number = validator_class(schema).__name__.removeprefix("Draft").removesuffix("Validator")
+    return f"{number[:4]}-{number[4:]}" if len(number) == 6 else f"draft-{int(number):02d}"
+
+
+def validator_for_schema(root: Any) -> Validator:
+    """A validator for `root` with its draft's format checker; references resolve inside
+    `root` only. Cheap to build (nothing is crawled until a reference is followed); use
+    `.evolve(schema=part)` for a part of `root` so that its references resolve in `root`."""
+    cls = validator_class(root)
+    return cls(root, format_checker=cls.FORMAT_CHECKER, registry=NO_RETRIEVAL)
+
+
+def meta_schema_error(schema: Any) -> jsonschema.exceptions.ValidationError | None:
+    """The first way `schema` fails its draft's meta-schema, or None (what check_schema
+    raises, with the registry above: the meta-schemas are bundled)."""
+    cls = validator_class(schema)
+    meta_class = jsonschema.validators.validator_for(cls.META_SCHEMA, default=cls)
+    meta = meta_class(cls.META_SCHEMA, format_checker=meta_class.FORMAT_CHECKER, registry=NO_RETRIEVAL)
+    return next(iter(meta.iter_errors(schema)), None)
+
+
+def best_error(validator: Validator, value: Any) -> jsonschema.exceptions.ValidationError | None:
+    """The most relevant way `value` fails, or None. Raises SchemaError when the schema
+    holds a reference that does not resolve inside it."""
+    try:
+        return jsonschema.exceptions.best_match(validator.iter_errors(value))
+    except Unresolvable as error:
+        raise SchemaError(
+            f"a $ref does not resolve inside the schema ({error}); references are never retrieved",
+            hint="point every $ref at a part of the same schema ('#/$defs/...')",
+        ) from None
