@@ -12,7 +12,8 @@ import ctypes
 import importlib.util
 import os
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -69,6 +70,31 @@ def _quiet_native_logs() -> Iterator[None]:
         os.close(saved)
 
 
+def _running_tasks() -> int:
+    """Tasks running now, this process among them: the fourth field of /proc/loadavg is
+    "running/total". Raises OSError or ValueError where there is no such file."""
+    return int(Path("/proc/loadavg").read_text().split()[3].split("/")[0])
+
+
+def free_cores(running_tasks: Callable[[], int] = _running_tasks) -> int:
+    """The cores this process may use, less one for each other task running right now (at
+    least one). llama.cpp's threads wait for each other at every layer, so one thread that has
+    to share its core with another program stalls all of them: on two cores beside one busy
+    process, two threads ran several times slower than one (bench/threads.py)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    readings = []
+    for _ in range(_LOAD_READINGS):  # the fewest of a few readings: a task that only passes by is not counted
+        try:
+            readings.append(running_tasks())
+        except (OSError, ValueError, IndexError):
+            return cores
+        time.sleep(0.01)
+    return max(1, cores - max(0, min(readings) - 1))
+
+
+_LOAD_READINGS = 4
+
+
 def _llama_class() -> Any:
     import llama_cpp
 
@@ -98,9 +124,10 @@ class GGUFModel:
 
     @staticmethod
     def load(path: Path, n_ctx: int, n_threads: int | None = None, n_gpu_layers: int = -1) -> GGUFModel:
-        """Weights and a context of `n_ctx` tokens; layers offloaded to a GPU when the build has one."""
+        """Weights and a context of `n_ctx` tokens; layers offloaded to a GPU when the build has one.
+        `n_threads` None: the cores free now (see `free_cores`)."""
         check_model_file(path)
-        threads = n_threads or os.cpu_count() or 1
+        threads = n_threads or free_cores()
         llama = _load(
             path,
             n_ctx=n_ctx,
