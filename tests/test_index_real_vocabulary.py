@@ -39,6 +39,7 @@ def _sample() -> list[dict[str, Any]]:
         return [json.loads(line) for number, line in enumerate(lines) if number % SAMPLE_EVERY == 0]
 
 
+@pytest.mark.model  # reads the bundled model's vocabulary
 @pytest.mark.skipif(not CORPUS.exists(), reason="the shared JSONSchemaBench corpus is not present")
 def test_index_equals_a_plain_walk_of_the_whole_vocabulary(vocabulary: Vocabulary) -> None:
     checked = 0
