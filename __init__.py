@@ -16,6 +16,8 @@ _EXPORTS = {
     "SamplingSettings": "core.decode",
     "CompiledSchema": "core.compiled",
     "Cursor": "core.compiled",
+    "Guide": "core.guide",
+    "new_bitmask": "core.guide",
     "compile_schema": "core.compiled",
     "Vocabulary": "core.vocab",
     "load_schema_file": "core.schema.load",

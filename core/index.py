@@ -39,6 +39,9 @@ _CLASS_RUN_CANDIDATES = 2048
 # States listing more walked tokens than this are kept only for the latest _WIDE_SETS_KEPT ones.
 _WIDE_SET = 16384
 _WIDE_SETS_KEPT = 16
+# A packed mask is 4 bytes per 32 tokens (6 KB for 49k tokens, 32 KB for 262k): kept for the
+# latest states only, as a bounded string passes through a new state at every character.
+_PACKED_MASKS_KEPT = 256
 # The ASCII text characters as a mask over bytes 0..127.
 _TEXT_ASCII_MEMBERS = np.zeros(128, dtype=bool)
 _TEXT_ASCII_MEMBERS[TEXT_ASCII] = True
@@ -144,6 +147,7 @@ class TokenIndex:
         self._singles: dict[int, int] = {}
         self._all_text = _TextClass((table.ascii_text, table.wide_text, table.astral_text), ())
         self._text_classes: dict[bytes, _TextClass] = {}
+        self._packed: OrderedDict[int, npt.NDArray[np.int32]] = OrderedDict()
 
     def computed(self) -> dict[int, Transitions]:
         """The token sets computed so far and kept, by state."""
@@ -165,6 +169,23 @@ class TokenIndex:
                     self._wide.popitem(last=False)
         elif state in self._wide:
             self._wide.move_to_end(state)
+        return found
+
+    def packed_mask(self, state: int) -> npt.NDArray[np.int32]:
+        """The tokens `state` allows as a bitmask (bit t % 32 of 32-bit word t // 32 for token
+        t; end-of-generation tokens left out). Read-only; kept for the latest states."""
+        found = self._packed.get(state)
+        if found is None:
+            bits = np.zeros(mask_words(self.table.vocab.size) * 32, dtype=bool)
+            for part in self.transitions(state).parts:
+                bits[part.ids] = True
+            found = np.packbits(bits, bitorder="little").view("<i4").astype(np.int32)
+            found.flags.writeable = False
+            self._packed[state] = found
+            if len(self._packed) > _PACKED_MASKS_KEPT:
+                self._packed.popitem(last=False)
+        else:
+            self._packed.move_to_end(state)
         return found
 
     def _candidates(self, first_bytes: npt.NDArray[np.intp]) -> IdArray:
@@ -379,6 +400,11 @@ class TokenIndex:
             self.dfa.ensure_rows(set(states[unknown].tolist()))
             following = self.dfa.table.ravel()[offsets]
         return following
+
+
+def mask_words(vocabulary_size: int) -> int:
+    """How many 32-bit words a bitmask over a vocabulary of this size needs."""
+    return -(-vocabulary_size // 32)
 
 
 def _by_length(ends: IdArray, groups: list[tuple[IdArray, IdArray]], walked: Transitions) -> Transitions:

@@ -1,0 +1,90 @@
+"""The public Guide on a hand-made vocabulary: its bitmask, its ids and its moves agree with a
+plain walk of the automaton, and it refuses what it cannot do."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import EOS, compile_for, random_walk
+
+from gguf_extract.core.guide import Guide, new_bitmask
+from gguf_extract.core.index import mask_words
+from gguf_extract.core.vocab import Vocabulary
+
+SCHEMAS = [
+    {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}, "n": {"type": "integer"}}, "required": ["n"]},
+    {"type": "array", "items": {"enum": ["r", "g", 7]}, "maxItems": 3},
+    {"type": "string", "pattern": "^[a-c]{2,4}-\\d$"},
+]
+
+
+def ids_in(bitmask: np.ndarray) -> set[int]:
+    bits = np.unpackbits(bitmask.view(np.uint8), bitorder="little")
+    return set(np.flatnonzero(bits).tolist())
+
+
+def walked(vocab: Vocabulary, guide: Guide) -> set[int]:
+    """Every token whose bytes the automaton takes from here, by a plain walk."""
+    allowed = set()
+    for token, piece in enumerate(vocab.pieces):
+        if piece and guide.copy().try_advance(token):
+            allowed.add(token)
+    if guide.is_accepting():
+        allowed |= set(vocab.eog_ids)
+    return allowed
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_mask_ids_and_walk_agree_along_documents(vocab: Vocabulary, schema: dict[str, object]) -> None:
+    compiled = compile_for(schema, vocab)
+    bitmask = new_bitmask(vocab.size)
+    for seed in range(4):
+        guide = Guide(compiled)
+        for byte in random_walk(compiled, seed, 60).encode():
+            guide.fill_mask(bitmask)
+            assert ids_in(bitmask) == set(guide.allowed_token_ids().tolist()) == walked(vocab, guide)
+            guide.advance(byte + 2)  # the single-byte tokens follow the control and end tokens
+        assert guide.is_accepting() and guide.shortest_completion() == 0
+        guide.advance(EOS)
+        guide.fill_mask(bitmask)
+        assert guide.is_finished() and not bitmask.any() and len(guide.allowed_token_ids()) == 0
+
+
+def test_bitmask_layout_is_llguidance_s(vocab: Vocabulary) -> None:
+    guide = Guide(compile_for({"const": "a"}, vocab))
+    bitmask = new_bitmask(vocab.size)
+    assert bitmask.shape == (mask_words(vocab.size),) == (-(-vocab.size // 32),)
+    guide.fill_mask(bitmask)
+    assert set(guide.allowed_token_ids().tolist()) == {2 + ord('"')}
+    token = 2 + ord('"')
+    assert int(bitmask.view(np.uint32)[token // 32]) == 1 << (token % 32)
+
+
+def test_refusals_leave_the_guide_where_it_was(vocab: Vocabulary) -> None:
+    guide = Guide(compile_for({"type": "integer"}, vocab))
+    for bad in (-1, vocab.size, 10**6):
+        with pytest.raises(ValueError, match="outside the vocabulary"):
+            guide.advance(bad)
+    with pytest.raises(ValueError, match="not allowed"):
+        guide.advance(2 + ord("x"))
+    with pytest.raises(ValueError, match="not allowed"):
+        guide.advance(EOS)  # nothing written yet: not a complete document
+    with pytest.raises(ValueError, match="int32 array of shape"):
+        guide.fill_mask(np.zeros(3, dtype=np.int32))
+    assert guide.tokens_taken == 0 and guide.state == compile_for({"type": "integer"}, vocab).dfa.start
+
+
+def test_rollback_and_copy(vocab: Vocabulary) -> None:
+    compiled = compile_for({"type": "string", "maxLength": 3}, vocab)
+    guide = Guide(compiled)
+    start = guide.state
+    for byte in b'"ab':
+        guide.advance(byte + 2)
+    twin = guide.copy()
+    guide.rollback(2)
+    assert guide.tokens_taken == 1 and twin.tokens_taken == 3
+    assert twin.forced_text() == b"" and twin.shortest_completion() == 1
+    guide.rollback(1)
+    assert guide.state == start and guide.forced_text() == b'"'
+    with pytest.raises(ValueError, match="cannot roll back"):
+        guide.rollback(1)
