@@ -18,6 +18,7 @@ _EXPORTS = {
     "Cursor": "core.compiled",
     "Guide": "core.guide",
     "new_bitmask": "core.guide",
+    "llama_cpp_logits_processor": "core.llama_cpp_processor",
     "compile_schema": "core.compiled",
     "Vocabulary": "core.vocab",
     "load_schema_file": "core.schema.load",

@@ -54,13 +54,18 @@ class Guide:
     def vocabulary_size(self) -> int:
         return self._compiled.vocab.size
 
-    def allowed_token_ids(self) -> IdArray:
+    def allowed_token_ids(self, budget: int | None = None) -> IdArray:
         """Ascending ids of the tokens allowed next, end-of-generation ids only where the text
-        so far is a complete document; empty once one was taken. Allocates: `fill_mask` is
-        the fast way to ask at every step."""
+        so far is a complete document; empty once one was taken. With `budget` (tokens left,
+        this one included), only tokens after which the document can still close in time:
+        each byte still needed may take a token, as no token is shorter than a byte.
+        Allocates: `fill_mask` is the fast way to ask at every step."""
         if self.state == _STOPPED:
             return np.zeros(0, dtype=np.int32)
-        ids = self._compiled.index.transitions(self.state).token_ids
+        transitions = self._compiled.index.transitions(self.state)
+        ids = transitions.token_ids
+        if budget is not None:
+            ids = ids[1 + self._compiled.dfa.distance_array[transitions.end_states] <= budget]
         if self.is_accepting():
             return np.union1d(ids, self._eog_ids()).astype(np.int32)
         return np.sort(ids).astype(np.int32)
