@@ -22,8 +22,9 @@ from gguf_extract.core.automaton.regex import Repeat, chars, lit, seq
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.compiled import SchemaAutomaton, compile_automaton
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
-from gguf_extract.core.schema.compiler import _divides_integers, compile_schema_tree
+from gguf_extract.core.schema.compiler import compile_schema_tree
 from gguf_extract.core.schema.load import validation_schema
+from gguf_extract.core.schema.numbers import divides_integers
 
 PERSON = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 8}}, "required": ["name"]}
 
@@ -380,7 +381,7 @@ def test_decimal_bounds_are_exact(
 @given(st.integers(1, 10**6), st.lists(st.integers(-(10**19), 10**19), min_size=1, max_size=20))
 def test_fractional_divisors_accepted_only_where_the_validator_agrees(multiplier: int, numbers: list[int]) -> None:
     divisor = 1 / multiplier
-    if _divides_integers(divisor):
+    if divides_integers(divisor):
         validator = jsonschema.Draft202012Validator({"multipleOf": divisor})
         assert all(validator.is_valid(n) for n in numbers), divisor
 

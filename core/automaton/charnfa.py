@@ -10,6 +10,7 @@ node (the byte layer adds JSON escaping). Sizes are bounded: a product that woul
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Iterable
 
@@ -153,16 +154,22 @@ def _without_points(ranges: tuple[tuple[int, int], ...], points: list[int]) -> l
     return out
 
 
-def multiple_machine(divisor: int) -> Machine:
-    """Decimal integers (optionally negative) divisible by `divisor`: one state per
-    remainder, read digit by digit. Intersect with an integer syntax to forbid leading zeros."""
-    sign, first = divisor, divisor + 1  # state ids past the remainders 0..divisor-1
-    edges: list[list[Edge]] = [[] for _ in range(divisor + 2)]
+def multiple_machine(divisor: int, zeros: int = 0) -> Machine:
+    """Decimal integers (optionally negative) divisible by `divisor` * 10**zeros: one state
+    per remainder of `divisor`, read digit by digit, then `zeros` zero digits (and 0 itself).
+    Intersect with an integer syntax to forbid leading zeros."""
+    sign, first, zero = divisor, divisor + 1, divisor + 2  # state ids past the remainders 0..divisor-1
+    tail = list(range(divisor + 3, divisor + 3 + zeros))  # the i-th state has read i + 1 final zeros
+    edges: list[list[Edge]] = [[] for _ in range(divisor + 3 + zeros)]
     for remainder in range(divisor):
         edges[remainder] = [(0x30 + d, 0x30 + d, (remainder * 10 + d) % divisor) for d in range(10)]
-    edges[first] = [(0x2D, 0x2D, sign), *((0x30 + d, 0x30 + d, d % divisor) for d in range(10))]
+    edges[first] = [(0x2D, 0x2D, sign), (0x30, 0x30, zero), *((0x30 + d, 0x30 + d, d % divisor) for d in range(10))]
     edges[sign] = [(0x30 + d, 0x30 + d, d % divisor) for d in range(10)]
-    return _trimmed(edges, first, {0})
+    if tail:
+        edges[0].append((0x30, 0x30, tail[0]))  # a multiple of `divisor`, then the zeros
+        for state, following in itertools.pairwise(tail):
+            edges[state] = [(0x30, 0x30, following)]
+    return _trimmed(edges, first, {tail[-1] if tail else 0, zero})
 
 
 def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_LIMIT) -> Machine:

@@ -10,13 +10,10 @@ bounded digits); generating one it forbids is never fine.
 from __future__ import annotations
 
 import json
-import math
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
-from fractions import Fraction
 from typing import Any
 
 from ..automaton.charnfa import (
@@ -26,15 +23,16 @@ from ..automaton.charnfa import (
     is_empty,
     length_machine,
     machine_from_tree,
-    multiple_machine,
 )
 from ..automaton.regex import EMPTY, Machine, Node, Repeat, alt, length_range, lit, optional, seq
 from ..errors import SchemaError, UnsupportedSchema
 from .disjoint import ALL_KINDS, TYPE_KINDS, Overlap, exclusions, value_kinds
-from .formats import COMPACT_FORMATS, FORMATS
-from .lexical import QUOTE, integer_node, integer_range, number_node, number_range, string_node
+from .formats import COMPACT_FORMATS, FORMATS, SUBSETS
+from .lexical import QUOTE, json_text, number_node, string_node
+from .limits import MAX_FLOOR_TEXT, MAX_OBJECT_NODES, Floor, check_document_floor, floor_problem
 from .load import Schema, refuse_remote_references, resolve_ref
 from .merge import EXCLUDED, Merge
+from .numbers import integer_values, number_values
 from .pattern import UnsupportedPattern, pattern_tree
 from .validation import Validator, draft_name, validator_class, validator_for_schema
 
@@ -155,6 +153,7 @@ def compile_schema_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_D
             cut.pointer,
             f"recursive reference {cut.ref!r} cannot stop within {recursion_depth} levels; raise the recursion depth",
         ) from None
+    check_document_floor(tree)
     return CompiledTree(tree, compiler.ignored)
 
 
@@ -175,6 +174,7 @@ class _Compiler:
         self.memo: dict[tuple[int, tuple[str, ...]], tuple[Any, Node]] = {}
         self.deadline = time.monotonic() + TREE_TIME_BUDGET_S
         self._root_validator: Validator | None = None
+        self.floor = Floor()
 
     def validator(self, schema: Any) -> Validator:
         """A validator for `schema`, a part of the root (or a merge of parts): its references
@@ -360,9 +360,7 @@ class _Compiler:
             rest["allOf"] = [{"pattern": p} for p in rest.pop("pattern")]
         checker = self.validator(rest)
         allowed = [v for v in values if checker.is_valid(v)]
-        texts = [
-            t for t in dict.fromkeys(json.dumps(v, ensure_ascii=False) for v in allowed) if t not in schema.get(EXCLUDED, [])
-        ]
+        texts = [t for t in dict.fromkeys(json_text(v) for v in allowed) if t not in schema.get(EXCLUDED, [])]
         if not texts:
             raise SchemaError(f"no value listed by enum/const at {pointer or '/'} satisfies its schema")
         return texts
@@ -406,7 +404,7 @@ class _Compiler:
             if names:
                 branch = merge.pair(branch, {"properties": dict.fromkeys(names, False)})
             if values:
-                branch = merge.pair(branch, {EXCLUDED: [json.dumps(v, ensure_ascii=False) for v in values]})
+                branch = merge.pair(branch, {EXCLUDED: [json_text(v) for v in values]})
             builders.append(self._builder(branch, f"{keyword_pointer}/{index}", list(merge.refs)))
         return alt(*self._surviving(builders))
 
@@ -457,12 +455,7 @@ class _Compiler:
         return builders[name](schema, pointer)
 
     def _integer(self, schema: dict[str, Any], pointer: str) -> Node:
-        low, high = _integer_bounds(schema)
-        if low is not None and high is not None and low > high:
-            raise SchemaError(f"no integer satisfies the bounds at {pointer or '/'}")
-        node = integer_node() if low is None and high is None else integer_range(low, high)
-        if "multipleOf" in schema:
-            node = self._multiples(node, schema["multipleOf"], pointer)
+        node = integer_values(schema, pointer)
         banned = [json.dumps(int(v)) for v in map(json.loads, schema.get(EXCLUDED, [])) if _is_whole(v)]
         if not banned:
             return node
@@ -475,45 +468,27 @@ class _Compiler:
             raise SchemaError(f"`not` at {pointer or '/'} excludes every value the schema allows")
         return machine
 
-    def _multiples(self, integers: Node, divisor: Any, pointer: str) -> Node:
-        """The integers of `integers` divisible by `divisor`: exact for whole divisors
-        (integer arithmetic in the validator too). A divisor 1/m (0.5, 0.01, ...) divides
-        every integer, and the validator's float division agrees (see _divides_integers);
-        other fractional divisors are refused."""
-        keyword_pointer = _join(pointer, "multipleOf")
-        if isinstance(divisor, float) and not divisor.is_integer():
-            if _divides_integers(divisor):
-                return integers
-            raise UnsupportedSchema(
-                "multipleOf", keyword_pointer, "only whole divisors or 1/n divisors (0.5, 0.01, ...) are supported"
-            )
-        divisor = int(divisor)
-        if divisor == 1:
-            return integers
-        try:
-            machine = intersect(machine_from_tree(integers), multiple_machine(divisor))
-        except AutomatonTooLarge:
-            raise UnsupportedSchema("multipleOf", keyword_pointer, f"divisor {divisor} with these bounds is too large") from None
-        if is_empty(machine):
-            raise SchemaError(f"no integer within the bounds at {pointer or '/'} is a multiple of {divisor}")
-        return machine
-
     def _number(self, schema: dict[str, Any], pointer: str) -> Node:
-        if "multipleOf" in schema:
-            # Whole multiples of a whole divisor: integers, a subset of the numbers allowed.
-            return self._integer(schema, pointer)
-        low, low_exclusive, high, high_exclusive = _bounds(schema)
-        if low is None and high is None:
-            return number_node()
-        if low is not None and high is not None and (low > high or (low == high and (low_exclusive or high_exclusive))):
-            raise SchemaError(f"no number satisfies the bounds at {pointer or '/'}")
-        return number_range(_decimal(low), _decimal(high), low_exclusive, high_exclusive)
+        return number_values(schema, pointer, lambda value: bool(self.validator(schema).is_valid(value)))
 
     def _string(self, schema: dict[str, Any], pointer: str) -> Node:
-        low = schema.get("minLength", 0)
-        high = schema.get("maxLength")
+        node = self._string_node(schema, pointer)
+        problem = floor_problem(*self.floor.of(node))
+        if problem is not None:  # minLength alone is caught before anything is built
+            keyword = "pattern" if "pattern" in schema else "format" if "format" in schema else "minLength"
+            raise UnsupportedSchema(keyword, _join(pointer, keyword), f"{problem}; the string is too long to generate")
+        return node
+
+    def _string_node(self, schema: dict[str, Any], pointer: str) -> Node:
+        low, high = _count(schema, "minLength") or 0, _count(schema, "maxLength")
         if high is not None and low > high:
             raise SchemaError(f"minLength exceeds maxLength at {pointer or '/'}")
+        if low > MAX_FLOOR_TEXT:
+            raise UnsupportedSchema(
+                "minLength",
+                _join(pointer, "minLength"),
+                f"minLength {low} is above the limit of {MAX_FLOOR_TEXT} characters a string may be required to have",
+            )
         patterns = schema.get("pattern", [])
         bodies = [self._pattern_body(p, pointer) for p in ([patterns] if isinstance(patterns, str) else patterns)]
         format_body = self._format_body(schema, pointer)
@@ -528,7 +503,34 @@ class _Compiler:
             if len(bodies) == 1 and format_body is not None:
                 return seq(QUOTE, format_body, QUOTE)  # formats are ASCII without quotes or backslashes
             low, high = 0, None
-        return seq(QUOTE, self._string_machine(bodies, low, high, pointer, schema), QUOTE)
+        try:
+            return seq(QUOTE, self._string_machine(bodies, low, high, pointer, schema), QUOTE)
+        except UnsupportedSchema:
+            raise
+        except SchemaError:
+            self._refuse_format_subset(schema, pointer, [b for b in bodies if b is not format_body], low, high)
+            raise
+
+    def _refuse_format_subset(self, schema: dict[str, Any], pointer: str, others: list[Node], low: int, high: int | None) -> None:
+        """When a format's generated subset, not the schema, leaves no string (the other
+        keywords alone allow some), refuse the format naming that subset."""
+        name = schema.get("format")
+        if name not in SUBSETS:
+            return
+        try:
+            if others:
+                self._string_machine(others, low, high, pointer, schema)
+        except SchemaError:
+            return  # unsatisfiable without the format too
+        shortest = length_range(FORMATS[name]())[0]
+        high = _count(schema, "maxLength")
+        if high is not None and high < shortest:
+            why = f"its shortest string has {shortest} characters, more than maxLength {high}"
+        else:
+            why = "none of its strings " + ("matches the pattern" if "pattern" in schema else "meets the other keywords")
+        raise UnsupportedSchema(
+            "format", _join(pointer, "format"), f"format {name!r} is generated from a subset ({SUBSETS[name]}), and {why}"
+        )
 
     def _pattern_body(self, pattern: str, pointer: str) -> Node:
         try:
@@ -544,7 +546,7 @@ class _Compiler:
             return None
         if name in FORMATS:
             body = FORMATS[name]()
-            high = schema.get("maxLength")
+            high = _count(schema, "maxLength")
             longest = length_range(body)[1]
             if name in COMPACT_FORMATS and high is not None and (longest is None or longest > high):
                 compact = COMPACT_FORMATS[name]()
@@ -572,8 +574,14 @@ class _Compiler:
         return machine
 
     def _array(self, schema: dict[str, Any], pointer: str) -> Node:
-        low = schema.get("minItems", 0)
-        high = schema.get("maxItems")
+        node = self._array_node(schema, pointer)
+        problem = floor_problem(*self.floor.of(node))
+        if problem is not None:
+            raise UnsupportedSchema("minItems", _join(pointer, "minItems"), f"{problem}; lower minItems")
+        return node
+
+    def _array_node(self, schema: dict[str, Any], pointer: str) -> Node:
+        low, high = _count(schema, "minItems") or 0, _count(schema, "maxItems")
         if high is not None and low > high:
             raise SchemaError(f"minItems exceeds maxItems at {pointer or '/'}")
         prefix, prefix_keyword, rest, rest_keyword = _array_parts(schema)
@@ -608,8 +616,15 @@ class _Compiler:
             raise UnsupportedSchema(
                 "uniqueItems", _join(pointer, "uniqueItems"), "only arrays whose items are enum, const, boolean or null values"
             )
+        members: list[tuple[Node, bool]] = [(lit(text), False) for text in values]
+        if object_nodes(members, low, high) > MAX_OBJECT_NODES:
+            raise UnsupportedSchema(
+                "uniqueItems",
+                _join(pointer, "uniqueItems"),
+                f"{len(values)} distinct values with minItems/maxItems need more than {MAX_OBJECT_NODES} automaton nodes",
+            )
         try:
-            return object_of([(lit(text), False) for text in values], low, high, brackets=("[", "]"))
+            return object_of(members, low, high, brackets=("[", "]"))
         except SchemaError:
             raise SchemaError(f"no array of distinct values at {pointer or '/'} has between {low} and {high} items") from None
 
@@ -618,7 +633,7 @@ class _Compiler:
             # Through value(): a dependent schema may bring oneOf, anyOf, not or enum along.
             return self.value(self._without_dependencies(schema, pointer), pointer)
         properties, required = self._property_schemas(schema, pointer)
-        low, high = schema.get("minProperties", 0), schema.get("maxProperties")
+        low, high = _count(schema, "minProperties") or 0, _count(schema, "maxProperties")
         if not properties and not required:
             if low > 1:
                 # Generated keys may repeat, and a repeated key counts once: not exact.
@@ -633,7 +648,7 @@ class _Compiler:
                 if is_required:
                     raise SchemaError(f"required property {name!r} cannot have any value at {pointer or '/'}")
                 continue
-            key = lit(json.dumps(name, ensure_ascii=False) + ": ")
+            key = lit(json_text(name) + ": ")
             try:
                 members.append((seq(key, self.value(sub, sub_pointer)), is_required))
             except UnsupportedSchema:
@@ -641,10 +656,25 @@ class _Compiler:
             except (_DepthCut, SchemaError):
                 if is_required:
                     raise  # an optional property past the recursion depth, or with no valid value, is not written
+        self._refuse_large_object(members, low, high, pointer)
         try:
             return object_of(members, low, high)
         except SchemaError:
             raise SchemaError(f"no object at {pointer or '/'} can have between {low} and {high} of its properties") from None
+
+    def _refuse_large_object(self, members: list[tuple[Node, bool]], low: int, high: int | None, pointer: str) -> None:
+        """A binding property count multiplies the object's nodes by the count; refuse beyond
+        MAX_OBJECT_NODES (naming whichever count binds)."""
+        nodes = object_nodes(members, low, high)
+        if nodes > MAX_OBJECT_NODES:
+            binding = _count_bounds(members, low, high)[1]
+            keyword, bound = ("maxProperties", binding) if binding is not None else ("minProperties", low)
+            raise UnsupportedSchema(
+                keyword,
+                _join(pointer, keyword),
+                f"{keyword} {bound} over {len(members)} properties needs {nodes} automaton nodes, above the limit of"
+                f" {MAX_OBJECT_NODES}; split the object or drop the count",
+            )
 
     def _without_dependencies(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
         """Dependencies folded into plain keywords, exactly when the trigger property is
@@ -744,16 +774,6 @@ class _Compiler:
         raise SchemaError(f"no object at {pointer or '/'} satisfies minProperties with the allowed properties")
 
 
-def _integer_bounds(schema: dict[str, Any]) -> tuple[int | None, int | None]:
-    """Inclusive integer bounds: the nearest integers inside (possibly fractional) limits."""
-    low, low_exclusive, high, high_exclusive = _bounds(schema)
-    if low is not None:
-        low = math.floor(low) + 1 if low_exclusive else math.ceil(low)
-    if high is not None:
-        high = math.ceil(high) - 1 if high_exclusive else math.floor(high)
-    return low, high
-
-
 def _array_parts(schema: dict[str, Any]) -> tuple[list[Any], str, Any, str]:
     """(positional schemas, their keyword, schema of the rest, its keyword) in either draft's form:
     2020-12 `prefixItems` + `items`, or draft-07 array-valued `items` + `additionalItems`."""
@@ -798,20 +818,6 @@ def _dependencies(schema: dict[str, Any]) -> tuple[dict[str, list[str]], dict[st
     return names, schemas
 
 
-def _divides_integers(divisor: float) -> bool:
-    """Whether the validator finds every integer n a multiple of `divisor`: it computes the
-    float n / divisor and checks that it is whole. With divisor = (1/m)(1 + e) for a whole m,
-    the exact quotient is N/(1 + e) for N = n*m, less than N*|e| (or N*|e|/(1 - |e|) when
-    e < 0) away from N. While that is under half an ulp of N (|e| <= 2**-54 with e >= 0, or
-    |e| < 2**-55), the quotient rounds to N exactly; doubles from 2**53 up are all whole."""
-    multiplier = round(1 / divisor)
-    if multiplier < 1:
-        return False
-    exact = Fraction(1, multiplier)
-    error = (Fraction(divisor) - exact) / exact
-    return (0 <= error <= Fraction(1, 2**54)) or abs(error) < Fraction(1, 2**55)
-
-
 def _is_whole(value: Any) -> bool:
     """A JSON number equal to an integer (1 and 1.0 alike), not a boolean."""
     return isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer()
@@ -823,28 +829,6 @@ def _lengths_implied(bodies: list[Node], low: int, high: int | None) -> bool:
     fewest = max(r[0] for r in ranges)
     most = min((r[1] for r in ranges if r[1] is not None), default=None)
     return fewest >= low and (high is None or (most is not None and most <= high))
-
-
-def _decimal(bound: float | None) -> Decimal | None:
-    """A JSON bound as the decimal it was written as (0.1 stays 0.1, not the nearest double)."""
-    return None if bound is None else Decimal(repr(bound))
-
-
-def _bounds(schema: dict[str, Any]) -> tuple[float | None, bool, float | None, bool]:
-    """(low, low exclusive, high, high exclusive), the tighter of each pair of keywords, from
-    either draft: draft 4 writes `exclusiveMinimum: true` to make `minimum` itself exclusive."""
-    low = high = None
-    low_exclusive = high_exclusive = False
-    if "minimum" in schema:
-        low, low_exclusive = schema["minimum"], schema.get("exclusiveMinimum") is True
-    if "maximum" in schema:
-        high, high_exclusive = schema["maximum"], schema.get("exclusiveMaximum") is True
-    exclusive_min, exclusive_max = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
-    if exclusive_min is not None and not isinstance(exclusive_min, bool) and (low is None or exclusive_min >= low):
-        low, low_exclusive = exclusive_min, True
-    if exclusive_max is not None and not isinstance(exclusive_max, bool) and (high is None or exclusive_max <= high):
-        high, high_exclusive = exclusive_max, True
-    return low, low_exclusive, high, high_exclusive
 
 
 def array_of(item: Node, low: int, high: int | None) -> Node:
@@ -867,6 +851,9 @@ def object_of(
     Built from the end, one shared tail per (member, members written so far), where the
     count saturates at the largest value that still matters; so the tree stays linear in
     the number of properties times that count. A missing tail means no way to finish."""
+    min_count, max_count = _count_bounds(members, min_count, max_count)
+    if min_count > len(members):
+        raise SchemaError("no object satisfies the property count bounds")
     cap = max(min_count, 1) if max_count is None else max_count
     tails: list[Node | None] = [
         EMPTY if min_count <= c <= (cap if max_count is not None else c) else None for c in range(cap + 1)
@@ -884,6 +871,29 @@ def object_of(
     if body is None:
         raise SchemaError("no object satisfies the property count bounds")
     return seq(lit(brackets[0]), body, lit(brackets[1]))
+
+
+def _count_bounds(members: list[tuple[Node, bool]], min_count: int, max_count: int | None) -> tuple[int, int | None]:
+    """The count bounds that bind: a minimum the required members meet anyway is 0, and a
+    maximum no object can exceed (at least as many as the members) is None."""
+    if min_count <= sum(required for _, required in members):
+        min_count = 0
+    if max_count is not None and max_count >= len(members):
+        max_count = None
+    return min_count, max_count
+
+
+def object_nodes(members: list[tuple[Node, bool]], min_count: int = 0, max_count: int | None = None) -> int:
+    """How many tails object_of builds: one per member and count that still matters."""
+    min_count, max_count = _count_bounds(members, min_count, max_count)
+    cap = min(max(min_count, 1) if max_count is None else max_count, len(members) + 1)  # more is unsatisfiable
+    return len(members) * (cap + 1)
+
+
+def _count(schema: dict[str, Any], keyword: str) -> int | None:
+    """A count keyword (minLength, maxItems, ...) as an int: the meta-schema allows 5.0 and 1e12."""
+    value = schema.get(keyword)
+    return None if value is None else int(value)
 
 
 def generic_object(value: Node, min_count: int = 0, max_count: int | None = None, key: Node | None = None) -> Node:

@@ -317,3 +317,17 @@ FORMATS = {
     "uri-reference": uri_reference_node,
     "duration": duration_node,
 }
+
+# What each inexact format's subset leaves out, for refusals where the subset, not the schema,
+# leaves no string (`format: email` with `maxLength: 3`). date, ipv4 and uuid are exact.
+SUBSETS = {
+    "email": "local@domain.tld with letters, digits and ._%+-, though validators accept any text with an @",
+    "hostname": "dot-separated ASCII letter-digit-hyphen labels, no trailing dot",
+    "idn-hostname": "ASCII host names only: dot-separated letter-digit-hyphen labels, no trailing dot",
+    "ipv6": "hextets without zone or embedded IPv4",
+    "uri": "scheme, host name or bracketed IPv6, plain path, query and fragment",
+    "uri-reference": "URIs and relative references without unusual characters",
+    "duration": "whole-number durations",
+    "date-time": "upper-case T and Z, no leap second",
+    "time": "upper-case Z, no leap second",
+}

@@ -7,7 +7,9 @@ spin digits forever; the bounds are far beyond values found in documents.
 
 from __future__ import annotations
 
+import json
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from typing import Any
 
 from ..automaton.regex import (
     EMPTY,
@@ -49,6 +51,18 @@ QUOTE = lit('"')
 SHORT_STRING_CHAR: Node = alt(UNESCAPED_CHAR, seq(lit("\\"), char_set('"\\/bfnrt')))
 
 
+def json_text(value: Any) -> str:
+    """`value` as compact JSON text, characters written as themselves; a value holding a lone
+    surrogate (`"\\ud800"`, which UTF-8 cannot encode) is written with `\\u` escapes instead,
+    which every JSON parser reads back as the same string."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text
+
+
 def string_node(min_length: int = 0, max_length: int | None = None) -> Node:
     """A JSON string literal whose decoded length lies in [min_length, max_length]."""
     character = STRING_CHAR if max_length is None else SHORT_STRING_CHAR
@@ -70,11 +84,22 @@ def number_node() -> Node:
     return seq(optional(lit("-")), unsigned_digits(), optional(fraction), optional(exponent))
 
 
-def integer_range(low: int | None, high: int | None) -> Node:
-    """Integers n with low <= n <= high (None: unbounded), in canonical decimal form."""
+def generated_integers(low: int | None, high: int | None) -> tuple[int, int]:
+    """The integers generated within [low, high] (None: unbounded), as an inclusive range:
+    those of at most MAX_INTEGER_DIGITS digits; where none of those lies within the bounds
+    (`minimum: 1e20`), those with as many digits as the bound nearest zero."""
     limit = 10**MAX_INTEGER_DIGITS - 1
-    low = -limit if low is None else max(low, -limit)
-    high = limit if high is None else min(high, limit)
+    if low is not None and low > limit:
+        limit = 10 ** len(str(low)) - 1
+    elif high is not None and high < -limit:
+        limit = 10 ** len(str(-high)) - 1
+    return (-limit if low is None else max(low, -limit)), (limit if high is None else min(high, limit))
+
+
+def integer_range(low: int | None, high: int | None) -> Node:
+    """Integers n with low <= n <= high (None: unbounded), in canonical decimal form; see
+    generated_integers for the digits written."""
+    low, high = generated_integers(low, high)
     options: list[Node] = []
     if low < 0:
         options.append(seq(lit("-"), _positive_range(max(1, -high), -low)))
@@ -129,12 +154,18 @@ def number_range(low: Decimal | None, high: Decimal | None, low_exclusive: bool,
     """Decimal numbers x within the bounds, e.g. 0 <= x < 99.95, written without exponent.
 
     Bounds with more than BOUNDED_FRACTION_DIGITS fraction digits are rounded inward (a
-    subset of the allowed numbers); the others are exact."""
+    subset of the allowed numbers); the others are exact. Bounds beyond the generated digits
+    (`maximum: 1e308`) do not restrict; an empty tree means no number with these digits fits."""
+    beyond = Decimal(10**BOUNDED_INTEGER_DIGITS)  # no generated magnitude reaches it
+    if (low is not None and low >= beyond) or (high is not None and high <= -beyond):
+        return alt()
+    high = None if high is not None and high >= beyond else high
+    low = None if low is not None and low <= -beyond else low
     if low is not None:
         low, low_exclusive = _rounded(low, low_exclusive, up=True)
     if high is not None:
         high, high_exclusive = _rounded(high, high_exclusive, up=False)
-    limit = Decimal(10**BOUNDED_INTEGER_DIGITS - 1)
+    limit = BOUNDED_LIMIT
     options: list[Node] = []
     if high is None or high > 0 or (high == 0 and not high_exclusive):
         # x >= 0: magnitude in [max(low, 0), high]; "0" itself only where 0 is allowed.
@@ -149,6 +180,7 @@ def number_range(low: Decimal | None, high: Decimal | None, low_exclusive: bool,
 
 
 _SCALE = 10**BOUNDED_FRACTION_DIGITS
+BOUNDED_LIMIT = Decimal(10**BOUNDED_INTEGER_DIGITS - 1)  # the integer part's largest value
 
 
 def _rounded(bound: Decimal, exclusive: bool, up: bool) -> tuple[Decimal, bool]:

@@ -46,9 +46,9 @@ def _parse(text: str, path: Path) -> Any:
             f"schema file {path} nests objects and arrays more deeply than JSON parsing allows",
             hint=f"a schema may nest at most {MAX_SCHEMA_DEPTH} levels; flatten it with $defs and $ref",
         ) from None
-    except ValueError as error:  # Python's int-string conversion limit: an integer of thousands of digits
+    except ValueError:  # Python's int-string conversion limit (4,300 digits by default)
         raise SchemaError(
-            f"schema file {path} holds a number too long to read: {error}",
+            f"schema file {path} holds an integer with more digits than Python reads",
             hint=f"write integers with at most {MAX_SCHEMA_INTEGER_DIGITS} digits",
         ) from None
 
@@ -80,7 +80,7 @@ def _check_values(schema: Any, source: str) -> None:
     for item, where, depth in _walk(schema):
         if depth > MAX_SCHEMA_DEPTH:
             raise SchemaError(
-                f"{source} nests objects and arrays more than {MAX_SCHEMA_DEPTH} levels deep (at {where})",
+                f"{source} nests objects and arrays more than {MAX_SCHEMA_DEPTH} levels deep (at {_shortened(where)})",
                 hint="flatten deeply nested sub-schemas with $defs and $ref",
             )
         if isinstance(item, float) and not math.isfinite(item):
@@ -92,6 +92,10 @@ def _check_values(schema: Any, source: str) -> None:
                 f"{source} holds an integer of more than {MAX_SCHEMA_INTEGER_DIGITS} digits at {where or '/'}",
                 hint="use a shorter number",
             )
+
+
+def _shortened(pointer: str, keep: int = 60) -> str:
+    return pointer if len(pointer) <= keep else pointer[:keep] + "..."
 
 
 def _too_many_digits(number: int) -> bool:

@@ -1,0 +1,107 @@
+"""Resource limits: schemas whose automaton would cost too much to build or to walk.
+
+The automaton is lazy, so a schema costs what decoding visits; but every document must reach
+its end, and the fewest bytes a document needs must all be walked. Walking a byte costs a few
+kilobytes (a DFA row of 256 targets, the NFA states behind it), and a byte inside free text
+about ten times as much (each position of a string where any character may come creates a
+state per UTF-8 shape). So two floors are bounded, each a count known from the regex tree
+before anything is built: the fewest bytes a value needs, and among them the fewest characters
+of free text. Objects with a binding property count and multipleOf divisors are bounded by
+the nodes or states they would create. Every limit is a count, never a time, so a schema is
+refused or compiled the same way on every machine.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ..automaton.regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq
+from ..errors import SchemaError
+
+# Fewest bytes a value (and so the whole document) may need: far above real documents (the
+# largest floor in JSONSchemaBench is 20,445 bytes: 600 required objects in an array).
+MAX_FLOOR_BYTES = 32_768
+# Fewest characters of free text (string positions open to any character) a value may need.
+MAX_FLOOR_TEXT = 4_096
+# Regex nodes an object with a binding minProperties/maxProperties may build: one tail per
+# (property, properties written so far).
+MAX_OBJECT_NODES = 200_000
+# States of the remainder automaton of an integer divisor (after its factors of 10).
+MAX_DIVISOR_STATES = 10_000
+# Multiples within bounds listed one by one, for divisors too large for the remainder automaton.
+MAX_LISTED_MULTIPLES = 1_000
+
+
+class Floor:
+    """The fewest bytes each node of a regex tree matches, and the characters of free text
+    on such a shortest match; memoised per node for one compilation (the nodes are kept
+    alive with their results, so their ids stay unique)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[int, tuple[Node, int, int]] = {}
+
+    def of(self, node: Node) -> tuple[int, int]:
+        """(bytes, free-text characters); matching nothing counts as (0, 0)."""  # a lower bound either way
+        found = self._memo.get(id(node))
+        if found is None:
+            found = (node, *self._measure(node))
+            self._memo[id(node)] = found
+        return found[1], found[2]
+
+    def _measure(self, node: Node) -> tuple[int, int]:
+        if isinstance(node, Lit):
+            return len(node.data), 0
+        if isinstance(node, Chars):
+            lowest = min((low for low, _ in node.ranges), default=0)
+            free = any(high > 0x7F for _, high in node.ranges)
+            return _utf8_length(lowest), int(free)
+        if isinstance(node, Seq):
+            parts = [self.of(part) for part in node.parts]
+            return sum(p[0] for p in parts), sum(p[1] for p in parts)
+        if isinstance(node, Alt):
+            # The option a shortest document takes: its free text is what a walk there meets.
+            return min((self.of(option) for option in node.options), default=(0, 0))
+        if isinstance(node, Repeat):
+            item_bytes, item_text = self.of(node.item)
+            return node.low * item_bytes, node.low * item_text
+        fewest = _machine_characters(node)
+        return fewest, fewest
+
+
+def _utf8_length(code_point: int) -> int:
+    return 1 if code_point < 0x80 else 2 if code_point < 0x800 else 3 if code_point < 0x10000 else 4
+
+
+def _machine_characters(machine: Machine) -> int:
+    """Fewest characters from the machine's start to acceptance (breadth-first)."""
+    seen = {machine.start: 0}
+    queue = deque([machine.start])
+    while queue:
+        state = queue.popleft()
+        if state in machine.accepts:
+            return seen[state]
+        for _, _, target in machine.edges[state]:
+            if target not in seen:
+                seen[target] = seen[state] + 1
+                queue.append(target)
+    return 0
+
+
+def floor_problem(bytes_needed: int, text_needed: int) -> str | None:
+    """Why a value needing these floors is refused, or None when both are within limits."""
+    if bytes_needed > MAX_FLOOR_BYTES:
+        return f"every value here needs at least {bytes_needed} bytes, above the limit of {MAX_FLOOR_BYTES}"
+    if text_needed > MAX_FLOOR_TEXT:
+        return f"every value here needs at least {text_needed} characters of free text, above the limit of {MAX_FLOOR_TEXT}"
+    return None
+
+
+def check_document_floor(tree: Node) -> None:
+    """Refuse a whole schema whose shortest document is beyond the floors (the keyword checks
+    catch single keywords; this catches many small ones adding up)."""
+    problem = floor_problem(*Floor().of(tree))
+    if problem is not None:
+        raise SchemaError(
+            f"the schema's shortest document is too long to generate: {problem.replace('every value here', 'it')}",
+            hint="lower minItems, minLength, pattern repetitions or the number of required properties",
+        )

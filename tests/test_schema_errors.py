@@ -1,0 +1,118 @@
+"""Extreme or malformed schemas end in one clean SchemaError (exit 3), or compile correctly:
+huge number bounds, deep nesting, very long integers, lone surrogates, references to parts
+that are not schemas, a `$schema` that is not a string. Never a traceback."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from gguf_extract.cli.app import check_app
+from gguf_extract.core.automaton.sample import sample_accepted
+from gguf_extract.core.compiled import CompiledSchema, compile_automaton
+from gguf_extract.core.errors import SchemaError
+from gguf_extract.core.schema.load import MAX_SCHEMA_DEPTH, load_schema_file
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {}
+    for _ in range(levels):
+        schema = {"items": schema}
+    return schema
+
+
+def _sampled_documents_validate(schema: Any, count: int = 20) -> list[str]:
+    automaton = compile_automaton(schema)
+    checker = CompiledSchema.__new__(CompiledSchema)
+    checker.schema = schema
+    rng = random.Random(1)
+    texts = [sample_accepted(automaton.dfa, rng).decode() for _ in range(count)]
+    for text in texts:
+        checker.validate(text)  # raises GenerationError when a document is invalid
+    return texts
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "number", "maximum": 3.4028234663852886e38},
+        {"type": "number", "minimum": -1.7976931348623157e308, "maximum": 1.7976931348623157e308},
+        {"type": "number", "exclusiveMinimum": -3.4028234663852886e38, "exclusiveMaximum": 1e23},
+        {"type": "integer", "minimum": -1.7976931348623157e308, "exclusiveMaximum": 1e300},
+        {"type": "number", "minimum": 0, "maximum": 1e25, "multipleOf": 0.5},
+    ],
+)
+def test_huge_bounds_do_not_restrict_the_generated_digits(schema: dict[str, Any]) -> None:
+    _sampled_documents_validate(schema)
+
+
+def test_nesting_beyond_the_limit_is_refused_before_any_recursion() -> None:
+    _sampled_documents_validate(_nested(MAX_SCHEMA_DEPTH - 1), 3)
+    for levels in (300, 5000):
+        with pytest.raises(SchemaError, match=f"more than {MAX_SCHEMA_DEPTH} levels deep"):
+            compile_automaton(_nested(levels))
+
+
+def test_schema_files_too_deep_or_with_huge_integers_are_refused(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"items":' * 5000 + "{}" + "}" * 5000)
+    with pytest.raises(SchemaError, match="nests objects and arrays more deeply than JSON parsing allows"):
+        load_schema_file(deep)
+    digits = tmp_path / "digits.json"
+    digits.write_text('{"const": ' + "9" * 5000 + "}")
+    with pytest.raises(SchemaError, match="more digits than Python reads"):
+        load_schema_file(digits)
+    with pytest.raises(SchemaError, match="more than 4000 digits at /maximum"):
+        compile_automaton({"maximum": 10**4500})
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"const": "\ud800"},
+        {"enum": ["a", "\udfff", {"k\ud800": 1}]},
+        {"type": "object", "properties": {"\ud800": {"type": "integer"}}, "required": ["\ud800"]},
+        {"type": "object", "propertyNames": {"enum": ["\ud800x"]}, "minProperties": 1, "maxProperties": 1},
+        {"type": "string", "maxLength": 1, "not": {"const": "\ud800"}},
+    ],
+)
+def test_lone_surrogates_are_written_as_escapes(schema: dict[str, Any]) -> None:
+    texts = _sampled_documents_validate(schema)
+    assert all(text.isascii() or "\ud800" not in json.loads(text) for text in texts)
+
+
+@pytest.mark.parametrize(("ref", "kind"), [("#/minimum", "a number"), ("#/required", "an array"), ("#/$comment", "a string")])
+def test_reference_to_something_that_is_not_a_schema(ref: str, kind: str) -> None:
+    schema = {"minimum": 1, "required": ["a"], "$comment": "c", "properties": {"a": {"$ref": ref}}}
+    with pytest.raises(SchemaError, match=f"names {kind}, not a schema"):
+        compile_automaton(schema)
+    with pytest.raises(SchemaError, match="names a number"):
+        compile_automaton({"minimum": 1, "not": {"$ref": "#/minimum"}}, lenient=True)
+
+
+@pytest.mark.parametrize("declared", [5, ["https://json-schema.org/draft/2020-12/schema"], None])
+def test_schema_keyword_that_is_not_a_string(declared: Any) -> None:
+    with pytest.raises(SchemaError, match="`\\$schema` must be a string"):
+        compile_automaton({"$schema": declared, "type": "integer"})
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"$schema": 5},
+        {"properties": {"a": {"$ref": "#/required"}}, "required": ["a"]},
+        {"type": "string", "minLength": 1e12},
+        _nested(300),
+    ],
+)
+def test_extract_check_reports_one_line_and_exit_3(schema: dict[str, Any], tmp_path: Path) -> None:
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema))
+    result = CliRunner().invoke(check_app, [str(path)])
+    assert result.exit_code == 3 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") or "refused: /minLength" in result.stdout

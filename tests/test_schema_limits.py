@@ -1,0 +1,109 @@
+"""Resource limits: schemas that would cost minutes and gigabytes are refused by keyword,
+pointer and limit (deterministic counts, never time), or compile into a small automaton whose
+first documents are cheap. Nothing here is timed: sizes are asserted instead."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from gguf_extract.core.automaton.sample import sample_accepted
+from gguf_extract.core.compiled import compile_automaton
+from gguf_extract.core.errors import SchemaError, UnsupportedSchema
+from gguf_extract.core.schema.limits import (
+    MAX_DIVISOR_STATES,
+    MAX_FLOOR_BYTES,
+    MAX_FLOOR_TEXT,
+    MAX_LISTED_MULTIPLES,
+    MAX_OBJECT_NODES,
+)
+from gguf_extract.core.schema.validation import best_error, validator_for_schema
+
+WIDE_OBJECT = {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(2000)}, "maxProperties": 1000}
+
+REFUSED: list[tuple[dict[str, Any], str, str, str]] = [
+    # (schema, keyword, pointer, the limit named in the message)
+    ({"type": "integer", "multipleOf": 999983}, "multipleOf", "/multipleOf", str(MAX_DIVISOR_STATES)),
+    ({"type": "integer", "multipleOf": 123457, "minimum": 0}, "multipleOf", "/multipleOf", str(MAX_DIVISOR_STATES)),
+    ({"type": "array", "minItems": 1000000}, "minItems", "/minItems", str(MAX_FLOOR_BYTES)),
+    ({"type": "array", "minItems": 30, "items": {"minLength": 999}}, "minItems", "/minItems", str(MAX_FLOOR_TEXT)),
+    ({"type": "string", "minLength": 100000}, "minLength", "/minLength", str(MAX_FLOOR_TEXT)),
+    ({"type": "string", "minLength": 1e12}, "minLength", "/minLength", str(MAX_FLOOR_TEXT)),
+    ({"properties": {"a": {"pattern": "^([^x]{1000}){5}$"}}}, "pattern", "/properties/a/pattern", str(MAX_FLOOR_TEXT)),
+    (WIDE_OBJECT, "maxProperties", "/maxProperties", str(MAX_OBJECT_NODES)),
+]
+
+
+@pytest.mark.parametrize(("schema", "keyword", "pointer", "limit"), REFUSED)
+def test_costly_keyword_is_refused_by_name_pointer_and_limit(schema: Any, keyword: str, pointer: str, limit: str) -> None:
+    with pytest.raises(UnsupportedSchema) as refusal:
+        compile_automaton(schema)
+    assert (refusal.value.keyword, refusal.value.pointer) == (keyword, pointer)
+    assert limit in refusal.value.message
+
+
+def test_many_small_floors_adding_up_are_refused_with_the_limit() -> None:
+    properties = {f"p{i}": {"type": "string", "minLength": 1000} for i in range(5)}
+    with pytest.raises(SchemaError, match=f"shortest document.*{MAX_FLOOR_TEXT}"):
+        compile_automaton({"type": "object", "properties": properties, "required": list(properties)})
+
+
+def _first_documents(schema: dict[str, Any], count: int = 5) -> tuple[list[str], int]:
+    """Some sampled documents (each checked with jsonschema) and the DFA states they built."""
+    automaton = compile_automaton(schema)
+    validator = validator_for_schema(schema)
+    rng = random.Random(0)
+    texts = [sample_accepted(automaton.dfa, rng).decode() for _ in range(count)]
+    for text in texts:
+        assert best_error(validator, json.loads(text)) is None, text
+    return texts, automaton.dfa.state_count
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "integer", "multipleOf": 1e300},
+        {"type": "integer", "multipleOf": 10**30, "minimum": -5},
+        {"type": "number", "multipleOf": 1e300},
+    ],
+)
+def test_divisor_beyond_the_generated_digits_gives_zero(schema: dict[str, Any]) -> None:
+    texts, states = _first_documents(schema)
+    assert set(texts) == {"0"} and states < 10
+
+
+def test_divisor_with_factors_of_ten_compiles_small() -> None:
+    texts, states = _first_documents({"type": "integer", "multipleOf": 10000000})
+    assert all(text == "0" or text.endswith("0000000") for text in texts)
+    assert states < 500
+
+
+def test_few_multiples_within_bounds_are_listed_for_any_divisor() -> None:
+    texts, _ = _first_documents({"type": "integer", "multipleOf": 999983, "minimum": -3000000, "maximum": 3000000}, 30)
+    assert {int(text) for text in texts} <= {k * 999983 for k in range(-3, 4)}
+    with pytest.raises(SchemaError, match="no integer within the bounds"):
+        compile_automaton({"type": "integer", "multipleOf": 999983, "minimum": 1, "maximum": 999982})
+    assert MAX_LISTED_MULTIPLES >= 7
+
+
+def test_counts_that_cannot_bind_cost_nothing() -> None:
+    """maxProperties at or above the number of properties, or minProperties met by the
+    required ones, leave the object as cheap as without them."""
+    schema = {**WIDE_OBJECT, "maxProperties": 2000, "minProperties": 1, "required": ["p0"]}
+    texts, _ = _first_documents(schema, 2)
+    assert texts[0].startswith('{"p0": ')
+
+
+def test_unsatisfiable_minimum_count_is_refused_at_once() -> None:
+    with pytest.raises(SchemaError, match="between 1000000"):
+        compile_automaton({"type": "object", "properties": {"a": {"type": "null"}}, "minProperties": 1000000})
+
+
+def test_within_limits_still_compiles() -> None:
+    """The largest floor in the shared corpus: 600 required objects in an array (20,445 bytes)."""
+    item = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    compile_automaton({"type": "array", "minItems": 600, "items": item})
+    compile_automaton({"type": "string", "minLength": MAX_FLOOR_TEXT})
