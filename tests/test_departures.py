@@ -1,6 +1,7 @@
 """Schemas that have valid documents are never refused as unsatisfiable: either the documents
-generated validate, or the refusal names the departure that leaves none (the digits generated,
-a format's subset), with the keyword and its pointer."""
+generated validate, or the error names the departure that leaves none (the digits generated,
+a format's subset), with the keyword and its pointer. Such a place is treated like an
+unsatisfiable one (a SchemaError): where the value is optional it is simply not generated."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.compiled import compile_automaton
-from gguf_extract.core.errors import SchemaError, UnsupportedSchema
+from gguf_extract.core.errors import SchemaError
 from gguf_extract.core.schema.validation import best_error, validator_for_schema
 
 
@@ -35,9 +36,9 @@ def test_decimal_multiples_where_no_whole_number_fits() -> None:
 
 
 def test_decimal_multiples_none_accepted_names_the_departure() -> None:
-    with pytest.raises(UnsupportedSchema) as refusal:
+    with pytest.raises(SchemaError) as refusal:
         compile_automaton({"type": "number", "multipleOf": 0.1, "minimum": 0.69, "maximum": 0.71})
-    assert (refusal.value.keyword, refusal.value.pointer) == ("multipleOf", "/multipleOf")
+    assert refusal.value.message.startswith("'multipleOf' at /multipleOf: ")
     assert "generated as whole numbers" in refusal.value.message and "[0.69, 0.71]" in refusal.value.message
 
 
@@ -58,9 +59,9 @@ def test_bounds_beyond_the_generated_digits_still_generate(schema: dict[str, Any
 
 
 def test_bounds_between_the_generated_fraction_digits_name_the_departure() -> None:
-    with pytest.raises(UnsupportedSchema) as refusal:
+    with pytest.raises(SchemaError) as refusal:
         compile_automaton({"type": "number", "exclusiveMinimum": 0.1, "exclusiveMaximum": 0.10001})
-    assert (refusal.value.keyword, refusal.value.pointer) == ("exclusiveMinimum", "/exclusiveMinimum")
+    assert refusal.value.message.startswith("'exclusiveMinimum' at /exclusiveMinimum: ")
     assert "5 fraction digits" in refusal.value.message and "(0.1, 0.10001)" in refusal.value.message
 
 
@@ -69,17 +70,22 @@ def test_bounds_between_the_generated_fraction_digits_name_the_departure() -> No
     [
         ({"type": "string", "format": "hostname", "pattern": "\\.$"}, "no trailing dot"),
         ({"type": "string", "format": "email", "maxLength": 3}, "shortest string has 5 characters, more than maxLength 3"),
-        ({"properties": {"at": {"type": "string", "format": "date-time", "pattern": "t"}}}, "upper-case T"),
+        ({"properties": {"at": {"format": "date-time", "pattern": "t"}}, "required": ["at"]}, "upper-case T"),
     ],
 )
 def test_format_subset_leaving_nothing_names_the_subset(schema: dict[str, Any], reason: str) -> None:
-    with pytest.raises(UnsupportedSchema) as refusal:
+    with pytest.raises(SchemaError) as refusal:
         compile_automaton(schema)
-    assert refusal.value.keyword == "format" and refusal.value.pointer.endswith("/format")
+    assert "'format' at /" in refusal.value.message and "/format: format '" in refusal.value.message
     assert "generated from a subset" in refusal.value.message and reason in refusal.value.message
 
 
+def test_optional_place_left_empty_by_a_departure_is_not_generated() -> None:
+    """As for an unsatisfiable optional property: the object is generated without it."""
+    schema = {"properties": {"a": {"type": "null"}, "url": {"type": "string", "format": "uri", "pattern": "^git@"}}}
+    assert _documents(schema) <= {"{}", '{"a": null}'}
+
+
 def test_exact_format_that_truly_leaves_nothing_stays_unsatisfiable() -> None:
-    with pytest.raises(SchemaError, match="no string satisfies") as refusal:
+    with pytest.raises(SchemaError, match="no string satisfies"):
         compile_automaton({"type": "string", "format": "date", "maxLength": 9})
-    assert not isinstance(refusal.value, UnsupportedSchema)

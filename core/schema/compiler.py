@@ -32,7 +32,7 @@ from .lexical import QUOTE, json_text, number_node, string_node
 from .limits import MAX_FLOOR_TEXT, MAX_OBJECT_NODES, Floor, check_document_floor, floor_problem
 from .load import Schema, refuse_remote_references, resolve_ref
 from .merge import EXCLUDED, Merge
-from .numbers import integer_values, number_values
+from .numbers import departure, integer_values, number_values
 from .pattern import UnsupportedPattern, pattern_tree
 from .validation import Validator, draft_name, validator_class, validator_for_schema
 
@@ -153,7 +153,7 @@ def compile_schema_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_D
             cut.pointer,
             f"recursive reference {cut.ref!r} cannot stop within {recursion_depth} levels; raise the recursion depth",
         ) from None
-    check_document_floor(tree)
+    check_document_floor(tree, compiler.floor)
     return CompiledTree(tree, compiler.ignored)
 
 
@@ -513,7 +513,7 @@ class _Compiler:
 
     def _refuse_format_subset(self, schema: dict[str, Any], pointer: str, others: list[Node], low: int, high: int | None) -> None:
         """When a format's generated subset, not the schema, leaves no string (the other
-        keywords alone allow some), refuse the format naming that subset."""
+        keywords alone allow some), say so, naming that subset."""
         name = schema.get("format")
         if name not in SUBSETS:
             return
@@ -528,7 +528,7 @@ class _Compiler:
             why = f"its shortest string has {shortest} characters, more than maxLength {high}"
         else:
             why = "none of its strings " + ("matches the pattern" if "pattern" in schema else "meets the other keywords")
-        raise UnsupportedSchema(
+        raise departure(
             "format", _join(pointer, "format"), f"format {name!r} is generated from a subset ({SUBSETS[name]}), and {why}"
         )
 

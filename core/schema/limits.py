@@ -96,10 +96,11 @@ def floor_problem(bytes_needed: int, text_needed: int) -> str | None:
     return None
 
 
-def check_document_floor(tree: Node) -> None:
+def check_document_floor(tree: Node, floor: Floor) -> None:
     """Refuse a whole schema whose shortest document is beyond the floors (the keyword checks
-    catch single keywords; this catches many small ones adding up)."""
-    problem = floor_problem(*Floor().of(tree))
+    catch single keywords; this catches many small ones adding up). `floor` holds what the
+    compilation measured already."""
+    problem = floor_problem(*floor.of(tree))
     if problem is not None:
         raise SchemaError(
             f"the schema's shortest document is too long to generate: {problem.replace('every value here', 'it')}",

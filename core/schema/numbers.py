@@ -64,7 +64,7 @@ def number_values(schema: dict[str, Any], pointer: str, accepts: Accepts) -> Nod
         # Beyond the decimal digits (minimum 12345678901.5): whole numbers, written as integers.
         return integer_range(whole_low, whole_high)
     keyword = _bound_keyword(schema)
-    raise UnsupportedSchema(
+    raise departure(
         keyword,
         _join(pointer, keyword),
         f"numbers with bounds are generated with at most {BOUNDED_INTEGER_DIGITS} integer and"
@@ -83,7 +83,7 @@ def _number_multiples(schema: dict[str, Any], pointer: str, accepts: Accepts) ->
     texts = _decimal_multiples(schema, Decimal(repr(divisor)), _join(pointer, "multipleOf"))
     kept = [text for text in texts if accepts(json.loads(text))]
     if not kept:
-        raise UnsupportedSchema(
+        raise departure(
             "multipleOf",
             _join(pointer, "multipleOf"),
             f"multipleOf {divisor!r} on numbers is generated as whole numbers, or as decimals the validator's float"
@@ -101,10 +101,11 @@ def _decimal_multiples(schema: dict[str, Any], step: Decimal, pointer: str) -> l
     last = math.floor(Fraction(repr(high)) / Fraction(step))
     count = last - first + 1
     if count > MAX_LISTED_MULTIPLES:
-        raise UnsupportedSchema(
+        raise departure(
             "multipleOf",
             pointer,
-            f"{count} decimal multiples lie {_interval(schema)}, above the limit of {MAX_LISTED_MULTIPLES} listed ones",
+            f"no whole number lies {_interval(schema)}, and the {count} decimal multiples there are more than the"
+            f" {MAX_LISTED_MULTIPLES} that are listed",
         )
     values = (k * step for k in range(first, last + 1))
     within = [v for v in values if _within(v, _decimal(low), low_exclusive, _decimal(high), high_exclusive)]
@@ -121,6 +122,16 @@ def _plain(value: Decimal) -> str:
     """A decimal as JSON writes it: no exponent, no trailing fraction zeros, `0` not `-0`."""
     text = format(value.normalize(), "f")
     return "0" if text in ("-0", "0") else text
+
+
+def departure(keyword: str, pointer: str, why: str) -> SchemaError:
+    """The error for a place where the schema has valid values but none of those generated
+    (see the README's departures). A SchemaError, as for an unsatisfiable place: where the
+    value is optional (a property, an anyOf branch) it is simply not generated."""
+    return SchemaError(
+        f"'{keyword}' at {pointer}: {why}",
+        hint="the schema has valid values here, but none of the ones generated; widen the bounds or drop the keyword",
+    )
 
 
 def _multiples(low: int | None, high: int | None, divisor: Any, pointer: str) -> Node:
