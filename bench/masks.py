@@ -123,7 +123,9 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
     documents = [sample_accepted(compiled.dfa, rng, prefer=TEXT_BYTES) for _ in range(walks)]
     sequences = [tokens for tokens in map(_tokens, documents) if tokens]
     if _STATE.get("public"):
-        return {"status": "compiled", "first_mask_s": first, **_walk_public(compiled, sequences), "token_sequences": sequences}
+        walked = _walk_public(compiled, sequences)
+        peak = _peak(trace_memory)
+        return {"status": "compiled", "first_mask_s": first, **walked, "peak_bytes": peak, "token_sequences": sequences}
     mask_seconds: list[float] = []
     for tokens in sequences:
         state, built_for = compiled.dfa.start, -1
@@ -136,18 +138,23 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
             state = transitions.end_of(token)
             if state == DEAD:  # not canonical for our automaton: should never happen
                 raise AssertionError(f"token {token} refused inside an accepted document")
-    peak = None
-    if trace_memory:
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
     return {
         "status": "compiled",
         "first_mask_s": first,
         "mask_s": mask_seconds,
-        "peak_bytes": peak,
+        "peak_bytes": _peak(trace_memory),
         "dfa_states": compiled.dfa.state_count,
         "token_sequences": sequences,
     }
+
+
+def _peak(traced: bool) -> int | None:
+    """The peak of traced allocations, when they were traced (tracing then stops)."""
+    if not traced:
+        return None
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
 
 
 def _walk_public(compiled: Any, sequences: list[list[int]]) -> dict[str, Any]:
