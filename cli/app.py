@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import traceback
@@ -11,6 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from . import interrupts
 from .exit_codes import ExitCode
 
 EPILOG = """\
@@ -30,10 +32,11 @@ Examples:
 
 Exit codes: 0 ok (stdout holds one schema-valid JSON document, or one line per document in a
 batch), 2 usage, 3 schema refused or invalid, 4 model error, 5 document error, 6 generation
-incomplete, 7 output not writable (stdout closed or full, --output-dir failing), 130
-interrupted (Ctrl-C), 143 terminated (SIGTERM). On any non-zero exit stdout is not a complete
-document; in a batch, the code is that of the first failed document, and the others were
-still extracted.
+incomplete, 7 output not writable (stdout closed or full, --output-dir failing), 8 a --workers
+process died (its documents without results get WorkerDied records), 130 interrupted
+(Ctrl-C), 143 terminated (SIGTERM). On any non-zero exit stdout is not a complete document;
+in a batch, the code is that of the first failed document, and the others were still
+extracted.
 """
 
 
@@ -41,13 +44,26 @@ def _known_encoding(name: str) -> str:
     from ..core.document import check_encoding
 
     try:
-        return check_encoding(name)
-    except LookupError:
+        canonical = check_encoding(name)
+    except (LookupError, ValueError):  # ValueError: a name with a NUL character in it
         raise typer.BadParameter(f"unknown encoding {name!r}; use a Python codec name such as utf-8, latin-1 or utf-16") from None
+    if not _is_text_encoding(canonical):
+        raise typer.BadParameter(
+            f"{name!r} is not a text encoding (it maps bytes to bytes or text to text); use one such as utf-8, latin-1 or utf-16"
+        )
+    return canonical
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the process is so that files are cleaned up as for Ctrl-C."""
+def _is_text_encoding(name: str) -> bool:
+    """Whether bytes.decode accepts the codec: rot13, hex, base64 and the like are codecs
+    but not text encodings, and decoding with them raises LookupError (only for non-empty data)."""
+    try:
+        b"x".decode(name, "ignore")
+    except LookupError:
+        return False
+    except (UnicodeError, ValueError):
+        pass
+    return True
 
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
@@ -78,7 +94,7 @@ def extract(
     max_tokens: Annotated[int, typer.Option(min=1, help="Most output tokens; the JSON always closes inside it.")] = 1024,
     temperature: Annotated[float, typer.Option(min=0.0, help="0 is greedy and deterministic.")] = 0.0,
     top_p: Annotated[float, typer.Option(min=0.0, max=1.0, help="Nucleus sampling when temperature > 0.")] = 1.0,
-    seed: Annotated[Optional[int], typer.Option(help="Random seed for sampling.")] = None,  # noqa: UP045
+    seed: Annotated[Optional[int], typer.Option(min=0, help="Random seed for sampling (0 or more).")] = None,  # noqa: UP045
     n_gpu_layers: Annotated[int, typer.Option(help="Layers on the GPU; -1 is all (when the build has a GPU).")] = -1,
     threads: Annotated[Optional[int], typer.Option(min=1, help="CPU threads [default: all cores].")] = None,  # noqa: UP045
     ctx: Annotated[
@@ -102,13 +118,21 @@ def extract(
         typer.Option("--output-dir", help="Write DIR/<name>.json per document (atomically) instead of JSON Lines."),
     ] = None,
     skip_existing: Annotated[
-        bool, typer.Option("--skip-existing", help="With --output-dir, skip documents whose result exists (resume).")
+        bool,
+        typer.Option(
+            "--skip-existing",
+            help="With --output-dir, skip documents whose result exists and validates (resume); extract the rest.",
+        ),
+    ] = False,
+    overwrite: Annotated[
+        bool,
+        typer.Option("--overwrite", help="With --output-dir, replace existing results (never the schema or an input document)."),
     ] = False,
     shard: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--shard", help="I/N: take every N-th document from the I-th (0 <= I < N), to spread a batch."),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display and no summary line.")] = False,
     workers: Annotated[
         int, typer.Option("--workers", min=1, max=64, help="Run the batch in N processes (each loads the model).")
     ] = 1,
@@ -152,7 +176,7 @@ def extract(
         truncate=truncate,
         indent=indent,
         encoding=encoding,
-        batch=run.BatchOptions(files_from, glob, output_dir, skip_existing, shard, quiet, workers, worker),
+        batch=run.BatchOptions(files_from, glob, output_dir, skip_existing, shard, quiet, workers, worker, overwrite),
     )
     raise typer.Exit(_guarded(run.execute, request, debug))
 
@@ -174,10 +198,18 @@ def check(
     raise typer.Exit(_guarded(run.check, run.CheckRequest(schema, recursion_depth, as_json), debug))
 
 
+class _Phase:
+    """Whether a command has started: before it, an OSError can only come from click writing
+    its own text (help, usage) to a stream that does not take it."""
+
+    command_started = False
+
+
 def _guarded(action: Callable[[Any], int], request: Any, debug: bool) -> int:
     from ..core.errors import ExtractError
     from . import output
 
+    _Phase.command_started = True
     try:
         return int(action(request))
     except ExtractError as error:
@@ -185,31 +217,61 @@ def _guarded(action: Callable[[Any], int], request: Any, debug: bool) -> int:
             traceback.print_exc()
         output.report_error(error)
         return int(output.exit_code_for(error))
-    except Terminated:
-        output.report_interrupt("terminated")
-        return int(ExitCode.TERMINATED)
-    except KeyboardInterrupt:
-        output.report_interrupt()
-        return int(ExitCode.INTERRUPTED)
+    except KeyboardInterrupt as stop:
+        terminated = interrupts.was_terminated(stop)
+        output.report_interrupt("terminated" if terminated else "interrupted", interrupts.progress_of(stop))
+        code = ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED
+        interrupts.exit_if_abandoned(int(code))
+        return int(code)
 
 
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise Terminated
+def _reserve_standard_streams() -> None:
+    """Open /dev/null on a standard descriptor the process started without (`>&-`, `2>&-`):
+    otherwise the next file opened (the model, a cache entry, a result) would take its
+    number, and llama.cpp's log silencing, which duplicates descriptor 2, would fail. A closed
+    stdout stays None in sys, so writing a result says it is closed; a closed stderr or stdin
+    becomes /dev/null."""
+    for descriptor in (0, 1, 2):
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != descriptor:
+                os.dup2(null, descriptor)
+                os.close(null)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115
+
+
+def _cannot_write_help(error: OSError) -> int:
+    """Click's own output (--help, usage) failed to reach stdout: one line, exit 7."""
+    from ..core.errors import OutputError
+    from . import output
+
+    output.discard_stdout()
+    output.report_error(OutputError(f"cannot write to stdout: {error.strerror or error}", hint="check where stdout goes"))
+    return int(ExitCode.OUTPUT)
 
 
 def main() -> None:
-    signal.signal(signal.SIGTERM, _raise_terminated)
+    _reserve_standard_streams()
+    interrupts.keep_stderr()
+    signal.signal(signal.SIGTERM, interrupts.raise_terminated)
     try:
         if sys.argv[1:2] == ["check"]:
             check_app(args=sys.argv[2:], prog_name="extract check")
         else:
             app()
-    except Terminated:
-        sys.stderr.write("terminated\n")
-        sys.exit(int(ExitCode.TERMINATED))
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.exit(int(ExitCode.INTERRUPTED))
+    except KeyboardInterrupt as stop:
+        terminated = interrupts.was_terminated(stop)
+        sys.stderr.write("terminated\n" if terminated else "interrupted\n")
+        sys.exit(int(ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED))
+    except OSError as error:
+        if _Phase.command_started:
+            raise  # not click's output: a bug, shown with its traceback
+        sys.exit(_cannot_write_help(error))
 
 
 if __name__ == "__main__":

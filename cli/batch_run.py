@@ -21,14 +21,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..core import batch
 from ..core.compiled import CompiledSchema
-from ..core.document import read_document
 from ..core.errors import DocumentError, ExtractError, ModelError, OutputError
 from ..core.extract import Extractor
 from ..core.layout import Indenter
+from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
-from . import output
+from . import interrupts, output, preflight
 from .exit_codes import ExitCode
-from .run import Request, UsageError, open_and_compile, report_truncation, sampling
+from .preflight import UsageError
+from .run import Request, open_and_compile, read_text, report_truncation, sampling
 
 
 @dataclass
@@ -46,41 +47,89 @@ class Tally:
         parts = [f"{self.done} extracted", f"{self.failed} failed"] + ([f"{self.skipped} skipped"] if self.skipped else [])
         return f"{total} documents: {', '.join(parts)} in {seconds:.1f} s ({rate:.2f} documents/s)"
 
+    def fail(self, code: ExitCode) -> None:
+        self.failed += 1
+        self.first_failure = self.first_failure or code
 
-def execute_batch(request: Request) -> ExitCode:
+
+def execute_batch(request: Request, shard: tuple[int, int] | None = None) -> ExitCode:
     options = request.batch
     if request.indent is not None and options.output_dir is None:
         raise UsageError(
             "--indent does not apply to JSON Lines (one document per line)", hint="add --output-dir for indented files"
         )
     schema, _ = load_schema(request.schema)
-    sources = _worker_sources() if options.worker else _sources(request)
-    if options.shard is not None:
-        sources = batch.take_shard(sources, *batch.parse_shard(options.shard))
+    given = _worker_sources() if options.worker else _sources(request)
+    sources = batch.take_shard(given, *shard) if shard is not None else given
     if options.output_dir is not None:
-        batch.check_output_names(options.output_dir, sources)
+        if not options.worker:  # the parent checked the targets before starting its workers
+            preflight.check_targets(request, sources, given)
         batch.prepare_output_dir(options.output_dir)
     tally = Tally()
-    pending = [s for s in sources if not _already_done(request, s)]
+    pending = _pending(request, schema, sources)
     tally.skipped = len(sources) - len(pending)
-    if options.workers > 1 and len(pending) > 1:
-        from .workers import run_workers
-
-        run_workers(request, pending, tally)
-    elif pending:
-        extractor, compiled = open_and_compile(request, schema)
-        with _progress(request, len(pending)) as advance:
-            for source in pending:
-                _one(request, extractor, compiled, source, tally)
-                advance(tally.tokens)
-    if not options.worker:
+    before = _result_files(request, pending)
+    try:
+        _extract_all(request, schema, pending, tally)
+    except KeyboardInterrupt as stop:
+        if options.worker:
+            raise
+        written = len(_result_files(request, pending).items() - before.items())
+        raise interrupts.BatchInterrupted(stop, _progress_note(request, tally, len(sources), written)) from None
+    if not options.worker and not options.quiet:
         output.report_summary(tally.summary(len(sources)))
     return tally.first_failure or ExitCode.OK
 
 
+def _extract_all(request: Request, schema: Schema, pending: list[batch.Source], tally: Tally) -> None:
+    if request.batch.workers > 1 and len(pending) > 1:
+        from .workers import run_workers
+
+        run_workers(request, pending, tally)
+    elif pending:
+        interrupts.run_interruptibly(lambda: _extract_here(request, schema, pending, tally))
+
+
+def _extract_here(request: Request, schema: Schema, pending: list[batch.Source], tally: Tally) -> None:
+    """The batch in this process (in the model thread: see cli.interrupts)."""
+    extractor, compiled = open_and_compile(request, schema)
+    with _progress(request, len(pending)) as advance:
+        for source in pending:
+            _one(request, extractor, compiled, source, tally)
+            advance(tally.tokens)
+
+
+def _result_files(request: Request, sources: list[batch.Source]) -> dict[Path, batch.FileIdentity]:
+    """The result files of `sources` that exist now, by identity: each write replaces the file,
+    so comparing two of these tells exactly which results a run wrote (with any worker)."""
+    directory = request.batch.output_dir
+    if directory is None:
+        return {}
+    found = ((target, batch.file_identity(target)) for target in (batch.output_path(directory, s) for s in sources))
+    return {target: identity for target, identity in found if identity is not None}
+
+
+def _progress_note(request: Request, tally: Tally, total: int, written: int) -> str:
+    """What an interrupted batch leaves behind, and how to go on from there."""
+    directory = request.batch.output_dir
+    if directory is None:
+        return f"stdout holds the lines of the first {tally.done + tally.failed} of {total} documents"
+    resume = "rerun with --skip-existing"
+    if request.batch.skip_existing:
+        resume = "rerun the same command"
+    elif request.batch.overwrite:
+        resume = "rerun with --skip-existing in place of --overwrite"
+    earlier = f", {tally.skipped} were there already" if tally.skipped else ""
+    return (
+        f"wrote {written} of {total} results to {directory}{earlier} (every file there is complete);"
+        f" to extract the rest, {resume}"
+    )
+
+
 def _worker_sources() -> list[batch.Source]:
-    """A worker's documents: JSON lines {"path": ..., "name": ...} on stdin, from its parent."""
-    return [batch.Source(Path(item["path"]), item["name"]) for item in map(json.loads, sys.stdin.read().splitlines()) if item]
+    """A worker's documents: JSON lines {"path": ..., "name": ..., "label": ...} on stdin, from its parent."""
+    items = [json.loads(line) for line in sys.stdin.read().splitlines() if line.strip()]
+    return [batch.Source(Path(item["path"]), item["name"], item["label"]) for item in items]
 
 
 def _sources(request: Request) -> list[batch.Source]:
@@ -90,7 +139,7 @@ def _sources(request: Request) -> list[batch.Source]:
     if request.batch.files_from is not None:
         arguments += batch.read_path_list(_read_list(request.batch.files_from))
     if not arguments:
-        raise UsageError("no documents given", hint="pass files or directories, or --files-from a list of paths")
+        raise UsageError("no documents given", hint=_no_documents_hint())
     sources = batch.expand_inputs(arguments, request.batch.glob)
     if not sources:
         raise DocumentError(
@@ -100,23 +149,42 @@ def _sources(request: Request) -> list[batch.Source]:
     return sources
 
 
+def _no_documents_hint() -> str:
+    if sys.stdin is not None and not sys.stdin.isatty():  # something is piped in: it was meant as the document
+        return "pass - to read the document from stdin (cat doc.txt | extract -s s.json -), or files, directories or --files-from"
+    return "pass files or directories, - for stdin, or --files-from a list of paths"
+
+
 def _read_list(where: str) -> str:
-    if where == "-":
-        return sys.stdin.read()
+    """The path list. Undecodable bytes are kept as surrogate escapes, as Python does for
+    command-line arguments, so a file name that is not UTF-8 still names its file."""
     try:
-        return Path(where).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"cannot read the path list {where}: {error}") from None
+        data = sys.stdin.buffer.read() if where == "-" else Path(where).read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read the path list {where}: {error.strerror or error}") from None
+    return data.decode("utf-8", "surrogateescape")
 
 
-def _already_done(request: Request, source: batch.Source) -> bool:
+def _pending(request: Request, schema: Schema, sources: list[batch.Source]) -> list[batch.Source]:
+    """The documents to extract: with --skip-existing, those without a complete, valid result."""
     directory = request.batch.output_dir
-    return request.batch.skip_existing and directory is not None and batch.output_path(directory, source).exists()
+    if not request.batch.skip_existing or directory is None:
+        return sources
+    check = batch.ResultCheck(schema)
+    pending = []
+    for source in sources:
+        target = batch.output_path(directory, source)
+        if not target.exists():
+            pending.append(source)
+        elif not check.accepts(target):
+            output.report_warning(f"{target} is not valid JSON for the schema: extracting {source.label} again")
+            pending.append(source)
+    return pending
 
 
 def _one(request: Request, extractor: Extractor, compiled: CompiledSchema, source: batch.Source, tally: Tally) -> None:
     try:
-        text = read_document(source.path, request.encoding)
+        text = read_text(source.path, request.encoding)
         extraction = extractor.extract(compiled, text, sampling(request), request.instructions, request.truncate)
         report_truncation(source.label, extraction)
         value = extraction.run()
@@ -129,17 +197,19 @@ def _one(request: Request, extractor: Extractor, compiled: CompiledSchema, sourc
     record: dict[str, Any] = {"source": source.label, "data": value}
     if request.stats:
         record["stats"] = extraction.stats.as_dict()
-    if request.batch.output_dir is None:
-        output.JsonWriter().write(json.dumps(record, ensure_ascii=False) + "\n")
-    else:
+    if request.batch.output_dir is not None:
+        target = batch.output_path(request.batch.output_dir, source)
         try:
-            batch.write_atomically(
-                batch.output_path(request.batch.output_dir, source), _laid_out(request, extraction.text) + "\n"
-            )
+            with interrupts.committing():
+                batch.write_atomically(target, _laid_out(request, extraction.text) + "\n")
         except OSError as error:
             _failed(request, source, OutputError(f"cannot write the result of {source.label}: {error.strerror or error}"), tally)
             return
-    tally.done += 1
+        record = {"source": source.label, "file": str(target)}  # for a --workers parent, which counts them
+    with interrupts.committing():
+        if request.batch.output_dir is None or request.batch.worker:
+            output.JsonWriter().write(output.json_line(record))
+        tally.done += 1
 
 
 def _laid_out(request: Request, text: str) -> str:
@@ -150,12 +220,12 @@ def _laid_out(request: Request, text: str) -> str:
 
 
 def _failed(request: Request, source: batch.Source, error: ExtractError, tally: Tally) -> None:
-    tally.failed += 1
-    tally.first_failure = tally.first_failure or output.exit_code_for(error)
     output.report_warning(error.message if source.label in error.message else f"{source.label}: {error.message}")
-    if request.batch.output_dir is None:
-        record = {"source": source.label, "error": {"type": type(error).__name__, "message": error.message}}
-        output.JsonWriter().write(json.dumps(record, ensure_ascii=False) + "\n")
+    with interrupts.committing():
+        if request.batch.output_dir is None or request.batch.worker:
+            record = {"source": source.label, "error": {"type": type(error).__name__, "message": error.message}}
+            output.JsonWriter().write(output.json_line(record))
+        tally.fail(output.exit_code_for(error))
 
 
 @contextmanager

@@ -13,5 +13,6 @@ class ExitCode(IntEnum):
     DOCUMENT = 5
     GENERATION = 6
     OUTPUT = 7
+    WORKER = 8  # a --workers process died before giving every document's result
     INTERRUPTED = 130  # Ctrl-C (SIGINT)
     TERMINATED = 143  # SIGTERM

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 from typing import Any, BinaryIO
 
@@ -13,29 +14,60 @@ from rich.console import Console
 from ..core.errors import DocumentError, ExtractError, GenerationError, ModelError, OutputError, SchemaError
 from .exit_codes import ExitCode
 
-stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+
+def _console() -> Console:
+    """The stderr console. NO_COLOR (https://no-color.org) turns off every escape, bold and dim
+    included: rich's own NO_COLOR support drops only the colours."""
+    plain = os.environ.get("NO_COLOR", "") != ""
+    return Console(stderr=True, highlight=False, soft_wrap=True, color_system=None if plain else "auto")
+
+
+stderr = _console()
 
 
 class JsonWriter:
     """Writes raw UTF-8 to stdout as it is decided, flushing each chunk."""
 
     def __init__(self, stream: BinaryIO | None = None) -> None:
-        self.stream = stream or sys.stdout.buffer
+        self.stream = stream
 
     def write(self, text: str) -> None:
+        stream = self.stream or _stdout()
         try:
-            self.stream.write(text.encode("utf-8"))
-            self.stream.flush()
+            stream.write(text.encode("utf-8"))
+            stream.flush()
         except OSError as error:  # a closed pipe, a full disk
-            _discard_stdout()
+            discard_stdout()
             raise OutputError(f"cannot write to stdout: {error.strerror or error}", hint="check where stdout goes") from None
 
 
-def _discard_stdout() -> None:
+def _stdout() -> BinaryIO:
+    if sys.stdout is None:  # the process started with descriptor 1 closed (`>&-`)
+        raise OutputError("cannot write to stdout: it is closed", hint="redirect stdout to a file or a pipe, or use --output-dir")
+    return sys.stdout.buffer
+
+
+def require_stdout() -> None:
+    """Fail now, before any model loads, when the result could not be written."""
+    _stdout()
+
+
+def json_line(record: Any) -> str:
+    """`record` as one line of JSON. A file name that is not UTF-8 reaches Python with its
+    undecodable bytes as lone surrogates (PEP 383), which UTF-8 cannot encode: they are written
+    as \\udcXX escapes, which json.loads and os.fsencode turn back into the same bytes."""
+    text = json.dumps(record, ensure_ascii=False)
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text) + "\n"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def discard_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's last flush cannot fail again."""
     with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, sys.stdout.fileno() if sys.stdout is not None else 1)
         os.close(devnull)
 
 
@@ -69,8 +101,8 @@ def report_warning(message: str) -> None:
     stderr.print(f"[yellow]warning:[/] {_escape(message)}")
 
 
-def report_interrupt(how: str = "interrupted") -> None:
-    stderr.print(f"[yellow]{how}[/]: stdout does not hold a complete document")
+def report_interrupt(how: str, progress: str) -> None:
+    stderr.print(f"[yellow]{how}[/]: {_escape(progress)}")
 
 
 def report_summary(line: str) -> None:

@@ -12,12 +12,12 @@ from ..core.check import SchemaReport, check_schema_support
 from ..core.compiled import CompiledSchema
 from ..core.decode import SamplingSettings
 from ..core.document import decode_document, read_document
-from ..core.errors import ExtractError
+from ..core.errors import DocumentError
 from ..core.extract import Extraction, Extractor, ModelOptions
 from ..core.layout import Indenter
 from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
-from . import output
+from . import interrupts, output, preflight
 from .exit_codes import ExitCode
 
 
@@ -31,6 +31,7 @@ class BatchOptions:
     quiet: bool = False
     workers: int = 1
     worker: bool = False  # run by a parent with --workers: documents from stdin, no summary
+    overwrite: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,12 +70,20 @@ Action = Callable[[Request], ExitCode]
 
 
 def execute(request: Request) -> ExitCode:
+    shard = preflight.check_request(request)
+    if not request.is_batch or request.batch.output_dir is None:
+        output.require_stdout()
     if request.is_batch:
         from .batch_run import execute_batch
 
-        return execute_batch(request)
+        return execute_batch(request, shard)
     schema, _ = load_schema(request.schema)
-    text = _read(request.documents[0], request.encoding)
+    text = read_text(request.documents[0], request.encoding)
+    return interrupts.run_interruptibly(lambda: _extract_one(request, schema, text))
+
+
+def _extract_one(request: Request, schema: Schema, text: str) -> ExitCode:
+    """Stream the document's JSON to stdout (in the model thread: see cli.interrupts)."""
     extractor, compiled = open_and_compile(request, schema)
     settings = sampling(request)
     extraction = extractor.extract(compiled, text, settings, request.instructions, request.truncate)
@@ -99,10 +108,6 @@ def report_truncation(source: str, extraction: Extraction) -> None:
         output.report_warning(f"{source}: --truncate left out the last {dropped} tokens of the document to fit the context")
 
 
-class UsageError(ExtractError):
-    """The command line asks for something that cannot be done (exit 2)."""
-
-
 def open_and_compile(request: Request, schema: Schema) -> tuple[Extractor, CompiledSchema]:
     options = ModelOptions(request.ctx, request.threads, request.n_gpu_layers, request.use_cache)
     extractor = Extractor.open(request.model, options)
@@ -116,10 +121,16 @@ def sampling(request: Request) -> SamplingSettings:
     return SamplingSettings(request.max_tokens, request.temperature, request.top_p, request.seed)
 
 
-def _read(document: str, encoding: str) -> str:
-    if document == "-":
-        return decode_document(sys.stdin.buffer.read(), "<stdin>", encoding)
-    return read_document(Path(document), encoding)
+def read_text(document: str | Path, encoding: str) -> str:
+    """The document's text; `-` is stdin. Raises DocumentError."""
+    try:
+        if document == "-":
+            return decode_document(sys.stdin.buffer.read(), "<stdin>", encoding)
+        return read_document(Path(document), encoding)
+    except UnicodeError as error:  # idna and punycode fail with UnicodeError, not UnicodeDecodeError
+        raise DocumentError(
+            f"document {document} is not {encoding} text ({error})", hint="pass --encoding with the file's encoding"
+        ) from None
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,13 @@
 """`--workers N`: one batch over N processes on this machine, results still in input order.
 
 Document i goes to worker i mod N, which gets its list on stdin and runs the ordinary batch
-loop (`--worker`: no summary, no progress). Each worker writes one JSON line per document in
-its own order, so the parent rebuilds the global order by reading worker i mod N's next line
-for document i, and streams it on. With `--output-dir` the workers write the files themselves.
-The CPU threads are shared out between the workers.
+loop (`--worker`: no summary, no progress), writing one JSON line per document in its own
+order (with `--output-dir` it writes the files itself, and its lines only say which file).
+A thread per worker reads its lines as they come, so no worker ever blocks on a full pipe
+whatever the parent is waiting for; the parent takes document i's line from worker i mod N
+and streams it on. A worker that dies (killed, out of memory) leaves its remaining documents
+without lines: each gets an error record of type WorkerDied, and the run exits with the
+worker's own exit code where it gave a documented one, else 8. The CPU threads are shared out.
 """
 
 from __future__ import annotations
@@ -12,51 +15,165 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
+import signal
 import subprocess
 import sys
-from typing import IO, TYPE_CHECKING
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any
 
 from ..core import batch, errors
-from . import output
+from . import interrupts, output
 from .exit_codes import ExitCode
 from .run import Request
 
 if TYPE_CHECKING:
     from .batch_run import Tally
 
+WORKER_DIED = "WorkerDied"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One document's result as a worker reported it (or as its death left it)."""
+
+    source: batch.Source
+    record: dict[str, Any]
+    code: ExitCode | None  # None: extracted
+
+
+@dataclass
+class Worker:
+    """A worker process, its documents in order, and the lines read from it so far."""
+
+    number: int
+    process: subprocess.Popen[bytes]
+    sources: list[batch.Source]
+    lines: queue.Queue[bytes | None] = field(default_factory=queue.Queue)
+    death: tuple[str, ExitCode] | None = None  # why it stopped early, and the code for that
+
+    def start_reading(self) -> None:
+        thread = threading.Thread(target=_read_lines, args=(self.process.stdout, self.lines), daemon=True)
+        thread.start()
+
+    def outcome(self, source: batch.Source) -> Outcome:
+        """`source`'s outcome: the worker's next line, or an error record once it has died."""
+        if self.death is None:
+            record = _parse(self._next_line())
+            if record is not None:
+                return Outcome(source, record, _code_of(record))
+            self.death = self._why_stopped()
+        reason, code = self.death
+        error = {"type": WORKER_DIED, "message": f"{reason} before extracting {source.label}"}
+        return Outcome(source, {"source": source.label, "error": error}, code)
+
+    def _next_line(self) -> bytes | None:
+        # A bounded wait, again and again, so that Ctrl-C is handled at once (see cli.interrupts).
+        while True:
+            with contextlib.suppress(queue.Empty):
+                return self.lines.get(timeout=interrupts.SIGNAL_CHECK_SECONDS)
+
+    def _why_stopped(self) -> tuple[str, ExitCode]:
+        returncode = self.process.wait()
+        name = f"worker {self.number} (pid {self.process.pid})"
+        if returncode < 0:
+            return f"{name} was killed by {_signal_name(-returncode)}", ExitCode.WORKER
+        documented = returncode != 0 and returncode in {code.value for code in ExitCode}
+        return f"{name} exited with code {returncode}", ExitCode(returncode) if documented else ExitCode.WORKER
+
 
 def run_workers(request: Request, pending: list[batch.Source], tally: Tally) -> None:
     """Extract `pending` in `request.batch.workers` processes, counting into `tally`."""
     count = min(request.batch.workers, len(pending))
     threads = request.threads or max(1, (os.cpu_count() or 1) // count)
-    processes = [_start(request, pending[k::count], threads) for k in range(count)]
-    try:
-        if request.batch.output_dir is None:
-            _merge_lines(processes, len(pending), tally)
-        for process in processes:
-            process.wait()
-        if request.batch.output_dir is not None:
-            _count_files(request, pending, tally)
-    except BaseException:
-        for process in processes:
-            with contextlib.suppress(OSError):
-                process.terminate()
-        raise
-    failed = next((ExitCode(p.returncode) for p in processes if p.returncode not in (0, None)), None)
-    if failed is not None and tally.first_failure is None:
-        tally.first_failure = failed
-
-
-def _start(request: Request, sources: list[batch.Source], threads: int) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "gguf_extract", *_child_arguments(request, threads)]
-    capture = subprocess.PIPE if request.batch.output_dir is None else subprocess.DEVNULL
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=capture)
-    listing = "".join(json.dumps({"path": str(s.path), "name": s.name}) + "\n" for s in sources)
+    workers = [start_worker(number, command, pending[number::count]) for number in range(count)]
+    try:
+        for outcome in merge(workers):
+            _count(request, outcome, tally)
+        for worker in workers:
+            worker.process.wait()
+    except BaseException:
+        for worker in workers:
+            with contextlib.suppress(OSError):
+                worker.process.terminate()
+        raise
+
+
+def start_worker(number: int, command: list[str], sources: list[batch.Source]) -> Worker:
+    """Start `command` with `sources` as JSON lines on its stdin, and read its stdout."""
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    listing = "".join(json.dumps({"path": str(s.path), "name": s.name, "label": s.label}) + "\n" for s in sources)
     stdin: IO[bytes] | None = process.stdin
     assert stdin is not None
-    stdin.write(listing.encode("utf-8"))
-    stdin.close()
-    return process
+    with contextlib.suppress(OSError):  # a worker that died at once: its documents get WorkerDied records
+        stdin.write(listing.encode("utf-8"))
+    with contextlib.suppress(OSError):
+        stdin.close()
+    worker = Worker(number, process, sources)
+    worker.start_reading()
+    return worker
+
+
+def merge(workers: list[Worker]) -> Iterator[Outcome]:
+    """Every document's outcome in input order: document i is worker i mod N's next."""
+    total = sum(len(worker.sources) for worker in workers)
+    for index in range(total):
+        worker = workers[index % len(workers)]
+        yield worker.outcome(worker.sources[index // len(workers)])
+
+
+def _read_lines(stream: IO[bytes] | None, lines: queue.Queue[bytes | None]) -> None:
+    """Move a worker's lines into `lines` as they come; None marks the end of its output."""
+    try:
+        if stream is not None:
+            for line in stream:
+                lines.put(line)
+    finally:
+        lines.put(None)
+
+
+def _parse(line: bytes | None) -> dict[str, Any] | None:
+    """A worker's record, or None for the end of its output or a line cut short by its death."""
+    if line is None or not line.endswith(b"\n"):
+        return None
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) and "source" in record else None
+
+
+def _count(request: Request, outcome: Outcome, tally: Tally) -> None:
+    """Count `outcome` and pass it on: its line to stdout, or a warning where the worker
+    could not give one itself."""
+    if outcome.code is None:
+        tally.done += 1
+    else:
+        tally.fail(outcome.code)
+        if outcome.record["error"]["type"] == WORKER_DIED:
+            output.report_warning(outcome.record["error"]["message"])
+    if request.batch.output_dir is None:
+        output.JsonWriter().write(output.json_line(outcome.record))
+
+
+def _code_of(record: dict[str, Any]) -> ExitCode | None:
+    """None for a result; for an error reported by its class name, that class's exit code."""
+    if "error" not in record:
+        return None
+    kind = getattr(errors, str(record["error"].get("type")), None)
+    if isinstance(kind, type) and issubclass(kind, errors.ExtractError):
+        return output.exit_code_for_kind(kind)
+    return ExitCode.GENERATION
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _child_arguments(request: Request, threads: int) -> list[str]:
@@ -89,35 +206,3 @@ def _child_arguments(request: Request, threads: int) -> list[str]:
         "--truncate": request.truncate,
     }
     return arguments + [flag for flag, on in switches.items() if on]
-
-
-def _merge_lines(processes: list[subprocess.Popen[bytes]], total: int, tally: Tally) -> None:
-    writer = output.JsonWriter()
-    for index in range(total):
-        stream = processes[index % len(processes)].stdout
-        line = stream.readline() if stream is not None else b""
-        if not line:
-            break  # that worker stopped early; its exit code says why
-        record = json.loads(line)
-        if "error" in record:
-            tally.failed += 1
-            tally.first_failure = tally.first_failure or _exit_code_of(record["error"]["type"])
-        else:
-            tally.done += 1
-        writer.write(line.decode("utf-8"))
-
-
-def _exit_code_of(error_type: str) -> ExitCode:
-    """The exit code for an error a worker reported by its class name."""
-    kind = getattr(errors, error_type, None)
-    if isinstance(kind, type) and issubclass(kind, errors.ExtractError):
-        return output.exit_code_for_kind(kind)
-    return ExitCode.GENERATION
-
-
-def _count_files(request: Request, pending: list[batch.Source], tally: Tally) -> None:
-    directory = request.batch.output_dir
-    assert directory is not None
-    written = sum(batch.output_path(directory, source).exists() for source in pending)
-    tally.done += written
-    tally.failed += len(pending) - written

@@ -2,25 +2,30 @@
 
 Inputs are paths (a file, or a directory searched recursively for names matching a glob) and
 lists of paths (one per line). The order is the order given, with each directory's files in
-sorted order, so a run, its shards and its re-runs all see the same sequence. `--output-dir`
-results are written to a temporary file and renamed into place, so an interrupted batch never
-leaves a partial file and `--skip-existing` can resume it.
+sorted order, so a run, its shards and its re-runs all see the same sequence. Results written
+to a directory go through a temporary file and a rename, so an interrupted batch never leaves
+a partial file and a later run can tell a finished result from a missing one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import jsonschema
 
 from .errors import ExtractError, OutputError
+from .schema.load import Schema, validation_schema
 
 
 class BatchError(ExtractError):
-    """The batch cannot start: bad inputs, shard or output directory."""
+    """The batch cannot start: bad inputs or output directory."""
 
 
 @dataclass(frozen=True)
@@ -28,11 +33,13 @@ class Source:
     """One document to extract from: where it is read and what its result is called."""
 
     path: Path
-    name: str  # the result's name under --output-dir: the path below the directory given, without suffix
+    name: str  # the result's name in an output directory: the path below the directory given, without suffix
+    given: str | None = None  # the path exactly as the user wrote it (`./a.txt` keeps its `./`)
 
     @property
     def label(self) -> str:
-        return str(self.path)
+        """The document's name in records and messages: the path as given."""
+        return self.given if self.given is not None else str(self.path)
 
 
 def expand_inputs(arguments: Iterable[str], pattern: str = "*") -> list[Source]:
@@ -43,35 +50,26 @@ def expand_inputs(arguments: Iterable[str], pattern: str = "*") -> list[Source]:
     for argument in arguments:
         path = Path(argument)
         if path.is_dir():
-            sources.extend(_directory(path, pattern))
+            sources.extend(_directory(argument, pattern))
         else:
-            sources.append(Source(path, path.stem))
+            sources.append(Source(path, path.stem, argument))
     return sources
 
 
-def _directory(folder: Path, pattern: str) -> list[Source]:
+def _directory(argument: str, pattern: str) -> list[Source]:
+    folder = Path(argument)
     found = []
     for path in sorted(folder.rglob(pattern)):
         relative = path.relative_to(folder)
         if path.is_file() and not any(part.startswith(".") for part in relative.parts):
-            found.append(Source(path, relative.with_suffix("").as_posix()))
+            # Joined to the argument as written, so `./docs` gives `./docs/a.txt` as `find` would.
+            found.append(Source(path, relative.with_suffix("").as_posix(), os.path.join(argument, str(relative))))
     return found
 
 
 def read_path_list(text: str) -> list[str]:
-    """Paths from `--files-from`: one per line, blank lines ignored."""
+    """Paths from a list: one per line, blank lines ignored."""
     return [line.rstrip("\r") for line in text.split("\n") if line.strip()]
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """`I/N` with 0 <= I < N."""
-    index, slash, count = text.partition("/")
-    if not slash or not index.strip().isdigit() or not count.strip().isdigit():
-        raise BatchError(f"--shard {text!r} is not I/N", hint="e.g. --shard 0/4 for the first of four shards")
-    shard, shards = int(index), int(count)
-    if shards < 1 or shard >= shards:
-        raise BatchError(f"--shard {text}: I must be at least 0 and below N", hint="shards are numbered 0/N to N-1/N")
-    return shard, shards
 
 
 def take_shard(sources: list[Source], shard: int, shards: int) -> list[Source]:
@@ -84,17 +82,44 @@ def output_path(directory: Path, source: Source) -> Path:
     return directory / f"{source.name}.json"
 
 
-def check_output_names(directory: Path, sources: list[Source]) -> None:
-    """Refuse a batch in which two documents would write the same result file."""
+def first_collision(directory: Path, sources: list[Source]) -> tuple[Source, Source, Path] | None:
+    """Two documents that would write the same result file, and that file; None if none do."""
     seen: dict[Path, Source] = {}
     for source in sources:
         target = output_path(directory, source)
         if target in seen:
-            raise BatchError(
-                f"{seen[target].label} and {source.label} would both write {target}",
-                hint="pass their directory instead of the files, or run them separately",
-            )
+            return seen[target], source, target
         seen[target] = source
+    return None
+
+
+FileIdentity = tuple[int, int]
+
+
+def file_identity(path: Path) -> FileIdentity | None:
+    """The device and inode `path` leads to (links followed), or None where there is no such file."""
+    try:
+        status = path.stat()
+    except (OSError, ValueError):
+        return None
+    return status.st_dev, status.st_ino
+
+
+class ResultCheck:
+    """Whether a result file left by an earlier run is complete: JSON that validates against
+    the schema (formats included), as the run that wrote it checked before writing."""
+
+    def __init__(self, schema: Schema) -> None:
+        checked = validation_schema(schema)
+        validator_class = jsonschema.validators.validator_for(checked, default=jsonschema.Draft202012Validator)
+        self._validator = validator_class(checked, format_checker=validator_class.FORMAT_CHECKER)
+
+    def accepts(self, path: Path) -> bool:
+        try:
+            value: Any = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            return False
+        return bool(self._validator.is_valid(value))
 
 
 def prepare_output_dir(directory: Path) -> None:
@@ -106,17 +131,19 @@ def prepare_output_dir(directory: Path) -> None:
         os.unlink(probe)
     except OSError as error:
         raise OutputError(
-            f"cannot write to output directory {directory}: {error.strerror or error}", hint="choose another --output-dir"
+            f"cannot write to output directory {directory}: {error.strerror or error}", hint="choose another output directory"
         ) from None
 
 
 def write_atomically(target: Path, text: str) -> None:
     """Write `text` to `target` through a temporary file in the same folder and a rename, so
-    `target` is either absent or complete. Raises OSError (disk full, permissions)."""
+    `target` is either absent or complete. The file gets the mode any new file would (0666
+    less the umask), not mkstemp's private 0600. Raises OSError (disk full, permissions)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
+            os.fchmod(out.fileno(), 0o666 & ~_umask())
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
@@ -125,3 +152,10 @@ def write_atomically(target: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def _umask() -> int:
+    """The process's umask. Python can only read it by setting it, so it is set back at once."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -5,11 +5,13 @@ what failed, the documented exit code, and no traceback (--debug shows one)."""
 from __future__ import annotations
 
 import json
+import os
 import resource
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import jsonschema
@@ -142,7 +144,17 @@ def test_truncated_gguf(tmp_path: Path) -> None:
 # -- options (exit 2) ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("option", "value"), [("--max-tokens", "0"), ("--temperature", "-0.5"), ("--top-p", "2")])
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--max-tokens", "0"),
+        ("--temperature", "-0.5"),
+        ("--top-p", "2"),
+        ("--seed", "-1"),
+        ("--encoding", "rot13"),
+        ("--encoding", "hex"),
+    ],
+)
 def test_out_of_range_options_are_usage_errors(option: str, value: str) -> None:
     assert_refused(run("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), option, value), 2, option)
 
@@ -320,3 +332,77 @@ def test_output_directory_that_cannot_be_created(tmp_path: Path) -> None:
     blocker = write(tmp_path / "file", "x")
     result = run("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--output-dir", str(blocker / "out"))
     assert_refused(result, 7, "cannot write to output directory", "Not a directory")
+
+
+# -- closed and full standard streams, odd names and patterns (issue 14) ------------------------
+
+
+def test_absolute_glob_is_a_usage_error(tmp_path: Path) -> None:
+    write(tmp_path / "a.txt", "Ada Lovelace, 36.")
+    assert_refused(run("--schema", str(PERSON_SCHEMA), str(tmp_path), "--glob", str(tmp_path / "*.txt")), 2, "--glob")
+
+
+def _close(descriptor: int) -> Callable[[], None]:
+    return lambda: os.close(descriptor)
+
+
+def test_closed_stdout_is_an_output_error_before_the_model_loads() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "gguf_extract", "--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--model", "/nowhere/m.gguf"],
+        stderr=subprocess.PIPE,
+        timeout=300,
+        check=False,
+        preexec_fn=_close(1),
+    )
+    err = result.stderr.decode()
+    assert result.returncode == 7, err
+    assert "cannot write to stdout: it is closed" in err and "Traceback" not in err and "Exception ignored" not in err
+
+
+def test_help_to_a_full_device() -> None:
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "gguf_extract", "--help"], stdout=full, stderr=subprocess.PIPE, timeout=300, check=False
+        )
+    err = result.stderr.decode()
+    assert result.returncode == 7, err
+    assert "cannot write to stdout" in err and "Traceback" not in err and "Exception ignored" not in err
+    assert len(err.strip().splitlines()) <= 2
+
+
+@pytest.mark.model  # the vocabulary loads; no weights (both documents are empty)
+def test_a_file_name_that_is_not_utf8_is_one_record_and_the_batch_goes_on(tmp_path: Path) -> None:
+    folder = os.fsencode(tmp_path / "docs")
+    os.mkdir(folder)
+    odd = os.path.join(folder, b"caf\xe9.txt")
+    write(Path(os.fsdecode(odd)), " \n")
+    write(tmp_path / "docs" / "plain.txt", " \n")
+    result = run("--schema", str(PERSON_SCHEMA), str(tmp_path / "docs"))
+    err = result.stderr.decode()
+    assert result.returncode == 5, err
+    assert "Traceback" not in err and "2 documents: 0 extracted, 2 failed" in err
+    lines = [json.loads(line) for line in result.stdout.decode("utf-8").splitlines()]  # valid UTF-8 JSON lines
+    assert [os.fsencode(line["source"]) for line in lines] == [odd, os.path.join(folder, b"plain.txt")]
+    assert all("is empty" in line["error"]["message"] for line in lines)
+
+
+@pytest.mark.model
+def test_closed_stderr_still_extracts() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "gguf_extract", "--schema", str(PERSON_SCHEMA), str(PERSON_DOC)],
+        stdout=subprocess.PIPE,
+        timeout=300,
+        check=False,
+        preexec_fn=_close(2),
+    )
+    assert result.returncode == 0
+    jsonschema.validate(json.loads(result.stdout), json.loads(PERSON_SCHEMA.read_text()))
+
+
+def test_no_color_means_no_escapes_at_all(tmp_path: Path) -> None:
+    arguments = ["--schema", str(PERSON_SCHEMA), str(tmp_path / "gone.txt")]
+    coloured = run(*arguments, env={**os.environ, "FORCE_COLOR": "1"})
+    assert b"\x1b[" in coloured.stderr  # the check below means something: escapes are forced on
+    plain = run(*arguments, env={**os.environ, "FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert_refused(plain, 5, "document not found")
+    assert b"\x1b" not in plain.stderr

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from gguf_extract.cli.preflight import UsageError, parse_shard
 from gguf_extract.core import batch
 from gguf_extract.core.errors import OutputError
 
@@ -91,16 +92,35 @@ def test_shards_are_disjoint_and_cover_every_document(shards: int) -> None:
     assert len(flat) == len(sources)
 
 
-@pytest.mark.parametrize("text", ["1", "2/2", "-1/3", "a/b", "1/0", "/3"])
+@pytest.mark.parametrize("text", ["1", "2/2", "-1/3", "a/b", "1/0", "/3", "5/3"])
 def test_bad_shards_are_refused(text: str) -> None:
-    with pytest.raises(batch.BatchError):
-        batch.parse_shard(text)
+    with pytest.raises(UsageError):
+        parse_shard(text)
 
 
-def test_two_documents_with_one_result_name_are_refused(tmp_path: Path) -> None:
-    sources = batch.expand_inputs(["a/x.txt", "b/x.md"])
-    with pytest.raises(batch.BatchError, match="would both write"):
-        batch.check_output_names(tmp_path, sources)
+def test_two_documents_with_one_result_name_are_found(tmp_path: Path) -> None:
+    sources = batch.expand_inputs(["a/x.txt", "c.txt", "b/x.md"])
+    assert batch.first_collision(tmp_path, sources) == (sources[0], sources[2], tmp_path / "x.json")
+    assert batch.first_collision(tmp_path, sources[:2]) is None
+
+
+def test_sources_keep_the_path_as_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs" / "sub").mkdir(parents=True)
+    (tmp_path / "docs" / "sub" / "a.txt").write_text("x")
+    found = batch.expand_inputs(["./docs", "docs/", "./b.txt"])
+    assert [s.label for s in found] == ["./docs/sub/a.txt", "docs/sub/a.txt", "./b.txt"]
+    assert [s.name for s in found] == ["sub/a", "sub/a", "b"]
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_results_are_created_with_the_mode_the_umask_gives(tmp_path: Path, umask: int, mode: int) -> None:
+    previous = os.umask(umask)
+    try:
+        batch.write_atomically(tmp_path / "r.json", "{}\n")
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "r.json").stat().st_mode & 0o777 == mode
 
 
 def test_atomic_write_leaves_no_partial_file_when_interrupted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -194,6 +214,9 @@ def test_interrupted_output_dir_batch_resumes_without_redoing_anything(tmp_path:
     assert process.returncode == 130, stderr.decode()
     assert "Traceback" not in stderr.decode()
     first = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    # what was written and how to go on, not the single-document "stdout does not hold a complete document"
+    assert f"interrupted: wrote {len(first)} of 20 results to {out}" in stderr.decode()
+    assert "rerun with --skip-existing" in stderr.decode() and "stdout" not in stderr.decode()
     assert 4 <= len(first) < 20 and all(name.endswith(".json") for name in first)  # no temporary files left
     for path in out.iterdir():
         assert set(json.loads(path.read_text())) == {"name", "age"}
@@ -240,7 +263,8 @@ def test_progress_shows_on_a_terminal_and_not_in_a_pipe(tmp_path: Path) -> None:
     quiet = subprocess.run(
         ["script", "-qec", command + " --quiet", "/dev/null"], capture_output=True, env=environment, timeout=300, check=False
     )
-    assert b"extracting" not in quiet.stdout and b"3 documents: 3 extracted" in quiet.stdout
+    assert quiet.returncode == 0, quiet.stdout.decode()
+    assert b"extracting" not in quiet.stdout and b"3 documents" not in quiet.stdout  # --quiet: no summary either
 
 
 @pytest.mark.model

@@ -112,3 +112,89 @@ def test_no_document_at_all_is_a_usage_error() -> None:
     code, out, err = invoke("--schema", str(PERSON_SCHEMA))
     assert (code, out) == (2, "")
     assert "no documents given" in err and "--files-from" in err
+
+
+# -- options that do not apply, and messages that say what to do (issue 14) ----------------------
+
+
+def test_shard_for_a_single_document_is_a_usage_error() -> None:
+    code, out, err = invoke("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--shard", "0/3")
+    assert (code, out) == (2, "")
+    assert "--shard applies to a batch" in err
+
+
+def test_shard_out_of_range_is_a_usage_error_even_for_one_document() -> None:
+    code, out, err = invoke("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--shard", "5/3")
+    assert (code, out) == (2, "")
+    assert "--shard 5/3: I must be at least 0 and below N" in err
+
+
+def test_piped_input_without_dash_hints_at_dash() -> None:
+    result = CliRunner().invoke(app, ["--schema", str(PERSON_SCHEMA)], input="Ada Lovelace, 36.\n")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert "no documents given" in result.stderr and "pass -" in result.stderr
+
+
+@pytest.mark.parametrize("pattern", ["/etc/*.txt", "../*.txt", ""])
+def test_glob_outside_the_directory_is_a_usage_error(tmp_path: Path, pattern: str) -> None:
+    (tmp_path / "a.txt").write_text("x")
+    code, out, err = invoke("--schema", str(PERSON_SCHEMA), str(tmp_path), "--glob", pattern)
+    assert (code, out) == (2, "")
+    assert "--glob" in err and "is not a pattern inside a directory" in err
+
+
+def test_name_collision_inside_a_directory_does_not_say_pass_the_directory(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("x")
+    (tmp_path / "docs" / "a.md").write_text("x")
+    code, out, err = invoke("--schema", str(PERSON_SCHEMA), str(tmp_path / "docs"), "--output-dir", str(tmp_path / "out"))
+    assert (code, out) == (2, "")
+    assert "would both write" in err and "--glob" in err and "pass their directory" not in err
+
+
+def test_name_collision_of_files_in_two_folders_suggests_separate_runs(tmp_path: Path) -> None:
+    for folder in ("x", "y"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "a.txt").write_text("x")
+    code, _, err = invoke(
+        "--schema",
+        str(PERSON_SCHEMA),
+        str(tmp_path / "x" / "a.txt"),
+        str(tmp_path / "y" / "a.txt"),
+        "--output-dir",
+        str(tmp_path / "out"),
+    )
+    assert code == 2 and "would both write" in err and "run them separately with different --output-dir" in err
+
+
+@pytest.mark.model  # the vocabulary loads; no weights (every document fails before generation)
+def test_sources_keep_the_leading_dot_slash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "b.txt").write_text(" \n")
+    code, out, _ = invoke("--schema", str(PERSON_SCHEMA), "./missing.txt", "./docs")
+    assert code == 5
+    assert [json.loads(line)["source"] for line in out.splitlines()] == ["./missing.txt", "./docs/b.txt"]
+
+
+@pytest.mark.model  # the vocabulary loads; no weights
+def test_quiet_hides_the_summary(tmp_path: Path) -> None:
+    arguments = ["--schema", str(PERSON_SCHEMA), str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    _, _, loud = invoke(*arguments)
+    code, _, quiet = invoke(*arguments, "--quiet")
+    assert "2 documents: 0 extracted, 2 failed" in loud
+    assert code == 5 and "documents:" not in quiet and "document not found" in quiet
+
+
+@pytest.mark.parametrize("seed", ["-1", "-5"])
+def test_negative_seed_is_a_usage_error(seed: str) -> None:
+    code, out, err = invoke("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--seed", seed)
+    assert (code, out) == (2, "")
+    assert "--seed" in err
+
+
+@pytest.mark.parametrize("encoding", ["rot13", "hex", "base64", "zlib"])
+def test_codecs_that_are_not_text_encodings_are_usage_errors(encoding: str) -> None:
+    code, out, err = invoke("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--encoding", encoding)
+    assert (code, out) == (2, "")
+    assert "is not a text encoding" in err

@@ -1,0 +1,150 @@
+"""`--workers`: a worker that dies never hangs the parent, its documents get WorkerDied records,
+and the exit code says so (8); with --output-dir the summary counts what this run wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from gguf_extract.cli.exit_codes import ExitCode
+from gguf_extract.cli.workers import WORKER_DIED, Outcome, merge, start_worker
+from gguf_extract.core.batch import Source
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "maxLength": 24}, "age": {"type": "integer", "minimum": 0, "maximum": 120}},
+    "required": ["name", "age"],
+    "additionalProperties": False,
+}
+# A stand-in worker: one record per document listed on stdin, each ~200 bytes.
+ECHO = """
+import json, sys
+for line in sys.stdin:
+    item = json.loads(line)
+    print(json.dumps({"source": item["label"], "data": {"text": "x" * 200}}), flush=True)
+"""
+DIE = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+EXIT_4 = "import sys; sys.stdin.read(); sys.exit(4)"
+
+
+def sources(count: int, start: int = 0) -> list[Source]:
+    return [Source(Path(f"d{i}.txt"), f"d{i}") for i in range(start, start + count)]
+
+
+def merged(*scripts: str, per_worker: int) -> list[Outcome]:
+    """Outcomes of stand-in workers, run in a thread so that a hang fails the test instead of
+    stopping the suite."""
+    workers = [
+        start_worker(n, [sys.executable, "-c", script], sources(per_worker, n * per_worker)) for n, script in enumerate(scripts)
+    ]
+    found: list[Outcome] = []
+    thread = threading.Thread(target=lambda: found.extend(merge(workers)), daemon=True)
+    thread.start()
+    thread.join(timeout=300)
+    assert not thread.is_alive(), "the parent hangs"
+    return found
+
+
+def test_a_dead_worker_never_blocks_a_survivor_with_more_than_a_pipe_of_output() -> None:
+    # 1,000 records of ~230 bytes: far more than the 64 KB a pipe holds while nobody reads it
+    outcomes = merged(ECHO, DIE, per_worker=1000)
+    assert len(outcomes) == 2000
+    survivor, dead = outcomes[0::2], outcomes[1::2]
+    assert all(o.code is None and o.record["data"]["text"] == "x" * 200 for o in survivor)
+    assert [o.record["source"] for o in survivor] == [f"d{i}.txt" for i in range(1000)]
+    assert all(o.code == ExitCode.WORKER for o in dead)
+    assert [o.record["source"] for o in dead] == [f"d{i}.txt" for i in range(1000, 2000)]
+    error = dead[0].record["error"]
+    assert error["type"] == WORKER_DIED and "was killed by SIGKILL before extracting d1000.txt" in error["message"]
+
+
+def test_a_worker_that_exits_with_a_documented_code_passes_it_on() -> None:
+    outcomes = merged(ECHO, EXIT_4, per_worker=3)
+    assert [o.code for o in outcomes] == [None, ExitCode.MODEL] * 3
+    assert "exited with code 4" in outcomes[1].record["error"]["message"]
+
+
+# -- on the bundled model ---------------------------------------------------------------------
+
+
+def _command(tmp_path: Path, *args: str) -> tuple[list[str], dict[str, str]]:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    environment = {**os.environ, "EXTRACT_CACHE_DIR": str(tmp_path / "cache")}
+    return [sys.executable, "-m", "gguf_extract", "--schema", str(schema), "--max-tokens", "40", *args], environment
+
+
+def _children(pid: int) -> list[int]:
+    tasks = Path(f"/proc/{pid}/task")
+    return [int(child) for task in tasks.iterdir() for child in (task / "children").read_text().split()]
+
+
+def _holder(pids: list[int], path: Path) -> int | None:
+    """The process among `pids` that has `path` open, if one has yet."""
+    for pid in pids:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                if os.readlink(fd) == str(path):
+                    return pid
+            except OSError:
+                continue
+    return None
+
+
+@pytest.mark.model
+def test_a_killed_worker_gives_error_records_and_exit_8(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "d0.txt").write_text("Ada Lovelace is 36 years old.")
+    os.mkfifo(docs / "d1.txt")  # worker 1 blocks reading it: killed there, d1 and d3 have no result
+    (docs / "d2.txt").write_text("Alan Turing is 41 years old.")
+    (docs / "d3.txt").write_text("Grace Hopper is 85 years old.")
+    paths = [str(docs / f"d{i}.txt") for i in range(4)]  # named one by one: a directory listing skips a FIFO
+    command, environment = _command(tmp_path, *paths, "--workers", "2")
+    process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    while True:  # opening the FIFO for writing without blocking succeeds once a reader is opening it
+        try:
+            writer = os.open(docs / "d1.txt", os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.02)
+    holder = None
+    while holder is None:  # the reader's open returns now; it then waits for data that never comes
+        holder = _holder(_children(process.pid), docs / "d1.txt")
+        time.sleep(0.02)
+    os.kill(holder, signal.SIGKILL)
+    os.close(writer)
+    out, err = process.communicate(timeout=600)
+    assert process.returncode == 8, err.decode()
+    assert b"Traceback" not in err
+    lines = [json.loads(line) for line in out.decode().splitlines()]
+    assert [line["source"] for line in lines] == paths
+    assert [("data" in line) for line in lines] == [True, False, True, False]
+    assert {lines[1]["error"]["type"], lines[3]["error"]["type"]} == {WORKER_DIED}
+    assert "killed by SIGKILL" in lines[3]["error"]["message"]
+    assert "4 documents: 2 extracted, 2 failed" in err.decode()
+
+
+@pytest.mark.model
+def test_output_dir_counts_what_this_run_wrote(tmp_path: Path) -> None:
+    docs, out = tmp_path / "docs", tmp_path / "out"
+    docs.mkdir()
+    out.mkdir()
+    (docs / "d0.txt").write_text("Ada Lovelace is 36 years old.")
+    (docs / "d1.txt").write_text("  \n")  # fails: empty
+    (docs / "d2.txt").write_text("Alan Turing is 41 years old.")
+    (out / "d1.json").write_text('{"name": "from an earlier run", "age": 1}\n')
+    command, environment = _command(tmp_path, str(docs), "--workers", "2", "--output-dir", str(out), "--overwrite")
+    result = subprocess.run(command, env=environment, capture_output=True, timeout=600, check=False)
+    assert result.returncode == 5, result.stderr.decode()
+    assert result.stdout == b""
+    assert "3 documents: 2 extracted, 1 failed" in result.stderr.decode()
