@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -219,7 +218,9 @@ def _guarded(action: Callable[[Any], int], request: Any, debug: bool) -> int:
         return int(output.exit_code_for(error))
     except KeyboardInterrupt as stop:
         terminated = interrupts.was_terminated(stop)
-        output.report_interrupt("terminated" if terminated else "interrupted", interrupts.progress_of(stop))
+        progress = interrupts.progress_of(stop)
+        if progress:
+            output.report_interrupt("terminated" if terminated else "interrupted", progress)
         code = ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED
         interrupts.exit_if_abandoned(int(code))
         return int(code)
@@ -258,7 +259,7 @@ def _cannot_write_help(error: OSError) -> int:
 def main() -> None:
     _reserve_standard_streams()
     interrupts.keep_stderr()
-    signal.signal(signal.SIGTERM, interrupts.raise_terminated)
+    interrupts.install_handlers()
     try:
         if sys.argv[1:2] == ["check"]:
             check_app(args=sys.argv[2:], prog_name="extract check")

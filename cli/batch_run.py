@@ -72,8 +72,8 @@ def execute_batch(request: Request, shard: tuple[int, int] | None = None) -> Exi
     try:
         _extract_all(request, schema, pending, tally)
     except KeyboardInterrupt as stop:
-        if options.worker:
-            raise
+        if options.worker:  # Ctrl-C reaches every worker too: its parent alone reports
+            raise interrupts.BatchInterrupted(stop, "") from None
         written = len(_result_files(request, pending).items() - before.items())
         raise interrupts.BatchInterrupted(stop, _progress_note(request, tally, len(sources), written)) from None
     if not options.worker and not options.quiet:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -47,12 +48,24 @@ def was_terminated(stop: KeyboardInterrupt) -> bool:
 
 def progress_of(stop: KeyboardInterrupt) -> str:
     """What the output holds after `stop`: a batch says how far it got, a single run that
-    stdout has no complete document."""
+    stdout has no complete document; empty where nothing is to be said (a --workers child)."""
     return stop.progress if isinstance(stop, BatchInterrupted) else NOT_COMPLETE
 
 
-def raise_terminated(signum: int, frame: object) -> None:
-    raise Terminated
+def install_handlers() -> None:
+    """Ctrl-C raises KeyboardInterrupt and SIGTERM raises Terminated, once: the first signal
+    stops the run, and a later one, arriving while it winds down (Ctrl-C reaches --workers
+    children as well, and their parent then terminates them), must not break the cleanup by
+    raising inside it. A Ctrl-C the process was started ignoring (`cmd &`) stays ignored."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+
+
+def _stop(signum: int, frame: object) -> None:
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_IGN)
+    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
 def run_interruptibly(action: Callable[[], T]) -> T:

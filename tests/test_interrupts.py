@@ -38,7 +38,7 @@ def send_signal():
     os.kill(os.getpid(), getattr(signal, sys.argv[1]))
 
 threading.Thread(target=send_signal, daemon=True).start()
-signal.signal(signal.SIGTERM, interrupts.raise_terminated)
+interrupts.install_handlers()
 try:
     print(interrupts.run_interruptibly(native_call))
 except KeyboardInterrupt as stop:

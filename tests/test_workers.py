@@ -148,3 +148,26 @@ def test_output_dir_counts_what_this_run_wrote(tmp_path: Path) -> None:
     assert result.returncode == 5, result.stderr.decode()
     assert result.stdout == b""
     assert "3 documents: 2 extracted, 1 failed" in result.stderr.decode()
+
+
+@pytest.mark.model
+def test_ctrl_c_at_a_terminal_stops_the_workers_with_one_message(tmp_path: Path) -> None:
+    """Ctrl-C reaches the whole process group: every worker and the parent, which then
+    terminates the workers; the run ends with one line saying what was written."""
+    docs, out = tmp_path / "docs", tmp_path / "out"
+    docs.mkdir()
+    for index in range(8):
+        (docs / f"d{index}.txt").write_text(f"Name: Person {index}\nAge: {20 + index}\n")
+    command, environment = _command(tmp_path, str(docs), "--workers", "2", "--output-dir", str(out))
+    process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    while not (out.exists() and any(out.glob("*.json"))):
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.02)
+    os.killpg(process.pid, signal.SIGINT)  # as a terminal does
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 130, err.decode()
+    names = sorted(p.name for p in out.iterdir())
+    assert err.decode().splitlines() == [
+        f"interrupted: wrote {len(names)} of 8 results to {out} (every file there is complete);"
+        " to extract the rest, rerun with --skip-existing"
+    ]
