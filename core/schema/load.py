@@ -27,7 +27,7 @@ def load_schema_file(path: Path) -> Schema:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise SchemaError(f"schema file not found: {path}", hint="check the --schema path") from None
+        raise SchemaError(f"schema file not found: {path}", hint="check the schema's path") from None
     except (OSError, UnicodeDecodeError) as error:
         raise SchemaError(f"cannot read schema file {path}: {error}") from None
     return check_schema(_parse(text, path), source=str(path))

@@ -49,7 +49,7 @@ def _pydantic_schema(module_name: str, class_name: str) -> Schema:
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise SchemaError(f"cannot import {module_name!r} for --schema {spec}: {error}", hint="check PYTHONPATH") from None
+        raise SchemaError(f"cannot import {module_name!r} for the schema {spec}: {error}", hint="check PYTHONPATH") from None
     model = getattr(module, class_name, None)
     if model is None:
         raise SchemaError(f"module {module_name!r} has no attribute {class_name!r}")
