@@ -84,9 +84,9 @@ class Guide:
             return
         bitmask[:] = self._compiled.index.packed_mask(self.state)
         if self.is_accepting():
-            words = bitmask.view(np.uint32)
+            unsigned = bitmask.view(np.uint32)
             for token in self._eog_ids().tolist():
-                words[token >> 5] |= np.uint32(1 << (token & 31))
+                unsigned[token >> 5] |= np.uint32(1 << (token & 31))
 
     def advance(self, token_id: int) -> None:
         """Move past `token_id`. Raises ValueError, and stays where it was, when the id is not
