@@ -15,7 +15,6 @@ _EXPORTS = {
     "ModelOptions": "core.extract",
     "SamplingSettings": "core.decode",
     "CompiledSchema": "core.compiled",
-    "Cursor": "core.compiled",
     "Guide": "core.guide",
     "new_bitmask": "core.guide",
     "llama_cpp_logits_processor": "core.llama_cpp_processor",

@@ -9,9 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .automaton.dfa import DEAD, LazyDFA
 from .automaton.nfa import build_nfa
@@ -20,7 +18,10 @@ from .index import TokenIndex
 from .schema.compiler import DEFAULT_RECURSION_DEPTH, compile_schema_tree
 from .schema.load import Schema, check_schema, validation_schema
 from .schema.validation import best_error, validator_for_schema
-from .vocab import IdArray, TokenTable, Vocabulary
+from .vocab import TokenTable, Vocabulary
+
+if TYPE_CHECKING:
+    from .guide import Guide
 
 _TABLES: dict[str, TokenTable] = {}
 
@@ -46,8 +47,11 @@ class CompiledSchema:
     compile_seconds: float
     relaxed: list[UnsupportedSchema] = field(default_factory=list)
 
-    def cursor(self) -> Cursor:
-        return Cursor(self)
+    def guide(self) -> Guide:
+        """A new Guide at the start of this schema's automaton (cheap; one per generation)."""
+        from .guide import Guide
+
+        return Guide(self)
 
     def validate(self, text: str) -> Any:
         """Parse `text` and validate it against the schema, formats included.
@@ -174,39 +178,3 @@ def compile_schema(
     automaton = compile_automaton(schema, recursion_depth, lenient)
     index = TokenIndex(automaton.dfa, table)
     return CompiledSchema(schema, vocab, automaton.dfa, index, time.perf_counter() - started, automaton.relaxed)
-
-
-class Cursor:
-    """A position in the automaton: which tokens may come next, and where each leads."""
-
-    def __init__(self, compiled: CompiledSchema) -> None:
-        self._compiled = compiled
-        self.state = compiled.dfa.start
-
-    def allowed_token_ids(self) -> IdArray:
-        """Ascending ids of the tokens allowed next; end-of-generation ids only where the
-        text so far is a complete document."""
-        ids = self._compiled.index.transitions(self.state).token_ids
-        if self.is_accepting():
-            eog = np.asarray(self._compiled.vocab.eog_ids, dtype=np.int32)
-            return np.union1d(ids, eog).astype(np.int32)
-        return np.sort(ids)
-
-    def advance(self, token_id: int) -> None:
-        """Move past `token_id`. Raises ValueError if the token is not allowed here."""
-        piece = self._compiled.vocab.pieces[token_id]
-        following = self._compiled.dfa.walk(self.state, piece) if piece else DEAD
-        if following == DEAD:
-            raise ValueError(f"token {token_id} ({piece!r}) is not allowed in this state")
-        self.state = following
-
-    def is_accepting(self) -> bool:
-        return self._compiled.dfa.is_accepting(self.state)
-
-    def is_finished(self) -> bool:
-        """Accepting, and nothing may follow."""
-        return self._compiled.dfa.is_final(self.state)
-
-    def forced_text(self) -> bytes:
-        """Bytes the schema allows next without any choice."""
-        return self._compiled.dfa.forced_bytes(self.state)

@@ -46,12 +46,12 @@ def test_index_matches_brute_force(prefix: str, vocab: Vocabulary) -> None:
     transitions = compiled.index.transitions(state)
     assert dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True)) == brute_force(compiled, state)
     assert len(set(transitions.token_ids.tolist())) == len(transitions.token_ids)
-    assert list(compiled.cursor().allowed_token_ids()) == sorted(compiled.cursor().allowed_token_ids())
+    assert list(compiled.guide().allowed_token_ids()) == sorted(compiled.guide().allowed_token_ids())
 
 
 def test_cursor_walks_a_document_token_by_token(vocab: Vocabulary) -> None:
     compiled = compile_for(PERSON, vocab)
-    cursor = compiled.cursor()
+    cursor = compiled.guide()
     assert cursor.forced_text() == b'{"name": "'
     for piece in ['{"', "name", '": ', '"', "John", '",', ' "', "age", '":', " ", "12", "}"]:
         token = vocab.pieces.index(piece.encode())
@@ -62,7 +62,7 @@ def test_cursor_walks_a_document_token_by_token(vocab: Vocabulary) -> None:
 
 
 def test_cursor_refuses_disallowed_and_control_tokens(vocab: Vocabulary) -> None:
-    cursor = compile_for(PERSON, vocab).cursor()
+    cursor = compile_for(PERSON, vocab).guide()
     assert CONTROL not in cursor.allowed_token_ids() and EOS not in cursor.allowed_token_ids()
     with pytest.raises(ValueError):
         cursor.advance(vocab.pieces.index(b"["))
@@ -72,7 +72,7 @@ def test_cursor_refuses_disallowed_and_control_tokens(vocab: Vocabulary) -> None
 
 def test_multibyte_tokens_split_characters_safely(vocab: Vocabulary) -> None:
     compiled = compile_for({"type": "string", "maxLength": 2}, vocab)
-    cursor = compiled.cursor()
+    cursor = compiled.guide()
     cursor.advance(vocab.pieces.index(b'"'))
     cursor.advance(vocab.pieces.index("日本".encode()))
     assert vocab.pieces.index(b'"') in cursor.allowed_token_ids()

@@ -40,7 +40,7 @@ def test_extract_prompt_given_as_is(extractor: Extractor) -> None:
 
 def test_cursor_follows_the_vocabulary(extractor: Extractor) -> None:
     compiled = extractor.compile({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
-    cursor = compiled.cursor()
+    cursor = compiled.guide()
     assert cursor.forced_text() == b'{"n": '
     for token in extractor.tokenizer.tokenize(b'{"n": 42}'):
         assert token in cursor.allowed_token_ids()
