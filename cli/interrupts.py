@@ -64,8 +64,14 @@ def install_handlers() -> None:
 
 def _stop(signum: int, frame: object) -> None:
     for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, signal.SIG_IGN)
+        # A handler that does nothing, not SIG_IGN: a signal already received but not yet
+        # handled would then raise "OSError: Signal 15 ignored due to race condition".
+        signal.signal(number, _ignore)
     raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+
+def _ignore(signum: int, frame: object) -> None:
+    """Later signals while the run winds down (see install_handlers)."""
 
 
 def run_interruptibly(action: Callable[[], T]) -> T:
