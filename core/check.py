@@ -16,6 +16,7 @@ from .automaton.sample import sample_accepted
 from .compiled import compile_automaton
 from .errors import UnsupportedSchema
 from .schema.compiler import ANNOTATIONS, DEFAULT_RECURSION_DEPTH, SUPPORTED
+from .schema.json_values import join_pointer
 from .schema.load import Schema
 from .schema.validation import draft_name
 
@@ -77,7 +78,7 @@ def _enforced_keywords(schema: Any, refused: set[str], pointer: str = "") -> col
     counts: collections.Counter[str] = collections.Counter()
     if isinstance(schema, dict):
         for keyword, value in schema.items():
-            here = f"{pointer}/{keyword.replace('~', '~0').replace('/', '~1')}"
+            here = join_pointer(pointer, keyword)
             if here in refused:
                 continue
             if keyword in SUPPORTED and keyword not in ANNOTATIONS | {"$defs", "definitions"}:

@@ -16,6 +16,7 @@ from .automaton.nfa import build_nfa
 from .errors import GenerationError, SchemaError, UnsupportedSchema
 from .index import TokenIndex
 from .schema.compiler import DEFAULT_RECURSION_DEPTH, compile_schema_tree
+from .schema.json_values import unescape_pointer_part
 from .schema.load import Schema, check_schema, validation_schema
 from .schema.validation import best_error, validator_for_schema
 from .vocab import TokenTable, Vocabulary
@@ -117,7 +118,7 @@ def _remove_keyword(schema: Schema, pointer: str, keyword: str) -> bool:
     pointer names the merging schema) from that schema's allOf branches. False if absent."""
     parent: Any = schema
     for raw in pointer.split("/")[1:-1]:
-        part = raw.replace("~1", "/").replace("~0", "~")
+        part = unescape_pointer_part(raw)
         if isinstance(parent, dict) and part in parent:
             parent = parent[part]
         elif isinstance(parent, list) and part.isdigit() and int(part) < len(parent):

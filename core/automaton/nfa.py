@@ -18,6 +18,7 @@ import heapq
 from dataclasses import dataclass
 from typing import Any
 
+from ..schema.json_values import MUST_ESCAPE, UNESCAPED_RANGES
 from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, is_text_character
 from .utf8 import utf8_sequences
 
@@ -258,7 +259,7 @@ class NFA:
                 entry: list[Edge] = []
                 self._chars(tuple(plain), following, entry)
                 epsilons.append(self._built_state(entry))
-            escaped = [c for c in _MUST_ESCAPE if low <= c <= high]
+            escaped = [c for c in MUST_ESCAPE if low <= c <= high]
             if escaped:
                 epsilons.append(self._escapes(escaped, following))
         if position in node.accepts:
@@ -361,7 +362,7 @@ def _edge_bytes(low: int, high: int) -> int | None:
     plain = _fewest_bytes(_without_escaped(low, high))
     if plain is not None:
         costs.append(plain)
-    escaped = [c for c in _MUST_ESCAPE if low <= c <= high]
+    escaped = [c for c in MUST_ESCAPE if low <= c <= high]
     if escaped:
         costs.append(2 if any(c in _SHORT_ESCAPES for c in escaped) else 6)
     return min(costs) if costs else None
@@ -389,8 +390,6 @@ def _machine_distances(node: Machine) -> list[int | None]:
     return distance
 
 
-# Characters a JSON string cannot hold unescaped: controls, quote and backslash.
-_MUST_ESCAPE = (*range(0x20), 0x22, 0x5C)
 _SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t"}
 
 
@@ -400,7 +399,7 @@ _HEX = b"0123456789abcdef"
 def _without_escaped(low: int, high: int) -> list[tuple[int, int]]:
     """[low, high] minus the characters JSON must escape, as ranges."""
     ranges: list[tuple[int, int]] = []
-    for gap_low, gap_high in ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF)):
+    for gap_low, gap_high in UNESCAPED_RANGES:
         if max(low, gap_low) <= min(high, gap_high):
             ranges.append((max(low, gap_low), min(high, gap_high)))
     return ranges

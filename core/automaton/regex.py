@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..schema.json_values import UNESCAPED_RANGES
+
 
 @dataclass(frozen=True, eq=False)
 class Lit:
@@ -62,7 +64,7 @@ Node = Lit | Chars | Seq | Alt | Repeat | Machine
 EMPTY: Node = Seq(())
 
 # Every character a JSON string holds without an escape: all but controls, quote, backslash.
-TEXT_CHARACTER = Chars(((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF)))
+TEXT_CHARACTER = Chars(UNESCAPED_RANGES)
 
 
 def is_text_character(node: Node) -> bool:

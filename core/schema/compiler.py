@@ -28,6 +28,8 @@ from ..automaton.regex import EMPTY, Machine, Node, Repeat, alt, length_range, l
 from ..errors import SchemaError, UnsupportedSchema
 from .disjoint import ALL_KINDS, TYPE_KINDS, Overlap, exclusions, value_kinds
 from .formats import COMPACT_FORMATS, FORMATS, SUBSETS
+from .json_values import distinct_values, json_in
+from .json_values import join_pointer as _join
 from .lexical import QUOTE, json_text, number_node, string_node
 from .limits import MAX_FLOOR_TEXT, MAX_OBJECT_NODES, Floor, check_document_floor, floor_problem
 from .load import Schema, refuse_remote_references, resolve_ref
@@ -322,7 +324,7 @@ class _Compiler:
                 rest = self._leave_out_one({**rest, "type": "object"}, negated["required"], pointer)
             elif {"const", "enum"} & negated.keys():
                 # Only the listed values that meet the rest of the negated schema are excluded.
-                rest[EXCLUDED] = [*rest.get(EXCLUDED, []), *self._listed_values(negated, _join(pointer, "not"))]
+                rest[EXCLUDED] = distinct_values([*rest.get(EXCLUDED, []), *self._listed_values(negated, _join(pointer, "not"))])
             else:
                 raise UnsupportedSchema("not", _join(pointer, "not"), "only types, required properties, const or enum values")
         return rest
@@ -347,23 +349,23 @@ class _Compiler:
         return dict(Merge(self.root, self.asserting, pointer).pair(schema, banned))
 
     def _enum(self, schema: dict[str, Any], pointer: str) -> Node:
-        return alt(*(lit(text) for text in self._listed_values(schema, pointer)))
+        return alt(*(lit(json_text(value)) for value in self._listed_values(schema, pointer)))
 
-    def _listed_values(self, schema: dict[str, Any], pointer: str) -> list[str]:
-        """The JSON texts of the enum/const values that also satisfy the sibling keywords
+    def _listed_values(self, schema: dict[str, Any], pointer: str) -> list[Any]:
+        """The enum/const values (JSON-distinct) that also satisfy the sibling keywords
         (type, minLength, not, ...): jsonschema filters them, so the filter is exact."""
         values = [schema["const"]] if "const" in schema else list(schema["enum"])
         if "const" in schema and "enum" in schema:
-            values = [v for v in values if any(_same_json(v, w) for w in schema["enum"])]
+            values = [v for v in values if json_in(v, schema["enum"])]
         rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
         if isinstance(rest.get("pattern"), list):  # merged patterns (see merge.py): each must match
             rest["allOf"] = [{"pattern": p} for p in rest.pop("pattern")]
         checker = self.validator(rest)
         allowed = [v for v in values if checker.is_valid(v)]
-        texts = [t for t in dict.fromkeys(json_text(v) for v in allowed) if t not in schema.get(EXCLUDED, [])]
-        if not texts:
+        kept = [v for v in distinct_values(allowed) if not json_in(v, schema.get(EXCLUDED, []))]
+        if not kept:
             raise SchemaError(f"no value listed by enum/const at {pointer or '/'} satisfies its schema")
-        return texts
+        return kept
 
     def _finite_items(self, items: Any, pointer: str) -> list[str] | None:
         """Every JSON text `items` allows, when that is a short list (enum, const, boolean,
@@ -372,7 +374,7 @@ class _Compiler:
         if not isinstance(items, dict):
             return None
         if "enum" in items or "const" in items:
-            return _distinct_values(self._listed_values(items, pointer))
+            return [json_text(value) for value in self._listed_values(items, pointer)]
         types = items.get("type")
         names = [types] if isinstance(types, str) else types
         if names and set(names) <= {"boolean", "null"} and not (set(items) - ANNOTATIONS - {"type"}):
@@ -404,7 +406,7 @@ class _Compiler:
             if names:
                 branch = merge.pair(branch, {"properties": dict.fromkeys(names, False)})
             if values:
-                branch = merge.pair(branch, {EXCLUDED: [json_text(v) for v in values]})
+                branch = merge.pair(branch, {EXCLUDED: values})
             builders.append(self._builder(branch, f"{keyword_pointer}/{index}", list(merge.refs)))
         return alt(*self._surviving(builders))
 
@@ -438,8 +440,8 @@ class _Compiler:
         """The values of one type; None when `not` excludes all of them."""
         excluded = schema.get(EXCLUDED, [])
         if name in ("null", "boolean"):
-            texts = [t for t in (("null",) if name == "null" else ("true", "false")) if t not in excluded]
-            return alt(*(lit(t) for t in texts)) if texts else None
+            kept = [v for v in ((None,) if name == "null" else (True, False)) if not json_in(v, excluded)]
+            return alt(*(lit(json_text(v)) for v in kept)) if kept else None
         builders: dict[str, Callable[[dict[str, Any], str], Node]] = {
             "integer": self._integer,
             "number": self._number,
@@ -448,15 +450,13 @@ class _Compiler:
             "object": self._object,
         }
         kind = {"integer": (int, float), "number": (int, float), "string": (str,), "array": (list,), "object": (dict,)}[name]
-        if name in ("number", "array", "object") and any(
-            isinstance(v, kind) and not isinstance(v, bool) for v in map(json.loads, excluded)
-        ):
+        if name in ("number", "array", "object") and any(isinstance(v, kind) and not isinstance(v, bool) for v in excluded):
             raise UnsupportedSchema("not", _join(pointer, "not"), f"excluding {name} values is not supported")
         return builders[name](schema, pointer)
 
     def _integer(self, schema: dict[str, Any], pointer: str) -> Node:
         node = integer_values(schema, pointer)
-        banned = [json.dumps(int(v)) for v in map(json.loads, schema.get(EXCLUDED, [])) if _is_whole(v)]
+        banned = [json.dumps(int(v)) for v in schema.get(EXCLUDED, []) if _is_whole(v)]
         if not banned:
             return node
         return self._excluding(node, banned, pointer)
@@ -494,7 +494,7 @@ class _Compiler:
         format_body = self._format_body(schema, pointer)
         if format_body is not None:
             bodies.append(format_body)
-        banned = [v for v in map(json.loads, schema.get(EXCLUDED, [])) if isinstance(v, str)]
+        banned = [v for v in schema.get(EXCLUDED, []) if isinstance(v, str)]
         if banned:
             bodies.append(excluding_machine(banned))
         if not bodies:
@@ -614,7 +614,9 @@ class _Compiler:
         values = None if prefix else self._finite_items(rest, _join(pointer, rest_keyword))
         if values is None:
             raise UnsupportedSchema(
-                "uniqueItems", _join(pointer, "uniqueItems"), "only arrays whose items are enum, const, boolean or null values"
+                "uniqueItems",
+                _join(pointer, "uniqueItems"),
+                "only arrays whose items are enum, const, boolean or null values",
             )
         members: list[tuple[Node, bool]] = [(lit(text), False) for text in values]
         if object_nodes(members, low, high) > MAX_OBJECT_NODES:
@@ -764,7 +766,7 @@ class _Compiler:
             return string_node()
         key_schema = Merge(self.root, self.asserting, pointer).expand(key_schema)
         if isinstance(key_schema, dict) and ("enum" in key_schema or "const" in key_schema):
-            return alt(*(lit(text) for text in self._listed_values(key_schema, pointer) if text.startswith('"')))
+            return alt(*(lit(json_text(v)) for v in self._listed_values(key_schema, pointer) if isinstance(v, str)))
         string_keywords = TYPE_KEYWORDS["string"] | ANNOTATIONS | {"type"}
         if not isinstance(key_schema, dict) or set(key_schema) - string_keywords:
             raise UnsupportedSchema("propertyNames", pointer, "only string keywords (pattern, lengths, format) or enum/const")
@@ -914,24 +916,3 @@ def any_value(depth: int) -> Node:
         return alt(*scalars)
     inner = any_value(depth - 1)
     return alt(*scalars, array_of(inner, 0, None), generic_object(inner))
-
-
-def _distinct_values(texts: list[str]) -> list[str]:
-    """One text per JSON value: uniqueItems finds 0 and 0.0 equal, so only the first is kept."""
-    kept: list[tuple[str, Any]] = []
-    for text in texts:
-        value = json.loads(text)
-        if not any(_same_json(value, seen) for _, seen in kept):
-            kept.append((text, value))
-    return [text for text, _ in kept]
-
-
-def _same_json(first: Any, second: Any) -> bool:
-    """JSON equality: 1 == 1.0, but true != 1."""
-    if isinstance(first, bool) or isinstance(second, bool):
-        return first is second
-    return bool(first == second)
-
-
-def _join(pointer: str, part: str) -> str:
-    return pointer + "/" + part.replace("~", "~0").replace("/", "~1")

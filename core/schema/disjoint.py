@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .json_values import MAX_REF_HOPS, json_equal
 from .load import Schema, resolve_ref
 
 ALL_KINDS = frozenset({"null", "boolean", "integer", "fraction", "string", "array", "object"})
@@ -27,7 +28,6 @@ TYPE_KINDS = {
     "array": {"array"},
     "object": {"object"},
 }
-_MAX_REF_HOPS = 32
 
 
 class Overlap(Exception):
@@ -103,7 +103,7 @@ def _discriminated(root: Schema, first: Any, second: Any) -> bool:
     for name, values in _finite_properties(root, first).items():
         other = _deref(root, second.get("properties", {}).get(name, second.get("additionalProperties", True)))
         allowed = _finite_values(other, root)
-        if allowed is not None and not any(_same(v, w) for v in values for w in allowed):
+        if allowed is not None and not any(json_equal(v, w) for v in values for w in allowed):
             return True
     return False
 
@@ -134,14 +134,7 @@ def _finite_values(schema: Any, root: Schema | None = None) -> list[Any] | None:
     known = [values for values in lists if values is not None]
     if not known:
         return None
-    return [v for v in known[0] if all(any(_same(v, w) for w in other) for other in known[1:])]
-
-
-def _same(first: Any, second: Any) -> bool:
-    """JSON equality: 1 == 1.0, but True != 1."""
-    if isinstance(first, bool) or isinstance(second, bool):
-        return first is second
-    return bool(first == second)
+    return [v for v in known[0] if all(any(json_equal(v, w) for w in other) for other in known[1:])]
 
 
 def value_kinds(schema: Any) -> frozenset[str]:
@@ -176,7 +169,7 @@ def _kind_of(value: Any) -> str:
 
 
 def _deref(root: Schema, schema: Any) -> Any:
-    for _ in range(_MAX_REF_HOPS):
+    for _ in range(MAX_REF_HOPS):
         if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
             return schema
         schema, _pointer = resolve_ref(root, schema["$ref"], "")

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..errors import SchemaError, UnsupportedSchema
+from .json_values import escape_pointer_part, unescape_pointer_part
 from .validation import meta_schema_error
 
 Schema = dict[str, Any] | bool
@@ -111,13 +112,9 @@ def _walk(value: Any) -> Iterator[tuple[Any, str, int]]:
         item, where, depth = stack.pop()
         yield item, where, depth
         if isinstance(item, dict):
-            stack.extend((child, f"{where}/{_escape(str(key))}", depth + 1) for key, child in item.items())
+            stack.extend((child, f"{where}/{escape_pointer_part(str(key))}", depth + 1) for key, child in item.items())
         elif isinstance(item, list):
             stack.extend((child, f"{where}/{index}", depth + 1) for index, child in enumerate(item))
-
-
-def _escape(part: str) -> str:
-    return part.replace("~", "~0").replace("/", "~1")
 
 
 def resolve_ref(root: Schema, ref: Any, pointer: str) -> tuple[Any, str]:
@@ -136,7 +133,7 @@ def resolve_ref(root: Schema, ref: Any, pointer: str) -> tuple[Any, str]:
         if not fragment.startswith("/"):
             raise UnsupportedSchema("$ref", pointer, f"anchor references are not supported: {ref!r}")
         for raw in fragment[1:].split("/"):
-            part = raw.replace("~1", "/").replace("~0", "~")
+            part = unescape_pointer_part(raw)
             target = _step(target, part, ref, pointer)
     if not isinstance(target, dict | bool):
         raise SchemaError(
@@ -212,13 +209,13 @@ def _subschemas(schema: Schema) -> Iterator[tuple[dict[str, Any], str]]:
             continue
         yield sub, pointer
         for keyword, value in sub.items():
-            here = f"{pointer}/{_escape(keyword)}"
+            here = f"{pointer}/{escape_pointer_part(keyword)}"
             if keyword in _ONE_SCHEMA and isinstance(value, dict):
                 stack.append((value, here))
             elif keyword in _SCHEMA_LISTS and isinstance(value, list):
                 stack.extend((item, f"{here}/{index}") for index, item in enumerate(value))
             elif keyword in _SCHEMA_MAPS_ALL and isinstance(value, dict):
-                stack.extend((item, f"{here}/{_escape(str(name))}") for name, item in value.items())
+                stack.extend((item, f"{here}/{escape_pointer_part(str(name))}") for name, item in value.items())
 
 
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})

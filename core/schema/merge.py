@@ -16,13 +16,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import SchemaError, UnsupportedSchema
+from .json_values import MAX_REF_HOPS, distinct_values, json_equal, json_in
 from .load import Schema, resolve_ref
-from .validation import validator_for_schema
 
-# Internal keyword: JSON texts of values a `not` excludes (never in user schemas, never validated).
+# Internal keyword: the values a `not` excludes (never in user schemas, never validated).
 EXCLUDED = "$gguf-extract:excluded"
 MAX_BRANCHES = 64  # anyOf x anyOf products beyond this are refused, not enumerated
-_MAX_REF_HOPS = 16
 Merger = Callable[["Merge", Any, Any], Any]
 
 
@@ -73,7 +72,7 @@ class Merge:
 
     def expand(self, schema: Any) -> Any:
         """`schema` with its own `$ref` and `allOf` folded in, so only plain keywords remain."""
-        for _ in range(_MAX_REF_HOPS):
+        for _ in range(MAX_REF_HOPS):
             if not isinstance(schema, dict):
                 return schema
             if "$ref" in schema:
@@ -188,16 +187,12 @@ def _merge_type(merge: Merge, first: Any, second: Any) -> Any:
     return sorted(both)
 
 
-def _same_value(first: Any, second: Any) -> bool:
-    return bool(validator_for_schema({"const": first}).is_valid(second))
-
-
 def _merge_enum(merge: Merge, first: Any, second: Any) -> Any:
-    return [value for value in first if any(_same_value(value, other) for other in second)]
+    return [value for value in first if json_in(value, second)]
 
 
 def _merge_const(merge: Merge, first: Any, second: Any) -> Any:
-    if not _same_value(first, second):
+    if not json_equal(first, second):
         raise SchemaError(f"allOf at {merge.pointer or '/'} requires two different constants: nothing matches")
     return first
 
@@ -212,6 +207,10 @@ def _smaller(merge: Merge, first: Any, second: Any) -> Any:
 
 def _union(merge: Merge, first: Any, second: Any) -> Any:
     return list(dict.fromkeys([*first, *second]))
+
+
+def _union_values(merge: Merge, first: Any, second: Any) -> Any:
+    return distinct_values([*first, *second])
 
 
 def lazy_all_of(first: Any, second: Any) -> Any:
@@ -276,7 +275,7 @@ _RULES: dict[str, Merger] = {
     "pattern": _merge_pattern,
     "uniqueItems": _merge_unique,
     "not": _merge_not,
-    EXCLUDED: _union,
+    EXCLUDED: _union_values,
 }
 _OBJECT_KEYWORDS = frozenset({"properties", "additionalProperties", "patternProperties"})
 # Not draft keywords, but constraints the compiler honours and so must keep.

@@ -22,6 +22,7 @@ from typing import Any
 from ..automaton.charnfa import AutomatonTooLarge, intersect, is_empty, machine_from_tree, multiple_machine
 from ..automaton.regex import Alt, Chars, Node, Repeat, Seq, alt, lit
 from ..errors import SchemaError, UnsupportedSchema
+from .json_values import join_pointer
 from .lexical import (
     BOUNDED_FRACTION_DIGITS,
     BOUNDED_INTEGER_DIGITS,
@@ -42,7 +43,7 @@ def integer_values(schema: dict[str, Any], pointer: str) -> Node:
     if low is not None and high is not None and low > high:
         raise SchemaError(f"no integer satisfies the bounds at {pointer or '/'}")
     if "multipleOf" in schema:
-        return _multiples(low, high, schema["multipleOf"], _join(pointer, "multipleOf"))
+        return _multiples(low, high, schema["multipleOf"], join_pointer(pointer, "multipleOf"))
     return integer_node() if low is None and high is None else integer_range(low, high)
 
 
@@ -66,7 +67,7 @@ def number_values(schema: dict[str, Any], pointer: str, accepts: Accepts) -> Nod
     keyword = _bound_keyword(schema)
     raise departure(
         keyword,
-        _join(pointer, keyword),
+        join_pointer(pointer, keyword),
         f"numbers with bounds are generated with at most {BOUNDED_INTEGER_DIGITS} integer and"
         f" {BOUNDED_FRACTION_DIGITS} fraction digits, and none of those lies {_interval(schema)}",
     )
@@ -80,12 +81,12 @@ def _number_multiples(schema: dict[str, Any], pointer: str, accepts: Accepts) ->
     whole_fits = low is None or high is None or low <= high
     if whole_fits or not isinstance(divisor, float) or divisor.is_integer():
         return integer_values(schema, pointer)
-    texts = _decimal_multiples(schema, Decimal(repr(divisor)), _join(pointer, "multipleOf"))
+    texts = _decimal_multiples(schema, Decimal(repr(divisor)), join_pointer(pointer, "multipleOf"))
     kept = [text for text in texts if accepts(json.loads(text))]
     if not kept:
         raise departure(
             "multipleOf",
-            _join(pointer, "multipleOf"),
+            join_pointer(pointer, "multipleOf"),
             f"multipleOf {divisor!r} on numbers is generated as whole numbers, or as decimals the validator's float"
             f" division accepts; none of those lies {_interval(schema)}",
         )
@@ -260,7 +261,3 @@ def _interval(schema: dict[str, Any]) -> str:
     left = "(" if low is None or low_exclusive else "["
     right = ")" if high is None or high_exclusive else "]"
     return f"in {left}{'...' if low is None else repr(low)}, {'...' if high is None else repr(high)}{right}"
-
-
-def _join(pointer: str, part: str) -> str:
-    return pointer + "/" + part

@@ -1,0 +1,87 @@
+"""Soundness regressions: schemas that once produced documents their own validator rejects.
+
+Each case either compiles and then every sampled document validates under the schema's own
+draft, or is refused by name (keyword and JSON pointer). The checks use only the public
+compile step, the sampler and the validator, so they hold for any later compiler.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from gguf_extract.core.automaton.sample import sample_accepted
+from gguf_extract.core.compiled import compile_automaton
+from gguf_extract.core.errors import SchemaError
+from gguf_extract.core.schema.json_values import distinct_values, join_pointer, json_equal
+from gguf_extract.core.schema.validation import validator_for_schema
+
+DRAFT_04 = "http://json-schema.org/draft-04/schema#"
+DRAFT_07 = "http://json-schema.org/draft-07/schema#"
+DRAFT_2019 = "https://json-schema.org/draft/2019-09/schema"
+
+
+def sampled(schema: Any, count: int = 40) -> list[Any]:
+    """`count` documents drawn from the schema's automaton, each parsed."""
+    dfa = compile_automaton(schema).dfa
+    rng = random.Random(0)
+    return [json.loads(sample_accepted(dfa, rng, soft_limit=200)) for _ in range(count)]
+
+
+def assert_sound(schema: Any, count: int = 40) -> list[Any]:
+    """Every sampled document validates under the schema's own draft; the documents."""
+    validator = validator_for_schema(schema)
+    documents = sampled(schema, count)
+    for document in documents:
+        assert validator.is_valid(document), f"generated {document!r}, which the schema rejects"
+    return documents
+
+
+# --- JSON-value semantics --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "equal"),
+    [
+        (1, 1.0, True),
+        (True, 1, False),
+        ([True], [1], False),
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1.0}, True),
+        ({"a": 1}, {"a": True}, False),
+        (None, False, False),
+        ("1", 1, False),
+        ([1, [2]], [1.0, [2.0]], True),
+    ],
+)
+def test_json_equality_is_json_schemas(first: Any, second: Any, equal: bool) -> None:
+    assert json_equal(first, second) is equal
+    assert json_equal(second, first) is equal
+
+
+def test_distinct_values_and_pointer_parts() -> None:
+    assert distinct_values([0, 0.0, False, {"a": 1}, {"a": 1.0}]) == [0, False, {"a": 1}]
+    assert join_pointer("/properties", "a/b~c") == "/properties/a~1b~0c"
+
+
+# --- `not`, `enum` and `const` compare JSON values, not their text ------------------------
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"not": {"const": 1}, "anyOf": [{"enum": [1.0, 2]}]},
+        {"not": {"const": {"b": 2, "a": 1}}, "anyOf": [{"enum": [{"a": 1, "b": 2}, 3]}]},
+        {"not": {"enum": [[1]]}, "anyOf": [{"enum": [[1.0], [True]]}]},
+    ],
+)
+def test_not_excludes_equal_values_whatever_their_text(schema: Any) -> None:
+    assert_sound(schema)
+
+
+def test_const_with_enum_keeps_booleans_apart_from_numbers() -> None:
+    with pytest.raises(SchemaError, match="enum/const"):
+        compile_automaton({"enum": [{"a": 1}], "const": {"a": True}})
+    assert {json.dumps(d) for d in assert_sound({"enum": [{"a": 1}, {"a": True}], "const": {"a": True}})} == {'{"a": true}'}
