@@ -17,7 +17,7 @@ from .errors import GenerationError, SchemaError, UnsupportedSchema
 from .index import TokenIndex
 from .schema.compiler import DEFAULT_RECURSION_DEPTH, compile_schema_tree
 from .schema.json_values import unescape_pointer_part
-from .schema.load import Schema, check_schema, validation_schema
+from .schema.load import Schema, check_schema
 from .schema.validation import best_error, validator_for_schema
 from .vocab import TokenTable, Vocabulary
 
@@ -64,7 +64,7 @@ class CompiledSchema:
         except json.JSONDecodeError as error:
             raise GenerationError(f"output is not complete JSON: {error.msg}") from None
         with _deep_recursion():  # a document nests as deeply as its schema allows
-            problem = best_error(validator_for_schema(validation_schema(self.schema)), value)
+            problem = best_error(validator_for_schema(self.schema), value)
         if problem is not None:
             raise GenerationError(f"output fails the schema: {problem.message}")
         return value

@@ -12,9 +12,10 @@ import random
 from typing import Any
 
 import pytest
+from conftest import hand_vocab
 
 from gguf_extract.core.automaton.sample import sample_accepted
-from gguf_extract.core.compiled import compile_automaton
+from gguf_extract.core.compiled import compile_automaton, compile_schema
 from gguf_extract.core.errors import SchemaError
 from gguf_extract.core.schema.json_values import distinct_values, join_pointer, json_equal
 from gguf_extract.core.schema.validation import validator_for_schema
@@ -85,3 +86,23 @@ def test_const_with_enum_keeps_booleans_apart_from_numbers() -> None:
     with pytest.raises(SchemaError, match="enum/const"):
         compile_automaton({"enum": [{"a": 1}], "const": {"a": True}})
     assert {json.dumps(d) for d in assert_sound({"enum": [{"a": 1}, {"a": True}], "const": {"a": True}})} == {'{"a": true}'}
+
+
+# --- OpenAPI's `nullable` is not JSON Schema: ignored, as validators ignore it -------------
+
+
+def test_nullable_never_widens_what_is_generated() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"nick": {"type": "string", "nullable": True, "minLength": 40}},
+        "required": ["nick"],
+    }
+    assert compile_automaton(schema).ignored == ["/properties/nick/nullable"]
+    assert all(isinstance(document["nick"], str) for document in assert_sound(schema))
+
+
+def test_validation_reads_the_schema_as_written() -> None:
+    # A reference into anyOf must name the same subschema for the compiler and the validator.
+    schema = {"$defs": {"a": {"nullable": True, "anyOf": [{"type": "integer"}, {"type": "string"}]}}, "$ref": "#/$defs/a/anyOf/0"}
+    assert all(isinstance(document, int) for document in assert_sound(schema))
+    assert compile_schema(schema, hand_vocab()).validate("5") == 5  # the check run after generation

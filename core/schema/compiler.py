@@ -81,7 +81,7 @@ TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     ),
 }
 # Keywords this compiler enforces (or, for annotations, knows to carry no constraint).
-SUPPORTED = ANNOTATIONS | {"type", "$ref", "enum", "const", "anyOf", "oneOf", "allOf", "not", "nullable", EXCLUDED}.union(
+SUPPORTED = ANNOTATIONS | {"type", "$ref", "enum", "const", "anyOf", "oneOf", "allOf", "not", EXCLUDED}.union(
     *TYPE_KEYWORDS.values()
 )
 ALL_TYPES = tuple(TYPE_KEYWORDS)
@@ -163,7 +163,7 @@ def draft_keywords(root: Schema) -> frozenset[str]:
     """The keywords that assert something under the schema's draft (2020-12 when undeclared)."""
     if draft_name(root) == "draft-03":
         raise UnsupportedSchema("$schema", "/$schema", "draft 3 schemas are not supported; declare draft-04 or later")
-    return frozenset(validator_class(root).VALIDATORS) | {"nullable"}
+    return frozenset(validator_class(root).VALIDATORS)
 
 
 class _Compiler:
@@ -206,10 +206,6 @@ class _Compiler:
 
     def _uncached_value(self, schema: dict[str, Any], pointer: str) -> Node:
         self._refuse_unknown(schema, pointer)
-        if schema.get("nullable") is True:
-            # OpenAPI 3.0: null is allowed besides whatever the rest of the schema allows.
-            rest = {k: v for k, v in schema.items() if k != "nullable"}
-            return alt(lit("null"), self.value(rest, pointer))
         if "allOf" in schema or ("$ref" in schema and self._has_siblings(schema, "$ref")):
             merge = Merge(self.root, self.asserting, pointer)
             merged = merge.expand(schema)

@@ -218,45 +218,8 @@ def _subschemas(schema: Schema) -> Iterator[tuple[dict[str, Any], str]]:
                 stack.extend((item, f"{here}/{escape_pointer_part(str(name))}") for name, item in value.items())
 
 
-_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
-_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples", "example"})
-
-
 def validation_schema(schema: Schema) -> Schema:
-    """`schema` as validators should see it: OpenAPI 3.0's `nullable: true`, which JSON Schema
-    validators ignore, becomes `anyOf: [{type: null}, rest]`, matching what the compiler allows."""
-    if not isinstance(schema, dict):
-        return schema
-    rewritten: dict[str, Any] = {}
-    for keyword, value in schema.items():
-        if keyword in _DATA_KEYWORDS:
-            rewritten[keyword] = value
-        elif keyword in _SCHEMA_MAPS and isinstance(value, dict):
-            rewritten[keyword] = {name: validation_schema(sub) for name, sub in value.items()}
-        elif isinstance(value, dict):
-            rewritten[keyword] = validation_schema(value)
-        elif isinstance(value, list):
-            rewritten[keyword] = [validation_schema(item) if isinstance(item, dict) else item for item in value]
-        else:
-            rewritten[keyword] = value
-    if rewritten.get("nullable") is True:
-        return _allow_null(rewritten)
-    return rewritten
-
-
-_ROOT_KEYWORDS = ("$schema", "$id", "id", "$defs", "definitions")
-
-
-def _allow_null(schema: dict[str, Any]) -> dict[str, Any]:
-    # Widen `type`/`enum` in place where that is enough, so JSON pointers into the schema
-    # still resolve; wrap in anyOf only when an applicator or const would still reject null.
-    rest = {k: v for k, v in schema.items() if k != "nullable"}
-    if not {"$ref", "allOf", "anyOf", "oneOf", "not", "const"} & rest.keys():
-        if "type" in rest:
-            types = [rest["type"]] if isinstance(rest["type"], str) else list(rest["type"])
-            rest["type"] = [*types, "null"]
-        if "enum" in rest:
-            rest["enum"] = [*rest["enum"], None]
-        return rest
-    kept = {k: rest.pop(k) for k in _ROOT_KEYWORDS if k in rest}
-    return {**kept, "anyOf": [{"type": "null"}, rest]}
+    """`schema` itself: documents are validated against the schema as written, never a
+    rewrite of it (pointers in messages and references then name the user's own schema).
+    Kept only for callers that still pass their schema through it."""
+    return schema

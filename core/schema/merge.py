@@ -83,9 +83,6 @@ class Merge:
             elif "allOf" in schema:
                 rest = {k: v for k, v in schema.items() if k != "allOf"}
                 return self.all_of([rest, *schema["allOf"]])
-            elif schema.get("nullable") is True:
-                rest = {k: v for k, v in schema.items() if k != "nullable"}
-                return {"anyOf": [{"type": "null"}, rest]}
             else:
                 return _numeric_exclusive_bounds(schema)
         raise UnsupportedSchema("$ref", self.pointer + "/$ref", "references nest too deeply to merge (recursive?)")
