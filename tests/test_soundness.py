@@ -106,3 +106,13 @@ def test_validation_reads_the_schema_as_written() -> None:
     schema = {"$defs": {"a": {"nullable": True, "anyOf": [{"type": "integer"}, {"type": "string"}]}}, "$ref": "#/$defs/a/anyOf/0"}
     assert all(isinstance(document, int) for document in assert_sound(schema))
     assert compile_schema(schema, hand_vocab()).validate("5") == 5  # the check run after generation
+
+
+# --- propertyNames: a name is always a string -------------------------------------------
+
+
+def test_property_names_admitting_no_string_leave_only_the_empty_object() -> None:
+    with pytest.raises(SchemaError, match="propertyNames at /propertyNames admits no string"):
+        compile_automaton({"type": "object", "propertyNames": {"type": "integer"}, "minProperties": 1})
+    for names in ({"type": "integer"}, {"enum": [1, 2]}, False, {"type": ["null", "array"], "maxLength": 2}):
+        assert assert_sound({"type": "object", "propertyNames": names}) == [{}] * 40

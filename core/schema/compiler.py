@@ -747,6 +747,8 @@ class _Compiler:
         if value_schema is False:
             return lit("{}") if low == 0 else self._no_object(pointer)
         key = self._key_node(key_schema, _join(pointer, "propertyNames"))
+        if key is None:
+            return self._no_keys(pointer, low)
         try:
             value = any_value(GENERIC_DEPTH - 1) if value_schema is True else self.value(value_schema, value_pointer)
         except _DepthCut:
@@ -755,18 +757,31 @@ class _Compiler:
             return lit("{}")
         return generic_object(value, low, high, key)
 
-    def _key_node(self, key_schema: Any, pointer: str) -> Node:
+    def _key_node(self, key_schema: Any, pointer: str) -> Node | None:
         """Generated property names: a JSON string meeting `key_schema` (string keywords or a
-        list of values)."""
+        list of values); None when no string meets it (a name is always a string)."""
         if key_schema is True:
             return string_node()
         key_schema = Merge(self.root, self.asserting, pointer).expand(key_schema)
+        if key_schema is False or (isinstance(key_schema, dict) and "string" not in self._types(key_schema, pointer)):
+            return None
         if isinstance(key_schema, dict) and ("enum" in key_schema or "const" in key_schema):
-            return alt(*(lit(json_text(v)) for v in self._listed_values(key_schema, pointer) if isinstance(v, str)))
+            names = [v for v in self._listed_values(key_schema, pointer) if isinstance(v, str)]
+            return alt(*(lit(json_text(name)) for name in names)) if names else None
         string_keywords = TYPE_KEYWORDS["string"] | ANNOTATIONS | {"type"}
         if not isinstance(key_schema, dict) or set(key_schema) - string_keywords:
             raise UnsupportedSchema("propertyNames", pointer, "only string keywords (pattern, lengths, format) or enum/const")
         return self._string(key_schema, pointer)
+
+    def _no_keys(self, pointer: str, low: int) -> Node:
+        """Only the empty object, when propertyNames admits no string at all."""
+        if low == 0:
+            return lit("{}")
+        raise SchemaError(
+            f"propertyNames at {_join(pointer, 'propertyNames')} admits no string, so no object has a property,"
+            f" but minProperties is {low}",
+            hint="allow strings in propertyNames (property names are always strings), or drop minProperties",
+        )
 
     def _no_object(self, pointer: str) -> Node:
         raise SchemaError(f"no object at {pointer or '/'} satisfies minProperties with the allowed properties")
