@@ -16,7 +16,7 @@ from conftest import hand_vocab
 
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.compiled import compile_automaton, compile_schema
-from gguf_extract.core.errors import SchemaError
+from gguf_extract.core.errors import SchemaError, UnsupportedSchema
 from gguf_extract.core.schema.json_values import distinct_values, join_pointer, json_equal
 from gguf_extract.core.schema.validation import validator_for_schema
 
@@ -116,3 +116,25 @@ def test_property_names_admitting_no_string_leave_only_the_empty_object() -> Non
         compile_automaton({"type": "object", "propertyNames": {"type": "integer"}, "minProperties": 1})
     for names in ({"type": "integer"}, {"enum": [1, 2]}, False, {"type": ["null", "array"], "maxLength": 2}):
         assert assert_sound({"type": "object", "propertyNames": names}) == [{}] * 40
+
+
+# --- oneOf discriminators ----------------------------------------------------------------
+
+
+def assert_sound_or_refused(schema: Any, keyword: str, pointer: str) -> None:
+    """The schema compiles soundly, or is refused naming `keyword` at `pointer`."""
+    try:
+        assert_sound(schema)
+    except UnsupportedSchema as refusal:
+        assert (refusal.keyword, refusal.pointer) == (keyword, pointer)
+
+
+def test_one_of_discriminator_sees_pattern_properties() -> None:
+    branches = [
+        {"properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+        {"patternProperties": {"^k": {"type": "string"}}, "additionalProperties": {"const": "b"}},
+    ]
+    assert_sound_or_refused({"type": "object", "oneOf": branches}, "oneOf", "/oneOf")
+    # A pattern whose schema still rejects the discriminating value keeps the branches apart.
+    branches[1]["patternProperties"] = {"^k": {"const": "b"}}
+    assert {json.dumps(d) for d in assert_sound({"type": "object", "oneOf": branches})} >= {'{"kind": "a"}'}

@@ -11,6 +11,7 @@ is found for some pair, the caller refuses the `oneOf`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -101,11 +102,28 @@ def _discriminated(root: Schema, first: Any, second: Any) -> bool:
     if not isinstance(first, dict) or not isinstance(second, dict):
         return False
     for name, values in _finite_properties(root, first).items():
-        other = _deref(root, second.get("properties", {}).get(name, second.get("additionalProperties", True)))
+        other = _deref(root, _property_schema(second, name))
         allowed = _finite_values(other, root)
         if allowed is not None and not any(json_equal(v, w) for v in values for w in allowed):
             return True
     return False
+
+
+def _property_schema(schema: dict[str, Any], name: str) -> Any:
+    """What `schema` requires of property `name`'s value: its declared schema and every
+    patternProperties schema whose pattern finds the name (validators use re.search), or
+    additionalProperties when neither applies; true when a pattern cannot be read."""
+    declared = schema.get("properties", {})
+    parts = [declared[name]] if name in declared else []
+    for pattern, sub in schema.get("patternProperties", {}).items():
+        try:
+            if re.search(pattern, name) is not None:
+                parts.append(sub)
+        except re.error:
+            return True
+    if not parts:
+        return schema.get("additionalProperties", True)
+    return parts[0] if len(parts) == 1 else {"allOf": parts}
 
 
 def _finite_properties(root: Schema, schema: dict[str, Any]) -> dict[str, list[Any]]:
