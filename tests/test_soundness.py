@@ -138,3 +138,22 @@ def test_one_of_discriminator_sees_pattern_properties() -> None:
     # A pattern whose schema still rejects the discriminating value keeps the branches apart.
     branches[1]["patternProperties"] = {"^k": {"const": "b"}}
     assert {json.dumps(d) for d in assert_sound({"type": "object", "oneOf": branches})} >= {'{"kind": "a"}'}
+
+
+# --- references ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("schema", "pointer"),
+    [
+        ({"anyOf": [{"$ref": "#/$defs/missing"}, {"type": "integer"}]}, "/anyOf/0/$ref"),
+        ({"properties": {"a": {"$ref": "#/$defs/missing"}}}, "/properties/a/$ref"),
+        ({"type": "array", "items": {"$ref": "#/required"}, "required": []}, "/items/$ref"),
+    ],
+)
+def test_an_unresolvable_reference_is_refused_wherever_it_is(schema: Any, pointer: str) -> None:
+    with pytest.raises(UnsupportedSchema) as refusal:
+        compile_automaton(schema)
+    assert (refusal.value.keyword, refusal.value.pointer, refusal.value.relaxable) == ("$ref", pointer, False)
+    with pytest.raises(UnsupportedSchema):
+        compile_automaton(schema, lenient=True)

@@ -136,11 +136,17 @@ def resolve_ref(root: Schema, ref: Any, pointer: str) -> tuple[Any, str]:
             part = unescape_pointer_part(raw)
             target = _step(target, part, ref, pointer)
     if not isinstance(target, dict | bool):
-        raise SchemaError(
-            f"$ref {ref!r} at {pointer or '/'} names {_kind(target)}, not a schema",
-            hint="point $ref at a schema, e.g. one under '#/$defs/'",
-        )
+        raise UnresolvableReference(pointer, f"{ref!r} names {_kind(target)}, not a schema")
     return target, fragment or ""
+
+
+class UnresolvableReference(UnsupportedSchema):
+    """A local `$ref` that leads nowhere. Never left out with the branch or optional property
+    that holds it, nor ignored by lenient compilation: the final validation would fail on it."""
+
+    def __init__(self, pointer: str, reason: str) -> None:
+        super().__init__("$ref", pointer, reason, relaxable=False)
+        self.hint = "point $ref at a schema inside this one, e.g. '#/$defs/name'"
 
 
 def _kind(value: Any) -> str:
@@ -156,7 +162,7 @@ def _step(target: Any, part: str, ref: str, pointer: str) -> Any:
         return target[part]
     if isinstance(target, list) and part.isdigit() and int(part) < len(target):
         return target[int(part)]
-    raise SchemaError(f"$ref {ref!r} at {pointer or '/'} does not resolve inside the schema")
+    raise UnresolvableReference(pointer, f"{ref!r} does not resolve inside the schema")
 
 
 # Keywords whose value is a schema, a list of schemas, or a map of names to schemas: where a
