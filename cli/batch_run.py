@@ -184,7 +184,7 @@ def _pending(request: Request, schema: Schema, sources: list[batch.Source]) -> l
 
 def _one(request: Request, extractor: Extractor, compiled: CompiledSchema, source: batch.Source, tally: Tally) -> None:
     try:
-        text = read_text(source.path, request.encoding)
+        text = read_text(source.path, request.encoding, extractor.document_byte_limit, request.truncate)
         extraction = extractor.extract(compiled, text, sampling(request), request.instructions, request.truncate)
         report_truncation(source.label, extraction)
         value = extraction.run()

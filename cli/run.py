@@ -11,7 +11,7 @@ from pathlib import Path
 from ..core.check import SchemaReport, check_schema_support
 from ..core.compiled import CompiledSchema
 from ..core.decode import SamplingSettings
-from ..core.document import decode_document, read_document
+from ..core.document import DocumentTooLarge, check_readable, decode_document, decode_head, read_document, read_limited
 from ..core.errors import DocumentError
 from ..core.extract import Extraction, Extractor, ModelOptions
 from ..core.layout import Indenter
@@ -78,13 +78,15 @@ def execute(request: Request) -> ExitCode:
 
         return execute_batch(request, shard)
     schema, _ = load_schema(request.schema)
-    text = read_text(request.documents[0], request.encoding)
-    return interrupts.run_interruptibly(lambda: _extract_one(request, schema, text))
+    if request.documents[0] != "-":
+        check_readable(Path(request.documents[0]))  # before the model: read once the context's limit is known
+    return interrupts.run_interruptibly(lambda: _extract_one(request, schema))
 
 
-def _extract_one(request: Request, schema: Schema, text: str) -> ExitCode:
+def _extract_one(request: Request, schema: Schema) -> ExitCode:
     """Stream the document's JSON to stdout (in the model thread: see cli.interrupts)."""
     extractor, compiled = open_and_compile(request, schema)
+    text = read_text(request.documents[0], request.encoding, extractor.document_byte_limit, request.truncate)
     settings = sampling(request)
     extraction = extractor.extract(compiled, text, settings, request.instructions, request.truncate)
     report_truncation(request.documents[0], extraction)
@@ -111,6 +113,11 @@ def report_truncation(source: str, extraction: Extraction) -> None:
 def open_and_compile(request: Request, schema: Schema) -> tuple[Extractor, CompiledSchema]:
     options = ModelOptions(request.ctx, request.threads, request.n_gpu_layers, request.use_cache)
     extractor = Extractor.open(request.model, options)
+    if extractor.cache_refusal:
+        output.report_warning(f"not using the cache: {extractor.cache_refusal} (make it private to you, or pass --no-cache)")
+    if extractor.context_capped:
+        limit = extractor.context_limit
+        output.report_warning(f"--ctx {request.ctx} is more than the model's context of {limit} tokens: using {limit}")
     compiled = extractor.compile(schema, request.recursion_depth, request.lenient)
     for refusal in compiled.relaxed:
         output.report_warning(f"--lenient: ignoring {refusal.message.removeprefix('unsupported ')}")
@@ -121,16 +128,27 @@ def sampling(request: Request) -> SamplingSettings:
     return SamplingSettings(request.max_tokens, request.temperature, request.top_p, request.seed)
 
 
-def read_text(document: str | Path, encoding: str) -> str:
-    """The document's text; `-` is stdin. Raises DocumentError."""
+def read_text(document: str | Path, encoding: str, max_bytes: int, truncate: bool) -> str:
+    """The document's text; `-` is stdin. At most `max_bytes` are read (a longer document
+    cannot fit the context): more is an error, or with `truncate` the head is kept."""
     try:
-        if document == "-":
-            return decode_document(sys.stdin.buffer.read(), "<stdin>", encoding)
-        return read_document(Path(document), encoding)
+        return read_document_or_head(document, encoding, max_bytes, truncate)
     except UnicodeError as error:  # idna and punycode fail with UnicodeError, not UnicodeDecodeError
         raise DocumentError(
             f"document {document} is not {encoding} text ({error})", hint="pass --encoding with the file's encoding"
         ) from None
+
+
+def read_document_or_head(document: str | Path, encoding: str, max_bytes: int, truncate: bool) -> str:
+    try:
+        if document == "-":
+            return decode_document(read_limited(sys.stdin.buffer, "<stdin>", max_bytes), "<stdin>", encoding)
+        return read_document(Path(document), encoding, max_bytes)
+    except DocumentTooLarge as error:
+        if not truncate:
+            error.hint = "shorten or split it, or pass --truncate to keep the head that fits the context"
+            raise
+        return decode_head(error.head, str(document), encoding)
 
 
 @dataclass(frozen=True)

@@ -33,16 +33,26 @@ def read_document(path: Path, encoding: str = DEFAULT_ENCODING, max_bytes: int |
 
     With `max_bytes`, no more than that many bytes (and one) are read: a larger file (or an
     endless one, such as a device) raises DocumentTooLarge without being read whole."""
-    if not path.exists():
-        raise DocumentError(f"document not found: {path}", hint="check the path, or pass - to read stdin")
-    if path.is_dir():
-        raise DocumentError(f"document is a directory, not a file: {path}")
+    check_readable(path)
     try:
         with path.open("rb") as stream:
             data = read_limited(stream, str(path), max_bytes)
     except OSError as error:
         raise DocumentError(f"cannot read document {path}: {error.strerror or error}") from None
     return decode_document(data, str(path), encoding)
+
+
+def check_readable(path: Path) -> None:
+    """Raise the DocumentError a read of `path` would for a missing, directory or unopenable
+    file, without reading it."""
+    if not path.exists():
+        raise DocumentError(f"document not found: {path}", hint="check the path, or pass - to read stdin")
+    if path.is_dir():
+        raise DocumentError(f"document is a directory, not a file: {path}")
+    try:
+        path.open("rb").close()
+    except OSError as error:
+        raise DocumentError(f"cannot read document {path}: {error.strerror or error}") from None
 
 
 def read_limited(stream: BinaryIO, source: str, max_bytes: int | None) -> bytes:
@@ -60,7 +70,7 @@ def decode_head(head: bytes, source: str, encoding: str = DEFAULT_ENCODING) -> s
     decoder = codecs.getincrementaldecoder("utf-8-sig" if check_encoding(encoding) == "utf-8" else encoding)()
     try:
         text = decoder.decode(head, final=False)
-    except UnicodeDecodeError:
+    except UnicodeError:
         return decode_document(head, source, encoding)  # raises the same error a whole read would
     return decode_document(text.encode("utf-8"), source)
 
@@ -78,6 +88,8 @@ def decode_document(data: bytes, source: str, encoding: str = DEFAULT_ENCODING) 
             f"document {source} is not {'UTF-8' if utf8 else encoding} text (invalid byte at offset {error.start})",
             hint="pass --encoding with the file's encoding (e.g. --encoding latin-1), or convert it to UTF-8",
         ) from None
+    except UnicodeError as error:  # codecs such as idna raise the base class, with no offset
+        raise DocumentError(f"document {source} is not {encoding} text ({error})", hint="name the file's encoding") from None
     if "\0" in text:
         raise DocumentError(f"document {source} looks binary (it contains NUL characters)", hint="pass a text file")
     if not text.strip():
