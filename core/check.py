@@ -62,7 +62,9 @@ def check_schema_support(schema: Schema, recursion_depth: int = DEFAULT_RECURSIO
     example = sample_accepted(automaton.dfa, random.Random(0), soft_limit=200).decode("utf-8")
     return SchemaReport(
         draft=draft_name(schema),
-        enforced=dict(sorted(_enforced_keywords(schema, {r.pointer for r in automaton.relaxed}).items())),
+        enforced=dict(
+            sorted(_enforced_keywords(schema, {r.pointer for r in automaton.relaxed} | set(automaton.ignored)).items())
+        ),
         refused=automaton.relaxed,
         ignored=automaton.ignored,
         nfa_states=automaton.dfa.nfa_state_count,

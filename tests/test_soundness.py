@@ -157,3 +157,59 @@ def test_an_unresolvable_reference_is_refused_wherever_it_is(schema: Any, pointe
     assert (refusal.value.keyword, refusal.value.pointer, refusal.value.relaxable) == ("$ref", pointer, False)
     with pytest.raises(UnsupportedSchema):
         compile_automaton(schema, lenient=True)
+
+
+# --- drafts: a keyword means what the schema's own draft says, or nothing ------------------
+
+
+def test_prefix_items_means_nothing_before_2020_12() -> None:
+    for draft in (DRAFT_07, DRAFT_2019):
+        schema = {"$schema": draft, "type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}}
+        assert compile_automaton(schema).ignored == ["/prefixItems"]
+        assert all(isinstance(item, int) for document in assert_sound(schema) for item in document)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"$schema": DRAFT_04, "type": "integer", "not": {"const": 1}},
+        {"$schema": DRAFT_04, "type": "integer", "not": {"const": 1}, "enum": [1, 2]},
+    ],
+)
+def test_draft_4_has_no_const_inside_not(schema: Any) -> None:
+    with pytest.raises(SchemaError):  # not: {} matches nothing
+        compile_automaton(schema)
+
+
+def test_draft_4_has_no_const_in_one_of_or_beside_enum() -> None:
+    one_of = {"$schema": DRAFT_04, "oneOf": [{"const": 1}, {"type": "string"}]}
+    assert_sound_or_refused(one_of, "oneOf", "/oneOf")
+    documents = assert_sound({"$schema": DRAFT_04, "enum": [1, 2], "const": 1}, 80)
+    assert {json.dumps(d) for d in documents} == {"1", "2"}
+    discriminated = {
+        "$schema": DRAFT_04,
+        "type": "object",
+        "oneOf": [
+            {"properties": {"k": {"const": "a"}}, "required": ["k"]},
+            {"properties": {"k": {"const": "b"}}, "required": ["k"]},
+        ],
+    }
+    assert_sound_or_refused(discriminated, "oneOf", "/oneOf")
+
+
+@pytest.mark.parametrize("draft", [DRAFT_04, "http://json-schema.org/draft-06/schema#", DRAFT_07])
+def test_keywords_beside_ref_mean_nothing_before_2019_09(draft: str) -> None:
+    defs = "definitions"
+    schema = {
+        "$schema": draft,
+        defs: {"any": {}},
+        "oneOf": [{"$ref": "#/definitions/any", "type": "string"}, {"type": "integer"}],
+    }
+    assert_sound_or_refused(schema, "oneOf", "/oneOf")
+    negated = {"$schema": draft, defs: {"s": {"type": "string"}}, "not": {"$ref": "#/definitions/s", "maxLength": 1}}
+    assert all(isinstance(d, str) is False for d in assert_sound(negated))
+
+
+def test_keywords_beside_ref_apply_from_2019_09() -> None:
+    schema = {"$schema": DRAFT_2019, "$defs": {"s": {"type": "string"}}, "$ref": "#/$defs/s", "maxLength": 1}
+    assert all(len(d) <= 1 for d in assert_sound(schema))

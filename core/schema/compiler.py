@@ -36,7 +36,7 @@ from .load import Schema, refuse_remote_references, resolve_ref
 from .merge import EXCLUDED, Merge
 from .numbers import departure, integer_values, number_values
 from .pattern import UnsupportedPattern, pattern_tree
-from .validation import Validator, draft_name, validator_class, validator_for_schema
+from .validation import Validator, draft_keywords, draft_name, ref_ignores_siblings, validator_for_schema
 
 ANNOTATIONS = frozenset(
     {
@@ -159,11 +159,11 @@ def compile_schema_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_D
     return CompiledTree(tree, compiler.ignored)
 
 
-def draft_keywords(root: Schema) -> frozenset[str]:
+def asserting_keywords(root: Schema) -> frozenset[str]:
     """The keywords that assert something under the schema's draft (2020-12 when undeclared)."""
     if draft_name(root) == "draft-03":
         raise UnsupportedSchema("$schema", "/$schema", "draft 3 schemas are not supported; declare draft-04 or later")
-    return frozenset(validator_class(root).VALIDATORS)
+    return draft_keywords(root)
 
 
 class _Compiler:
@@ -171,7 +171,8 @@ class _Compiler:
         self.root = root
         self.recursion_depth = recursion_depth
         self.ref_stack: list[str] = []
-        self.asserting = draft_keywords(root)
+        self.asserting = asserting_keywords(root)
+        self.ref_only = ref_ignores_siblings(root)
         self.ignored: list[str] = []
         self.memo: dict[tuple[int, tuple[str, ...]], tuple[Any, Node]] = {}
         self.deadline = time.monotonic() + TREE_TIME_BUDGET_S
@@ -205,7 +206,7 @@ class _Compiler:
         return found[1]
 
     def _uncached_value(self, schema: dict[str, Any], pointer: str) -> Node:
-        self._refuse_unknown(schema, pointer)
+        schema = self._draft_view(schema, pointer)
         if "allOf" in schema or ("$ref" in schema and self._has_siblings(schema, "$ref")):
             merge = Merge(self.root, self.asserting, pointer)
             merged = merge.expand(schema)
@@ -226,19 +227,27 @@ class _Compiler:
             raise SchemaError(f"`not` at {pointer or '/'} excludes every value the schema allows")
         return alt(*nodes)
 
-    def _refuse_unknown(self, schema: dict[str, Any], pointer: str) -> None:
-        """Refuse keywords that assert something we cannot enforce; note meaningless ones."""
-        for keyword in schema:
-            if keyword in SUPPORTED:
-                continue
-            if keyword in self.asserting:
+    def _draft_view(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
+        """`schema` as its draft's validator reads it: keywords the draft does not define
+        (`prefixItems` before 2020-12, `const` in draft 4, `x-*`) and, before 2019-09, every
+        keyword beside `$ref` are left out and listed as ignored; keywords that assert
+        something this compiler cannot enforce are refused."""
+        ref_only = self.ref_only and "$ref" in schema
+        kept: dict[str, Any] = {}
+        for keyword, value in schema.items():
+            if keyword in ANNOTATIONS or keyword in ("$ref", EXCLUDED) or (keyword in self.asserting and not ref_only):
+                kept[keyword] = value
+            else:
+                self.ignored.append(_join(pointer, keyword))
+        for keyword in kept:
+            if keyword in self.asserting and keyword not in SUPPORTED:
                 raise UnsupportedSchema(keyword, _join(pointer, keyword))
-            self.ignored.append(_join(pointer, keyword))
+        return kept
 
     def _has_siblings(self, schema: dict[str, Any], keyword: str) -> bool:
         """Whether `keyword` has constraining keywords beside it (not just annotations)."""
         return any(
-            other != keyword and other not in ANNOTATIONS and (other in SUPPORTED or other in self.asserting) for other in schema
+            other != keyword and other not in ANNOTATIONS and (other == EXCLUDED or other in self.asserting) for other in schema
         )
 
     def _branches(self, schema: dict[str, Any], keyword: str, pointer: str) -> list[Node]:
@@ -330,7 +339,12 @@ class _Compiler:
         negated = Merge(self.root, self.asserting, pointer).expand(negated)
         if not isinstance(negated, dict):
             raise UnsupportedSchema("not", pointer, "`not: true` matches nothing" if negated is True else "")
-        meaningful = {k: v for k, v in negated.items() if k not in ANNOTATIONS and (k in SUPPORTED or k in self.asserting)}
+        meaningful = {k: v for k, v in negated.items() if k not in ANNOTATIONS and (k == EXCLUDED or k in self.asserting)}
+        if not meaningful:
+            raise SchemaError(
+                f"`not` at {pointer} excludes every value: the schema it negates has no keyword its draft defines",
+                hint="remove the `not`, or negate a keyword of the schema's draft",
+            )
         if set(meaningful) == {"anyOf"}:
             return [n for branch in meaningful["anyOf"] for n in self._negations(branch, pointer)]
         return [meaningful]

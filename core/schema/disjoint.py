@@ -18,6 +18,7 @@ from typing import Any
 
 from .json_values import MAX_REF_HOPS, json_equal
 from .load import Schema, resolve_ref
+from .validation import draft_keywords
 
 ALL_KINDS = frozenset({"null", "boolean", "integer", "fraction", "string", "array", "object"})
 TYPE_KINDS = {
@@ -187,8 +188,13 @@ def _kind_of(value: Any) -> str:
 
 
 def _deref(root: Schema, schema: Any) -> Any:
+    """`schema` with its `$ref` chain followed (keywords beside a `$ref` dropped: fewer
+    constraints, so what is derived from it stays an over-approximation), without a `const`
+    where the draft has none (draft 4)."""
     for _ in range(MAX_REF_HOPS):
         if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
-            return schema
+            break
         schema, _pointer = resolve_ref(root, schema["$ref"], "")
+    if isinstance(schema, dict) and "const" in schema and "const" not in draft_keywords(root):
+        return {k: v for k, v in schema.items() if k != "const"}
     return schema

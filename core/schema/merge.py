@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import SchemaError, UnsupportedSchema
 from .json_values import MAX_REF_HOPS, distinct_values, json_equal, json_in
 from .load import Schema, resolve_ref
+from .validation import ref_ignores_siblings
 
 # Internal keyword: the values a `not` excludes (never in user schemas, never validated).
 EXCLUDED = "$gguf-extract:excluded"
@@ -33,6 +34,7 @@ class Merge:
         self.asserting = asserting
         self.pointer = pointer
         self.refs: list[str] = []  # references folded in, so callers can detect recursion
+        self.ref_only = ref_ignores_siblings(root)
 
     def all_of(self, schemas: list[Any]) -> Any:
         merged: Any = True
@@ -79,12 +81,12 @@ class Merge:
                 target, _ = resolve_ref(self.root, schema["$ref"], self.pointer + "/$ref")
                 self.refs.append(schema["$ref"])
                 rest = {k: v for k, v in schema.items() if k != "$ref"}
-                schema = self.pair(target, rest) if self._has_meaning(rest) else target
+                schema = self.pair(target, rest) if self._has_meaning(rest) and not self.ref_only else target
             elif "allOf" in schema:
                 rest = {k: v for k, v in schema.items() if k != "allOf"}
                 return self.all_of([rest, *schema["allOf"]])
             else:
-                return _numeric_exclusive_bounds(schema)
+                return _numeric_exclusive_bounds({k: v for k, v in schema.items() if self._meaningful(k)})
         raise UnsupportedSchema("$ref", self.pointer + "/$ref", "references nest too deeply to merge (recursive?)")
 
     def _meaningful(self, keyword: str) -> bool:
@@ -275,8 +277,8 @@ _RULES: dict[str, Merger] = {
     EXCLUDED: _union_values,
 }
 _OBJECT_KEYWORDS = frozenset({"properties", "additionalProperties", "patternProperties"})
-# Not draft keywords, but constraints the compiler honours and so must keep.
-_EXTRA_KEYWORDS = frozenset({"prefixItems", "const", "exclusiveMinimum", "exclusiveMaximum", EXCLUDED})
+# Not a draft keyword, but a constraint the compiler adds and so must keep.
+_EXTRA_KEYWORDS = frozenset({EXCLUDED})
 _ARRAY_KEYWORDS = frozenset({"items", "prefixItems", "additionalItems"})
 
 

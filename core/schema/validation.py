@@ -51,6 +51,26 @@ def draft_name(schema: Any) -> str:
     return f"{number[:4]}-{number[4:]}" if len(number) == 6 else f"draft-{int(number):02d}"
 
 
+# Drafts whose `$ref` makes validators ignore every keyword beside it (2019-09 applies them).
+_REF_ONLY_DRAFTS = frozenset({"Draft3Validator", "Draft4Validator", "Draft6Validator", "Draft7Validator"})
+
+
+def draft_keywords(schema: Any) -> frozenset[str]:
+    """The keywords that assert something under the schema's draft, as its validator reads
+    them (2020-12 when undeclared). Draft 4's boolean exclusiveMinimum/exclusiveMaximum
+    count: its `minimum`/`maximum` read them."""
+    cls = validator_class(schema)
+    keywords = frozenset(cls.VALIDATORS)
+    if "minimum" in keywords and "exclusiveMinimum" not in keywords:
+        keywords |= {"exclusiveMinimum", "exclusiveMaximum"}
+    return keywords
+
+
+def ref_ignores_siblings(schema: Any) -> bool:
+    """Whether, in the schema's draft, a `$ref` makes every keyword beside it meaningless."""
+    return validator_class(schema).__name__ in _REF_ONLY_DRAFTS
+
+
 def validator_for_schema(root: Any) -> Validator:
     """A validator for `root` with its draft's format checker; references resolve inside
     `root` only. Cheap to build (nothing is crawled until a reference is followed); use
