@@ -213,3 +213,47 @@ def test_keywords_beside_ref_mean_nothing_before_2019_09(draft: str) -> None:
 def test_keywords_beside_ref_apply_from_2019_09() -> None:
     schema = {"$schema": DRAFT_2019, "$defs": {"s": {"type": "string"}}, "$ref": "#/$defs/s", "maxLength": 1}
     assert all(len(d) <= 1 for d in assert_sound(schema))
+
+
+# --- embedded resources ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("schema", "pointer"),
+    [
+        (
+            {
+                "$defs": {
+                    "inner": {
+                        "$id": "https://example.com/inner",
+                        "$defs": {"v": {"type": "string"}},
+                        "type": "object",
+                        "properties": {"v": {"$ref": "#/$defs/v"}},
+                        "required": ["v"],
+                    },
+                    "v": {"type": "integer"},
+                },
+                "$ref": "#/$defs/inner",
+            },
+            "/$defs/inner/properties/v/$ref",
+        ),
+        (
+            {
+                "$schema": DRAFT_04,
+                "definitions": {"inner": {"id": "inner.json", "items": {"$ref": "#"}}},
+                "type": "array",
+                "items": {"$ref": "#/definitions/inner"},
+            },
+            "/definitions/inner/items/$ref",
+        ),
+    ],
+)
+def test_a_fragment_reference_inside_an_embedded_resource_is_refused(schema: Any, pointer: str) -> None:
+    with pytest.raises(UnsupportedSchema) as refusal:
+        compile_automaton(schema)
+    assert (refusal.value.keyword, refusal.value.pointer) == ("$ref", pointer)
+
+
+def test_an_id_that_is_only_a_fragment_embeds_nothing() -> None:
+    schema = {"$schema": DRAFT_07, "definitions": {"s": {"$id": "#s", "type": "string"}}, "items": {"$ref": "#/definitions/s"}}
+    assert_sound({**schema, "type": "array"})

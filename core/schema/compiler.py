@@ -32,7 +32,7 @@ from .json_values import distinct_values, json_in
 from .json_values import join_pointer as _join
 from .lexical import QUOTE, json_text, number_node, string_node
 from .limits import MAX_FLOOR_TEXT, MAX_OBJECT_NODES, Floor, check_document_floor, floor_problem
-from .load import Schema, refuse_remote_references, resolve_ref
+from .load import Schema, refuse_embedded_fragment_references, refuse_remote_references, resolve_ref
 from .merge import EXCLUDED, Merge
 from .numbers import departure, integer_values, number_values
 from .pattern import UnsupportedPattern, pattern_tree
@@ -146,6 +146,7 @@ def compile_schema_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_D
     values are not generated (an optional property, an anyOf branch or array items are left
     out there), and a schema whose recursion cannot stop within the limit is refused."""
     refuse_remote_references(root)
+    refuse_embedded_fragment_references(root)
     compiler = _Compiler(root, recursion_depth)
     try:
         tree = compiler.value(root, "")

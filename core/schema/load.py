@@ -10,8 +10,8 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..errors import SchemaError, UnsupportedSchema
-from .json_values import escape_pointer_part, unescape_pointer_part
-from .validation import meta_schema_error
+from .json_values import escape_pointer_part, join_pointer, unescape_pointer_part
+from .validation import draft_name, meta_schema_error
 
 Schema = dict[str, Any] | bool
 # JSON nesting (objects and arrays) a schema may have. Real schemas stay under 30 levels (27
@@ -211,17 +211,50 @@ def _subschemas(schema: Schema) -> Iterator[tuple[dict[str, Any], str]]:
     stack: list[tuple[Any, str]] = [(schema, "")]
     while stack:
         sub, pointer = stack.pop()
+        if isinstance(sub, dict):
+            yield sub, pointer
+            stack.extend(_children(sub, pointer))
+
+
+def _children(sub: dict[str, Any], pointer: str) -> Iterator[tuple[Any, str]]:
+    """The values of `sub` in schema positions, with their JSON pointers."""
+    for keyword, value in sub.items():
+        here = join_pointer(pointer, keyword)
+        if keyword in _ONE_SCHEMA and isinstance(value, dict):
+            yield value, here
+        elif keyword in _SCHEMA_LISTS and isinstance(value, list):
+            yield from ((item, join_pointer(here, index)) for index, item in enumerate(value))
+        elif keyword in _SCHEMA_MAPS_ALL and isinstance(value, dict):
+            yield from ((item, join_pointer(here, name)) for name, item in value.items())
+
+
+def refuse_embedded_fragment_references(schema: Schema) -> None:
+    """Raise UnsupportedSchema for a `#...` reference inside an embedded resource (a
+    subschema with its own `$id`, draft 4's `id`): validators resolve it against that
+    resource, not the document root, and only the root is resolved here."""
+    id_keyword = "id" if draft_name(schema) == "draft-04" else "$id"
+    stack: list[tuple[Any, str, str | None]] = [(schema, "", None)]
+    while stack:
+        sub, pointer, resource = stack.pop()
         if not isinstance(sub, dict):
             continue
-        yield sub, pointer
-        for keyword, value in sub.items():
-            here = f"{pointer}/{escape_pointer_part(keyword)}"
-            if keyword in _ONE_SCHEMA and isinstance(value, dict):
-                stack.append((value, here))
-            elif keyword in _SCHEMA_LISTS and isinstance(value, list):
-                stack.extend((item, f"{here}/{index}") for index, item in enumerate(value))
-            elif keyword in _SCHEMA_MAPS_ALL and isinstance(value, dict):
-                stack.extend((item, f"{here}/{escape_pointer_part(str(name))}") for name, item in value.items())
+        if pointer and _embeds_resource(sub.get(id_keyword)):
+            resource = pointer
+        ref = sub.get("$ref")
+        if resource is not None and isinstance(ref, str) and ref.startswith("#"):
+            raise UnsupportedSchema(
+                "$ref",
+                join_pointer(pointer, "$ref"),
+                f"{ref!r} lies inside the embedded resource at {resource} (its own {id_keyword!r}), so it names a"
+                " part of that resource, not of the whole schema; move the definitions to the root's '$defs' and"
+                f" remove the inner {id_keyword!r}",
+            )
+        stack.extend((child, where, resource) for child, where in _children(sub, pointer))
+
+
+def _embeds_resource(identifier: Any) -> bool:
+    """Whether an `$id` value starts a new resource: a URI, not only a fragment (`#name`)."""
+    return isinstance(identifier, str) and bool(identifier.split("#", 1)[0])
 
 
 def validation_schema(schema: Schema) -> Schema:
