@@ -19,14 +19,13 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..core import batch
 from ..core.compiled import CompiledSchema
 from ..core.errors import DocumentError, ExtractError, ModelError, OutputError
 from ..core.extract import Extractor
 from ..core.layout import Indenter
 from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
-from . import interrupts, output, preflight
+from . import batch, interrupts, output, preflight
 from .exit_codes import ExitCode
 from .preflight import UsageError
 from .run import Request, open_and_compile, read_text, report_truncation, sampling

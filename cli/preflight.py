@@ -9,9 +9,9 @@ from importlib import resources
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
-from ..core import batch
 from ..core.errors import ExtractError
 from ..core.schema.sources import packaged_schema_names
+from . import batch
 
 if TYPE_CHECKING:
     from .run import Request

@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from ..core import batch, errors
-from . import interrupts, output
+from ..core import errors
+from . import batch, interrupts, output
 from .exit_codes import ExitCode
 from .run import Request
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from gguf_extract.cli import batch
 from gguf_extract.cli.preflight import UsageError, parse_shard
-from gguf_extract.core import batch
 from gguf_extract.core.errors import OutputError
 
 SCHEMA = {

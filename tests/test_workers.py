@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from gguf_extract.cli.batch import Source
 from gguf_extract.cli.exit_codes import ExitCode
 from gguf_extract.cli.workers import WORKER_DIED, Outcome, merge, start_worker
-from gguf_extract.core.batch import Source
 
 SCHEMA = {
     "type": "object",

@@ -18,14 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
-from .errors import ExtractError, OutputError
-from .schema.load import Schema, validation_schema
-
-
-class BatchError(ExtractError):
-    """The batch cannot start: bad inputs or output directory."""
+from ..core.errors import OutputError, SchemaError
+from ..core.schema.load import Schema, validation_schema
+from ..core.schema.validation import best_error, validator_for_schema
 
 
 @dataclass(frozen=True)
@@ -110,16 +105,14 @@ class ResultCheck:
     the schema (formats included), as the run that wrote it checked before writing."""
 
     def __init__(self, schema: Schema) -> None:
-        checked = validation_schema(schema)
-        validator_class = jsonschema.validators.validator_for(checked, default=jsonschema.Draft202012Validator)
-        self._validator = validator_class(checked, format_checker=validator_class.FORMAT_CHECKER)
+        self._validator = validator_for_schema(validation_schema(schema))  # never retrieves a reference
 
     def accepts(self, path: Path) -> bool:
         try:
             value: Any = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
+            return best_error(self._validator, value) is None
+        except (OSError, UnicodeDecodeError, ValueError, SchemaError):
             return False
-        return bool(self._validator.is_valid(value))
 
 
 def prepare_output_dir(directory: Path) -> None:
