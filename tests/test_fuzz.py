@@ -3,25 +3,35 @@ nothing else), every string its automaton accepts validates with jsonschema (for
 checked), and the decoder driven by random logits always ends in valid JSON inside its
 budget or refuses the budget up front.
 
+The differential test draws schemas in every draft read (04, 06, 07, 2019-09, 2020-12) over
+keywords whose meaning differs between drafts or between value and text (`$ref` with
+siblings, `prefixItems`, `const`, `nullable`, `propertyNames`, `patternProperties`, `not`
+of structured values), walks each automaton with the sampler and validates every document
+under the schema's own draft. Its runs are derandomized (the same schemas every run); the
+soundness bugs it once found are its explicit examples.
+
 The suite runs a few hundred examples; a longer run takes the counts from the environment:
     EXTRACT_FUZZ_SCHEMAS=2000 EXTRACT_FUZZ_DECODES=200 pytest tests/test_fuzz.py
+Counts of compiled and refused schemas: add --hypothesis-show-statistics.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
 from typing import Any
 
-import jsonschema
 import pytest
 from conftest import FakeModel, compile_for, hand_vocab, random_walk
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.compiled import CompiledSchema
+from gguf_extract.core.automaton.sample import sample_accepted
+from gguf_extract.core.compiled import CompiledSchema, compile_automaton
 from gguf_extract.core.decode import Decoder, SamplingSettings
 from gguf_extract.core.errors import GenerationError, SchemaError
+from gguf_extract.core.schema.validation import validator_for_schema
 from gguf_extract.core.vocab import Vocabulary
 
 SCHEMAS = int(os.environ.get("EXTRACT_FUZZ_SCHEMAS", "300"))
@@ -142,8 +152,8 @@ def compile_or_refuse(schema: Any, record: bool = True) -> CompiledSchema | None
 
 
 def validates(text: str, schema: Any) -> bool:
-    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return validator(schema, format_checker=validator.FORMAT_CHECKER).is_valid(json.loads(text))
+    """The oracle: the library's own validator, under the schema's draft, formats checked."""
+    return bool(validator_for_schema(schema).is_valid(json.loads(text)))
 
 
 @settings(max_examples=SCHEMAS, deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -192,3 +202,152 @@ def test_unique_items_treat_equal_numbers_as_one_value() -> None:
         assert validates(random_walk(compiled, seed), schema)
     schema["items"] = {"enum": [0, 0.0]}
     assert compile_or_refuse(schema, record=False) is None  # one distinct value cannot fill two places
+
+
+# --- Differential fuzzing across drafts -----------------------------------------------------
+
+DRAFTS = {
+    "04": "http://json-schema.org/draft-04/schema#",
+    "06": "http://json-schema.org/draft-06/schema#",
+    "07": "http://json-schema.org/draft-07/schema#",
+    "2019-09": "https://json-schema.org/draft/2019-09/schema",
+    "2020-12": "https://json-schema.org/draft/2020-12/schema",
+}
+DEFS = "$gguf-test-defs"  # replaced by the draft's own `definitions` or `$defs`
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2),
+    max_leaves=6,
+)
+REFS = st.sampled_from([f"#/{DEFS}/d0", f"#/{DEFS}/d1"])
+REF_SIBLINGS = st.sampled_from([{}, {"type": "string"}, {"maxLength": 1}, {"const": 1}, {"enum": [1.0, True]}])
+
+drafted_leaves = st.one_of(
+    leaves,
+    VALUES.map(lambda value: {"const": value}),
+    st.lists(VALUES, min_size=1, max_size=3).map(lambda values: {"enum": values}),
+    st.tuples(REFS, REF_SIBLINGS).map(lambda pair: {"$ref": pair[0], **pair[1]}),
+    st.sampled_from([{"type": "string", "nullable": True}, {"type": "integer", "nullable": True, "minimum": 3}]),
+)
+
+
+def drafted_composites(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    names = st.sampled_from([{"type": "integer"}, {"maxLength": 2}, {"enum": ["kind", 1]}, False, True])
+    maps = st.tuples(st.sampled_from(["^k", "^[a-z]+$", "x"]), children, names).map(
+        lambda parts: {"type": "object", "patternProperties": {parts[0]: parts[1]}, "propertyNames": parts[2]}
+    )
+    tuples = st.tuples(st.lists(children, min_size=1, max_size=2), children).map(
+        lambda parts: {"type": "array", "prefixItems": parts[0], "items": parts[1], "maxItems": 3}
+    )
+    tagged = st.tuples(st.lists(VALUES, min_size=2, max_size=3, unique_by=json.dumps), children).map(_tagged_one_of)
+    negated_values = st.tuples(children, st.lists(VALUES, min_size=1, max_size=2)).map(
+        lambda pair: {**_as_object(pair[0]), "not": {"enum": pair[1]}}
+    )
+    return st.one_of(composites(children), maps, tuples, tagged, negated_values)
+
+
+def _tagged_one_of(parts: tuple[list[Any], Any]) -> dict[str, Any]:
+    tags, other = parts
+    branches: list[Any] = [{"properties": {"kind": {"const": tag}}, "required": ["kind"]} for tag in tags]
+    branches.append({"patternProperties": {"^k": other}, "additionalProperties": {"const": tags[0]}})
+    return {"type": "object", "oneOf": branches}
+
+
+drafted_bodies = st.recursive(drafted_leaves, drafted_composites, max_leaves=8)
+drafted_schemas = st.tuples(st.sampled_from(sorted(DRAFTS)), drafted_bodies, drafted_leaves, drafted_bodies).map(
+    lambda parts: in_draft(parts[0], parts[1], {"d0": parts[2], "d1": parts[3]})
+)
+
+
+def in_draft(draft: str, body: Any, definitions: dict[str, Any]) -> Any:
+    """`body` as a root schema of `draft`, with `definitions` where its references point;
+    draft 4's forms where its meta-schema asks for them."""
+    defs = "definitions" if draft in ("04", "06", "07") else "$defs"
+    root = {"$schema": DRAFTS[draft], DEFS: definitions, **_as_object(body)}
+    if body is False:
+        root["not"] = {}
+    text = json.dumps(root).replace(DEFS, defs)
+    schema = json.loads(text)
+    return _draft_4_forms(schema) if draft == "04" else schema
+
+
+def _draft_4_forms(schema: Any) -> Any:
+    """Boolean exclusive bounds and non-empty `required`, as draft 4's meta-schema demands."""
+    if isinstance(schema, list):
+        return [_draft_4_forms(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    result = {key: _draft_4_forms(value) if key not in ("const", "enum") else value for key, value in schema.items()}
+    for exclusive, inclusive in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        bound = result.pop(exclusive, None)
+        if bound is not None and not isinstance(bound, bool) and inclusive not in result:
+            result[inclusive], result[exclusive] = bound, True
+    if result.get("required") == []:
+        del result["required"]
+    return result
+
+
+# The soundness bugs this test would have found, kept as fixed examples.
+REGRESSIONS: list[Any] = [
+    {"type": "object", "properties": {"nick": {"type": "string", "nullable": True, "minLength": 4}}, "required": ["nick"]},
+    {"not": {"const": 1}, "anyOf": [{"enum": [1.0, 2]}]},
+    {"not": {"const": {"b": 2, "a": 1}}, "anyOf": [{"enum": [{"a": 1, "b": 2}, 3]}]},
+    {"enum": [{"a": 1}, {"a": True}], "const": {"a": True}},
+    {"type": "object", "propertyNames": {"type": "integer"}},
+    {
+        "type": "object",
+        "oneOf": [
+            {"properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+            {"patternProperties": {"^k": {"type": "string"}}, "additionalProperties": {"const": "b"}},
+        ],
+    },
+    {"$schema": DRAFTS["07"], "type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}},
+    {"$schema": DRAFTS["2019-09"], "type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}},
+    {"$schema": DRAFTS["04"], "type": "integer", "not": {"const": 1}, "enum": [1, 2]},
+    {"$schema": DRAFTS["04"], "oneOf": [{"const": 1}, {"type": "string"}]},
+    {
+        "$schema": DRAFTS["07"],
+        "definitions": {"any": {}},
+        "oneOf": [{"$ref": "#/definitions/any", "type": "string"}, {"type": "integer"}],
+    },
+    {
+        "$defs": {
+            "inner": {
+                "$id": "https://example.com/inner",
+                "$defs": {"v": {"type": "string"}},
+                "properties": {"v": {"$ref": "#/$defs/v"}},
+            },
+            "v": {"type": "integer"},
+        },
+        "$ref": "#/$defs/inner",
+    },
+    {"anyOf": [{"$ref": "#/$defs/missing"}, {"type": "integer"}]},
+]
+WALKS = 5
+
+
+def sample_documents(schema: Any, seed: int) -> list[str] | None:
+    """WALKS documents from the schema's automaton, or None when it is refused cleanly."""
+    try:
+        dfa = compile_automaton(schema).dfa
+    except SchemaError as error:
+        assert error.message, "a refusal must say why"
+        event(f"refused: {type(error).__name__}")
+        return None
+    event("compiled")
+    rng = random.Random(seed)
+    return [sample_accepted(dfa, rng, soft_limit=120).decode("utf-8") for _ in range(WALKS)]
+
+
+def _with_examples(test: Any) -> Any:
+    for schema in REGRESSIONS:
+        test = example(schema, 0)(test)
+    return test
+
+
+@settings(max_examples=SCHEMAS, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
+@given(drafted_schemas, st.integers(0, 2**16))
+@_with_examples
+def test_drafted_schemas_generate_only_documents_their_draft_accepts(schema: Any, seed: int) -> None:
+    for text in sample_documents(schema, seed) or []:
+        assert validates(text, schema), f"generated but invalid: {text!r} for {json.dumps(schema)}"
