@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COMMAND = [sys.executable, "-m", "gguf_extract", "--schema", "person", str(ROOT / "samples" / "person.txt")]
 SETTINGS: dict[str, tuple[list[str], dict[str, str]]] = {
     "default": ([], {}),
+    "default, OpenMP passive wait": ([], {"OMP_WAIT_POLICY": "PASSIVE"}),
     "--threads 1": (["--threads", "1"], {}),
     f"--threads {os.cpu_count()}": (["--threads", str(os.cpu_count())], {}),
     f"--threads {os.cpu_count()}, OpenMP passive wait": (["--threads", str(os.cpu_count())], {"OMP_WAIT_POLICY": "PASSIVE"}),

@@ -95,18 +95,26 @@ def free_cores(running_tasks: Callable[[], int] = _running_tasks) -> int:
 _LOAD_READINGS = 4
 
 
-def _llama_class() -> Any:
+def _llama_cpp() -> Any:
+    """llama-cpp-python, loaded with OpenMP's threads told to sleep, not spin, while they wait
+    (unless the environment says otherwise): a spinning thread takes a core another program
+    needs, and on a busy machine every layer then waits for it (bench/threads.py). OpenMP reads
+    the setting once, when the library loads."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import llama_cpp
 
-    return llama_cpp.Llama
+    return llama_cpp
+
+
+def _llama_class() -> Any:
+    return _llama_cpp().Llama
 
 
 class GGUFModel:
     """A loaded model with one evaluation context. Not thread-safe."""
 
     def __init__(self, path: Path, llama: Any) -> None:
-        import llama_cpp
-
+        llama_cpp = _llama_cpp()
         self.path = path
         self._llama = llama
         self._lib = llama_cpp

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -42,3 +44,13 @@ def test_without_a_load_reading_every_core_is_used() -> None:
         raise OSError("no /proc here")
 
     assert model.free_cores(unreadable) == 4
+
+
+@pytest.mark.parametrize(("given", "seen"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_openmp_threads_sleep_while_waiting_unless_told_otherwise(given: str | None, seen: str) -> None:
+    environment = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given is not None:
+        environment["OMP_WAIT_POLICY"] = given
+    script = "import os; from gguf_extract.core import model; model._llama_cpp(); print(os.environ['OMP_WAIT_POLICY'])"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, check=True)
+    assert result.stdout.strip() == seen
