@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import OutputError, SchemaError
-from ..core.schema.load import Schema, validation_schema
+from ..core.schema.load import Schema
 from ..core.schema.validation import best_error, validator_for_schema
 
 
@@ -105,7 +105,7 @@ class ResultCheck:
     the schema (formats included), as the run that wrote it checked before writing."""
 
     def __init__(self, schema: Schema) -> None:
-        self._validator = validator_for_schema(validation_schema(schema))  # never retrieves a reference
+        self._validator = validator_for_schema(schema)  # never retrieves a reference
 
     def accepts(self, path: Path) -> bool:
         try:
