@@ -102,11 +102,6 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
     from gguf_extract.core.guide import Guide, new_bitmask
 
     if trace_memory:
-        # Tracing slows compilation several times over: the compiler's time budget is lifted
-        # so that a schema compiled in the timed run is compiled here too.
-        from gguf_extract.core.schema import compiler
-
-        compiler.TREE_TIME_BUDGET_S = TIMEOUT_S
         tracemalloc.start()
     started = time.perf_counter()
     try:

@@ -17,7 +17,9 @@ from conftest import hand_vocab
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.compiled import compile_automaton, compile_schema
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
+from gguf_extract.core.schema import limits
 from gguf_extract.core.schema.json_values import distinct_values, join_pointer, json_equal
+from gguf_extract.core.schema.limits import CompileWorkExceeded
 from gguf_extract.core.schema.validation import validator_for_schema
 
 DRAFT_04 = "http://json-schema.org/draft-04/schema#"
@@ -257,3 +259,19 @@ def test_a_fragment_reference_inside_an_embedded_resource_is_refused(schema: Any
 def test_an_id_that_is_only_a_fragment_embeds_nothing() -> None:
     schema = {"$schema": DRAFT_07, "definitions": {"s": {"$id": "#s", "type": "string"}}, "items": {"$ref": "#/definitions/s"}}
     assert_sound({**schema, "type": "array"})
+
+
+# --- the compile limit is counted work, not time ---------------------------------------------
+
+
+def test_compile_work_is_counted_and_refused_the_same_way_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    schema = {"type": "object", "properties": {f"p{i}": {"type": "object", "properties": {"q": {}}} for i in range(40)}}
+    compile_automaton(schema)
+    monkeypatch.setattr(limits, "MAX_COMPILE_FUEL", 50)
+    refusals = []
+    for _ in range(2):
+        with pytest.raises(CompileWorkExceeded) as refusal:
+            compile_automaton(schema, lenient=True)  # never relaxed, never swallowed by an optional property
+        refusals.append((refusal.value.pointer, refusal.value.message))
+    assert refusals[0] == refusals[1]
+    assert "more than 50 units of compile work" in refusals[0][1]

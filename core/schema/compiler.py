@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,10 +27,10 @@ from ..automaton.regex import EMPTY, Machine, Node, Repeat, alt, length_range, l
 from ..errors import SchemaError, UnsupportedSchema
 from .disjoint import ALL_KINDS, TYPE_KINDS, Overlap, exclusions, value_kinds
 from .formats import COMPACT_FORMATS, FORMATS, SUBSETS
-from .json_values import distinct_values, json_in
+from .json_values import distinct_values, json_in, keep_values
 from .json_values import join_pointer as _join
 from .lexical import QUOTE, json_text, number_node, string_node
-from .limits import MAX_FLOOR_TEXT, MAX_OBJECT_NODES, Floor, check_document_floor, floor_problem
+from .limits import MAX_FLOOR_TEXT, MAX_OBJECT_NODES, Floor, Fuel, check_document_floor, floor_problem
 from .load import Schema, refuse_embedded_fragment_references, refuse_remote_references, resolve_ref
 from .merge import EXCLUDED, Merge
 from .numbers import departure, integer_values, number_values
@@ -123,7 +122,6 @@ class CompiledTree:
 
 
 DEFAULT_RECURSION_DEPTH = 3
-TREE_TIME_BUDGET_S = 2.0  # with the NFA state limit, keeps any schema's compile or refusal short
 
 
 class _DepthCut(Exception):
@@ -176,9 +174,14 @@ class _Compiler:
         self.ref_only = ref_ignores_siblings(root)
         self.ignored: list[str] = []
         self.memo: dict[tuple[int, tuple[str, ...]], tuple[Any, Node]] = {}
-        self.deadline = time.monotonic() + TREE_TIME_BUDGET_S
+        self.fuel = Fuel()  # counted work, not time: the same outcome on every machine
+        self.views: dict[int, tuple[Any, Any]] = {}  # schemas as their draft reads them, per object
         self._root_validator: Validator | None = None
         self.floor = Floor()
+
+    def _merge(self, pointer: str) -> Merge:
+        """A merger for the schema at `pointer`, spending this compilation's fuel."""
+        return Merge(self.root, self.asserting, pointer, self.fuel, self.views)
 
     def validator(self, schema: Any) -> Validator:
         """A validator for `schema`, a part of the root (or a merge of parts): its references
@@ -197,11 +200,7 @@ class _Compiler:
         key = (id(schema), tuple(sorted(self.ref_stack)))
         found = self.memo.get(key)
         if found is None:
-            if time.monotonic() > self.deadline:
-                raise SchemaError(
-                    f"the schema is too large to compile within {TREE_TIME_BUDGET_S:g} s (reached {pointer or '/'})",
-                    hint="lower the recursion depth, or split the schema",
-                )
+            self.fuel.burn(pointer)
             found = (schema, self._uncached_value(schema, pointer))  # the schema is kept so its id stays unique
             self.memo[key] = found
         return found[1]
@@ -209,7 +208,7 @@ class _Compiler:
     def _uncached_value(self, schema: dict[str, Any], pointer: str) -> Node:
         schema = self._draft_view(schema, pointer)
         if "allOf" in schema or ("$ref" in schema and self._has_siblings(schema, "$ref")):
-            merge = Merge(self.root, self.asserting, pointer)
+            merge = self._merge(pointer)
             merged = merge.expand(schema)
             return self._inside_refs(merge.refs, pointer, lambda: self.value(merged, pointer))
         if "$ref" in schema:
@@ -259,7 +258,7 @@ class _Compiler:
             return self._surviving([self._builder(b, f"{pointer}/{keyword}/{i}", []) for i, b in enumerate(branches)])
         builders = []
         for index, branch in enumerate(branches):
-            merge = Merge(self.root, self.asserting, pointer)
+            merge = self._merge(pointer)
             merged = merge.pair(siblings, branch)
             branch_pointer = f"{pointer}/{keyword}/{index}"
             builders.append(self._builder(merged, branch_pointer, merge.refs))
@@ -337,7 +336,7 @@ class _Compiler:
 
     def _negations(self, negated: Any, pointer: str) -> list[dict[str, Any]]:
         """not(anyOf [A, B]) is not A and not B: the negated schemas to apply, annotations dropped."""
-        negated = Merge(self.root, self.asserting, pointer).expand(negated)
+        negated = self._merge(pointer).expand(negated)
         if not isinstance(negated, dict):
             raise UnsupportedSchema("not", pointer, "`not: true` matches nothing" if negated is True else "")
         meaningful = {k: v for k, v in negated.items() if k not in ANNOTATIONS and (k == EXCLUDED or k in self.asserting)}
@@ -357,7 +356,7 @@ class _Compiler:
         if not optional:
             raise SchemaError(f"`not` at {pointer or '/'} forbids properties the schema requires")
         banned = {"properties": {optional[0]: False}}
-        return dict(Merge(self.root, self.asserting, pointer).pair(schema, banned))
+        return dict(self._merge(pointer).pair(schema, banned))
 
     def _enum(self, schema: dict[str, Any], pointer: str) -> Node:
         return alt(*(lit(json_text(value)) for value in self._listed_values(schema, pointer)))
@@ -367,13 +366,13 @@ class _Compiler:
         (type, minLength, not, ...): jsonschema filters them, so the filter is exact."""
         values = [schema["const"]] if "const" in schema else list(schema["enum"])
         if "const" in schema and "enum" in schema:
-            values = [v for v in values if json_in(v, schema["enum"])]
+            values = keep_values(values, schema["enum"])
         rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
         if isinstance(rest.get("pattern"), list):  # merged patterns (see merge.py): each must match
             rest["allOf"] = [{"pattern": p} for p in rest.pop("pattern")]
         checker = self.validator(rest)
         allowed = [v for v in values if checker.is_valid(v)]
-        kept = [v for v in distinct_values(allowed) if not json_in(v, schema.get(EXCLUDED, []))]
+        kept = keep_values(distinct_values(allowed), schema.get(EXCLUDED, []), keep=False)
         if not kept:
             raise SchemaError(f"no value listed by enum/const at {pointer or '/'} satisfies its schema")
         return kept
@@ -381,7 +380,7 @@ class _Compiler:
     def _finite_items(self, items: Any, pointer: str) -> list[str] | None:
         """Every JSON text `items` allows, when that is a short list (enum, const, boolean,
         null); None otherwise."""
-        items = Merge(self.root, self.asserting, pointer).expand(items)
+        items = self._merge(pointer).expand(items)
         if not isinstance(items, dict):
             return None
         if "enum" in items or "const" in items:
@@ -399,7 +398,7 @@ class _Compiler:
         """Exactly one branch must match: compiled as anyOf once the branches are made
         exclusive (see disjoint.py), otherwise refused."""
         keyword_pointer = _join(pointer, "oneOf")
-        merge = Merge(self.root, self.asserting, pointer)
+        merge = self._merge(pointer)
         siblings = {k: v for k, v in schema.items() if k != "oneOf"}
         branches = [merge.pair(siblings, b) for b in schema["oneOf"]]
         try:
@@ -753,7 +752,7 @@ class _Compiler:
         names = schema.get("propertyNames", True)
         if patterns:
             first = next(iter(patterns))
-            key_schema = Merge(self.root, self.asserting, pointer).pair({"type": "string", "pattern": first}, names)
+            key_schema = self._merge(pointer).pair({"type": "string", "pattern": first}, names)
             value_schema = {"allOf": list(patterns.values())}
             value_pointer = _join(_join(pointer, "patternProperties"), first)
         else:
@@ -777,7 +776,7 @@ class _Compiler:
         list of values); None when no string meets it (a name is always a string)."""
         if key_schema is True:
             return string_node()
-        key_schema = Merge(self.root, self.asserting, pointer).expand(key_schema)
+        key_schema = self._merge(pointer).expand(key_schema)
         if key_schema is False or (isinstance(key_schema, dict) and "string" not in self._types(key_schema, pointer)):
             return None
         if isinstance(key_schema, dict) and ("enum" in key_schema or "const" in key_schema):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .json_values import MAX_REF_HOPS, json_equal
+from .json_values import MAX_REF_HOPS, keep_values
 from .load import Schema, resolve_ref
 from .validation import draft_keywords
 
@@ -105,7 +105,7 @@ def _discriminated(root: Schema, first: Any, second: Any) -> bool:
     for name, values in _finite_properties(root, first).items():
         other = _deref(root, _property_schema(second, name))
         allowed = _finite_values(other, root)
-        if allowed is not None and not any(json_equal(v, w) for v in values for w in allowed):
+        if allowed is not None and not keep_values(values, allowed):
             return True
     return False
 
@@ -153,7 +153,10 @@ def _finite_values(schema: Any, root: Schema | None = None) -> list[Any] | None:
     known = [values for values in lists if values is not None]
     if not known:
         return None
-    return [v for v in known[0] if all(any(json_equal(v, w) for w in other) for other in known[1:])]
+    values = known[0]
+    for other in known[1:]:
+        values = keep_values(values, other)
+    return values
 
 
 def value_kinds(schema: Any) -> frozenset[str]:

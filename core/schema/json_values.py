@@ -7,7 +7,7 @@ dependencies, so the automaton layer may import it as well as the schema layer.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 # References followed in a row (`$ref` to a schema that is itself only a `$ref`) before a
@@ -51,18 +51,42 @@ def _equal_objects(first: Any, second: Any) -> bool:
     return all(json_equal(value, second[key]) for key, value in first.items())
 
 
+def json_key(value: Any) -> Hashable:
+    """A hashable key equal for JSON-equal values and only for them (json_equal in constant
+    time per lookup: enums of thousands of values are compared by hashing, not pairwise)."""
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if _is_number(value):
+        return ("number", value)  # Python's 1 and 1.0 are equal and hash alike
+    if isinstance(value, list):
+        return ("array", tuple(json_key(item) for item in value))
+    if isinstance(value, dict):
+        return ("object", frozenset((name, json_key(item)) for name, item in value.items()))
+    return (type(value).__name__, value)
+
+
 def json_in(value: Any, values: Iterable[Any]) -> bool:
     """Whether `values` holds a value JSON-equal to `value`."""
-    return any(json_equal(value, other) for other in values)
+    key = json_key(value)
+    return any(json_key(other) == key for other in values)
 
 
 def distinct_values(values: Iterable[Any]) -> list[Any]:
     """`values` with later JSON-equal duplicates left out, in order."""
+    seen: set[Hashable] = set()
     kept: list[Any] = []
     for value in values:
-        if not json_in(value, kept):
+        key = json_key(value)
+        if key not in seen:
+            seen.add(key)
             kept.append(value)
     return kept
+
+
+def keep_values(values: Iterable[Any], allowed: Iterable[Any], keep: bool = True) -> list[Any]:
+    """The `values` JSON-equal to one of `allowed` (with keep=False: to none of them), in order."""
+    keys = {json_key(value) for value in allowed}
+    return [value for value in values if (json_key(value) in keys) == keep]
 
 
 def escape_pointer_part(part: str) -> str:

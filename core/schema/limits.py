@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 
 from ..automaton.regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq
-from ..errors import SchemaError
+from ..errors import SchemaError, UnsupportedSchema
 
 # Fewest bytes a value (and so the whole document) may need: far above real documents (the
 # largest floor in JSONSchemaBench is 20,445 bytes: 600 required objects in an array).
@@ -30,6 +30,43 @@ MAX_OBJECT_NODES = 200_000
 MAX_DIVISOR_STATES = 10_000
 # Multiples within bounds listed one by one, for divisors too large for the remainder automaton.
 MAX_LISTED_MULTIPLES = 1_000
+
+# Units of compile work a schema may use (see Fuel): each schema compiled into the tree and
+# each pair of schemas merged costs one.
+MAX_COMPILE_FUEL = 150_000
+
+
+class Fuel:
+    """Deterministic compile work, counted instead of timed, so that a schema compiles or is
+    refused the same way on every machine and under any load. One unit is one schema compiled
+    into the regex tree (per schema and references being expanded) or one pair of schemas
+    merged; the automaton's own growth is bounded by its state limits."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = MAX_COMPILE_FUEL if limit is None else limit
+        self.used = 0
+
+    def burn(self, pointer: str) -> None:
+        """Spend one unit on the schema at `pointer`. Raises SchemaError past the limit."""
+        self.used += 1
+        if self.used > self.limit:
+            raise CompileWorkExceeded(self.limit, pointer)
+
+
+class CompileWorkExceeded(UnsupportedSchema):
+    """The schema needs more compile work than any schema may use. An UnsupportedSchema so
+    that no optional property or anyOf branch swallows it (a compile cut short at an
+    arbitrary point would still be sound, but would depend on where the count ran out),
+    and never relaxed."""
+
+    def __init__(self, limit: int, pointer: str) -> None:
+        super().__init__("", pointer, relaxable=False)
+        self.message = (
+            f"the schema needs more than {limit:,} units of compile work (schemas compiled and merged; the limit any"
+            f" schema may use), reached at {pointer or '/'}"
+        )
+        self.args = (self.message,)
+        self.hint = "lower the recursion depth, or split the schema into smaller ones"
 
 
 class Floor:

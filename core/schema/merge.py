@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import SchemaError, UnsupportedSchema
-from .json_values import MAX_REF_HOPS, distinct_values, json_equal, json_in
+from .json_values import MAX_REF_HOPS, distinct_values, json_equal, keep_values
+from .limits import Fuel
 from .load import Schema, resolve_ref
 from .validation import ref_ignores_siblings
 
@@ -27,10 +28,21 @@ Merger = Callable[["Merge", Any, Any], Any]
 
 
 class Merge:
-    """Merges schemas of one root document; `asserting` is the draft's keyword set."""
+    """Merges schemas of one root document; `asserting` is the draft's keyword set, `fuel`
+    the compile work left (each pair merged spends a unit), `views` the filtered copies of
+    schemas, shared across one compilation."""
 
-    def __init__(self, root: Schema, asserting: frozenset[str], pointer: str) -> None:
+    def __init__(
+        self,
+        root: Schema,
+        asserting: frozenset[str],
+        pointer: str,
+        fuel: Fuel | None = None,
+        views: dict[int, tuple[Any, Any]] | None = None,
+    ) -> None:
         self.root = root
+        self.fuel = fuel or Fuel()
+        self.views = {} if views is None else views
         self.asserting = asserting
         self.pointer = pointer
         self.refs: list[str] = []  # references folded in, so callers can detect recursion
@@ -43,6 +55,7 @@ class Merge:
         return merged
 
     def pair(self, first: Any, second: Any) -> Any:
+        self.fuel.burn(self.pointer)
         if first is True or second is True:
             return second if first is True else first
         first, second = self.expand(first), self.expand(second)
@@ -86,8 +99,20 @@ class Merge:
                 rest = {k: v for k, v in schema.items() if k != "allOf"}
                 return self.all_of([rest, *schema["allOf"]])
             else:
-                return _numeric_exclusive_bounds({k: v for k, v in schema.items() if self._meaningful(k)})
+                return _numeric_exclusive_bounds(self._plain(schema))
         raise UnsupportedSchema("$ref", self.pointer + "/$ref", "references nest too deeply to merge (recursive?)")
+
+    def _plain(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """`schema` without the keywords its draft gives no meaning: the same object when it
+        has none, else one copy per object (compiled trees are memoised per object, so a
+        fresh copy each time would compile shared schemas again and again)."""
+        if all(self._meaningful(k) for k in schema):
+            return schema
+        found = self.views.get(id(schema))
+        if found is None:
+            found = (schema, {k: v for k, v in schema.items() if self._meaningful(k)})  # the original keeps its id unique
+            self.views[id(schema)] = found
+        return found[1]  # type: ignore[no-any-return]
 
     def _meaningful(self, keyword: str) -> bool:
         return keyword in self.asserting or keyword in _EXTRA_KEYWORDS
@@ -187,7 +212,7 @@ def _merge_type(merge: Merge, first: Any, second: Any) -> Any:
 
 
 def _merge_enum(merge: Merge, first: Any, second: Any) -> Any:
-    return [value for value in first if json_in(value, second)]
+    return keep_values(first, second)
 
 
 def _merge_const(merge: Merge, first: Any, second: Any) -> Any:
