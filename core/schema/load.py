@@ -255,10 +255,3 @@ def refuse_embedded_fragment_references(schema: Schema) -> None:
 def _embeds_resource(identifier: Any) -> bool:
     """Whether an `$id` value starts a new resource: a URI, not only a fragment (`#name`)."""
     return isinstance(identifier, str) and bool(identifier.split("#", 1)[0])
-
-
-def validation_schema(schema: Schema) -> Schema:
-    """`schema` itself: documents are validated against the schema as written, never a
-    rewrite of it (pointers in messages and references then name the user's own schema).
-    Kept only for callers that still pass their schema through it."""
-    return schema
