@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +15,16 @@ import pytest
 from gguf_extract.core.compiled import CompiledSchema, compile_schema
 from gguf_extract.core.decode import LARGEST_DRAFT_BATCH
 from gguf_extract.core.vocab import Vocabulary
+
+
+@pytest.fixture(scope="session", autouse=True)
+def signals_reach_the_commands_under_test() -> None:
+    """A suite started in the background (`cmd &`) inherits an ignored SIGINT, and so would
+    every command it starts (an ignored signal stays ignored across exec, and the command
+    rightly keeps it so): the interrupt tests must run their commands as a terminal would. A
+    handler, unlike SIG_IGN, is reset to the default in the child."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)
