@@ -322,6 +322,7 @@ REGRESSIONS: list[Any] = [
         "$ref": "#/$defs/inner",
     },
     {"anyOf": [{"$ref": "#/$defs/missing"}, {"type": "integer"}]},
+    {"$defs": {"d0": {"anyOf": [{"$ref": "#/$defs/d0"}, {"type": "string"}]}}, "$ref": "#/$defs/d0"},
 ]
 WALKS = 5
 

@@ -275,3 +275,29 @@ def test_compile_work_is_counted_and_refused_the_same_way_every_time(monkeypatch
         refusals.append((refusal.value.pointer, refusal.value.message))
     assert refusals[0] == refusals[1]
     assert "more than 50 units of compile work" in refusals[0][1]
+
+
+@pytest.mark.parametrize(
+    ("schema", "pointer"),
+    [
+        (
+            {
+                "$schema": DRAFT_07,
+                "definitions": {"d": {"$ref": "#/definitions/d", "type": "string"}},
+                "anyOf": [{"$ref": "#/definitions/d"}, {}],
+            },
+            "/definitions/d/$ref",
+        ),
+        ({"$defs": {"d": {"anyOf": [{"$ref": "#/$defs/d"}, {"type": "string"}]}}, "$ref": "#/$defs/d"}, "/$defs/d/anyOf/0/$ref"),
+    ],
+)
+def test_a_reference_cycle_that_never_reaches_a_part_of_the_value_is_refused(schema: Any, pointer: str) -> None:
+    # A validator would follow it without end (RecursionError after the output was written).
+    with pytest.raises(UnsupportedSchema) as refusal:
+        compile_automaton(schema, lenient=True)
+    assert (refusal.value.keyword, refusal.value.pointer) == ("$ref", pointer)
+
+
+def test_a_reference_cycle_through_properties_is_recursion() -> None:
+    schema = {"$defs": {"n": {"type": "object", "properties": {"next": {"$ref": "#/$defs/n"}}}}, "$ref": "#/$defs/n"}
+    assert_sound(schema)

@@ -31,7 +31,13 @@ from .json_values import distinct_values, json_in, keep_values
 from .json_values import join_pointer as _join
 from .lexical import QUOTE, json_text, number_node, string_node
 from .limits import MAX_FLOOR_TEXT, MAX_OBJECT_NODES, Floor, Fuel, check_document_floor, floor_problem
-from .load import Schema, refuse_embedded_fragment_references, refuse_remote_references, resolve_ref
+from .load import (
+    Schema,
+    refuse_embedded_fragment_references,
+    refuse_reference_cycles,
+    refuse_remote_references,
+    resolve_ref,
+)
 from .merge import EXCLUDED, Merge
 from .numbers import departure, integer_values, number_values
 from .pattern import UnsupportedPattern, pattern_tree
@@ -145,6 +151,7 @@ def compile_schema_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_D
     out there), and a schema whose recursion cannot stop within the limit is refused."""
     refuse_remote_references(root)
     refuse_embedded_fragment_references(root)
+    refuse_reference_cycles(root)
     compiler = _Compiler(root, recursion_depth)
     try:
         tree = compiler.value(root, "")

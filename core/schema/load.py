@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 from ..errors import SchemaError, UnsupportedSchema
 from .json_values import escape_pointer_part, join_pointer, unescape_pointer_part
-from .validation import draft_name, meta_schema_error
+from .validation import draft_name, meta_schema_error, ref_ignores_siblings
 
 Schema = dict[str, Any] | bool
 # JSON nesting (objects and arrays) a schema may have. Real schemas stay under 30 levels (27
@@ -255,3 +255,65 @@ def refuse_embedded_fragment_references(schema: Schema) -> None:
 def _embeds_resource(identifier: Any) -> bool:
     """Whether an `$id` value starts a new resource: a URI, not only a fragment (`#name`)."""
     return isinstance(identifier, str) and bool(identifier.split("#", 1)[0])
+
+
+# Keywords that apply their schemas to the value itself, not to a part of it.
+_IN_PLACE_ONE = ("not", "if", "then", "else")
+_IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
+
+
+def refuse_reference_cycles(root: Schema) -> None:
+    """Raise UnsupportedSchema (not relaxable) for a `$ref` that leads back to itself while
+    staying on the same value (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`...): a validator
+    follows such a cycle without end, so no document could ever be checked against it."""
+    ref_only = ref_ignores_siblings(root)
+    marks: dict[int, bool] = {}  # True while on the current path, False once finished
+    for start, pointer in _subschemas(root):
+        if "$ref" in start and id(start) not in marks:
+            _walk_in_place(root, start, pointer, ref_only, marks)
+
+
+def _walk_in_place(root: Schema, start: dict[str, Any], pointer: str, ref_only: bool, marks: dict[int, bool]) -> None:
+    """Depth-first over the in-place edges from `start`, without recursion."""
+    marks[id(start)] = True
+    stack = [(start, _in_place(root, start, pointer, ref_only))]
+    while stack:
+        node, edges = stack[-1]
+        edge = next(edges, None)
+        if edge is None:
+            marks[id(node)] = False
+            stack.pop()
+            continue
+        sub, sub_pointer, via = edge
+        if marks.get(id(sub)) is True:
+            raise UnsupportedSchema(
+                "$ref",
+                via,
+                f"leads back to {sub_pointer or '/'} without reaching a part of the value, so validators would follow it"
+                " without end; make the cycle pass through properties or items",
+                relaxable=False,
+            )
+        if id(sub) not in marks:
+            marks[id(sub)] = True
+            stack.append((sub, _in_place(root, sub, sub_pointer, ref_only)))
+
+
+def _in_place(root: Schema, schema: dict[str, Any], pointer: str, ref_only: bool) -> Iterator[tuple[dict[str, Any], str, str]]:
+    """(subschema, its pointer, the keyword's pointer) for each schema applied to the same value."""
+    if isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#"):
+        try:
+            target, target_pointer = resolve_ref(root, schema["$ref"], join_pointer(pointer, "$ref"))
+        except SchemaError:
+            target = None  # refused where it is reached
+        if isinstance(target, dict):
+            yield target, target_pointer, join_pointer(pointer, "$ref")
+        if ref_only:
+            return
+    for keyword in _IN_PLACE_ONE:
+        if isinstance(schema.get(keyword), dict):
+            yield schema[keyword], join_pointer(pointer, keyword), join_pointer(pointer, keyword)
+    for keyword in _IN_PLACE_LISTS:
+        for index, sub in enumerate(schema.get(keyword) or []):
+            if isinstance(sub, dict):
+                where = join_pointer(join_pointer(pointer, keyword), index)
+                yield sub, where, where
