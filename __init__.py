@@ -32,7 +32,7 @@ _EXPORTS = {
     "DocumentError": "core.errors",
     "GenerationError": "core.errors",
     "OutputError": "core.errors",
-    "DocumentTooLarge": "core.document",
+    "DocumentTooLarge": "core.errors",
 }
 __all__ = sorted(_EXPORTS)
 

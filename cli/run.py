@@ -11,8 +11,8 @@ from pathlib import Path
 from ..core.check import SchemaReport, check_schema_support
 from ..core.compiled import CompiledSchema
 from ..core.decode import SamplingSettings
-from ..core.document import DocumentTooLarge, check_readable, decode_document, decode_head, read_document, read_limited
-from ..core.errors import DocumentError
+from ..core.document import check_readable, decode_document, decode_head, read_document, read_limited
+from ..core.errors import DocumentError, DocumentTooLarge
 from ..core.extract import Extraction, Extractor, ModelOptions
 from ..core.layout import Indenter
 from ..core.schema.load import Schema

@@ -9,20 +9,18 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .automaton.dfa import DEAD, LazyDFA
 from .automaton.nfa import build_nfa
 from .errors import GenerationError, SchemaError, UnsupportedSchema
+from .guide import Guide
 from .index import TokenIndex
 from .schema.compiler import DEFAULT_RECURSION_DEPTH, compile_schema_tree
 from .schema.json_values import unescape_pointer_part
 from .schema.load import Schema, check_schema
 from .schema.validation import best_error, validator_for_schema
 from .vocab import TokenTable, Vocabulary
-
-if TYPE_CHECKING:
-    from .guide import Guide
 
 _TABLES: dict[str, TokenTable] = {}
 
@@ -50,8 +48,6 @@ class CompiledSchema:
 
     def guide(self) -> Guide:
         """A new Guide at the start of this schema's automaton (cheap; one per generation)."""
-        from .guide import Guide
-
         return Guide(self)
 
     def validate(self, text: str) -> Any:

@@ -6,7 +6,7 @@ import codecs
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import DocumentError
+from .errors import DocumentError, DocumentTooLarge
 
 DEFAULT_ENCODING = "utf-8"
 
@@ -14,18 +14,6 @@ DEFAULT_ENCODING = "utf-8"
 def check_encoding(encoding: str) -> str:
     """The codec's canonical name; raises LookupError for a name Python does not know."""
     return codecs.lookup(encoding).name
-
-
-class DocumentTooLarge(DocumentError):
-    """More bytes than the context could hold as tokens; `head` holds the first `limit` bytes."""
-
-    def __init__(self, source: str, limit: int, head: bytes) -> None:
-        super().__init__(
-            f"document {source} is larger than {limit} bytes, more than the context can hold as tokens",
-            hint="shorten or split it, or keep its head that fits with truncate",
-        )
-        self.limit = limit
-        self.head = head
 
 
 def read_document(path: Path, encoding: str = DEFAULT_ENCODING, max_bytes: int | None = None) -> str:

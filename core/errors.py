@@ -46,6 +46,18 @@ class DocumentError(ExtractError):
     """The input document is missing, unreadable, not text, or too long."""
 
 
+class DocumentTooLarge(DocumentError):
+    """More bytes than the context could hold as tokens; `head` holds the first `limit` bytes."""
+
+    def __init__(self, source: str, limit: int, head: bytes) -> None:
+        super().__init__(
+            f"document {source} is larger than {limit} bytes, more than the context can hold as tokens",
+            hint="shorten or split it, or keep its head that fits with truncate",
+        )
+        self.limit = limit
+        self.head = head
+
+
 class GenerationError(ExtractError):
     """Generation could not produce a complete, schema-valid document."""
 
