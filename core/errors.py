@@ -64,3 +64,8 @@ class GenerationError(ExtractError):
 
 class OutputError(ExtractError):
     """The result could not be written (stdout closed or full, an output file failed)."""
+
+
+class ReviewError(ExtractError):
+    """Evidence given to the review page does not fit its document (a span outside the text,
+    a pointer that is not a leaf of the data, a confidence outside [0, 1])."""
