@@ -9,11 +9,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .automaton.dfa import DEAD, LazyDFA
 from .automaton.nfa import build_nfa
 from .errors import GenerationError, SchemaError, UnsupportedSchema
+from .grounding import grounds, text_labels
 from .guide import Guide
 from .index import TokenIndex
 from .schema.compiler import DEFAULT_RECURSION_DEPTH, compile_schema_tree
@@ -45,6 +47,16 @@ class CompiledSchema:
     index: TokenIndex
     compile_seconds: float
     relaxed: list[UnsupportedSchema] = field(default_factory=list)
+    grounded: bool = False  # plain strings are spans of the document unless `x-grounded` says otherwise
+
+    @cached_property
+    def grounded_pointers(self) -> list[str]:
+        """The schema pointers of the plain string values written as spans of the document."""
+        return [label.pointer for label in text_labels(self.dfa.nfa.tree) if grounds(label, self.grounded)]
+
+    @property
+    def grounds_any(self) -> bool:
+        return bool(self.grounded_pointers)
 
     def guide(self) -> Guide:
         """A new Guide at the start of this schema's automaton (cheap; one per generation)."""
@@ -163,6 +175,7 @@ def compile_schema(
     vocab: Vocabulary,
     recursion_depth: int = DEFAULT_RECURSION_DEPTH,
     lenient: bool = False,
+    grounded: bool = False,
 ) -> CompiledSchema:
     """Compile `schema` for `vocab`. Raises SchemaError / UnsupportedSchema before any
     generation when the schema is invalid or cannot be enforced exactly (see
@@ -174,4 +187,4 @@ def compile_schema(
     table = token_table(vocab)
     automaton = compile_automaton(schema, recursion_depth, lenient)
     index = TokenIndex(automaton.dfa, table)
-    return CompiledSchema(schema, vocab, automaton.dfa, index, time.perf_counter() - started, automaton.relaxed)
+    return CompiledSchema(schema, vocab, automaton.dfa, index, time.perf_counter() - started, automaton.relaxed, grounded)

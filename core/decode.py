@@ -30,6 +30,8 @@ import numpy.typing as npt
 from .automaton.dfa import DEAD
 from .compiled import CompiledSchema
 from .errors import GenerationError
+from .evidence import TokenChoice
+from .grounding import Grounding
 from .lookahead import TokenHistory
 from .vocab import IdArray
 
@@ -105,7 +107,14 @@ class Decoder:
     """One constrained generation. The model must hold the prompt already; `seen` is the
     part of it worth copying from (the document), searched for draft tokens."""
 
-    def __init__(self, model: TokenModel, compiled: CompiledSchema, settings: SamplingSettings, seen: Sequence[int] = ()) -> None:
+    def __init__(
+        self,
+        model: TokenModel,
+        compiled: CompiledSchema,
+        settings: SamplingSettings,
+        seen: Sequence[int] = (),
+        grounding: Grounding | None = None,
+    ) -> None:
         self.model = model
         self.compiled = compiled
         self.settings = settings
@@ -118,6 +127,11 @@ class Decoder:
         self._history = TokenHistory(seen, len(seen) + settings.max_tokens)
         self._logits: Logits | None = None  # None: the model's last row is current
         self._latest_allowed: tuple[int, IdArray, IdArray] = (DEAD, self._eog[:0], self._eog[:0])
+        self.grounding = grounding
+        self.choices: list[TokenChoice] = []  # every token chosen, with the model's probability for it
+        self.written = 0  # output bytes so far
+        self.budget_bound_at: int | None = None  # output offset where the budget first ruled out a token
+        self._probability: float | None = None  # the model's probability for the latest choice
 
     def run(self) -> Iterator[bytes]:
         """Yield the output's bytes as they are decided."""
@@ -133,7 +147,7 @@ class Decoder:
         forced = self._dfa.forced_bytes(position.state)
         if forced:
             opening = self._forced_step(-1, position, forced, forced)
-            yield opening.text
+            yield self._emit(opening.text)
             if opening.final_tokens:
                 self.stats.output_tokens = opening.final_tokens
                 return
@@ -146,7 +160,8 @@ class Decoder:
                 self.stats.output_tokens = position.used
                 return
             step = self._step(position, token, end)
-            yield step.text
+            self._record(token, position)
+            yield self._emit(step.text)
             if step.final_tokens:
                 self.stats.output_tokens = position.used + step.final_tokens
                 return
@@ -240,10 +255,25 @@ class Decoder:
                 self.stats.discarded_tokens += len(batch) - cursor
                 return position, decided
             self.stats.accepted_draft_tokens += 1
-            yield guess.text
+            self._record(guess.token, position)
+            yield self._emit(guess.text)
             position = guess.after
         self._logits = rows[cursors[-1] - 1]
         return position, None
+
+    # -- the output --------------------------------------------------------------------
+
+    def _emit(self, text: bytes) -> bytes:
+        """`text`, now written: counted, and followed by grounding."""
+        self.written += len(text)
+        if self.grounding is not None:
+            self.grounding.feed(text)
+        return text
+
+    def _record(self, token: int, position: _Position) -> None:
+        """Note the chosen `token` (its bytes start with the pending ones, already written)."""
+        start = self.written - len(position.pending)
+        self.choices.append(TokenChoice(start, start + len(self._pieces[token]), self._probability))
 
     # -- the model ---------------------------------------------------------------------
 
@@ -294,6 +324,7 @@ class Decoder:
                 return -1, -1
             raise GenerationError("no allowed continuation fits in the token budget", hint="raise --max-tokens")
         if len(ids) == 1 and not allow_end:
+            self._probability = None
             return int(ids[0]), int(ends[0])
         choices = np.concatenate([ids, self._eog]) if allow_end else ids
         logits = self.model.last_logits() if self._logits is None else self._logits
@@ -301,6 +332,7 @@ class Decoder:
         self.stats.sampled_tokens += 1
         if allow_end and (index >= len(ids) or int(ids[index]) in self.compiled.vocab.eog_ids):
             return -1, -1
+        self._probability = _probability(logits, int(ids[index]))
         return int(ids[index]), int(ends[index])
 
     def _candidates(self, position: _Position) -> tuple[IdArray, IdArray]:
@@ -312,6 +344,10 @@ class Decoder:
         fits = position.used + 1 + self._dfa.distance_array[ends] <= self.settings.max_tokens
         if not fits.all():
             ids, ends = ids[fits], ends[fits]
+            if self.budget_bound_at is None:
+                self.budget_bound_at = self.written
+        if self.grounding is not None:
+            ids, ends = self.grounding.restrict(position.pending, ids, ends)
         return ids, ends
 
     def _allowed(self, state: int) -> tuple[IdArray, IdArray]:
@@ -336,3 +372,11 @@ class Decoder:
             kept = order[:cut]
             return int(kept[self._rng.choice(len(kept), p=probs[kept] / probs[kept].sum())])
         return int(self._rng.choice(len(probs), p=probs))
+
+
+def _probability(logits: Logits, token: int) -> float:
+    """The model's own probability for `token`: softmax at temperature 1 over the whole
+    vocabulary, before any mask."""
+    row = logits.astype(np.float64)
+    top = row.max()
+    return float(np.exp(row[token] - top) / np.exp(row - top).sum())

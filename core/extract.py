@@ -24,6 +24,8 @@ from .cache import cached_vocabulary, unsafe_reason
 from .compiled import CompiledSchema, compile_schema
 from .decode import Decoder, DecodeStats, SamplingSettings
 from .errors import DocumentError
+from .evidence import ValueEvidence, gather, pointer_at
+from .grounding import Grounding
 from .model import ChatPrompt, GGUFModel, bundled_model_path, render_chat
 from .prompt import build_messages
 from .schema.compiler import DEFAULT_RECURSION_DEPTH
@@ -73,9 +75,14 @@ class Extractor:
         path = Path(model_path) if model_path is not None else bundled_model_path()
         return Extractor(path, options or ModelOptions())
 
-    def compile(self, schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False) -> CompiledSchema:
-        """Compile `schema` for this model's vocabulary (cheap; reuse the result)."""
-        return compile_schema(schema, self.vocabulary, recursion_depth, lenient)
+    def compile(
+        self, schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False, grounded: bool = False
+    ) -> CompiledSchema:
+        """Compile `schema` for this model's vocabulary (cheap; reuse the result). With
+        `grounded`, every plain string value (no format, pattern, enum or const) is written as a
+        span of the document (core.grounding); a schema's `x-grounded` annotation overrides
+        that per string either way."""
+        return compile_schema(schema, self.vocabulary, recursion_depth, lenient, grounded)
 
     def prompt_for(self, compiled: CompiledSchema, document: str, instructions: str | None = None) -> ChatPrompt:
         if not document.strip():
@@ -102,7 +109,7 @@ class Extractor:
         dropped = 0
         if excess > 0:
             prompt, tokens, dropped = self._fit(compiled, document, instructions, settings, excess, truncate)
-        return self._extraction(compiled, prompt, tokens, settings, instructions, dropped)
+        return self._extraction(compiled, prompt, tokens, settings, instructions, dropped, document)
 
     @property
     def context_limit(self) -> int:
@@ -181,9 +188,10 @@ class Extractor:
         settings: SamplingSettings,
         instructions: str | None,
         dropped: int,
+        document: str | None = None,
     ) -> Extraction:
         shared = self.shared_prefix(compiled, instructions)
-        return Extraction(self, compiled, prompt, tokens, settings, _common_length(tokens, shared), dropped)
+        return Extraction(self, compiled, prompt, tokens, settings, _common_length(tokens, shared), dropped, document)
 
     def shared_prefix(self, compiled: CompiledSchema, instructions: str | None = None) -> list[int]:
         """The prompt tokens every document shares for this schema and instructions (the
@@ -239,7 +247,10 @@ def _common_length(first: list[int], second: list[int]) -> int:
 
 
 class Extraction:
-    """One extraction: iterate for text chunks; afterwards `text`, `value` and `stats`."""
+    """One extraction: iterate for text chunks; afterwards `text`, `value`, `stats`, and
+    `evidence` (JSON pointer of each leaf value -> where it came from in the document and how
+    sure the model was; see core.evidence). `budget_closed_at` names the value being written
+    when the token budget began to rule tokens out (None: it never did)."""
 
     def __init__(
         self,
@@ -250,6 +261,7 @@ class Extraction:
         settings: SamplingSettings,
         prefix_length: int,
         document_tokens_dropped: int,
+        document: str | None = None,
     ) -> None:
         self._extractor = extractor
         self._compiled = compiled
@@ -262,15 +274,18 @@ class Extraction:
             document_tokens_dropped=document_tokens_dropped,
             compile_seconds=compiled.compile_seconds,
         )
+        self.document = document
         self.text = ""
         self.value: Any = None
+        self.evidence: dict[str, ValueEvidence] = {}
+        self.budget_closed_at: str | None = None
 
     def __iter__(self) -> Iterator[str]:
         model = self._extractor.model_for(len(self._prompt_tokens) + self._settings.max_tokens)
         started = time.perf_counter()
         self.stats.prompt_tokens_reused = self._evaluate_prompt(model)
         self.stats.prompt_seconds = time.perf_counter() - started
-        decoder = Decoder(model, self._compiled, self._settings, seen=self._prompt_tokens[self._prefix_length :])
+        decoder = Decoder(model, self._compiled, self._settings, self._prompt_tokens[self._prefix_length :], self._grounding())
         utf8 = codecs.getincrementaldecoder("utf-8")()
         parts: list[str] = []
         try:
@@ -283,6 +298,20 @@ class Extraction:
             self._record(decoder)
         self.text = "".join(parts) + utf8.decode(b"", final=True)
         self.value = self._compiled.validate(self.text)
+        self._gather_evidence(decoder)
+
+    def _grounding(self) -> Grounding | None:
+        """Grounding for this document, where the schema has strings to ground."""
+        if self.document is None or not self._compiled.grounds_any:
+            return None
+        return Grounding(self._compiled.dfa, self._compiled.vocab, self.document, self._compiled.grounded)
+
+    def _gather_evidence(self, decoder: Decoder) -> None:
+        output = self.text.encode("utf-8")
+        bodies = decoder.grounding.bodies if decoder.grounding is not None else ()
+        self.evidence = gather(output, self.document, decoder.choices, bodies)
+        if decoder.budget_bound_at is not None:
+            self.budget_closed_at = pointer_at(output, decoder.budget_bound_at)
 
     def _evaluate_prompt(self, model: GGUFModel) -> int:
         """Evaluate the prompt: the shared prefix (instructions and schema) as one batch, then

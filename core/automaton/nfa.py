@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..schema.json_values import MUST_ESCAPE, UNESCAPED_RANGES
-from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, is_text_character
+from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, TextLabel, is_text_character
 from .utf8 import utf8_sequences
 
 Edge = tuple[int, int, int]  # low byte, high byte, target state
@@ -56,6 +56,11 @@ class NFA:
         self.accept = self._new_state(0)
         self._edges[self.accept] = []
         self.start = self.named(tree, self.accept)
+
+    @property
+    def tree(self) -> Node:
+        """The regex tree this automaton matches."""
+        return self._tree
 
     @property
     def size(self) -> int:
@@ -105,6 +110,20 @@ class NFA:
         if state not in self._text_runs:
             self._text_runs[state] = self._find_text_run(state)
         return self._text_runs[state]
+
+    def text_label(self, state: int) -> TextLabel | None:
+        """The label of the plain string value whose body text-run `state` lies in (None for
+        other states and unlabelled strings)."""
+        if self.text_run(state) is None:
+            return None
+        pending = self._pending[state]
+        assert pending is not None and isinstance(pending.node, Repeat)
+        return pending.node.label
+
+    def starts_text(self, state: int) -> bool:
+        """Whether text-run `state` is the start of its string's body (no character yet)."""
+        pending = self._pending[state]
+        return self.text_run(state) is not None and pending is not None and pending.position == 0
 
     def _find_text_run(self, state: int) -> tuple[int, int] | None:
         pending = self._pending[state]

@@ -37,13 +37,26 @@ class Alt:
     options: tuple[Node, ...]
 
 
+@dataclass(frozen=True)
+class TextLabel:
+    """Marks the body of a plain JSON string value (no format, pattern, enum or const): the
+    JSON pointer of its schema, and the schema's `x-grounded` annotation (None: unset). The
+    automaton ignores it; grounding (core.grounding) reads it to know which strings may be
+    held to spans of the document."""
+
+    pointer: str
+    grounded: bool | None = None
+
+
 @dataclass(frozen=True, eq=False)
 class Repeat:
-    """`item` repeated between `low` and `high` times; `high=None` means unbounded."""
+    """`item` repeated between `low` and `high` times; `high=None` means unbounded. `label`
+    marks a plain string value's body (see TextLabel)."""
 
     item: Node
     low: int
     high: int | None
+    label: TextLabel | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -23,7 +23,7 @@ from ..automaton.charnfa import (
     length_machine,
     machine_from_tree,
 )
-from ..automaton.regex import EMPTY, Machine, Node, Repeat, alt, length_range, lit, optional, seq
+from ..automaton.regex import EMPTY, Machine, Node, Repeat, TextLabel, alt, length_range, lit, optional, seq
 from ..errors import SchemaError, UnsupportedSchema
 from .disjoint import ALL_KINDS, TYPE_KINDS, Overlap, exclusions, value_kinds
 from .formats import COMPACT_FORMATS, FORMATS, SUBSETS
@@ -61,6 +61,7 @@ ANNOTATIONS = frozenset(
         "definitions",
         "contentEncoding",
         "contentMediaType",
+        "x-grounded",  # whether a plain string must be a span of the document (core.grounding)
     }
 )
 TYPE_KEYWORDS: dict[str, frozenset[str]] = {
@@ -185,6 +186,7 @@ class _Compiler:
         self.views: dict[int, tuple[Any, Any]] = {}  # schemas as their draft reads them, per object
         self._root_validator: Validator | None = None
         self.floor = Floor()
+        self.naming = False  # building property names: strings there are not values
 
     def _merge(self, pointer: str) -> Merge:
         """A merger for the schema at `pointer`, spending this compilation's fuel."""
@@ -515,7 +517,7 @@ class _Compiler:
         if banned:
             bodies.append(excluding_machine(banned))
         if not bodies:
-            return string_node(low, high)
+            return string_node(low, high, self._text_label(schema, pointer))
         if _lengths_implied(bodies, low, high):
             if len(bodies) == 1 and format_body is not None:
                 return seq(QUOTE, format_body, QUOTE)  # formats are ASCII without quotes or backslashes
@@ -527,6 +529,13 @@ class _Compiler:
         except SchemaError:
             self._refuse_format_subset(schema, pointer, [b for b in bodies if b is not format_body], low, high)
             raise
+
+    def _text_label(self, schema: dict[str, Any], pointer: str) -> TextLabel | None:
+        """The label of a plain string value's body, for grounding; property names get none."""
+        if self.naming:
+            return None
+        marked = schema.get("x-grounded")
+        return TextLabel(pointer, marked if isinstance(marked, bool) else None)
 
     def _refuse_format_subset(self, schema: dict[str, Any], pointer: str, others: list[Node], low: int, high: int | None) -> None:
         """When a format's generated subset, not the schema, leaves no string (the other
@@ -792,7 +801,11 @@ class _Compiler:
         string_keywords = TYPE_KEYWORDS["string"] | ANNOTATIONS | {"type"}
         if not isinstance(key_schema, dict) or set(key_schema) - string_keywords:
             raise UnsupportedSchema("propertyNames", pointer, "only string keywords (pattern, lengths, format) or enum/const")
-        return self._string(key_schema, pointer)
+        self.naming = True
+        try:
+            return self._string(key_schema, pointer)
+        finally:
+            self.naming = False
 
     def _no_keys(self, pointer: str, low: int) -> Node:
         """Only the empty object, when propertyNames admits no string at all."""

@@ -16,6 +16,7 @@ from ..automaton.regex import (
     TEXT_CHARACTER,
     Node,
     Repeat,
+    TextLabel,
     alt,
     char_set,
     chars,
@@ -63,10 +64,11 @@ def json_text(value: Any) -> str:
     return text
 
 
-def string_node(min_length: int = 0, max_length: int | None = None) -> Node:
-    """A JSON string literal whose decoded length lies in [min_length, max_length]."""
+def string_node(min_length: int = 0, max_length: int | None = None, label: TextLabel | None = None) -> Node:
+    """A JSON string literal whose decoded length lies in [min_length, max_length]; `label`
+    marks a plain string value's body (see TextLabel)."""
     character = STRING_CHAR if max_length is None else SHORT_STRING_CHAR
-    return seq(QUOTE, Repeat(character, min_length, max_length), QUOTE)
+    return seq(QUOTE, Repeat(character, min_length, max_length, label), QUOTE)
 
 
 def unsigned_digits() -> Node:
