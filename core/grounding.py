@@ -309,7 +309,8 @@ class Grounding:
         on a span of the document: inside one, those continuing an occurrence; outside, those
         that open one and write in it only what the document holds. All of them where none
         would (the body is then released)."""
-        if len(ids) == 0 or self._released:
+        inside = self._body_start is not None
+        if len(ids) == 0 or (inside and self._released):
             return ids, ends
         keep = self._keep_inside(pending, ids) if self._body_start is not None else self._keep_outside(pending, ids)
         if keep is None:

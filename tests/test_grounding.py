@@ -1,0 +1,166 @@
+"""Grounded strings and evidence, with a fake model over the hand-made vocabulary: every string
+written under grounding is a span of the document (whitespace runs as one space), offsets cut
+each value out of the document, and confidence is the product of the model's probabilities."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import jsonschema
+import numpy as np
+import numpy.typing as npt
+from conftest import FakeModel
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gguf_extract.core.compiled import compile_schema
+from gguf_extract.core.decode import Decoder, SamplingSettings
+from gguf_extract.core.evidence import DocumentSearch, ValueEvidence, gather, leaves
+from gguf_extract.core.grounding import Grounding, GroundingText, collapse_whitespace
+from gguf_extract.core.vocab import Vocabulary
+
+
+def run(
+    vocab: Vocabulary, schema: Any, document: str, seed: int, grounded: bool = True, max_tokens: int = 400
+) -> tuple[str, dict[str, ValueEvidence]]:
+    compiled = compile_schema(schema, vocab, grounded=grounded)
+    grounding = Grounding(compiled.dfa, vocab, document, compiled.grounded) if compiled.grounds_any else None
+    settings_ = SamplingSettings(max_tokens=max_tokens, temperature=1.0, seed=seed, draft_tokens=4)
+    decoder = Decoder(FakeModel(vocab, seed), compiled, settings_, grounding=grounding)
+    output = b"".join(decoder.run())
+    bodies = grounding.bodies if grounding is not None else ()
+    return output.decode("utf-8"), gather(output, document, decoder.choices, bodies)
+
+
+def test_the_document_as_string_body_bytes() -> None:
+    text = GroundingText.of('Ann  "Lee"\n\tsaid a\\b, é\x01!')
+    assert text.escaped == 'Ann \\"Lee\\" said a\\\\b, é!'.encode()
+    starts = [i for i, boundary in enumerate(text.boundaries[:-1]) if not boundary]
+    # The second bytes of the escapes and of é are not character starts.
+    assert [text.escaped[i : i + 1] for i in starts] == [b'"', b'"', b"\\", b"\xa9"]
+
+
+def test_spans_match_runs_of_whitespace_and_take_the_nearest_occurrence() -> None:
+    document = "Ada Lovelace\n  wrote notes. Ada\nLovelace again."
+    search = DocumentSearch(document)
+    assert search.span("Ada Lovelace", 0) == (0, 12)
+    start, end = search.span("Ada Lovelace", 20) or (0, 0)
+    assert document[start:end] == "Ada\nLovelace"
+    start, end = search.span("Lovelace wrote", 0) or (0, 0)
+    assert document[start:end] == "Lovelace\n  wrote"
+    assert search.span("nowhere", 0) is None
+
+
+def test_leaves_give_pointers_and_byte_ranges() -> None:
+    output = json.dumps({"a": [1, {"b~/": "x\"é"}], "c": None, "d": True}, ensure_ascii=False).encode()
+    found = {leaf.pointer: (leaf.value, output[leaf.start : leaf.end]) for leaf in leaves(output)}
+    assert found == {
+        "/a/0": (1, b"1"),
+        "/a/1/b~0~1": ('x"é', '"x\\"é"'.encode()),
+        "/c": (None, b"null"),
+        "/d": (True, b"true"),
+    }
+
+
+DOCUMENTS = st.lists(
+    st.sampled_from(list('ab Johnéx日本"\\\n\t.,12') + ["ab", "John", "name", "  "]), min_size=1, max_size=30
+).map("".join)
+STRINGS = st.builds(
+    lambda low, extra: {"type": "string", "minLength": low} | ({} if extra is None else {"maxLength": low + extra}),
+    st.integers(0, 2),
+    st.none() | st.integers(0, 8),
+)
+VALUES = st.recursive(
+    STRINGS | st.just({"type": ["string", "null"]}) | st.just({"type": "integer", "minimum": 0, "maximum": 99}),
+    lambda inner: st.builds(lambda item: {"type": "array", "items": item, "maxItems": 3}, inner)
+    | st.builds(
+        lambda props: {"type": "object", "properties": props, "required": list(props)},
+        st.dictionaries(st.sampled_from(["name", "ab", "x"]), inner, min_size=1, max_size=3),
+    ),
+    max_leaves=5,
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=VALUES, document=DOCUMENTS, seed=st.integers(0, 2**16))
+def test_every_grounded_string_is_a_span_of_the_document(vocab: Vocabulary, schema: Any, document: str, seed: int) -> None:
+    text, evidence = run(vocab, schema, document, seed)
+    value = json.loads(text)
+    jsonschema.validate(value, schema)
+    collapsed = collapse_whitespace(document)
+    for pointer, found in evidence.items():
+        leaf = _at(value, pointer)
+        if found.span is not None:
+            start, end = found.span
+            assert collapse_whitespace(document[start:end]) == collapse_whitespace(str(leaf) if isinstance(leaf, str) else json.dumps(leaf))
+        if found.grounded:
+            assert collapse_whitespace(leaf) in collapsed
+            assert leaf == "" or found.span is not None
+        if isinstance(leaf, str) and found.grounded is False:
+            # Grounding yields only where the document cannot give the string its minLength.
+            assert _needs_more_than_the_document(schema, pointer, collapsed)
+
+
+def _at(value: Any, pointer: str) -> Any:
+    for part in pointer.split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        value = value[int(part)] if isinstance(value, list) else value[part]
+    return value
+
+
+def _needs_more_than_the_document(schema: Any, pointer: str, collapsed: str) -> bool:
+    """Whether the string schema at data `pointer` has a minLength (a grounded string can then
+    run into the document's end)."""
+    for part in pointer.split("/")[1:]:
+        schema = schema["items"] if schema.get("type") == "array" else schema["properties"][part]
+    return int(schema.get("minLength", 0)) > 0
+
+
+def test_grounding_follows_the_flag_and_the_annotation(vocab: Vocabulary) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string", "x-grounded": False}, "c": {"type": "string", "format": "date"}},
+        "required": ["a", "b", "c"],
+    }
+    assert compile_schema(schema, vocab, grounded=True).grounded_pointers == ["/properties/a"]
+    opted_in = {**schema, "properties": {**schema["properties"], "b": {"type": "string", "x-grounded": True}}}
+    assert compile_schema(opted_in, vocab).grounded_pointers == ["/properties/b"]
+    for seed in range(20):
+        _, evidence = run(vocab, schema, "John ab 日本", seed)
+        assert evidence["/a"].grounded is True
+        assert evidence["/b"].grounded is None and evidence["/c"].grounded is None
+
+
+class ChosenProbabilities(FakeModel):
+    """Logits that are the logarithms of a known distribution: the favourite token of each
+    step has probability 0.6, the rest share 0.4 evenly."""
+
+    def __init__(self, vocab: Vocabulary, favourites: list[int]) -> None:
+        super().__init__(vocab, 0)
+        self.favourites = favourites
+
+    def _logits_after(self, length: int) -> npt.NDArray[np.float32]:
+        probabilities = np.full(self.vocab.size, 0.4 / (self.vocab.size - 1))
+        probabilities[self.favourites[min(length, len(self.favourites) - 1)]] = 0.6
+        return np.log(probabilities).astype(np.float32)
+
+
+def test_confidence_is_the_product_of_the_chosen_tokens_probabilities(vocab: Vocabulary) -> None:
+    one, two = vocab.pieces.index(b"1"), vocab.pieces.index(b"2")
+    compiled = compile_schema({"type": "integer", "minimum": 10, "maximum": 99}, vocab)
+    decoder = Decoder(ChosenProbabilities(vocab, [one, two]), compiled, SamplingSettings(temperature=0.0, draft_tokens=0))
+    output = b"".join(decoder.run())
+    assert output == b"12"
+    evidence = gather(output, "it is 12.", decoder.choices)
+    confidence = evidence[""].confidence
+    assert confidence is not None and math.isclose(confidence, 0.6 * 0.6, rel_tol=1e-5)
+    assert evidence[""].span == (6, 8)
+
+
+def test_a_value_with_no_choice_has_no_confidence(vocab: Vocabulary) -> None:
+    compiled = compile_schema({"type": "object", "properties": {"k": {"const": "ab"}}, "required": ["k"]}, vocab)
+    decoder = Decoder(FakeModel(vocab, 1), compiled, SamplingSettings())
+    output = b"".join(decoder.run())
+    assert gather(output, "ab", decoder.choices)["/k"] == ValueEvidence((0, 2), None)
