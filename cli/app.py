@@ -149,6 +149,20 @@ def extract(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Neither read nor write the on-disk cache (env EXTRACT_CACHE_DIR moves it).")
     ] = False,
+    grounded: Annotated[
+        bool, typer.Option("--grounded", help="Write every plain string value as a span of the document (x-grounded overrides).")
+    ] = False,
+    evidence: Annotated[
+        bool, typer.Option("--evidence", help='One line per document: {"source", "data", "evidence"} with spans and confidence.')
+    ] = False,
+    min_confidence: Annotated[
+        Optional[float],  # noqa: UP045
+        typer.Option("--min-confidence", min=0.0, max=1.0, help="Warn on stderr about values the model was less sure of."),
+    ] = None,
+    review: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--review", help="Write a self-contained HTML page showing each value's span and confidence."),
+    ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show model, settings and prompt on stderr.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
@@ -176,6 +190,10 @@ def extract(
         indent=indent,
         encoding=encoding,
         batch=run.BatchOptions(files_from, glob, output_dir, skip_existing, shard, quiet, workers, worker, overwrite),
+        grounded=grounded,
+        evidence=evidence,
+        min_confidence=min_confidence,
+        review=review,
     )
     raise typer.Exit(_guarded(run.execute, request, debug))
 

@@ -25,7 +25,7 @@ from ..core.extract import Extractor
 from ..core.layout import Indenter
 from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
-from . import batch, interrupts, output, preflight
+from . import batch, evidence, interrupts, output, preflight
 from .exit_codes import ExitCode
 from .preflight import UsageError
 from .run import Request, open_and_compile, read_text, report_truncation, sampling
@@ -92,10 +92,14 @@ def _extract_all(request: Request, schema: Schema, pending: list[batch.Source], 
 def _extract_here(request: Request, schema: Schema, pending: list[batch.Source], tally: Tally) -> None:
     """The batch in this process (in the model thread: see cli.interrupts)."""
     extractor, compiled = open_and_compile(request, schema)
-    with _progress(request, len(pending)) as advance:
-        for source in pending:
-            _one(request, extractor, compiled, source, tally)
-            advance(tally.tokens)
+    page = evidence.ReviewPage(request.review, request.min_confidence)
+    try:
+        with _progress(request, len(pending)) as advance:
+            for source in pending:
+                _one(request, extractor, compiled, source, tally, page)
+                advance(tally.tokens)
+    finally:
+        page.write()  # an interrupted batch's page shows the documents done
 
 
 def _result_files(request: Request, sources: list[batch.Source]) -> dict[Path, batch.FileIdentity]:
@@ -181,7 +185,14 @@ def _pending(request: Request, schema: Schema, sources: list[batch.Source]) -> l
     return pending
 
 
-def _one(request: Request, extractor: Extractor, compiled: CompiledSchema, source: batch.Source, tally: Tally) -> None:
+def _one(
+    request: Request,
+    extractor: Extractor,
+    compiled: CompiledSchema,
+    source: batch.Source,
+    tally: Tally,
+    page: evidence.ReviewPage,
+) -> None:
     try:
         text = read_text(source.path, request.encoding, extractor.document_byte_limit, request.truncate)
         extraction = extractor.extract(compiled, text, sampling(request), request.instructions, request.truncate)
@@ -194,6 +205,10 @@ def _one(request: Request, extractor: Extractor, compiled: CompiledSchema, sourc
         return
     tally.tokens += extraction.stats.output_tokens
     record: dict[str, Any] = {"source": source.label, "data": value}
+    if request.evidence:
+        record = evidence.envelope(source.label, extraction)
+    evidence.report(source.label, extraction, request.min_confidence)
+    page.add(source.label, extraction)
     if request.stats:
         record["stats"] = extraction.stats.as_dict()
     if request.batch.output_dir is not None:

@@ -34,6 +34,11 @@ def check_request(request: Request) -> tuple[int, int] | None:
             hint="--skip-existing keeps valid earlier results, --overwrite replaces them: pass one",
         )
     check_glob(options.glob)
+    if request.review is not None and options.workers > 1:
+        raise UsageError(
+            "--review needs every document's text in one process, and --workers spreads them over several",
+            hint="drop --workers, or run --evidence with --workers and review a smaller batch",
+        )
     if options.shard is None:
         return None
     shard = parse_shard(options.shard)

@@ -17,7 +17,7 @@ from ..core.extract import Extraction, Extractor, ModelOptions
 from ..core.layout import Indenter
 from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
-from . import interrupts, output, preflight
+from . import evidence, interrupts, output, preflight
 from .exit_codes import ExitCode
 
 
@@ -56,6 +56,10 @@ class Request:
     indent: int | None = None
     encoding: str = "utf-8"
     batch: BatchOptions = BatchOptions()
+    grounded: bool = False
+    evidence: bool = False
+    min_confidence: float | None = None
+    review: Path | None = None
 
     @property
     def is_batch(self) -> bool:
@@ -95,10 +99,18 @@ def _extract_one(request: Request, schema: Schema) -> ExitCode:
         output.stderr.print(f"settings: {settings}", markup=False)
         output.stderr.print(extraction.prompt, markup=False)
     writer = output.JsonWriter()
-    layout = Indenter(request.indent) if request.indent is not None else None
-    for chunk in extraction:
-        writer.write(layout.feed(chunk) if layout else chunk)
-    writer.write((layout.finish() if layout else "") + "\n")
+    if request.evidence:
+        extraction.run()  # the envelope is written once the evidence is complete
+        writer.write(output.json_line(evidence.envelope(request.documents[0], extraction)))
+    else:
+        layout = Indenter(request.indent) if request.indent is not None else None
+        for chunk in extraction:
+            writer.write(layout.feed(chunk) if layout else chunk)
+        writer.write((layout.finish() if layout else "") + "\n")
+    evidence.report(request.documents[0], extraction, request.min_confidence)
+    page = evidence.ReviewPage(request.review, request.min_confidence)
+    page.add(request.documents[0], extraction)
+    page.write()
     if request.stats:
         output.report_stats(extraction.stats.as_dict())
     return ExitCode.OK
@@ -118,7 +130,7 @@ def open_and_compile(request: Request, schema: Schema) -> tuple[Extractor, Compi
     if extractor.context_capped:
         limit = extractor.context_limit
         output.report_warning(f"--ctx {request.ctx} is more than the model's context of {limit} tokens: using {limit}")
-    compiled = extractor.compile(schema, request.recursion_depth, request.lenient)
+    compiled = extractor.compile(schema, request.recursion_depth, request.lenient, request.grounded)
     for refusal in compiled.relaxed:
         output.report_warning(f"--lenient: ignoring {refusal.message.removeprefix('unsupported ')}")
     return extractor, compiled

@@ -195,6 +195,7 @@ def _child_arguments(request: Request, threads: int) -> list[str]:
         "--instructions": request.instructions,
         "--indent": request.indent,
         "--output-dir": request.batch.output_dir,
+        "--min-confidence": request.min_confidence,
     }
     for flag, value in optional.items():
         if value is not None:
@@ -204,5 +205,7 @@ def _child_arguments(request: Request, threads: int) -> list[str]:
         "--stats": request.stats,
         "--no-cache": not request.use_cache,
         "--truncate": request.truncate,
+        "--grounded": request.grounded,
+        "--evidence": request.evidence,
     }
     return arguments + [flag for flag, on in switches.items() if on]

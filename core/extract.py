@@ -43,6 +43,7 @@ class ExtractionStats(DecodeStats):
     document_tokens_dropped: int = 0  # cut from the document's end to fit the context (truncate)
     compile_seconds: float = 0.0
     prompt_seconds: float = 0.0
+    budget_closed_at: str | None = None  # the value being written when the token budget began to rule tokens out
 
     def as_dict(self) -> dict[str, Any]:
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(self).items()}
@@ -311,7 +312,7 @@ class Extraction:
         bodies = decoder.grounding.bodies if decoder.grounding is not None else ()
         self.evidence = gather(output, self.document, decoder.choices, bodies)
         if decoder.budget_bound_at is not None:
-            self.budget_closed_at = pointer_at(output, decoder.budget_bound_at)
+            self.budget_closed_at = self.stats.budget_closed_at = pointer_at(output, decoder.budget_bound_at)
 
     def _evaluate_prompt(self, model: GGUFModel) -> int:
         """Evaluate the prompt: the shared prefix (instructions and schema) as one batch, then
