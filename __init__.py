@@ -29,10 +29,17 @@ _EXPORTS = {
     "SchemaError": "core.errors",
     "UnsupportedSchema": "core.errors",
     "ModelError": "core.errors",
+    "ModelNotFound": "core.errors",
+    "ModelNotGGUF": "core.errors",
     "DocumentError": "core.errors",
-    "GenerationError": "core.errors",
-    "OutputError": "core.errors",
+    "DocumentNotFound": "core.errors",
+    "UndecodableDocument": "core.errors",
     "DocumentTooLarge": "core.errors",
+    "ContextTooSmall": "core.errors",
+    "GenerationError": "core.errors",
+    "TokenBudgetTooSmall": "core.errors",
+    "OutputError": "core.errors",
+    "ReviewError": "core.errors",
 }
 __all__ = sorted(_EXPORTS)
 

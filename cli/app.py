@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from . import interrupts
-from .exit_codes import ExitCode
+from .exit_codes import ExitCode, exit_code_for
 
 EPILOG = """\
 Examples:
@@ -233,7 +233,7 @@ def _guarded(action: Callable[[Any], int], request: Any, debug: bool) -> int:
         if debug:
             traceback.print_exc()
         output.report_error(error)
-        return int(output.exit_code_for(error))
+        return int(exit_code_for(error))
     except KeyboardInterrupt as stop:
         terminated = interrupts.was_terminated(stop)
         progress = interrupts.progress_of(stop)

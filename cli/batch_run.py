@@ -26,8 +26,8 @@ from ..core.layout import Indenter
 from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
 from . import batch, evidence, interrupts, output, preflight
-from .exit_codes import ExitCode
-from .preflight import UsageError
+from .exit_codes import ExitCode, UsageError, exit_code_for
+from .hints import worded
 from .run import Request, open_and_compile, read_text, report_truncation, sampling
 
 
@@ -234,12 +234,13 @@ def _laid_out(request: Request, text: str) -> str:
 
 
 def _failed(request: Request, source: batch.Source, error: ExtractError, tally: Tally) -> None:
-    output.report_warning(error.message if source.label in error.message else f"{source.label}: {error.message}")
+    message = worded(error).message
+    output.report_warning(message if source.label in message else f"{source.label}: {message}")
     with interrupts.committing():
         if request.batch.output_dir is None or request.batch.worker:
-            record = {"source": source.label, "error": {"type": type(error).__name__, "message": error.message}}
+            record = {"source": source.label, "error": {"type": type(error).__name__, "message": message}}
             output.JsonWriter().write(output.json_line(record))
-        tally.fail(output.exit_code_for(error))
+        tally.fail(exit_code_for(error))
 
 
 @contextmanager

@@ -11,8 +11,8 @@ from typing import Any, BinaryIO
 
 from rich.console import Console
 
-from ..core.errors import DocumentError, ExtractError, GenerationError, ModelError, OutputError, SchemaError
-from .exit_codes import ExitCode
+from ..core.errors import ExtractError, OutputError
+from .hints import worded
 
 
 def _console() -> Console:
@@ -71,30 +71,12 @@ def discard_stdout() -> None:
         os.close(devnull)
 
 
-def exit_code_for(error: ExtractError) -> ExitCode:
-    return exit_code_for_kind(type(error))
-
-
-def exit_code_for_kind(kind: type[ExtractError]) -> ExitCode:
-    for family, code in _EXIT_CODES:
-        if issubclass(kind, family):
-            return code
-    return ExitCode.USAGE
-
-
-_EXIT_CODES: tuple[tuple[type[ExtractError], ExitCode], ...] = (
-    (SchemaError, ExitCode.SCHEMA),
-    (ModelError, ExitCode.MODEL),
-    (DocumentError, ExitCode.DOCUMENT),
-    (GenerationError, ExitCode.GENERATION),
-    (OutputError, ExitCode.OUTPUT),
-)
-
-
 def report_error(error: ExtractError) -> None:
-    stderr.print(f"[bold red]error:[/] {_escape(error.message)}")
-    if error.hint:
-        stderr.print(f"[dim]hint: {_escape(error.hint)}[/]")
+    """The error's line and its hint's, in the command line's words (cli.hints)."""
+    message, hint = worded(error)
+    stderr.print(f"[bold red]error:[/] {_escape(message)}")
+    if hint:
+        stderr.print(f"[dim]hint: {_escape(hint)}[/]")
 
 
 def report_warning(message: str) -> None:

@@ -9,16 +9,12 @@ from importlib import resources
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
-from ..core.errors import ExtractError
 from ..core.schema.sources import packaged_schema_names
 from . import batch
+from .exit_codes import UsageError
 
 if TYPE_CHECKING:
     from .run import Request
-
-
-class UsageError(ExtractError):
-    """The command line asks for something that cannot be done (exit 2)."""
 
 
 def check_request(request: Request) -> tuple[int, int] | None:

@@ -12,7 +12,7 @@ from ..core.check import SchemaReport, check_schema_support
 from ..core.compiled import CompiledSchema
 from ..core.decode import SamplingSettings
 from ..core.document import check_readable, decode_document, decode_head, read_document, read_limited
-from ..core.errors import DocumentError, DocumentTooLarge
+from ..core.errors import DocumentTooLarge, UndecodableDocument
 from ..core.extract import Extraction, Extractor, ModelOptions
 from ..core.layout import Indenter
 from ..core.schema.load import Schema
@@ -146,9 +146,7 @@ def read_text(document: str | Path, encoding: str, max_bytes: int, truncate: boo
     try:
         return read_document_or_head(document, encoding, max_bytes, truncate)
     except UnicodeError as error:  # idna and punycode fail with UnicodeError, not UnicodeDecodeError
-        raise DocumentError(
-            f"document {document} is not {encoding} text ({error})", hint="pass --encoding with the file's encoding"
-        ) from None
+        raise UndecodableDocument(str(document), encoding, str(error)) from None
 
 
 def read_document_or_head(document: str | Path, encoding: str, max_bytes: int, truncate: bool) -> str:
@@ -158,7 +156,6 @@ def read_document_or_head(document: str | Path, encoding: str, max_bytes: int, t
         return read_document(Path(document), encoding, max_bytes)
     except DocumentTooLarge as error:
         if not truncate:
-            error.hint = "shorten or split it, or pass --truncate to keep the head that fits the context"
             raise
         return decode_head(error.head, str(document), encoding)
 

@@ -24,9 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from ..core import errors
 from . import batch, interrupts, output
-from .exit_codes import ExitCode
+from .exit_codes import ExitCode, exit_code_named
 from .run import Request
 
 if TYPE_CHECKING:
@@ -163,10 +162,7 @@ def _code_of(record: dict[str, Any]) -> ExitCode | None:
     """None for a result; for an error reported by its class name, that class's exit code."""
     if "error" not in record:
         return None
-    kind = getattr(errors, str(record["error"].get("type")), None)
-    if isinstance(kind, type) and issubclass(kind, errors.ExtractError):
-        return output.exit_code_for_kind(kind)
-    return ExitCode.GENERATION
+    return exit_code_named(str(record["error"].get("type"))) or ExitCode.GENERATION
 
 
 def _signal_name(number: int) -> str:

@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from .automaton.dfa import DEAD
 from .compiled import CompiledSchema
-from .errors import GenerationError
+from .errors import TokenBudgetTooSmall
 from .evidence import TokenChoice
 from .grounding import Grounding
 from .lookahead import TokenHistory
@@ -175,11 +175,7 @@ class Decoder:
     def _start(self) -> _Position:
         shortest = self._dfa.distance(self._dfa.start)
         if shortest > self.settings.max_tokens:
-            raise GenerationError(
-                f"the shortest document this schema allows is {shortest} bytes, which may take {shortest} tokens:"
-                f" {shortest - self.settings.max_tokens} more than --max-tokens {self.settings.max_tokens}",
-                hint=f"raise --max-tokens to at least {shortest}",
-            )
+            raise TokenBudgetTooSmall(self.settings.max_tokens, shortest)
         return _Position(self._dfa.start)
 
     # -- steps -------------------------------------------------------------------------
@@ -322,7 +318,7 @@ class Decoder:
         if len(ids) == 0:
             if allow_end:
                 return -1, -1
-            raise GenerationError("no allowed continuation fits in the token budget", hint="raise --max-tokens")
+            raise TokenBudgetTooSmall(self.settings.max_tokens)
         if len(ids) == 1 and not allow_end:
             self._probability = None
             return int(ids[0]), int(ends[0])

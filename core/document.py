@@ -6,7 +6,7 @@ import codecs
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import DocumentError, DocumentTooLarge
+from .errors import DocumentError, DocumentNotFound, DocumentTooLarge, UndecodableDocument
 
 DEFAULT_ENCODING = "utf-8"
 
@@ -34,7 +34,7 @@ def check_readable(path: Path) -> None:
     """Raise the DocumentError a read of `path` would for a missing, directory or unopenable
     file, without reading it."""
     if not path.exists():
-        raise DocumentError(f"document not found: {path}", hint="check the path, or pass - to read stdin")
+        raise DocumentNotFound(path)
     if path.is_dir():
         raise DocumentError(f"document is a directory, not a file: {path}")
     try:
@@ -72,12 +72,9 @@ def decode_document(data: bytes, source: str, encoding: str = DEFAULT_ENCODING) 
     try:
         text = data.decode("utf-8-sig" if utf8 else encoding)
     except UnicodeDecodeError as error:
-        raise DocumentError(
-            f"document {source} is not {'UTF-8' if utf8 else encoding} text (invalid byte at offset {error.start})",
-            hint="pass --encoding with the file's encoding (e.g. --encoding latin-1), or convert it to UTF-8",
-        ) from None
+        raise UndecodableDocument(source, "UTF-8" if utf8 else encoding, f"invalid byte at offset {error.start}") from None
     except UnicodeError as error:  # codecs such as idna raise the base class, with no offset
-        raise DocumentError(f"document {source} is not {encoding} text ({error})", hint="name the file's encoding") from None
+        raise UndecodableDocument(source, encoding, str(error)) from None
     if "\0" in text:
         raise DocumentError(f"document {source} looks binary (it contains NUL characters)", hint="pass a text file")
     if not text.strip():

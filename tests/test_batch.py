@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from gguf_extract.cli import batch
-from gguf_extract.cli.preflight import UsageError, parse_shard
+from gguf_extract.cli.exit_codes import UsageError
+from gguf_extract.cli.preflight import parse_shard
 from gguf_extract.core.errors import OutputError
 
 SCHEMA = {

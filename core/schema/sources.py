@@ -1,6 +1,6 @@
 """Where a schema comes from: a file, a ready-made schema by name, or a pydantic model.
 
-`--schema` accepts `path/to/schema.json`, a name from the packaged `schemas/` folder
+`load_schema` accepts `path/to/schema.json`, a name from the packaged `schemas/` folder
 (`person`, `invoice`, ...), or `package.module:ClassName` naming a pydantic model. Code is
 imported only in the last form, when the user asks for it by that syntax.
 """

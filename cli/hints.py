@@ -1,0 +1,60 @@
+"""Library errors in the command line's words.
+
+The library speaks of its own parameters (`max_tokens`, `n_ctx`, `truncate=True`, `encoding`,
+a model's path); a person at the command line is told the flags that set them instead. Each
+error class whose advice depends on a setting is worded here from the error's fields; every
+other error is shown as the library words it.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..core.errors import (
+    ContextTooSmall,
+    DocumentNotFound,
+    DocumentTooLarge,
+    ExtractError,
+    ModelNotFound,
+    ModelNotGGUF,
+    TokenBudgetTooSmall,
+    UndecodableDocument,
+)
+
+
+class Wording(NamedTuple):
+    message: str
+    hint: str
+
+
+def worded(error: ExtractError) -> Wording:
+    """`error`'s message and hint as the command line says them."""
+    match error:
+        case TokenBudgetTooSmall(shortest=int(shortest)):
+            message = (
+                f"the shortest document this schema allows is {shortest} bytes, which may take {shortest} tokens:"
+                f" {shortest - error.max_tokens} more than --max-tokens {error.max_tokens}"
+            )
+            return Wording(message, f"raise --max-tokens to at least {shortest}")
+        case TokenBudgetTooSmall():
+            return Wording(error.message, "raise --max-tokens")
+        case ContextTooSmall():
+            return Wording(error.message, error.remedies("--max-tokens", "--ctx", "--truncate"))
+    return Wording(error.message, _hint(error))
+
+
+def _hint(error: ExtractError) -> str:
+    match error:
+        case DocumentTooLarge():
+            return "shorten or split it, or pass --truncate to keep the head that fits the context"
+        case UndecodableDocument():
+            return "pass --encoding with the file's encoding (e.g. --encoding latin-1), or convert it to UTF-8"
+        case DocumentNotFound():
+            return "check the path, or pass - to read stdin"
+        case ModelNotFound(path=None):
+            return "reinstall gguf-extract, or pass --model PATH to a GGUF file"
+        case ModelNotFound():
+            return "check --model or EXTRACT_MODEL"
+        case ModelNotGGUF():
+            return "pass a .gguf file to --model"
+    return error.hint
