@@ -99,19 +99,25 @@ def body_part(data: bytes, escaped: bool = False) -> tuple[bytes, bool, bool]:
 @dataclass
 class VocabularyBodies:
     """Every token's body part (read from the start of a body), indexed by its prefixes:
-    `prefixes` maps each prefix of an open token's bytes (no unescaped quote) to the token
-    id when the prefix is a whole token, else -1; `closing` maps the body part of each
+    `prefixes` maps each prefix of an open token's bytes (no unescaped quote) to the ids of
+    the tokens it is whole (none for a mere prefix); `closing` maps the body part of each
     token with an unescaped quote to those tokens, and `closing_prefixes` holds every prefix
-    of those body parts."""
+    of those body parts. (Two tokens may have the same bytes.)"""
 
-    prefixes: dict[bytes, int]
+    prefixes: dict[bytes, tuple[int, ...]]
     closing: dict[bytes, list[int]]
     closing_prefixes: frozenset[bytes]
     longest: int
+    # Each token's body part as a fixed-width bytes key, and the key after every string that
+    # starts with it (0xFF never occurs in UTF-8), for finding all tokens in a document at once.
+    key_ids: IdArray
+    keys_from: npt.NDArray[np.bytes_]
+    keys_to: npt.NDArray[np.bytes_]
+    quoted: npt.NDArray[np.bool_]  # over the vocabulary: tokens holding a quote byte
 
     @staticmethod
     def of(vocab: Vocabulary) -> VocabularyBodies:
-        prefixes: dict[bytes, int] = {}
+        prefixes: dict[bytes, tuple[int, ...]] = {}
         closing: dict[bytes, list[int]] = {}
         closing_prefixes: set[bytes] = set()
         for token, piece in enumerate(vocab.pieces):
@@ -122,11 +128,18 @@ class VocabularyBodies:
                 closing.setdefault(part, []).append(token)
                 closing_prefixes.update(part[:n] for n in range(len(part) + 1))
                 continue
-            prefixes[piece] = token
+            prefixes[piece] = (*prefixes.get(piece, ()), token)
             for n in range(1, len(piece)):
-                prefixes.setdefault(piece[:n], -1)
+                prefixes.setdefault(piece[:n], ())
         longest = max((len(p) for p in prefixes), default=0)
-        return VocabularyBodies(prefixes, closing, frozenset(closing_prefixes), longest)
+        keyed = [(token, piece) for piece, tokens in prefixes.items() for token in tokens]
+        keyed += [(token, part) for part, tokens in closing.items() if part for token in tokens]
+        width = 1 + max([longest, *(len(part) for part in closing)], default=0)  # room for one 0xFF after any key
+        key_ids = np.array([token for token, _ in keyed], dtype=np.int32)
+        keys_from = np.array([key for _, key in keyed], dtype=f"S{width}")
+        keys_to = np.array([key + b"\xff" * (width - len(key)) for _, key in keyed], dtype=f"S{width}")
+        quoted = np.array([b'"' in piece for piece in vocab.pieces], dtype=bool)
+        return VocabularyBodies(prefixes, closing, frozenset(closing_prefixes), longest, key_ids, keys_from, keys_to, quoted)
 
 
 _BODIES: dict[str, VocabularyBodies] = {}
@@ -167,12 +180,12 @@ class DocumentTokens:
         length = 1
         while offset + length <= len(data):
             head = data[offset : offset + length]
-            token = bodies.prefixes.get(head)
+            whole = bodies.prefixes.get(head)
             in_closing = head in bodies.closing_prefixes
-            if token is None and not in_closing:
+            if whole is None and not in_closing:
                 break
-            if token is not None and token >= 0:
-                tokens.append(token)
+            if whole:
+                tokens.extend(whole)
             if in_closing:
                 tokens.extend(bodies.closing.get(head, []))
             length += 1
@@ -180,21 +193,19 @@ class DocumentTokens:
 
     def anywhere(self) -> npt.NDArray[np.bool_]:
         """Over the vocabulary: tokens whose body part occurs in the document at a character
-        start (what the first token of a grounded body may be)."""
+        start (what the first token of a grounded body may be). The document's windows from
+        each character start are sorted once; a token occurs where some window lies between
+        its key and the key after every string starting with it."""
         if self._anywhere is None:
+            bodies, data = self.bodies, self.text.escaped
+            width = bodies.keys_from.dtype.itemsize
+            padded = np.frombuffer(data + bytes(width), dtype=np.uint8)
+            windows = np.lib.stride_tricks.sliding_window_view(padded, width)[: len(data)][self.text.boundaries[:-1]]
+            keys = np.sort(np.ascontiguousarray(windows).view(f"S{width}").ravel())
+            found = np.searchsorted(keys, bodies.keys_to) > np.searchsorted(keys, bodies.keys_from)
             mask = np.zeros(self.vocabulary_size, dtype=bool)
-            starts = np.flatnonzero(self.text.boundaries[:-1]).tolist()
-            seen: set[bytes] = set()
-            longest = self.bodies.longest
-            data = self.text.escaped
-            for offset in starts:
-                window = data[offset : offset + longest]
-                if window in seen:
-                    continue
-                seen.add(window)
-                mask[self._walk(offset)] = True
-            for token in self.bodies.closing.get(b"", []):
-                mask[token] = True
+            mask[bodies.key_ids[found]] = True
+            mask[bodies.closing.get(b"", [])] = True
             self._anywhere = mask
         return self._anywhere
 
@@ -246,6 +257,7 @@ class Grounding:
         # Per (state, pending): what each quoted token would write into a body it opens.
         self._opened: dict[tuple[int, bytes], dict[int, bytes | None]] = {}
         self._occurring: dict[bytes, bool] = {}
+        self._continuing: dict[tuple[int, ...], IdArray] = {}
         self.bodies: list[tuple[int, int, bool]] = []  # output byte range of each body, and grounded or not
 
     @property
@@ -325,11 +337,20 @@ class Grounding:
             return self._keep_one_by_one(pending, ids)
         if self._ends is None:
             return self._tokens.anywhere()[ids]
-        allowed = np.concatenate([self._tokens.at(end) for end in self._ends]) if self._ends else np.zeros(0, np.int32)
+        allowed = self._after(tuple(self._ends))
         self._mark[allowed] = True
         keep = self._mark[ids]
         self._mark[allowed] = False
         return keep
+
+    def _after(self, ends: tuple[int, ...]) -> IdArray:
+        """The tokens that continue the document at one of `ends` (a repeated value meets the
+        same occurrences again: kept)."""
+        found = self._continuing.get(ends)
+        if found is None:
+            found = np.concatenate([self._tokens.at(end) for end in ends]) if ends else np.zeros(0, np.int32)
+            self._continuing[ends] = found
+        return found
 
     def _keep_one_by_one(self, pending: bytes, ids: IdArray) -> npt.NDArray[np.bool_]:
         text = self._tokens.text
@@ -344,7 +365,8 @@ class Grounding:
 
     def _keep_outside(self, pending: bytes, ids: IdArray) -> npt.NDArray[np.bool_] | None:
         """Outside a body, only tokens with a quote may open one; each is walked to see."""
-        quoted = [index for index, token in enumerate(ids.tolist()) if b'"' in self._pieces[token][len(pending) :]]
+        with_quote = np.flatnonzero(self._tokens.bodies.quoted[ids])
+        quoted = [int(i) for i in with_quote if b'"' in self._pieces[int(ids[i])][len(pending) :]]
         if not quoted:
             return None
         opened = self._opened.setdefault((self._state, pending), {})

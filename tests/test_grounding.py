@@ -18,7 +18,14 @@ from hypothesis import strategies as st
 from gguf_extract.core.compiled import compile_schema
 from gguf_extract.core.decode import Decoder, SamplingSettings
 from gguf_extract.core.evidence import DocumentSearch, ValueEvidence, gather, leaves
-from gguf_extract.core.grounding import Grounding, GroundingText, collapse_whitespace
+from gguf_extract.core.grounding import (
+    DocumentTokens,
+    Grounding,
+    GroundingText,
+    body_part,
+    collapse_whitespace,
+    vocabulary_bodies,
+)
 from gguf_extract.core.vocab import Vocabulary
 
 
@@ -169,3 +176,23 @@ def test_a_value_with_no_choice_has_no_confidence(vocab: Vocabulary) -> None:
     decoder = Decoder(FakeModel(vocab, 1), compiled, SamplingSettings())
     output = b"".join(decoder.run())
     assert gather(output, "ab", decoder.choices)["/k"] == ValueEvidence((0, 2), None)
+
+
+@settings(max_examples=80, deadline=None)
+@given(document=DOCUMENTS)
+def test_the_first_token_set_is_every_token_whose_body_part_occurs(vocab: Vocabulary, document: str) -> None:
+    text = GroundingText.of(document)
+    tokens = DocumentTokens(text, vocabulary_bodies(vocab), vocab.size)
+    expected = np.zeros(vocab.size, dtype=bool)
+    for token, piece in enumerate(vocab.pieces):
+        if piece and token not in vocab.eog_ids:
+            part, closed, _ = body_part(piece)
+            expected[token] = (closed and not part) or text.occurs(part)
+    assert (tokens.anywhere() == expected).all()
+    for offset in range(len(text.escaped)):
+        met = {int(t) for t in tokens.at(offset)}
+        for token in range(vocab.size):
+            piece = vocab.pieces[token]
+            part, closed, _ = body_part(piece)
+            starts = text.escaped.startswith(part, offset) and bool(piece) and token not in vocab.eog_ids
+            assert (token in met) == starts, (offset, piece)
