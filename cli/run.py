@@ -183,6 +183,10 @@ def render_report(label: str, report: SchemaReport) -> str:
     lines.append("enforced: " + (", ".join(f"{k} x{n}" for k, n in report.enforced.items()) or "nothing"))
     lines += [f"refused: {r.pointer or '/'}: {r.message}" for r in report.refused]
     lines += [f"ignored (no meaning in {report.draft}): {pointer}" for pointer in report.ignored]
+    if report.groundable or report.never_grounded:
+        lines.append("grounded with --grounded: " + (", ".join(report.groundable) or "none"))
+    if report.never_grounded:
+        lines.append("never grounded (x-grounded: false): " + ", ".join(report.never_grounded))
     lines.append(
         f"automaton (built as far as the example reached): {report.nfa_states} NFA states,"
         f" {report.dfa_states_explored} DFA states,"

@@ -15,6 +15,7 @@ from typing import Any
 from .automaton.sample import sample_accepted
 from .compiled import compile_automaton
 from .errors import UnsupportedSchema
+from .grounding import grounds, text_labels
 from .schema.compiler import ANNOTATIONS, DEFAULT_RECURSION_DEPTH, SUPPORTED
 from .schema.json_values import join_pointer
 from .schema.load import Schema
@@ -35,6 +36,10 @@ class SchemaReport:
     example: str
     seconds: float
     relaxed_pointers: list[str] = field(default_factory=list)
+    # Plain string values: grounded with `grounded=True` (or `x-grounded: true`), and not
+    # (`x-grounded: false`), by schema pointer.
+    groundable: list[str] = field(default_factory=list)
+    never_grounded: list[str] = field(default_factory=list)
 
     @property
     def supported(self) -> bool:
@@ -52,6 +57,8 @@ class SchemaReport:
             "shortest_document_bytes": self.shortest_document_bytes,
             "example": self.example,
             "seconds": round(self.seconds, 4),
+            "grounded_with_flag": self.groundable,
+            "never_grounded": self.never_grounded,
         }
 
 
@@ -60,6 +67,7 @@ def check_schema_support(schema: Schema, recursion_depth: int = DEFAULT_RECURSIO
     the refused keywords left out."""
     automaton = compile_automaton(schema, recursion_depth, lenient=True)
     example = sample_accepted(automaton.dfa, random.Random(0), soft_limit=200).decode("utf-8")
+    labels = text_labels(automaton.dfa.nfa.tree)
     return SchemaReport(
         draft=draft_name(schema),
         enforced=dict(
@@ -72,6 +80,8 @@ def check_schema_support(schema: Schema, recursion_depth: int = DEFAULT_RECURSIO
         shortest_document_bytes=automaton.dfa.distance(automaton.dfa.start),
         example=example,
         seconds=automaton.seconds,
+        groundable=[label.pointer for label in labels if grounds(label, True)],
+        never_grounded=[label.pointer for label in labels if not grounds(label, True)],
     )
 
 

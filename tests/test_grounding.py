@@ -196,3 +196,22 @@ def test_the_first_token_set_is_every_token_whose_body_part_occurs(vocab: Vocabu
             part, closed, _ = body_part(piece)
             starts = text.escaped.startswith(part, offset) and bool(piece) and token not in vocab.eog_ids
             assert (token in met) == starts, (offset, piece)
+
+
+def test_check_lists_the_grounded_pointers() -> None:
+    from gguf_extract.core.check import check_schema_support
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string"},
+            "b": {"type": "string", "x-grounded": False},
+            "c": {"type": "string", "format": "date"},
+            "d": {"type": "array", "items": {"type": "string", "maxLength": 9}},
+        },
+    }
+    report = check_schema_support(schema)
+    assert report.groundable == ["/properties/a", "/properties/d/items"]
+    assert report.never_grounded == ["/properties/b"]
+    assert report.as_dict()["grounded_with_flag"] == report.groundable
+    assert "x-grounded" not in report.ignored
