@@ -25,6 +25,8 @@ Examples:
 
   extract check schemas/invoice.json      (what is enforced or refused; no model needed)
 
+  extract text invoice.pdf page.html      (the text the model reads from each; no model needed)
+
   extract --schema person.json docs/ > people.jsonl       (a batch: one JSON line per document)
 
   extract --schema person.json docs/ --output-dir out/ --skip-existing --shard 0/4
@@ -53,6 +55,14 @@ def _known_encoding(name: str) -> str:
     return canonical
 
 
+def _known_format(name: str | None) -> str | None:
+    from ..core.convert.sniff import FORMATS
+
+    if name is not None and name not in FORMATS:
+        raise typer.BadParameter(f"unknown format {name!r}; use one of {', '.join(FORMATS)}")
+    return name
+
+
 def _is_text_encoding(name: str) -> bool:
     """Whether bytes.decode accepts the codec: rot13, hex, base64 and the like are codecs
     but not text encodings, and decoding with them raises LookupError (only for non-empty data)."""
@@ -64,6 +74,11 @@ def _is_text_encoding(name: str) -> bool:
         pass
     return True
 
+
+FORMAT_HELP = (
+    "The documents' format: text, markdown, html, pdf or docx [default: told from each document's content,"
+    " its name a hint; needed for stdin holding Markdown or an HTML fragment]."
+)
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
 
@@ -146,6 +161,10 @@ def extract(
     encoding: Annotated[
         str, typer.Option("--encoding", callback=_known_encoding, help="The documents' text encoding (any Python codec name).")
     ] = "utf-8",
+    document_format: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--format", callback=_known_format, help=FORMAT_HELP, show_default=False),
+    ] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Neither read nor write the on-disk cache (env EXTRACT_CACHE_DIR moves it).")
     ] = False,
@@ -194,6 +213,7 @@ def extract(
         evidence=evidence,
         min_confidence=min_confidence,
         review=review,
+        document_format=document_format,
     )
     raise typer.Exit(_guarded(run.execute, request, debug))
 
@@ -213,6 +233,29 @@ def check(
     from . import run
 
     raise typer.Exit(_guarded(run.check, run.CheckRequest(schema, recursion_depth, as_json), debug))
+
+
+text_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
+
+
+@text_app.command(context_settings={"help_option_names": ["-h", "--help"]})
+def text(
+    documents: Annotated[list[str], typer.Argument(help="Documents to show (- for stdin).", show_default=False)],
+    document_format: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--format", callback=_known_format, help=FORMAT_HELP, show_default=False),
+    ] = None,
+    encoding: Annotated[
+        str, typer.Option("--encoding", callback=_known_encoding, help="The documents' text encoding (any Python codec name).")
+    ] = "utf-8",
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
+    """Print the text the model would read from each document (after converting PDF, HTML or
+    DOCX, before the prompt). No model is loaded. Exit 0 when every document was read; 5 otherwise."""
+    from . import text_command
+
+    request = text_command.TextRequest(tuple(documents), encoding, document_format)
+    raise typer.Exit(_guarded(text_command.show_text, request, debug))
 
 
 class _Phase:
@@ -281,6 +324,8 @@ def main() -> None:
     try:
         if sys.argv[1:2] == ["check"]:
             check_app(args=sys.argv[2:], prog_name="extract check")
+        elif sys.argv[1:2] == ["text"]:
+            text_app(args=sys.argv[2:], prog_name="extract text")
         else:
             app()
     except KeyboardInterrupt as stop:

@@ -194,7 +194,7 @@ def _one(
     page: evidence.ReviewPage,
 ) -> None:
     try:
-        text = read_text(source.path, request.encoding, extractor.document_byte_limit, request.truncate)
+        text = read_text(source.path, request.encoding, extractor.document_byte_limit, request.truncate, request.document_format)
         extraction = extractor.extract(compiled, text, sampling(request), request.instructions, request.truncate)
         report_truncation(source.label, extraction)
         value = extraction.run()

@@ -11,8 +11,8 @@ from pathlib import Path
 from ..core.check import SchemaReport, check_schema_support
 from ..core.compiled import CompiledSchema
 from ..core.decode import SamplingSettings
-from ..core.document import check_readable, decode_document, decode_head, read_document, read_limited
-from ..core.errors import DocumentTooLarge, UndecodableDocument
+from ..core.document import check_readable, read_document, read_stream
+from ..core.errors import UndecodableDocument
 from ..core.extract import Extraction, Extractor, ModelOptions
 from ..core.layout import Indenter
 from ..core.schema.load import Schema
@@ -60,6 +60,7 @@ class Request:
     evidence: bool = False
     min_confidence: float | None = None
     review: Path | None = None
+    document_format: str | None = None  # a name from core.convert.FORMATS; None: told from each document
 
     @property
     def is_batch(self) -> bool:
@@ -90,7 +91,8 @@ def execute(request: Request) -> ExitCode:
 def _extract_one(request: Request, schema: Schema) -> ExitCode:
     """Stream the document's JSON to stdout (in the model thread: see cli.interrupts)."""
     extractor, compiled = open_and_compile(request, schema)
-    text = read_text(request.documents[0], request.encoding, extractor.document_byte_limit, request.truncate)
+    document = request.documents[0]
+    text = read_text(document, request.encoding, extractor.document_byte_limit, request.truncate, request.document_format)
     settings = sampling(request)
     extraction = extractor.extract(compiled, text, settings, request.instructions, request.truncate)
     report_truncation(request.documents[0], extraction)
@@ -140,24 +142,23 @@ def sampling(request: Request) -> SamplingSettings:
     return SamplingSettings(request.max_tokens, request.temperature, request.top_p, request.seed)
 
 
-def read_text(document: str | Path, encoding: str, max_bytes: int, truncate: bool) -> str:
-    """The document's text; `-` is stdin. At most `max_bytes` are read (a longer document
-    cannot fit the context): more is an error, or with `truncate` the head is kept."""
+def read_text(document: str | Path, encoding: str, max_bytes: int | None, truncate: bool, kind: str | None = None) -> str:
+    """The document's text (converted from `kind`, or the format its content tells); `-` is
+    stdin. At most `max_bytes` of text are kept (a longer document cannot fit the context):
+    more is an error, or with `truncate` the head is kept."""
     try:
-        return read_document_or_head(document, encoding, max_bytes, truncate)
+        return read_document_or_head(document, encoding, max_bytes, truncate, kind)
     except UnicodeError as error:  # idna and punycode fail with UnicodeError, not UnicodeDecodeError
         raise UndecodableDocument(str(document), encoding, str(error)) from None
 
 
-def read_document_or_head(document: str | Path, encoding: str, max_bytes: int, truncate: bool) -> str:
-    try:
-        if document == "-":
-            return decode_document(read_limited(sys.stdin.buffer, "<stdin>", max_bytes), "<stdin>", encoding)
-        return read_document(Path(document), encoding, max_bytes)
-    except DocumentTooLarge as error:
-        if not truncate:
-            raise
-        return decode_head(error.head, str(document), encoding)
+def read_document_or_head(
+    document: str | Path, encoding: str, max_bytes: int | None, truncate: bool, kind: str | None = None
+) -> str:
+    """The text of `document` (`-`: stdin), its head that fits `max_bytes` with `truncate`."""
+    if document == "-":
+        return read_stream(sys.stdin.buffer, "<stdin>", encoding, max_bytes, kind, truncate)
+    return read_document(Path(document), encoding, max_bytes, kind, truncate)
 
 
 @dataclass(frozen=True)

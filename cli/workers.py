@@ -192,6 +192,7 @@ def _child_arguments(request: Request, threads: int) -> list[str]:
         "--indent": request.indent,
         "--output-dir": request.batch.output_dir,
         "--min-confidence": request.min_confidence,
+        "--format": request.document_format,
     }
     for flag, value in optional.items():
         if value is not None:

@@ -1,4 +1,8 @@
-"""Reading documents: files or raw bytes to text, with clear errors."""
+"""Reading documents: files, streams or raw bytes to text, with clear errors.
+
+A document's format is told from its first bytes (core.convert.detect_format) unless named;
+PDF, HTML and DOCX are converted (core.convert), text and Markdown decoded as they are. The
+text returned is the document from then on: offsets into it are what spans refer to."""
 
 from __future__ import annotations
 
@@ -6,9 +10,14 @@ import codecs
 from pathlib import Path
 from typing import BinaryIO
 
+from .convert import TEXT_FORMATS, convert, detect_format
+from .convert.sniff import SNIFF_BYTES
 from .errors import DocumentError, DocumentNotFound, DocumentTooLarge, UndecodableDocument
 
 DEFAULT_ENCODING = "utf-8"
+# The most bytes of a PDF, DOCX or HTML file read: their text is limited after conversion
+# (a compressed PDF holds far more text than its size), this bounds the file itself.
+CONVERTED_FILE_LIMIT = 256 * 1024 * 1024
 
 
 def check_encoding(encoding: str) -> str:
@@ -16,18 +25,72 @@ def check_encoding(encoding: str) -> str:
     return codecs.lookup(encoding).name
 
 
-def read_document(path: Path, encoding: str = DEFAULT_ENCODING, max_bytes: int | None = None) -> str:
-    """The text of the file at `path`. Raises DocumentError naming the file.
-
-    With `max_bytes`, no more than that many bytes (and one) are read: a larger file (or an
-    endless one, such as a device) raises DocumentTooLarge without being read whole."""
+def read_document(
+    path: Path, encoding: str = DEFAULT_ENCODING, max_bytes: int | None = None, kind: str | None = None, keep_head: bool = False
+) -> str:
+    """The text of the file at `path` (see read_stream). Raises DocumentError naming the file."""
     check_readable(path)
     try:
         with path.open("rb") as stream:
-            data = read_limited(stream, str(path), max_bytes)
+            return read_stream(stream, str(path), encoding, max_bytes, kind, keep_head, name=str(path))
     except OSError as error:
         raise DocumentError(f"cannot read document {path}: {error.strerror or error}") from None
-    return decode_document(data, str(path), encoding)
+
+
+def read_stream(
+    stream: BinaryIO,
+    source: str,
+    encoding: str = DEFAULT_ENCODING,
+    max_bytes: int | None = None,
+    kind: str | None = None,
+    keep_head: bool = False,
+    name: str | None = None,
+) -> str:
+    """The text of the document in `stream`, in format `kind` (a name from
+    core.convert.FORMATS), or the format its first bytes and `name` tell when None.
+
+    With `max_bytes`, text longer than that many bytes raises DocumentTooLarge, or with
+    `keep_head` is cut to its head that fits; text files are read no further (an endless one
+    is refused at once), and PDF, DOCX and HTML files no further than CONVERTED_FILE_LIMIT."""
+    first = stream.read(SNIFF_BYTES)
+    kind = kind or detect_format(first, name)
+    if kind in TEXT_FORMATS:
+        try:
+            return decode_document(_read_rest(stream, first, source, max_bytes), source, encoding)
+        except DocumentTooLarge as error:
+            if not keep_head:
+                raise
+            return decode_head(error.head, source, encoding)
+    try:
+        data = first + read_limited(stream, source, CONVERTED_FILE_LIMIT - len(first))
+    except DocumentTooLarge:
+        raise DocumentError(
+            f"document {source} is larger than {CONVERTED_FILE_LIMIT} bytes, the most read of a {kind.upper()} file",
+            hint="split it into smaller files",
+        ) from None
+    return _limit_text(convert(data, kind, source, encoding), source, max_bytes, keep_head)
+
+
+def _read_rest(stream: BinaryIO, first: bytes, source: str, max_bytes: int | None) -> bytes:
+    """`first` and the rest of `stream`, or DocumentTooLarge once they hold more than `max_bytes`."""
+    if max_bytes is None:
+        return first + stream.read()
+    if len(first) > max_bytes:
+        raise DocumentTooLarge(source, max_bytes, first[:max_bytes])
+    try:
+        return first + read_limited(stream, source, max_bytes - len(first))
+    except DocumentTooLarge as error:
+        raise DocumentTooLarge(source, max_bytes, first + error.head) from None
+
+
+def _limit_text(text: str, source: str, max_bytes: int | None, keep_head: bool) -> str:
+    """`text`, or its head of at most `max_bytes` bytes (with `keep_head`; otherwise DocumentTooLarge)."""
+    encoded = text.encode("utf-8")
+    if max_bytes is None or len(encoded) <= max_bytes:
+        return text
+    if not keep_head:
+        raise DocumentTooLarge(source, max_bytes, b"")
+    return encoded[:max_bytes].decode("utf-8", "ignore")
 
 
 def check_readable(path: Path) -> None:
@@ -44,7 +107,8 @@ def check_readable(path: Path) -> None:
 
 
 def read_limited(stream: BinaryIO, source: str, max_bytes: int | None) -> bytes:
-    """All of `stream`, or DocumentTooLarge once it holds more than `max_bytes` bytes."""
+    """All of `stream`, or DocumentTooLarge (holding the first `max_bytes`) once it holds more
+    than `max_bytes` bytes."""
     if max_bytes is None:
         return stream.read()
     data = stream.read(max_bytes + 1)
@@ -68,7 +132,10 @@ def decode_document(data: bytes, source: str, encoding: str = DEFAULT_ENCODING) 
     codec. NUL characters mean a binary file, not a document."""
     utf8 = check_encoding(encoding) == "utf-8"
     if utf8 and b"\0" in data:
-        raise DocumentError(f"document {source} looks binary (it contains NUL bytes)", hint="pass a text file")
+        raise DocumentError(
+            f"document {source} looks binary (it contains NUL bytes) and is neither PDF nor DOCX: its format cannot be told",
+            hint="pass a PDF, DOCX, HTML, Markdown or text file (or name the text's encoding, if it is UTF-16 or UTF-32)",
+        )
     try:
         text = data.decode("utf-8-sig" if utf8 else encoding)
     except UnicodeDecodeError as error:
