@@ -264,6 +264,11 @@ class Grounding:
     def text(self) -> GroundingText:
         return self._tokens.text
 
+    @property
+    def inside_body(self) -> bool:
+        """Whether a grounded string's body is open at the end of the output so far."""
+        return self._body_start is not None
+
     def applies(self, label: TextLabel | None) -> bool:
         return grounds(label, self._default)
 
