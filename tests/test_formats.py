@@ -63,8 +63,8 @@ REALISTIC: dict[str, list[str]] = {
     "date-time": ["2024-06-14T09:30:00+02:00", "2000-02-29T00:00:00.5Z"],
     "uuid": ["123e4567-e89b-12d3-a456-426614174000", "A987FBC9-4BED-3078-CF07-9141BA07C9F3"],
     "ipv4": ["192.168.0.1", "0.0.0.0", "255.255.255.255", "10.0.42.7"],
-    "email": ["john.doe@example.com", "a+tag@mail.example.co.uk", "x_y%z@host-1.org"],
-    "hostname": ["example.com", "api.example.co.uk", "localhost", "my-host-01", "192.168.0.1", "a" * 63 + ".com"],
+    "email": ["john.doe@example.com", "a+tag@mail.example.co.uk", "x_y%z@host-1.org", "j.r.r.tolkien@example.com"],
+    "hostname": ["example.com", "api.example.co.uk", "localhost", "my-host-01", "3com.com", "a" * 63 + ".com"],
     "idn-hostname": ["example.com", "www.xn-a.org", "sub.domain.example"],
     "ipv6": [
         "2001:db8::1",
@@ -84,6 +84,7 @@ REALISTIC: dict[str, list[str]] = {
         "http://localhost:8080/api/v1/users?id=42&sort=desc",
         "ftp://user:pass@ftp.example.org/pub/file.tar.gz",
         "http://[2001:db8::1]:443/",
+        "http://192.168.0.1:8080/status",
         "mailto:john.doe@example.com",
         "urn:isbn:0451450523",
         "urn:uuid:123e4567-e89b-12d3-a456-426614174000",

@@ -142,7 +142,8 @@ ROWS = [
     Row(
         "`format`: `date`, `date-time`, `time`, `duration`, `email`, `hostname`, `idn-hostname`, `ipv4`, `ipv6`, `uri`,"
         " `uri-reference`, `uuid`",
-        "exactly against every draft's format checker, each from a conservative subset (calendar dates with leap years,"
+        "exactly against every draft's format checker and, where that checker is lenient, the format's RFC grammar (an"
+        " email's local part is an RFC 5321 dot-atom), each from a conservative subset (calendar dates with leap years,"
         " RFC 3339 times, ASCII host names, integer durations); other formats JSON Schema defines are refused; names it"
         " does not define (`int32`, `byte`) are ignored, as validators do",
         {"type": "string", "format": "date"},

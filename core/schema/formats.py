@@ -2,9 +2,12 @@
 
 Each format matches only strings that the format checker used for final validation accepts
 (Python's `date.fromisoformat` for dates, RFC 3339 for date-times), including month lengths
-and leap years, so the automaton never emits a value that validation would reject. Dates and
-times are exact; host names, IPv6 addresses, URIs and durations are conservative subsets (see
-each function). Every tree is ASCII without quotes or backslashes, so JSON needs no escapes.
+and leap years, so the automaton never emits a value that validation would reject. Where those
+checkers are lenient, the trees hold to the RFC the format cites (an email's local part is a
+dot-atom; a host name's last label is not numeric), and tests/test_formats_strict.py checks
+every tree against a checker written from that RFC's grammar. Dates and times are exact; host
+names, IPv6 addresses, URIs and durations are conservative subsets (see each function). Every
+tree is ASCII without quotes or backslashes, so JSON needs no escapes.
 """
 
 from __future__ import annotations
@@ -79,23 +82,39 @@ def ipv4_node() -> Node:
     return seq(octet, lit("."), octet, lit("."), octet, lit("."), octet)
 
 
-def email_node(local_max: int = 64, label_max: int = 63, more_labels: int = 4) -> Node:
-    """A conservative subset of addresses: local@label(.label)+ over letters, digits and ._%+-."""
-    local = Repeat(
-        chars((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A), (0x2E, 0x2E), (0x5F, 0x5F), (0x25, 0x25), (0x2B, 0x2B), (0x2D, 0x2D)),
-        1,
-        local_max,
-    )
-    label = seq(
-        chars((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A)),
-        Repeat(chars((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A), (0x2D, 0x2D)), 0, label_max - 1),
-    )
-    return seq(local, lit("@"), label, Repeat(seq(lit("."), label), 1, more_labels))
+_LETTER = chars((0x41, 0x5A), (0x61, 0x7A))
+_LETTER_DIGIT = chars((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A))
+_LETTER_DIGIT_HYPHEN = chars((0x2D, 0x2D), (0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A))
+_LOCAL_CHAR = chars((0x25, 0x25), (0x2B, 0x2B), (0x2D, 0x2D), (0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
+
+
+def _dot_atom(units: int) -> Node:
+    """RFC 5321's Dot-string over letters, digits and %+-_: atoms joined by single dots, so no
+    leading, trailing or doubled dot. A character, then `units` more characters, each of which
+    may follow a dot: at most 1 + 2 * units characters, and every dot-string of up to 1 + units."""
+    return seq(_LOCAL_CHAR, Repeat(alt(_LOCAL_CHAR, seq(lit("."), _LOCAL_CHAR)), 0, units))
+
+
+def _ldh_label(first: Node, max_length: int) -> Node:
+    """1..max_length letters, digits and hyphens, starting with `first`, ending with a letter
+    or digit (RFC 5321's sub-domain, RFC 1123's label)."""
+    return seq(first, optional(seq(Repeat(_LETTER_DIGIT_HYPHEN, 0, max_length - 2), _LETTER_DIGIT)))
+
+
+def email_node(local_units: int = 31, first_label: int = 63, later_label: int = 30, more_labels: int = 4) -> Node:
+    """A conservative subset of RFC 5321 mailboxes: a dot-atom local part (see _dot_atom), `@`,
+    then a domain of 2 to 1 + more_labels letter-digit-hyphen labels (none starts or ends with
+    a hyphen). The defaults keep the RFC's limits: a local part of at most 63 characters (64
+    allowed), a domain of at most 63 + 4 * 31 = 187 (255 allowed), 251 in all (254)."""
+    label = _ldh_label(_LETTER_DIGIT, later_label)
+    domain = seq(_ldh_label(_LETTER_DIGIT, first_label), Repeat(seq(lit("."), label), 1, more_labels))
+    return seq(_dot_atom(local_units), lit("@"), domain)
 
 
 def compact_email_node() -> Node:
-    """At most 107 characters: fits the usual maxLength (254, 320, ...) without a length automaton."""
-    return email_node(32, 24, 2)
+    """At most 31 + 1 + 74 = 106 characters: fits the usual maxLength (254, 320, ...) without a
+    length automaton."""
+    return email_node(15, 24, 24, 2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -105,17 +124,15 @@ def compact_email_node() -> Node:
 # designator check (duration). Each is a conservative subset a writer would naturally use, with
 # bounded repeats so the automata stay small.
 
-_LETTER_DIGIT = chars((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A))
-_LETTER_DIGIT_HYPHEN = chars((0x2D, 0x2D), (0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A))
 _HOSTNAME_FIRST_LABEL = 63
 _HOSTNAME_MORE_LABELS = 5
 _HOSTNAME_LATER_LABEL = 37  # 63 + 5 * (1 + 37) = 253, the longest name fqdn allows
 
 
-def _host_label(max_length: int) -> Node:
-    """A letter-digit-hyphen label of 1..max_length characters that neither starts nor ends with
-    a hyphen and has no hyphens in both its 3rd and 4th positions (`xn--`-style labels, which
-    IDNA reserves for punycode and rejects unless they decode)."""
+def _host_label(max_length: int, first: Node = _LETTER_DIGIT) -> Node:
+    """A letter-digit-hyphen label of 1..max_length characters that starts with `first`, does
+    not end with a hyphen and has no hyphens in both its 3rd and 4th positions (`xn--`-style
+    labels, which IDNA reserves for punycode and rejects unless they decode)."""
     ldh, ld = _LETTER_DIGIT_HYPHEN, _LETTER_DIGIT
     # After the first character: 1, 2 or 3 more characters, or 4+ where (3rd, 4th) != (-, -).
     rest = alt(
@@ -124,20 +141,22 @@ def _host_label(max_length: int) -> Node:
         seq(ldh, ldh, ld),
         seq(ldh, alt(seq(ld, ldh), seq(lit("-"), ld)), Repeat(ldh, 0, max_length - 5), ld),
     )
-    return seq(ld, optional(rest))
+    return seq(first, optional(rest))
 
 
 def hostname_node() -> Node:
     """RFC 1123 host names: dot-separated letter-digit-hyphen labels, no trailing dot.
 
     A first label of up to 63 characters and at most five more of up to 37 each, so a name
-    never exceeds the 253 characters fqdn allows (fqdn checks only label syntax, label
-    length and total length; all-digit labels such as those of `192.168.0.1` are accepted).
-    Labels with hyphens in both the 3rd and 4th positions are left out, so that the same
-    names are valid IDNA names as well."""
-    return seq(
-        _host_label(_HOSTNAME_FIRST_LABEL),
-        Repeat(seq(lit("."), _host_label(_HOSTNAME_LATER_LABEL)), 0, _HOSTNAME_MORE_LABELS),
+    never exceeds 253 characters (255 octets in DNS). The last (highest-level) label starts
+    with a letter: RFC 1123 (2.1) has it alphabetic, so that no host name looks like a dotted
+    IPv4 address (`192.168.0.1`, which fqdn accepts). Labels with hyphens in both the 3rd and
+    4th positions are left out, so that the same names are valid IDNA names as well."""
+    first, later = _host_label(_HOSTNAME_FIRST_LABEL), _host_label(_HOSTNAME_LATER_LABEL)
+    inner = seq(lit("."), later)
+    return alt(
+        _host_label(_HOSTNAME_FIRST_LABEL, _LETTER),
+        seq(first, Repeat(inner, 0, _HOSTNAME_MORE_LABELS - 1), lit("."), _host_label(_HOSTNAME_LATER_LABEL, _LETTER)),
     )
 
 
@@ -213,10 +232,10 @@ _QUERY_CHAR = (_COLON, _AT, (0x2F, 0x2F), (0x3F, 0x3F))
 
 
 def _authority() -> Node:
-    """[userinfo@]host[:port] with a host name or an IPv6 literal in brackets; or empty, as in
-    `file:///etc/hosts`."""
+    """[userinfo@]host[:port] with a host name, an IPv4 address or an IPv6 literal in brackets;
+    or empty, as in `file:///etc/hosts`."""
     userinfo = seq(Repeat(_uri_char(_COLON), 1, _URI_USERINFO), lit("@"))
-    host = alt(hostname_node(), seq(lit("["), ipv6_node(), lit("]")))
+    host = alt(hostname_node(), ipv4_node(), seq(lit("["), ipv6_node(), lit("]")))
     port = seq(lit(":"), Repeat(DIGIT, 1, _URI_PORT_DIGITS))
     return alt(seq(optional(userinfo), host, optional(port)), EMPTY)
 
@@ -246,7 +265,7 @@ def uri_node() -> Node:
     path (`https://user@example.com:8080/a/b`), or a rootless path (`mailto:a@example.com`,
     `urn:isbn:0451450523`); then an optional `?query` and `#fragment`.
 
-    Subset: the host is a `hostname`, a bracketed `ipv6` literal, or empty (with no userinfo
+    Subset: the host is a `hostname`, an `ipv4` address, a bracketed `ipv6` literal, or empty (with no userinfo
     or port, as in `file:///etc/hosts`); IPvFuture and percent-encoded or sub-delimiter host
     names are left out, as are path-absolute forms without an authority (`file:/x`) and empty
     paths without one (`about:`). Each part uses the characters RFC 3986 allows unencoded
@@ -321,11 +340,11 @@ FORMATS = {
 # What each inexact format's subset leaves out, for refusals where the subset, not the schema,
 # leaves no string (`format: email` with `maxLength: 3`). date, ipv4 and uuid are exact.
 SUBSETS = {
-    "email": "local@domain.tld with letters, digits and ._%+-, though validators accept any text with an @",
-    "hostname": "dot-separated ASCII letter-digit-hyphen labels, no trailing dot",
-    "idn-hostname": "ASCII host names only: dot-separated letter-digit-hyphen labels, no trailing dot",
-    "ipv6": "hextets without zone or embedded IPv4",
-    "uri": "scheme, host name or bracketed IPv6, plain path, query and fragment",
+    "email": "RFC 5321 local@domain.tld, the local part a dot-atom of letters, digits and %+-_",
+    "hostname": "dot-separated ASCII letter-digit-hyphen labels, the last starting with a letter, no trailing dot",
+    "idn-hostname": "ASCII host names only: dot-separated letter-digit-hyphen labels, the last starting with a letter",
+    "ipv6": "RFC 4291 text forms without zone ids",
+    "uri": "scheme, host name, IPv4 address or bracketed IPv6, plain path, query and fragment",
     "uri-reference": "URIs and relative references without unusual characters",
     "duration": "whole-number durations",
     "date-time": "upper-case T and Z, no leap second",
