@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from . import interrupts
-from .exit_codes import ExitCode, exit_code_for
+from . import interrupts, process
+from .exit_codes import ExitCode
 
 EPILOG = """\
 Examples:
@@ -150,7 +148,6 @@ def extract(
     workers: Annotated[
         int, typer.Option("--workers", min=1, max=64, help="Run the batch in N processes (each loads the model).")
     ] = 1,
-    worker: Annotated[bool, typer.Option("--worker", hidden=True)] = False,
     indent: Annotated[
         Optional[int],  # noqa: UP045
         typer.Option("--indent", min=0, max=16, help="Pretty-print with N spaces (streamed; costs no tokens)."),
@@ -187,8 +184,9 @@ def extract(
 ) -> None:
     """Extract schema-valid JSON from a document with a local GGUF model."""
     from . import run
+    from .request import BatchOptions, Request
 
-    request = run.Request(
+    request = Request(
         documents=tuple(documents or ()),
         schema=schema,
         model=model,
@@ -208,7 +206,7 @@ def extract(
         truncate=truncate,
         indent=indent,
         encoding=encoding,
-        batch=run.BatchOptions(files_from, glob, output_dir, skip_existing, shard, quiet, workers, worker, overwrite),
+        batch=BatchOptions(files_from, glob, output_dir, skip_existing, shard, quiet, workers, overwrite),
         grounded=grounded,
         evidence=evidence,
         min_confidence=min_confidence,
@@ -231,8 +229,9 @@ def check(
     """Compile a schema without a model: what is enforced, what is refused and why, the
     automaton's size. Exit 0 only when every keyword is enforced; 3 otherwise."""
     from . import run
+    from .request import CheckRequest
 
-    raise typer.Exit(_guarded(run.check, run.CheckRequest(schema, recursion_depth, as_json), debug))
+    raise typer.Exit(_guarded(run.check, CheckRequest(schema, recursion_depth, as_json), debug))
 
 
 text_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
@@ -266,45 +265,8 @@ class _Phase:
 
 
 def _guarded(action: Callable[[Any], int], request: Any, debug: bool) -> int:
-    from ..core.errors import ExtractError
-    from . import output
-
     _Phase.command_started = True
-    try:
-        return int(action(request))
-    except ExtractError as error:
-        if debug:
-            traceback.print_exc()
-        output.report_error(error)
-        return int(exit_code_for(error))
-    except KeyboardInterrupt as stop:
-        terminated = interrupts.was_terminated(stop)
-        progress = interrupts.progress_of(stop)
-        if progress:
-            output.report_interrupt("terminated" if terminated else "interrupted", progress)
-        code = ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED
-        interrupts.exit_if_abandoned(int(code))
-        return int(code)
-
-
-def _reserve_standard_streams() -> None:
-    """Open /dev/null on a standard descriptor the process started without (`>&-`, `2>&-`):
-    otherwise the next file opened (the model, a cache entry, a result) would take its
-    number, and llama.cpp's log silencing, which duplicates descriptor 2, would fail. A closed
-    stdout stays None in sys, so writing a result says it is closed; a closed stderr or stdin
-    becomes /dev/null."""
-    for descriptor in (0, 1, 2):
-        try:
-            os.fstat(descriptor)
-        except OSError:
-            null = os.open(os.devnull, os.O_RDWR)
-            if null != descriptor:
-                os.dup2(null, descriptor)
-                os.close(null)
-    if sys.stderr is None:
-        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
-    if sys.stdin is None:
-        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115
+    return process.guarded(lambda: action(request), debug)
 
 
 def _cannot_write_help(error: OSError) -> int:
@@ -318,9 +280,7 @@ def _cannot_write_help(error: OSError) -> int:
 
 
 def main() -> None:
-    _reserve_standard_streams()
-    interrupts.keep_stderr()
-    interrupts.install_handlers()
+    process.prepare()
     try:
         if sys.argv[1:2] == ["check"]:
             check_app(args=sys.argv[2:], prog_name="extract check")

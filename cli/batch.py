@@ -36,6 +36,14 @@ class Source:
         """The document's name in records and messages: the path as given."""
         return self.given if self.given is not None else str(self.path)
 
+    def as_json(self) -> dict[str, str]:
+        """The source as a --workers parent hands it to a worker process."""
+        return {"path": str(self.path), "name": self.name, "label": self.label}
+
+    @staticmethod
+    def from_json(item: dict[str, str]) -> Source:
+        return Source(Path(item["path"]), item["name"], item["label"])
+
 
 def expand_inputs(arguments: Iterable[str], pattern: str = "*") -> list[Source]:
     """Files named by `arguments`, directories expanded (recursively, names matching

@@ -8,7 +8,6 @@ ends with a summary line on stderr and exits non-zero if any document failed.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Iterator
@@ -25,10 +24,11 @@ from ..core.extract import Extractor
 from ..core.layout import Indenter
 from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
-from . import batch, evidence, interrupts, output, preflight
+from . import batch, evidence, interrupts, output, preflight, workers
 from .exit_codes import ExitCode, UsageError, exit_code_for
+from .extraction import open_and_compile, read_text, report_truncation, sampling
 from .hints import worded
-from .run import Request, open_and_compile, read_text, report_truncation, sampling
+from .request import Request
 
 
 @dataclass
@@ -58,11 +58,10 @@ def execute_batch(request: Request, shard: tuple[int, int] | None = None) -> Exi
             "--indent does not apply to JSON Lines (one document per line)", hint="add --output-dir for indented files"
         )
     schema, _ = load_schema(request.schema)
-    given = _worker_sources() if options.worker else _sources(request)
+    given = _sources(request)
     sources = batch.take_shard(given, *shard) if shard is not None else given
     if options.output_dir is not None:
-        if not options.worker:  # the parent checked the targets before starting its workers
-            preflight.check_targets(request, sources, given)
+        preflight.check_targets(request, sources, given)
         batch.prepare_output_dir(options.output_dir)
     tally = Tally()
     pending = _pending(request, schema, sources)
@@ -71,22 +70,47 @@ def execute_batch(request: Request, shard: tuple[int, int] | None = None) -> Exi
     try:
         _extract_all(request, schema, pending, tally)
     except KeyboardInterrupt as stop:
-        if options.worker:  # Ctrl-C reaches every worker too: its parent alone reports
-            raise interrupts.BatchInterrupted(stop, "") from None
         written = len(_result_files(request, pending).items() - before.items())
         raise interrupts.BatchInterrupted(stop, _progress_note(request, tally, len(sources), written)) from None
-    if not options.worker and not options.quiet:
+    if not options.quiet:
         output.report_summary(tally.summary(len(sources)))
+    return tally.first_failure or ExitCode.OK
+
+
+def execute_share(request: Request, sources: list[batch.Source]) -> ExitCode:
+    """One `--workers` process's share of a batch, `sources` as its parent chose and checked
+    them: each document's line on stdout (with `--output-dir`, its file and a line naming it),
+    for the parent to pass on and count; no summary, no progress."""
+    tally = Tally()
+    try:
+        schema, _ = load_schema(request.schema)
+        if request.batch.output_dir is not None:
+            batch.prepare_output_dir(request.batch.output_dir)
+        if sources:
+            interrupts.run_interruptibly(lambda: _extract_here(request, schema, sources, tally))
+    except KeyboardInterrupt as stop:  # Ctrl-C reaches every worker too: its parent alone reports
+        raise interrupts.BatchInterrupted(stop, "") from None
     return tally.first_failure or ExitCode.OK
 
 
 def _extract_all(request: Request, schema: Schema, pending: list[batch.Source], tally: Tally) -> None:
     if request.batch.workers > 1 and len(pending) > 1:
-        from .workers import run_workers
-
-        run_workers(request, pending, tally)
+        workers.run_workers(request, pending, lambda outcome: _count(request, outcome, tally))
     elif pending:
         interrupts.run_interruptibly(lambda: _extract_here(request, schema, pending, tally))
+
+
+def _count(request: Request, outcome: workers.Outcome, tally: Tally) -> None:
+    """Count a worker's `outcome` and pass it on: its line to stdout, or a warning where the
+    worker could not give one itself."""
+    if outcome.code is None:
+        tally.done += 1
+    else:
+        tally.fail(outcome.code)
+        if outcome.record["error"]["type"] == workers.WORKER_DIED:
+            output.report_warning(outcome.record["error"]["message"])
+    if request.batch.output_dir is None:
+        output.JsonWriter().write(output.json_line(outcome.record))
 
 
 def _extract_here(request: Request, schema: Schema, pending: list[batch.Source], tally: Tally) -> None:
@@ -127,12 +151,6 @@ def _progress_note(request: Request, tally: Tally, total: int, written: int) -> 
         f"wrote {written} of {total} results to {directory}{earlier} (every file there is complete);"
         f" to extract the rest, {resume}"
     )
-
-
-def _worker_sources() -> list[batch.Source]:
-    """A worker's documents: JSON lines {"path": ..., "name": ..., "label": ...} on stdin, from its parent."""
-    items = [json.loads(line) for line in sys.stdin.read().splitlines() if line.strip()]
-    return [batch.Source(Path(item["path"]), item["name"], item["label"]) for item in items]
 
 
 def _sources(request: Request) -> list[batch.Source]:

@@ -7,14 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING
 
 from ..core.schema.sources import packaged_schema_names
 from . import batch
 from .exit_codes import UsageError
-
-if TYPE_CHECKING:
-    from .run import Request
+from .request import Request
 
 
 def check_request(request: Request) -> tuple[int, int] | None:

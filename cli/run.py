@@ -1,77 +1,21 @@
-"""What one `extract` invocation does, kept apart from option parsing."""
+"""What one `extract` invocation does, kept apart from option parsing: one document here, a
+batch through cli.batch_run, `extract check`."""
 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.check import SchemaReport, check_schema_support
-from ..core.compiled import CompiledSchema
-from ..core.decode import SamplingSettings
-from ..core.document import check_readable, read_document, read_stream
-from ..core.errors import UndecodableDocument
-from ..core.extract import Extraction, Extractor, ModelOptions
+from ..core.document import check_readable
 from ..core.layout import Indenter
 from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
 from . import evidence, interrupts, output, preflight
+from .batch_run import execute_batch
 from .exit_codes import ExitCode
-
-
-@dataclass(frozen=True)
-class BatchOptions:
-    files_from: str | None = None
-    glob: str = "*"
-    output_dir: Path | None = None
-    skip_existing: bool = False
-    shard: str | None = None
-    quiet: bool = False
-    workers: int = 1
-    worker: bool = False  # run by a parent with --workers: documents from stdin, no summary
-    overwrite: bool = False
-
-
-@dataclass(frozen=True)
-class Request:
-    documents: tuple[str, ...]
-    schema: str
-    model: Path | None
-    max_tokens: int
-    temperature: float
-    top_p: float
-    seed: int | None
-    n_gpu_layers: int
-    threads: int | None
-    ctx: int | None
-    instructions: str | None
-    lenient: bool
-    recursion_depth: int
-    stats: bool
-    verbose: bool
-    use_cache: bool = True
-    truncate: bool = False
-    indent: int | None = None
-    encoding: str = "utf-8"
-    batch: BatchOptions = BatchOptions()
-    grounded: bool = False
-    evidence: bool = False
-    min_confidence: float | None = None
-    review: Path | None = None
-    document_format: str | None = None  # a name from core.convert.FORMATS; None: told from each document
-
-    @property
-    def is_batch(self) -> bool:
-        """More than one document, a directory, a list of paths or an output directory: JSON
-        Lines (or files) out, one result per document, failures reported and skipped."""
-        batch = self.batch
-        single = len(self.documents) == 1 and not Path(self.documents[0]).is_dir()
-        return not single or batch.files_from is not None or batch.output_dir is not None or batch.worker
-
-
-Action = Callable[[Request], ExitCode]
+from .extraction import open_and_compile, read_text, report_truncation, sampling
+from .request import CheckRequest, Request
 
 
 def execute(request: Request) -> ExitCode:
@@ -79,8 +23,6 @@ def execute(request: Request) -> ExitCode:
     if not request.is_batch or request.batch.output_dir is None:
         output.require_stdout()
     if request.is_batch:
-        from .batch_run import execute_batch
-
         return execute_batch(request, shard)
     schema, _ = load_schema(request.schema)
     if request.documents[0] != "-":
@@ -116,56 +58,6 @@ def _extract_one(request: Request, schema: Schema) -> ExitCode:
     if request.stats:
         output.report_stats(extraction.stats.as_dict())
     return ExitCode.OK
-
-
-def report_truncation(source: str, extraction: Extraction) -> None:
-    dropped = extraction.stats.document_tokens_dropped
-    if dropped:
-        output.report_warning(f"{source}: --truncate left out the last {dropped} tokens of the document to fit the context")
-
-
-def open_and_compile(request: Request, schema: Schema) -> tuple[Extractor, CompiledSchema]:
-    options = ModelOptions(request.ctx, request.threads, request.n_gpu_layers, request.use_cache)
-    extractor = Extractor.open(request.model, options)
-    if extractor.cache_refusal:
-        output.report_warning(f"not using the cache: {extractor.cache_refusal} (make it private to you, or pass --no-cache)")
-    if extractor.context_capped:
-        limit = extractor.context_limit
-        output.report_warning(f"--ctx {request.ctx} is more than the model's context of {limit} tokens: using {limit}")
-    compiled = extractor.compile(schema, request.recursion_depth, request.lenient, request.grounded)
-    for refusal in compiled.relaxed:
-        output.report_warning(f"--lenient: ignoring {refusal.message.removeprefix('unsupported ')}")
-    return extractor, compiled
-
-
-def sampling(request: Request) -> SamplingSettings:
-    return SamplingSettings(request.max_tokens, request.temperature, request.top_p, request.seed)
-
-
-def read_text(document: str | Path, encoding: str, max_bytes: int | None, truncate: bool, kind: str | None = None) -> str:
-    """The document's text (converted from `kind`, or the format its content tells); `-` is
-    stdin. At most `max_bytes` of text are kept (a longer document cannot fit the context):
-    more is an error, or with `truncate` the head is kept."""
-    try:
-        return read_document_or_head(document, encoding, max_bytes, truncate, kind)
-    except UnicodeError as error:  # idna and punycode fail with UnicodeError, not UnicodeDecodeError
-        raise UndecodableDocument(str(document), encoding, str(error)) from None
-
-
-def read_document_or_head(
-    document: str | Path, encoding: str, max_bytes: int | None, truncate: bool, kind: str | None = None
-) -> str:
-    """The text of `document` (`-`: stdin), its head that fits `max_bytes` with `truncate`."""
-    if document == "-":
-        return read_stream(sys.stdin.buffer, "<stdin>", encoding, max_bytes, kind, truncate)
-    return read_document(Path(document), encoding, max_bytes, kind, truncate)
-
-
-@dataclass(frozen=True)
-class CheckRequest:
-    schema: str
-    recursion_depth: int
-    as_json: bool
 
 
 def check(request: CheckRequest) -> ExitCode:

@@ -15,7 +15,7 @@ from ..core.document import CONVERTED_FILE_LIMIT
 from ..core.errors import DocumentError, DocumentTooLarge, ExtractError
 from . import output
 from .exit_codes import ExitCode, exit_code_for
-from .run import read_text
+from .extraction import read_text
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """`--workers N`: one batch over N processes on this machine, results still in input order.
 
-Document i goes to worker i mod N, which gets its list on stdin and runs the ordinary batch
-loop (`--worker`: no summary, no progress), writing one JSON line per document in its own
-order (with `--output-dir` it writes the files itself, and its lines only say which file).
+Document i goes to worker i mod N, a process running cli.worker_process: on its stdin it gets
+the request, serialised (cli.request), then its documents, one JSON line each, and it runs the
+ordinary batch loop over them (no summary, no progress), writing one JSON line per document in
+its own order (with `--output-dir` it writes the files itself, and its lines only say which file).
 A thread per worker reads its lines as they come, so no worker ever blocks on a full pipe
 whatever the parent is waiting for; the parent takes document i's line from worker i mod N
 and streams it on. A worker that dies (killed, out of memory) leaves its remaining documents
@@ -20,18 +21,16 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import IO, Any
 
-from . import batch, interrupts, output
+from . import batch, interrupts
 from .exit_codes import ExitCode, exit_code_named
-from .run import Request
-
-if TYPE_CHECKING:
-    from .batch_run import Tally
+from .request import Request
 
 WORKER_DIED = "WorkerDied"
+WORKER_COMMAND = [sys.executable, "-m", "gguf_extract.cli.worker_process"]
 
 
 @dataclass(frozen=True)
@@ -83,15 +82,16 @@ class Worker:
         return f"{name} exited with code {returncode}", ExitCode(returncode) if documented else ExitCode.WORKER
 
 
-def run_workers(request: Request, pending: list[batch.Source], tally: Tally) -> None:
-    """Extract `pending` in `request.batch.workers` processes, counting into `tally`."""
+def run_workers(request: Request, pending: list[batch.Source], take: Callable[[Outcome], None]) -> None:
+    """Extract `pending` in `request.batch.workers` processes, handing each document's outcome
+    to `take` in input order."""
     count = min(request.batch.workers, len(pending))
     threads = request.threads or max(1, (os.cpu_count() or 1) // count)
-    command = [sys.executable, "-m", "gguf_extract", *_child_arguments(request, threads)]
-    workers = [start_worker(number, command, pending[number::count]) for number in range(count)]
+    share = replace(request, threads=threads, batch=replace(request.batch, worker=True, quiet=True, workers=1)).to_json()
+    workers = [start_worker(number, WORKER_COMMAND, share, pending[number::count]) for number in range(count)]
     try:
         for outcome in merge(workers):
-            _count(request, outcome, tally)
+            take(outcome)
         for worker in workers:
             worker.process.wait()
     except BaseException:
@@ -101,10 +101,11 @@ def run_workers(request: Request, pending: list[batch.Source], tally: Tally) -> 
         raise
 
 
-def start_worker(number: int, command: list[str], sources: list[batch.Source]) -> Worker:
-    """Start `command` with `sources` as JSON lines on its stdin, and read its stdout."""
+def start_worker(number: int, command: list[str], request: str, sources: list[batch.Source]) -> Worker:
+    """Start `command` with the `request` line then `sources`, a JSON line each, on its stdin,
+    and read its stdout."""
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    listing = "".join(json.dumps({"path": str(s.path), "name": s.name, "label": s.label}) + "\n" for s in sources)
+    listing = request + "\n" + "".join(json.dumps(source.as_json()) + "\n" for source in sources)
     stdin: IO[bytes] | None = process.stdin
     assert stdin is not None
     with contextlib.suppress(OSError):  # a worker that died at once: its documents get WorkerDied records
@@ -145,19 +146,6 @@ def _parse(line: bytes | None) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and "source" in record else None
 
 
-def _count(request: Request, outcome: Outcome, tally: Tally) -> None:
-    """Count `outcome` and pass it on: its line to stdout, or a warning where the worker
-    could not give one itself."""
-    if outcome.code is None:
-        tally.done += 1
-    else:
-        tally.fail(outcome.code)
-        if outcome.record["error"]["type"] == WORKER_DIED:
-            output.report_warning(outcome.record["error"]["message"])
-    if request.batch.output_dir is None:
-        output.JsonWriter().write(output.json_line(outcome.record))
-
-
 def _code_of(record: dict[str, Any]) -> ExitCode | None:
     """None for a result; for an error reported by its class name, that class's exit code."""
     if "error" not in record:
@@ -170,39 +158,3 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
-
-
-def _child_arguments(request: Request, threads: int) -> list[str]:
-    arguments = ["--schema", request.schema, "--worker", "--quiet", "--threads", str(threads)]
-    arguments += [
-        "--max-tokens",
-        str(request.max_tokens),
-        "--temperature",
-        str(request.temperature),
-        "--top-p",
-        str(request.top_p),
-    ]
-    arguments += ["--n-gpu-layers", str(request.n_gpu_layers), "--recursion-depth", str(request.recursion_depth)]
-    arguments += ["--encoding", request.encoding]
-    optional = {
-        "--model": request.model,
-        "--seed": request.seed,
-        "--ctx": request.ctx,
-        "--instructions": request.instructions,
-        "--indent": request.indent,
-        "--output-dir": request.batch.output_dir,
-        "--min-confidence": request.min_confidence,
-        "--format": request.document_format,
-    }
-    for flag, value in optional.items():
-        if value is not None:
-            arguments += [flag, str(value)]
-    switches = {
-        "--lenient": request.lenient,
-        "--stats": request.stats,
-        "--no-cache": not request.use_cache,
-        "--truncate": request.truncate,
-        "--grounded": request.grounded,
-        "--evidence": request.evidence,
-    }
-    return arguments + [flag for flag, on in switches.items() if on]

@@ -24,9 +24,10 @@ SCHEMA = {
     "required": ["name", "age"],
     "additionalProperties": False,
 }
-# A stand-in worker: one record per document listed on stdin, each ~200 bytes.
+# A stand-in worker: one record per document listed on stdin (after the request's line), each ~200 bytes.
 ECHO = """
 import json, sys
+assert sys.stdin.readline() == "request\\n"
 for line in sys.stdin:
     item = json.loads(line)
     print(json.dumps({"source": item["label"], "data": {"text": "x" * 200}}), flush=True)
@@ -43,7 +44,8 @@ def merged(*scripts: str, per_worker: int) -> list[Outcome]:
     """Outcomes of stand-in workers, run in a thread so that a hang fails the test instead of
     stopping the suite."""
     workers = [
-        start_worker(n, [sys.executable, "-c", script], sources(per_worker, n * per_worker)) for n, script in enumerate(scripts)
+        start_worker(n, [sys.executable, "-c", script], "request", sources(per_worker, n * per_worker))
+        for n, script in enumerate(scripts)
     ]
     found: list[Outcome] = []
     thread = threading.Thread(target=lambda: found.extend(merge(workers)), daemon=True)

@@ -1,0 +1,58 @@
+"""The steps one document and a batch share: open the model and compile the schema (with the
+warnings those give), the sampling settings, and a document's text read within the context's
+limit."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..core.compiled import CompiledSchema
+from ..core.decode import SamplingSettings
+from ..core.document import read_document, read_stream
+from ..core.errors import UndecodableDocument
+from ..core.extract import Extraction, Extractor, ModelOptions
+from ..core.schema.load import Schema
+from . import output
+from .request import Request
+
+
+def open_and_compile(request: Request, schema: Schema) -> tuple[Extractor, CompiledSchema]:
+    options = ModelOptions(request.ctx, request.threads, request.n_gpu_layers, request.use_cache)
+    extractor = Extractor.open(request.model, options)
+    if extractor.cache_refusal:
+        output.report_warning(f"not using the cache: {extractor.cache_refusal} (make it private to you, or pass --no-cache)")
+    if extractor.context_capped:
+        limit = extractor.context_limit
+        output.report_warning(f"--ctx {request.ctx} is more than the model's context of {limit} tokens: using {limit}")
+    compiled = extractor.compile(schema, request.recursion_depth, request.lenient, request.grounded)
+    for refusal in compiled.relaxed:
+        output.report_warning(f"--lenient: ignoring {refusal.message.removeprefix('unsupported ')}")
+    return extractor, compiled
+
+
+def sampling(request: Request) -> SamplingSettings:
+    return SamplingSettings(request.max_tokens, request.temperature, request.top_p, request.seed)
+
+
+def report_truncation(source: str, extraction: Extraction) -> None:
+    dropped = extraction.stats.document_tokens_dropped
+    if dropped:
+        output.report_warning(f"{source}: --truncate left out the last {dropped} tokens of the document to fit the context")
+
+
+def read_text(document: str | Path, encoding: str, max_bytes: int | None, truncate: bool, kind: str | None = None) -> str:
+    """The document's text (converted from `kind`, or the format its content tells); `-` is
+    stdin. At most `max_bytes` of text are kept (a longer document cannot fit the context):
+    more is an error, or with `truncate` the head is kept."""
+    try:
+        return _read_document_or_head(document, encoding, max_bytes, truncate, kind)
+    except UnicodeError as error:  # idna and punycode fail with UnicodeError, not UnicodeDecodeError
+        raise UndecodableDocument(str(document), encoding, str(error)) from None
+
+
+def _read_document_or_head(document: str | Path, encoding: str, max_bytes: int | None, truncate: bool, kind: str | None) -> str:
+    """The text of `document` (`-`: stdin), its head that fits `max_bytes` with `truncate`."""
+    if document == "-":
+        return read_stream(sys.stdin.buffer, "<stdin>", encoding, max_bytes, kind, truncate)
+    return read_document(Path(document), encoding, max_bytes, kind, truncate)

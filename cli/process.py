@@ -1,0 +1,63 @@
+"""What every `extract` process does around its command, whether cli.app parsed it or a
+`--workers` parent sent it (cli.worker_process): standard streams it may have started without,
+Ctrl-C and SIGTERM, and a library error turned into one line on stderr and an exit code."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable
+
+from ..core.errors import ExtractError
+from . import interrupts
+from .exit_codes import ExitCode, exit_code_for
+
+
+def prepare() -> None:
+    """Before anything else runs: standard streams, a copy of stderr, signal handlers."""
+    reserve_standard_streams()
+    interrupts.keep_stderr()
+    interrupts.install_handlers()
+
+
+def guarded(action: Callable[[], int], debug: bool = False) -> int:
+    """`action()`'s exit code; for a library error, its line on stderr and its code; for
+    Ctrl-C or SIGTERM, what the output holds and 130 or 143 (see cli.interrupts)."""
+    from . import output  # rich, imported once a command runs: `extract --help` stays quick
+
+    try:
+        return int(action())
+    except ExtractError as error:
+        if debug:
+            traceback.print_exc()
+        output.report_error(error)
+        return int(exit_code_for(error))
+    except KeyboardInterrupt as stop:
+        terminated = interrupts.was_terminated(stop)
+        progress = interrupts.progress_of(stop)
+        if progress:
+            output.report_interrupt("terminated" if terminated else "interrupted", progress)
+        code = ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED
+        interrupts.exit_if_abandoned(int(code))
+        return int(code)
+
+
+def reserve_standard_streams() -> None:
+    """Open /dev/null on a standard descriptor the process started without (`>&-`, `2>&-`):
+    otherwise the next file opened (the model, a cache entry, a result) would take its
+    number, and llama.cpp's log silencing, which duplicates descriptor 2, would fail. A closed
+    stdout stays None in sys, so writing a result says it is closed; a closed stderr or stdin
+    becomes /dev/null."""
+    for descriptor in (0, 1, 2):
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != descriptor:
+                os.dup2(null, descriptor)
+                os.close(null)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115

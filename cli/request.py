@@ -1,0 +1,94 @@
+"""What one `extract` invocation asks for, whatever spelled it: the options as values, and their
+one serialised form, with which a `--workers` parent hands its request to each process.
+
+Only cli.app knows the flags; everything after it reads a `Request`. A new option is a new field
+here (with its default) and a line in cli.app: the serialised form follows the fields, so a
+worker process gets every option without a second list of them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    files_from: str | None = None
+    glob: str = "*"
+    output_dir: Path | None = None
+    skip_existing: bool = False
+    shard: str | None = None
+    quiet: bool = False
+    workers: int = 1
+    overwrite: bool = False
+    worker: bool = False  # one process of a --workers batch: its documents come from the parent, no summary
+
+
+@dataclass(frozen=True)
+class Request:
+    documents: tuple[str, ...]
+    schema: str
+    model: Path | None
+    max_tokens: int
+    temperature: float
+    top_p: float
+    seed: int | None
+    n_gpu_layers: int
+    threads: int | None
+    ctx: int | None
+    instructions: str | None
+    lenient: bool
+    recursion_depth: int
+    stats: bool
+    verbose: bool
+    use_cache: bool = True
+    truncate: bool = False
+    indent: int | None = None
+    encoding: str = "utf-8"
+    batch: BatchOptions = BatchOptions()
+    grounded: bool = False
+    evidence: bool = False
+    min_confidence: float | None = None
+    review: Path | None = None
+    document_format: str | None = None  # a name from core.convert.FORMATS; None: told from each document
+
+    @property
+    def is_batch(self) -> bool:
+        """More than one document, a directory, a list of paths or an output directory: JSON
+        Lines (or files) out, one result per document, failures reported and skipped."""
+        batch = self.batch
+        single = len(self.documents) == 1 and not Path(self.documents[0]).is_dir()
+        return not single or batch.files_from is not None or batch.output_dir is not None or batch.worker
+
+    def to_json(self) -> str:
+        """One line of JSON holding every field. Names that are not UTF-8 (undecodable bytes
+        kept as lone surrogates, PEP 383) are written as \\udcXX escapes and come back the same."""
+        return json.dumps(_adapter().dump_python(self, mode="json"))
+
+    @staticmethod
+    def from_json(line: str) -> Request:
+        """The request `to_json` wrote; pydantic's ValidationError for anything else."""
+        return _adapter().validate_python(json.loads(line))
+
+
+@cache
+def _adapter() -> TypeAdapter[Request]:
+    from pydantic import TypeAdapter  # imported only where a request is serialised: --help stays quick
+
+    return TypeAdapter(Request)
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """What `extract check` asks for."""
+
+    schema: str
+    recursion_depth: int
+    as_json: bool
