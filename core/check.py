@@ -35,7 +35,6 @@ class SchemaReport:
     shortest_document_bytes: int
     example: str
     seconds: float
-    relaxed_pointers: list[str] = field(default_factory=list)
     # Plain string values: grounded with `grounded=True` (or `x-grounded: true`), and not
     # (`x-grounded: false`), by schema pointer.
     groundable: list[str] = field(default_factory=list)
