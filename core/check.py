@@ -1,6 +1,6 @@
 """`extract check`: what the compiler makes of a schema, without any model.
 
-Compiles leniently so that every refused keyword is found in one run (not just the first),
+Compiles leniently so that every refused keyword is found in one compilation (not just the first),
 counts the keywords that are enforced, lists the ones ignored as meaningless in the schema's
 draft, and reports the automaton's size and one example document drawn from it.
 """
@@ -16,8 +16,9 @@ from .automaton.sample import sample_accepted
 from .compiled import compile_automaton
 from .errors import UnsupportedSchema
 from .grounding import grounds, text_labels
-from .schema.compiler import ANNOTATIONS, DEFAULT_RECURSION_DEPTH, SUPPORTED
+from .schema.compiler import DEFAULT_RECURSION_DEPTH
 from .schema.json_values import join_pointer
+from .schema.keywords import ANNOTATIONS, SUPPORTED
 from .schema.load import Schema
 from .schema.validation import draft_name
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 import time
@@ -19,7 +18,6 @@ from .grounding import grounds, text_labels
 from .guide import Guide
 from .index import TokenIndex
 from .schema.compiler import DEFAULT_RECURSION_DEPTH, compile_schema_tree
-from .schema.json_values import unescape_pointer_part
 from .schema.load import Schema, check_schema
 from .schema.validation import best_error, validator_for_schema
 from .vocab import TokenTable, Vocabulary
@@ -90,56 +88,16 @@ class SchemaAutomaton:
     relaxed: list[UnsupportedSchema] = field(default_factory=list)
 
 
-MAX_RELAXED = 500
-
-
 def compile_automaton(schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False) -> SchemaAutomaton:
     """Check `schema` and build its automaton. Raises SchemaError / UnsupportedSchema (with
     the keyword and its JSON pointer) when it is invalid or cannot be enforced exactly.
 
-    `lenient` ignores each keyword that would be refused instead (listed in `relaxed`);
-    the caller must still validate output against the full schema."""
+    `lenient` leaves out each keyword that would be refused instead (listed in `relaxed`, all
+    found in one compilation); the caller must still validate output against the full schema."""
     started = time.perf_counter()
     check_schema(schema)
-    if not lenient:
-        with _deep_recursion():
-            return _compile_checked(schema, recursion_depth, started)
-    working = copy.deepcopy(schema)
-    relaxed: list[UnsupportedSchema] = []
-    while True:
-        try:
-            with _deep_recursion():
-                automaton = _compile_checked(working, recursion_depth, started)
-        except UnsupportedSchema as refusal:
-            if not refusal.relaxable or len(relaxed) >= MAX_RELAXED:
-                raise
-            if not _remove_keyword(working, refusal.pointer, refusal.keyword):
-                raise
-            relaxed.append(refusal)
-            continue
-        automaton.schema, automaton.relaxed = schema, relaxed
-        return automaton
-
-
-def _remove_keyword(schema: Schema, pointer: str, keyword: str) -> bool:
-    """Delete the keyword a refusal names: at its pointer, or (for merged schemas, whose
-    pointer names the merging schema) from that schema's allOf branches. False if absent."""
-    parent: Any = schema
-    for raw in pointer.split("/")[1:-1]:
-        part = unescape_pointer_part(raw)
-        if isinstance(parent, dict) and part in parent:
-            parent = parent[part]
-        elif isinstance(parent, list) and part.isdigit() and int(part) < len(parent):
-            parent = parent[int(part)]
-        else:
-            return False
-    if not isinstance(parent, dict):
-        return False
-    removed = parent.pop(keyword, None) is not None
-    for branch in parent.get("allOf", []):
-        if isinstance(branch, dict):
-            removed = branch.pop(keyword, None) is not None or removed
-    return removed
+    with _deep_recursion():
+        return _compile_checked(schema, recursion_depth, started, lenient)
 
 
 @contextmanager
@@ -154,9 +112,9 @@ def _deep_recursion(limit: int = 20_000) -> Iterator[None]:
         sys.setrecursionlimit(previous)
 
 
-def _compile_checked(schema: Schema, recursion_depth: int, started: float) -> SchemaAutomaton:
+def _compile_checked(schema: Schema, recursion_depth: int, started: float, lenient: bool) -> SchemaAutomaton:
     try:
-        compiled_tree = compile_schema_tree(schema, recursion_depth)
+        compiled_tree = compile_schema_tree(schema, recursion_depth, lenient)
     except RecursionError:
         raise SchemaError("the schema nests too deeply to compile", hint="flatten deeply nested sub-schemas") from None
     try:
@@ -167,7 +125,7 @@ def _compile_checked(schema: Schema, recursion_depth: int, started: float) -> Sc
     if dfa.start == DEAD:
         raise SchemaError("no JSON document satisfies this schema")
     ignored = list(dict.fromkeys(compiled_tree.ignored))
-    return SchemaAutomaton(schema, dfa, ignored, time.perf_counter() - started)
+    return SchemaAutomaton(schema, dfa, ignored, time.perf_counter() - started, compiled_tree.refused)
 
 
 def compile_schema(

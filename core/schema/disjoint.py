@@ -3,10 +3,12 @@
 `oneOf` needs every generated value to match exactly one branch. For each ordered pair of
 branches (i, j) the values generated for i must fail j, by one of three sound arguments:
 - kinds: i generates only kinds of JSON value that j rejects (e.g. strings vs objects);
+- listed values: i generates listed values (enum/const), and the validator says which of
+  them j accepts; i then leaves those out;
 - a discriminator: i requires a property whose allowed values j's schema for it rejects;
 - a required property: j requires a property i does not, and i is told never to write it.
-The third changes what i generates (fewer documents, never invalid ones). When no argument
-is found for some pair, the caller refuses the `oneOf`.
+The last two change what i generates (fewer documents, never invalid ones). When no argument
+is found for some pair, the caller refuses the `oneOf`. Branches are merged typed nodes.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .convert import SchemaDocument
 from .json_values import MAX_REF_HOPS, keep_values
-from .load import Schema, resolve_ref
-from .validation import draft_keywords
+from .nodes import SchemaNode, Sub, generated_types
 
 ALL_KINDS = frozenset({"null", "boolean", "integer", "fraction", "string", "array", "object"})
 TYPE_KINDS = {
@@ -30,6 +32,8 @@ TYPE_KINDS = {
     "array": {"array"},
     "object": {"object"},
 }
+Branch = SchemaNode | bool
+Accepts = Callable[[Branch, Any], "bool | None"]
 
 
 class Overlap(Exception):
@@ -49,38 +53,27 @@ class Separation:
     values: list[list[Any]]
 
 
-def exclusions(
-    root: Schema,
-    branches: list[Any],
-    generated_kinds: Callable[[Any], frozenset[str]],
-    accepts: Callable[[Any, Any], bool | None],
-) -> Separation:
-    """How to keep each generated value inside exactly one branch. `generated_kinds(schema)`
-    over-approximates the kinds the compiler generates for a branch; `accepts(schema, value)`
-    validates (None when it cannot tell). Raises Overlap for the first pair with no argument."""
+def exclusions(document: SchemaDocument, branches: list[Branch], accepts: Accepts) -> Separation:
+    """How to keep each generated value inside exactly one branch; `accepts(branch, value)`
+    is the validator's verdict (None when it cannot tell). Raises Overlap for the first
+    pair with no argument."""
     separation = Separation([[] for _ in branches], [[] for _ in branches])
     for i, first in enumerate(branches):
         for j, second in enumerate(branches):
-            if i != j and not _separated(root, first, second, generated_kinds, accepts, separation, i):
+            if i != j and not _separated(document, first, second, accepts, separation, i):
                 raise Overlap(min(i, j), max(i, j))
     return separation
 
 
 def _separated(
-    root: Schema,
-    first: Any,
-    second: Any,
-    generated_kinds: Callable[[Any], frozenset[str]],
-    accepts: Callable[[Any, Any], bool | None],
-    separation: Separation,
-    index: int,
+    document: SchemaDocument, first: Branch, second: Branch, accepts: Accepts, separation: Separation, index: int
 ) -> bool:
     """Whether what `first` generates can be kept from matching `second`, recording what
     branch `index` must leave out for that."""
     shared = generated_kinds(first) & value_kinds(second)
-    if not shared or (shared == {"object"} and _discriminated(root, first, second)):
+    if not shared or (shared == {"object"} and _discriminated(document, first, second)):
         return True
-    listed = _finite_values(first, root)
+    listed = _listed(first)
     if listed is not None:
         verdicts = [accepts(second, value) for value in listed]
         if None not in verdicts:
@@ -94,86 +87,100 @@ def _separated(
     return False
 
 
-def _required(schema: Any) -> list[str]:
-    return list(schema.get("required", [])) if isinstance(schema, dict) else []
+def generated_kinds(branch: Branch) -> frozenset[str]:
+    """Kinds of value compiled for `branch`: its types, or those implied by its keywords."""
+    if isinstance(branch, bool):
+        return ALL_KINDS if branch else frozenset()
+    return value_kinds(branch) & frozenset().union(*(TYPE_KINDS[t] for t in generated_types(branch)))
 
 
-def _discriminated(root: Schema, first: Any, second: Any) -> bool:
+def value_kinds(branch: Branch) -> frozenset[str]:
+    """Kinds of JSON value `branch` may accept (an over-approximation)."""
+    if isinstance(branch, bool):
+        return ALL_KINDS if branch else frozenset()
+    kinds = set(ALL_KINDS)
+    if branch.types is not None:
+        kinds &= set().union(*(TYPE_KINDS[name] for name in branch.types))
+    if branch.values is not None:
+        kinds &= {_kind_of(value) for value in branch.values.items}
+    return frozenset(kinds)
+
+
+def _listed(branch: Branch) -> list[Any] | None:
+    if branch is False:
+        return []
+    if isinstance(branch, SchemaNode) and branch.values is not None:
+        return list(branch.values.items)
+    return None
+
+
+def _required(branch: Branch) -> tuple[str, ...]:
+    return branch.object.required if isinstance(branch, SchemaNode) and branch.object is not None else ()
+
+
+def _discriminated(document: SchemaDocument, first: Branch, second: Branch) -> bool:
     """`first` requires a property with finitely many values, none allowed by `second`."""
-    if not isinstance(first, dict) or not isinstance(second, dict):
+    if not isinstance(first, SchemaNode) or not isinstance(second, SchemaNode) or first.object is None:
         return False
-    for name, values in _finite_properties(root, first).items():
-        other = _deref(root, _property_schema(second, name))
-        allowed = _finite_values(other, root)
+    for name in first.object.required:
+        declared = first.object.declared(name)
+        values = None if declared is None else sub_values(document, declared)
+        if values is None:
+            continue
+        other = _property_schema(second, name)
+        allowed = None if other is None else sub_values(document, other)
         if allowed is not None and not keep_values(values, allowed):
             return True
     return False
 
 
-def _property_schema(schema: dict[str, Any], name: str) -> Any:
+def _property_schema(schema: SchemaNode, name: str) -> Sub | None:
     """What `schema` requires of property `name`'s value: its declared schema and every
     patternProperties schema whose pattern finds the name (validators use re.search), or
-    additionalProperties when neither applies; true when a pattern cannot be read."""
-    declared = schema.get("properties", {})
-    parts = [declared[name]] if name in declared else []
-    for pattern, sub in schema.get("patternProperties", {}).items():
+    additionalProperties when neither applies; None when that is unknown or anything."""
+    obj = schema.object
+    if obj is None:
+        return None
+    declared = obj.declared(name)
+    parts = list(declared.parts) if declared is not None else []
+    found = declared is not None
+    for pattern, sub in obj.patterns:
         try:
             if re.search(pattern, name) is not None:
-                parts.append(sub)
+                parts += sub.parts
+                found = True
         except re.error:
-            return True
-    if not parts:
-        return schema.get("additionalProperties", True)
-    return parts[0] if len(parts) == 1 else {"allOf": parts}
+            return None
+    return Sub(tuple(parts), schema.pointer) if found else obj.extra
 
 
-def _finite_properties(root: Schema, schema: dict[str, Any]) -> dict[str, list[Any]]:
-    """Required properties whose schema lists its values (const or enum)."""
-    found: dict[str, list[Any]] = {}
-    properties = schema.get("properties", {})
-    for name in _required(schema):
-        values = _finite_values(_deref(root, properties.get(name)), root)
-        if values is not None:
-            found[name] = values
-    return found
-
-
-def _finite_values(schema: Any, root: Schema | None = None) -> list[Any] | None:
-    """Values `schema` may accept when it lists them (a superset is fine for the callers:
-    a member of allOf that lists values bounds the whole); None when it does not."""
-    if schema is False:
+def sub_values(document: SchemaDocument, sub: Sub, hops: int = 0) -> list[Any] | None:
+    """Values `sub` may accept when it lists them (a superset: a part that lists values
+    bounds the whole); None when it does not."""
+    if sub.is_false():
         return []
-    if not isinstance(schema, dict):
+    lists = [found for part in sub.parts if (found := _part_values(document, part, hops)) is not None]
+    if not lists:
         return None
-    if "const" in schema:
-        return [schema["const"]]
-    if isinstance(schema.get("enum"), list):
-        return list(schema["enum"])
-    lists = [_finite_values(_deref(root, m) if root is not None else m, root) for m in schema.get("allOf", [])]
-    known = [values for values in lists if values is not None]
-    if not known:
-        return None
-    values = known[0]
-    for other in known[1:]:
+    values = lists[0]
+    for other in lists[1:]:
         values = keep_values(values, other)
     return values
 
 
-def value_kinds(schema: Any) -> frozenset[str]:
-    """Kinds of JSON value `schema` may accept (an over-approximation)."""
-    if schema is False:
-        return frozenset()
-    if not isinstance(schema, dict):
-        return ALL_KINDS
-    kinds = set(ALL_KINDS)
-    if "type" in schema:
-        names = [schema["type"]] if isinstance(schema["type"], str) else schema["type"]
-        kinds &= set().union(*(TYPE_KINDS[n] for n in names))
-    if "const" in schema:
-        kinds &= {_kind_of(schema["const"])}
-    if "enum" in schema:
-        kinds &= {_kind_of(v) for v in schema["enum"]}
-    return frozenset(kinds)
+def _part_values(document: SchemaDocument, part: str | bool | SchemaNode, hops: int) -> list[Any] | None:
+    node = document.peek(part) if isinstance(part, str) else part
+    if isinstance(node, bool):
+        return None if node else []
+    parts: list[str | bool | SchemaNode] = []
+    if node.ref is not None and hops < MAX_REF_HOPS:
+        parts.append(node.ref.target)
+    parts += [part for sub in node.all_of for part in sub.parts]
+    found = sub_values(document, Sub(tuple(parts), node.pointer), hops + 1) if parts else None
+    own = list(node.values.items) if node.values is not None else None
+    if own is None or found is None:
+        return own if found is None else found
+    return keep_values(own, found)
 
 
 def _kind_of(value: Any) -> str:
@@ -188,16 +195,3 @@ def _kind_of(value: Any) -> str:
     if isinstance(value, str):
         return "string"
     return "array" if isinstance(value, list) else "object"
-
-
-def _deref(root: Schema, schema: Any) -> Any:
-    """`schema` with its `$ref` chain followed (keywords beside a `$ref` dropped: fewer
-    constraints, so what is derived from it stays an over-approximation), without a `const`
-    where the draft has none (draft 4)."""
-    for _ in range(MAX_REF_HOPS):
-        if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
-            break
-        schema, _pointer = resolve_ref(root, schema["$ref"], "")
-    if isinstance(schema, dict) and "const" in schema and "const" not in draft_keywords(root):
-        return {k: v for k, v in schema.items() if k != "const"}
-    return schema

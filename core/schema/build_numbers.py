@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..automaton.charnfa import AutomatonTooLarge, intersect, is_empty, machine_from_tree, multiple_machine
-from ..automaton.regex import Alt, Chars, Node, Repeat, Seq, alt, lit
+from ..automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, machine_from_tree, multiple_machine
+from ..automaton.regex import Alt, Chars, Machine, Node, Repeat, Seq, alt, lit
 from ..errors import SchemaError, UnsupportedSchema
 from .json_values import join_pointer
 from .lexical import (
@@ -33,70 +34,111 @@ from .lexical import (
     number_range,
 )
 from .limits import MAX_DIVISOR_STATES, MAX_LISTED_MULTIPLES
+from .nodes import NumberNode, SchemaNode
+
+if TYPE_CHECKING:
+    from .build import Build
 
 Accepts = Callable[[Any], bool]
 
 
-def integer_values(schema: dict[str, Any], pointer: str) -> Node:
-    """The integers `schema`'s bounds and multipleOf allow, in canonical form."""
-    low, high = integer_bounds(schema)
+def integer_tree(build: Build, node: SchemaNode) -> Node:
+    """The integers `node` allows, in canonical form, without its excluded values."""
+    number = node.number or NumberNode(node.pointer, frozenset())
+    tree = _relaxed(build, number, lambda current: integer_values(current, node.pointer))
+    banned = [json.dumps(int(value)) for value in node.excluded if _is_whole(value)]
+    if not banned:
+        return tree
+    machine = intersect(tree if isinstance(tree, Machine) else machine_from_tree(tree), excluding_machine(banned))
+    if is_empty(machine):
+        raise SchemaError(f"`not` at {node.pointer or '/'} excludes every value the schema allows")
+    return machine
+
+
+def number_tree(build: Build, node: SchemaNode) -> Node:
+    """The numbers `node` allows (excluded numbers are refused before this is called)."""
+    number = node.number or NumberNode(node.pointer, frozenset())
+    return _relaxed(
+        build, number, lambda current: number_values(current, node.pointer, lambda value: bool(build.accepts(node, value)))
+    )
+
+
+def _relaxed(build: Build, number: NumberNode, values: Callable[[NumberNode], Node]) -> Node:
+    """`values(number)`; a refused multipleOf (the only keyword refused here) is refused by
+    name, and when lenient left out."""
+    try:
+        return values(number)
+    except UnsupportedSchema as refusal:
+        build.document.refusals.refuse(refusal)
+        return values(replace(number, multiple_of=None))
+
+
+def _is_whole(value: Any) -> bool:
+    """A JSON number equal to an integer (1 and 1.0 alike), not a boolean."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer()
+
+
+def integer_values(number: NumberNode, pointer: str) -> Node:
+    """The integers `number`'s bounds and multipleOf allow, in canonical form."""
+    low, high = integer_bounds(number)
     if low is not None and high is not None and low > high:
         raise SchemaError(f"no integer satisfies the bounds at {pointer or '/'}")
-    if "multipleOf" in schema:
-        return _multiples(low, high, schema["multipleOf"], join_pointer(pointer, "multipleOf"))
+    if number.multiple_of is not None:
+        return _multiples(low, high, number.multiple_of, join_pointer(pointer, "multipleOf"))
     return integer_node() if low is None and high is None else integer_range(low, high)
 
 
-def number_values(schema: dict[str, Any], pointer: str, accepts: Accepts) -> Node:
-    """The numbers `schema`'s bounds and multipleOf allow. `accepts` is the validator's
+def number_values(number: NumberNode, pointer: str, accepts: Accepts) -> Node:
+    """The numbers `number`'s bounds and multipleOf allow. `accepts` is the validator's
     verdict on a value (for listed decimal multiples)."""
-    low, low_exclusive, high, high_exclusive = bounds(schema)
+    low, low_exclusive, high, high_exclusive = bounds(number)
     if low is not None and high is not None and (low > high or (low == high and (low_exclusive or high_exclusive))):
         raise SchemaError(f"no number satisfies the bounds at {pointer or '/'}")
-    if "multipleOf" in schema:
-        return _number_multiples(schema, pointer, accepts)
+    if number.multiple_of is not None:
+        return _number_multiples(number, pointer, accepts)
     if low is None and high is None:
         return number_node()
     node = number_range(_decimal(low), _decimal(high), low_exclusive, high_exclusive)
     if not _matches_nothing(node):
         return node
-    whole_low, whole_high = integer_bounds(schema)
+    whole_low, whole_high = integer_bounds(number)
     if whole_low is None or whole_high is None or whole_low <= whole_high:
         # Beyond the decimal digits (minimum 12345678901.5): whole numbers, written as integers.
         return integer_range(whole_low, whole_high)
-    keyword = _bound_keyword(schema)
+    bound = number.minimum or number.maximum
+    assert bound is not None  # both exist: no whole number lies between them
     raise departure(
-        keyword,
-        join_pointer(pointer, keyword),
+        bound.keyword,
+        bound.pointer,
         f"numbers with bounds are generated with at most {BOUNDED_INTEGER_DIGITS} integer and"
-        f" {BOUNDED_FRACTION_DIGITS} fraction digits, and none of those lies {_interval(schema)}",
+        f" {BOUNDED_FRACTION_DIGITS} fraction digits, and none of those lies {_interval(number)}",
     )
 
 
-def _number_multiples(schema: dict[str, Any], pointer: str, accepts: Accepts) -> Node:
+def _number_multiples(number: NumberNode, pointer: str, accepts: Accepts) -> Node:
     """Whole multiples (see integer_values); for a fractional divisor with no whole number
     within the bounds, the decimal multiples there that the validator accepts."""
-    divisor = schema["multipleOf"]
-    low, high = integer_bounds(schema)
+    divisor = number.multiple_of
+    low, high = integer_bounds(number)
     whole_fits = low is None or high is None or low <= high
     if whole_fits or not isinstance(divisor, float) or divisor.is_integer():
-        return integer_values(schema, pointer)
-    texts = _decimal_multiples(schema, Decimal(repr(divisor)), join_pointer(pointer, "multipleOf"))
+        return integer_values(number, pointer)
+    texts = _decimal_multiples(number, Decimal(repr(divisor)), join_pointer(pointer, "multipleOf"))
     kept = [text for text in texts if accepts(json.loads(text))]
     if not kept:
         raise departure(
             "multipleOf",
             join_pointer(pointer, "multipleOf"),
             f"multipleOf {divisor!r} on numbers is generated as whole numbers, or as decimals the validator's float"
-            f" division accepts; none of those lies {_interval(schema)}",
+            f" division accepts; none of those lies {_interval(number)}",
         )
     return alt(*(lit(text) for text in kept))
 
 
-def _decimal_multiples(schema: dict[str, Any], step: Decimal, pointer: str) -> list[str]:
+def _decimal_multiples(number: NumberNode, step: Decimal, pointer: str) -> list[str]:
     """Texts of the multiples k * step within the (finite) bounds, refused beyond
     MAX_LISTED_MULTIPLES of them."""
-    low, low_exclusive, high, high_exclusive = bounds(schema)
+    low, low_exclusive, high, high_exclusive = bounds(number)
     assert low is not None and high is not None  # no whole number fits, so both bounds exist
     first = math.ceil(Fraction(repr(low)) / Fraction(step))
     last = math.floor(Fraction(repr(high)) / Fraction(step))
@@ -105,7 +147,7 @@ def _decimal_multiples(schema: dict[str, Any], step: Decimal, pointer: str) -> l
         raise departure(
             "multipleOf",
             pointer,
-            f"no whole number lies {_interval(schema)}, and the {count} decimal multiples there are more than the"
+            f"no whole number lies {_interval(number)}, and the {count} decimal multiples there are more than the"
             f" {MAX_LISTED_MULTIPLES} that are listed",
         )
     values = (k * step for k in range(first, last + 1))
@@ -203,9 +245,9 @@ def divides_integers(divisor: float) -> bool:
     return (0 <= error <= Fraction(1, 2**54)) or abs(error) < Fraction(1, 2**55)
 
 
-def integer_bounds(schema: dict[str, Any]) -> tuple[int | None, int | None]:
+def integer_bounds(number: NumberNode) -> tuple[int | None, int | None]:
     """Inclusive integer bounds: the nearest integers inside (possibly fractional) limits."""
-    low, low_exclusive, high, high_exclusive = bounds(schema)
+    low, low_exclusive, high, high_exclusive = bounds(number)
     whole_low = whole_high = None
     if low is not None:
         whole_low = math.floor(low) + 1 if low_exclusive else math.ceil(low)
@@ -214,21 +256,15 @@ def integer_bounds(schema: dict[str, Any]) -> tuple[int | None, int | None]:
     return whole_low, whole_high
 
 
-def bounds(schema: dict[str, Any]) -> tuple[float | None, bool, float | None, bool]:
-    """(low, low exclusive, high, high exclusive), the tighter of each pair of keywords, from
-    either draft: draft 4 writes `exclusiveMinimum: true` to make `minimum` itself exclusive."""
-    low = high = None
-    low_exclusive = high_exclusive = False
-    if "minimum" in schema:
-        low, low_exclusive = schema["minimum"], schema.get("exclusiveMinimum") is True
-    if "maximum" in schema:
-        high, high_exclusive = schema["maximum"], schema.get("exclusiveMaximum") is True
-    exclusive_min, exclusive_max = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
-    if exclusive_min is not None and not isinstance(exclusive_min, bool) and (low is None or exclusive_min >= low):
-        low, low_exclusive = exclusive_min, True
-    if exclusive_max is not None and not isinstance(exclusive_max, bool) and (high is None or exclusive_max <= high):
-        high, high_exclusive = exclusive_max, True
-    return low, low_exclusive, high, high_exclusive
+def bounds(number: NumberNode) -> tuple[float | None, bool, float | None, bool]:
+    """(low, low exclusive, high, high exclusive)."""
+    low, high = number.minimum, number.maximum
+    return (
+        None if low is None else low.value,
+        low is not None and low.exclusive,
+        None if high is None else high.value,
+        high is not None and high.exclusive,
+    )
 
 
 def _decimal(bound: float | None) -> Decimal | None:
@@ -247,17 +283,9 @@ def _matches_nothing(node: Node) -> bool:
     return isinstance(node, Chars) and not node.ranges
 
 
-def _bound_keyword(schema: dict[str, Any]) -> str:
-    """The keyword of the lower bound (else the upper), in the numeric form where present."""
-    for keyword in ("exclusiveMinimum", "minimum", "exclusiveMaximum", "maximum"):
-        if keyword in schema and not isinstance(schema[keyword], bool):
-            return keyword
-    return "minimum"
-
-
-def _interval(schema: dict[str, Any]) -> str:
+def _interval(number: NumberNode) -> str:
     """The bounds as an interval: `in (0, 1)`, `in [12345678901.5, ...)`."""
-    low, low_exclusive, high, high_exclusive = bounds(schema)
+    low, low_exclusive, high, high_exclusive = bounds(number)
     left = "(" if low is None or low_exclusive else "["
     right = ")" if high is None or high_exclusive else "]"
     return f"in {left}{'...' if low is None else repr(low)}, {'...' if high is None else repr(high)}{right}"

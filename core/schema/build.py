@@ -1,0 +1,173 @@
+"""One compilation of typed nodes into a regex tree: the state it keeps (references being
+expanded, trees built, work counted, the validator) and the dispatch of a merged node to the
+builder of each part: `not` (negation.py), anyOf/oneOf (build_unions.py), enum/const
+(build_values.py), and per type build_strings, build_numbers, build_arrays, build_objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from ..automaton.regex import Node, alt, lit
+from ..errors import SchemaError, UnsupportedSchema
+from .build_arrays import array_tree
+from .build_numbers import integer_tree, number_tree
+from .build_objects import object_tree
+from .build_strings import string_tree
+from .build_unions import any_of_tree, one_of_tree
+from .build_values import enum_tree
+from .conjunction import Conjunction, Resolved
+from .convert import SchemaDocument
+from .json_values import join_pointer, json_in
+from .lexical import json_text
+from .limits import Floor, Fuel
+from .negation import fold_not
+from .nodes import Reference, SchemaNode, Sub, generated_types
+from .refusals import DepthCut
+from .render import Dialect, render, render_sub
+from .trees import GENERIC_DEPTH, any_value
+from .validation import Validator, validator_for_schema
+
+
+class Build:
+    """One compilation: the document's nodes, the references being expanded (for the
+    recursion depth), trees built so far, and the work counted."""
+
+    def __init__(self, document: SchemaDocument, recursion_depth: int, fuel: Fuel) -> None:
+        self.document = document
+        self.recursion_depth = recursion_depth
+        self.fuel = fuel
+        self.floor = Floor()
+        self.ref_stack: list[str] = []
+        self.memo: dict[Hashable, tuple[object, Node]] = {}
+        self.dialect = Dialect(document.draft4, "dependentRequired" in document.asserting)
+        self._root_validator: Validator | None = None
+
+    def refuse(self, keyword: str, pointer: str, reason: str = "") -> None:
+        """Refuse `keyword` written at `pointer` (its own pointer); returns when lenient."""
+        self.document.refusals.refuse(UnsupportedSchema(keyword, pointer, reason))
+
+    def conjunction(self, pointer: str) -> Conjunction:
+        return Conjunction(self.document, self.fuel, pointer)
+
+    def validator(self, schema: SchemaNode | Sub | bool) -> Validator:
+        """A validator for a node (written as a schema; see render.py): its references resolve
+        inside the root, and none is ever retrieved."""
+        if self._root_validator is None:
+            self._root_validator = validator_for_schema(self.document.root)
+        if isinstance(schema, SchemaNode):
+            written: Any = render(schema, self.dialect)
+        else:
+            written = render_sub(schema, self.dialect) if isinstance(schema, Sub) else schema
+        return self._root_validator.evolve(schema=written)
+
+    def accepts(self, schema: SchemaNode | bool, value: Any) -> bool | None:
+        """Whether `schema` accepts `value`; None when the validator cannot say."""
+        try:
+            return bool(self.validator(schema).is_valid(value))
+        except Exception:
+            return None
+
+    def value(self, sub: Sub) -> Node:
+        """The tree of `sub`; memoised per (parts, references being expanded)."""
+        if sub.is_true():
+            return any_value(GENERIC_DEPTH)
+        key = ("sub", sub.key, tuple(sorted(self.ref_stack)))
+        found = self.memo.get(key)
+        if found is None:
+            conjunction = self.conjunction(sub.pointer)
+            resolved = conjunction.resolve(sub)
+            found = (sub, self.inside_refs(conjunction.refs, lambda: self.resolved(resolved, sub.pointer)))
+            self.memo[key] = found
+        return found[1]
+
+    def resolved(self, node: Resolved, pointer: str) -> Node:
+        """The tree of a merged node; memoised per (node, references being expanded)."""
+        if node is True:
+            return any_value(GENERIC_DEPTH)
+        if node is False:
+            raise SchemaError(f"the schema at {pointer or '/'} is `false`: no value can satisfy it")
+        key = ("node", id(node), tuple(sorted(self.ref_stack)))
+        found = self.memo.get(key)
+        if found is None:
+            self.fuel.burn(node.pointer)
+            found = (node, self._dispatch(node))  # the node is kept so its id stays unique
+            self.memo[key] = found
+        return found[1]
+
+    def builder(self, sub: Sub) -> Callable[[], Node]:
+        """A deferred `value` call (a Python closure: deep schemas recurse through it)."""
+
+        def build() -> Node:
+            return self.value(sub)
+
+        return build
+
+    def resolved_builder(self, node: Resolved, pointer: str, refs: list[Reference]) -> Callable[[], Node]:
+        """A deferred `resolved` call inside `refs`."""
+
+        def build() -> Node:
+            return self.inside_refs(refs, lambda: self.resolved(node, pointer))
+
+        return build
+
+    def surviving(self, builders: Sequence[Callable[[], Node]]) -> list[Node]:
+        """The branches that can be built: within the recursion depth and satisfiable (at
+        least one must be)."""
+        nodes: list[Node] = []
+        failure: DepthCut | SchemaError | None = None
+        for build in builders:
+            try:
+                nodes.append(build())
+            except UnsupportedSchema:
+                raise
+            except (DepthCut, SchemaError) as error:  # an unsatisfiable branch is simply left out
+                failure = error
+        if not nodes and failure is not None:
+            raise failure
+        return nodes
+
+    def inside_refs(self, refs: list[Reference], build: Callable[[], Node]) -> Node:
+        """Run `build` with `refs` marked as being expanded, refusing recursion through them."""
+        for ref in refs:
+            if self.ref_stack.count(ref.ref) >= self.recursion_depth:
+                raise DepthCut(ref.ref, ref.pointer)
+        self.ref_stack.extend(ref.ref for ref in refs)
+        try:
+            return build()
+        finally:
+            del self.ref_stack[len(self.ref_stack) - len(refs) :]
+
+    def _dispatch(self, node: SchemaNode) -> Node:
+        if node.nots and node.values is None:
+            # Beside enum/const, `not` is enforced exactly by filtering the listed values.
+            return self.resolved(fold_not(self, node), node.pointer)
+        if node.any_of is not None:
+            return any_of_tree(self, node)
+        if node.one_of is not None:
+            return one_of_tree(self, node)
+        if node.values is not None:
+            return enum_tree(self, node)
+        trees = [tree for name in generated_types(node) if (tree := self._typed(name, node)) is not None]
+        if not trees:
+            raise SchemaError(f"`not` at {node.pointer or '/'} excludes every value the schema allows")
+        return alt(*trees)
+
+    def _typed(self, name: str, node: SchemaNode) -> Node | None:
+        """The values of one type; None when `not` excludes all of them."""
+        excluded = node.excluded
+        if name in ("null", "boolean"):
+            kept = [v for v in ((None,) if name == "null" else (True, False)) if not json_in(v, excluded)]
+            return alt(*(lit(json_text(v)) for v in kept)) if kept else None
+        kind = {"integer": (int, float), "number": (int, float), "string": (str,), "array": (list,), "object": (dict,)}[name]
+        if name in ("number", "array", "object") and any(isinstance(v, kind) and not isinstance(v, bool) for v in excluded):
+            self.refuse("not", join_pointer(node.pointer, "not"), f"excluding {name} values is not supported")
+        builders: dict[str, Callable[[Build, SchemaNode], Node]] = {
+            "integer": integer_tree,
+            "number": number_tree,
+            "string": string_tree,
+            "array": array_tree,
+            "object": object_tree,
+        }
+        return builders[name](self, node)

@@ -1,0 +1,83 @@
+"""Arrays as regex trees: items (or positional items and the rest) within minItems and
+maxItems, and uniqueItems over a finite set of item values."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..automaton.regex import Node, lit
+from ..errors import SchemaError, UnsupportedSchema
+from .build_values import finite_texts
+from .json_values import join_pointer
+from .limits import MAX_OBJECT_NODES, floor_problem
+from .nodes import ArrayNode, SchemaNode
+from .refusals import DepthCut
+from .trees import array_of, object_nodes, object_of, tuple_array
+
+if TYPE_CHECKING:
+    from .build import Build
+
+
+def array_tree(build: Build, node: SchemaNode) -> Node:
+    """The arrays `node` allows."""
+    array = node.array or ArrayNode(node.pointer, frozenset())
+    while True:
+        tree = _array_node(build, array)
+        problem = floor_problem(*build.floor.of(tree))
+        if problem is None:
+            return tree
+        build.refuse("minItems", join_pointer(array.pointer, "minItems"), f"{problem}; lower minItems")
+        array = replace(array, min_items=0)
+
+
+def _array_node(build: Build, array: ArrayNode) -> Node:
+    low, high = array.min_items, array.max_items
+    pointer = array.pointer
+    if high is not None and low > high:
+        raise SchemaError(f"minItems exceeds maxItems at {pointer or '/'}")
+    if array.unique:
+        tree = _unique_array(build, array)
+        if tree is not None:
+            return tree
+        array = replace(array, unique=False)  # refused, and lenient: left out
+    rest = array.items
+    if array.prefix is not None:
+        heads = [build.value(sub) for sub in array.prefix[:high]]
+        tail = None if rest.is_false() else build.value(rest)
+        if tail is None and low > len(heads):
+            raise SchemaError(f"minItems {low} exceeds the {len(heads)} items allowed at {pointer or '/'}")
+        return tuple_array(heads, tail, low, high)
+    if rest.is_false():
+        if low > 0:
+            raise SchemaError(f"items is false but minItems > 0 at {pointer or '/'}")
+        return lit("[]")
+    try:
+        item = build.value(rest)
+    except UnsupportedSchema:
+        raise
+    except (DepthCut, SchemaError):
+        if low > 0:
+            raise
+        return lit("[]")  # items past the recursion depth, or with no valid value: only the empty array
+    return array_of(item, low, high)
+
+
+def _unique_array(build: Build, array: ArrayNode) -> Node | None:
+    """uniqueItems over a finite item set: each value at most once, in the listed order
+    (a subset of the valid arrays, all of them unique). None when refused (lenient)."""
+    low, high = array.min_items, array.max_items
+    where = join_pointer(array.pointer, "uniqueItems")
+    values = None if array.prefix is not None else finite_texts(build, array.items)
+    if values is None:
+        build.refuse("uniqueItems", where, "only arrays whose items are enum, const, boolean or null values")
+        return None
+    members: list[tuple[Node, bool]] = [(lit(text), False) for text in values]
+    if object_nodes(members, low, high) > MAX_OBJECT_NODES:
+        reason = f"{len(values)} distinct values with minItems/maxItems need more than {MAX_OBJECT_NODES} automaton nodes"
+        build.refuse("uniqueItems", where, reason)
+        return None
+    try:
+        return object_of(members, low, high, brackets=("[", "]"))
+    except SchemaError:
+        raise SchemaError(f"no array of distinct values at {array.pointer or '/'} has between {low} and {high} items") from None

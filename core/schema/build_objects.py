@@ -1,0 +1,220 @@
+"""Objects as regex trees: declared properties in schema order (optional ones skippable),
+property counts, dependencies, and objects whose keys are generated (patternProperties,
+propertyNames, additionalProperties)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..automaton.regex import Node, alt, lit, seq
+from ..errors import SchemaError, UnsupportedSchema
+from .build_strings import strings
+from .build_values import listed_values
+from .json_values import join_pointer
+from .lexical import json_text, string_node
+from .limits import MAX_OBJECT_NODES
+from .nodes import (
+    ObjectNode,
+    Pattern,
+    SchemaNode,
+    StringNode,
+    Sub,
+    conjoin,
+    false_sub,
+    forbidding,
+    generated_types,
+    requiring,
+    true_sub,
+)
+from .refusals import DepthCut
+from .trees import GENERIC_DEPTH, any_value, count_bounds, generic_object, object_nodes, object_of
+
+if TYPE_CHECKING:
+    from .build import Build
+
+Member = tuple[Node, bool]  # a property's tree and whether it is required
+
+
+def object_tree(build: Build, node: SchemaNode) -> Node:
+    """The objects `node` allows."""
+    obj = node.object or ObjectNode(node.pointer, frozenset())
+    if obj.dependent_names or obj.dependent_schemas:
+        # Through the builder's dispatch: a dependent schema may bring oneOf, anyOf, not or enum along.
+        return build.value(_without_dependencies(build, node, obj))
+    properties = _property_schemas(build, obj)
+    if not properties and not obj.required:
+        if obj.min_properties > 1:
+            # Generated keys may repeat, and a repeated key counts once: not exact.
+            where = join_pointer(obj.pointer, "minProperties")
+            build.refuse("minProperties", where, "above 1 on an object without declared properties")
+            obj = replace(obj, min_properties=0)
+        return _map(build, obj)
+    members = _members(build, obj, properties)
+    low, high = _counts(build, obj, members)
+    try:
+        return object_of(members, low, high)
+    except SchemaError:
+        raise SchemaError(f"no object at {obj.pointer or '/'} can have between {low} and {high} of its properties") from None
+
+
+def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> list[Member]:
+    members: list[Member] = []
+    for name, sub in properties.items():
+        required = name in obj.required
+        if sub.is_false():
+            if required:
+                raise SchemaError(f"required property {name!r} cannot have any value at {obj.pointer or '/'}")
+            continue
+        key = lit(json_text(name) + ": ")
+        try:
+            members.append((seq(key, build.value(sub)), required))
+        except UnsupportedSchema:
+            raise
+        except (DepthCut, SchemaError):
+            if required:
+                raise  # an optional property past the recursion depth, or with no valid value, is not written
+    return members
+
+
+def _counts(build: Build, obj: ObjectNode, members: list[Member]) -> tuple[int, int | None]:
+    """minProperties and maxProperties; a binding count multiplies the object's nodes by the
+    count, refused beyond MAX_OBJECT_NODES (naming whichever count binds)."""
+    low, high = obj.min_properties, obj.max_properties
+    nodes = object_nodes(members, low, high)
+    if nodes <= MAX_OBJECT_NODES:
+        return low, high
+    binding = count_bounds(members, low, high)[1]
+    keyword, bound = ("maxProperties", binding) if binding is not None else ("minProperties", low)
+    build.refuse(
+        keyword,
+        join_pointer(obj.pointer, keyword),
+        f"{keyword} {bound} over {len(members)} properties needs {nodes} automaton nodes, above the limit of"
+        f" {MAX_OBJECT_NODES}; split the object or drop the count",
+    )
+    return (low, None) if keyword == "maxProperties" else (0, high)
+
+
+def _without_dependencies(build: Build, node: SchemaNode, obj: ObjectNode) -> Sub:
+    """Dependencies folded into plain keywords, exactly when the trigger property is
+    required and as a subset otherwise: a dependent schema is merged in when its trigger
+    is required and the trigger is never written when it is optional; dependent names
+    become required outright (or the trigger is never written if they cannot be)."""
+    pointer = node.pointer
+    rest = node.without(types=("object",), object=replace(obj, dependent_names=(), dependent_schemas=()))
+    conditions: list[str | bool | SchemaNode] = [rest]
+    for trigger, dependent in obj.dependent_schemas:
+        conditions += dependent.parts if trigger in obj.required else [forbidding(pointer, (trigger,))]
+    for trigger, names in obj.dependent_names:
+        if trigger in obj.required or all(_may_write(obj, name) for name in names):
+            conditions.append(requiring(pointer, names))
+        else:
+            conditions.append(forbidding(pointer, (trigger,)))
+    return Sub(tuple(conditions), pointer)  # merged when compiled, references tracked
+
+
+def _may_write(obj: ObjectNode, name: str) -> bool:
+    declared = obj.declared(name)
+    return not declared.is_false() if declared is not None else not obj.extra.is_false()
+
+
+def _property_schemas(build: Build, obj: ObjectNode) -> dict[str, Sub]:
+    """Each property that may be written, with the schema its value must meet: its own
+    schema (or additionalProperties for an undeclared required one) together with every
+    patternProperties schema whose pattern finds the name; false where propertyNames
+    rejects the name."""
+    accepted = _name_checker(build, obj)
+    result: dict[str, Sub] = {}
+    for name in dict.fromkeys([*(name for name, _ in obj.properties), *obj.required]):
+        declared = obj.declared(name)
+        matching = [sub for pattern, sub in obj.patterns if _finds(build, obj, pattern, name)]
+        if declared is not None:
+            own = declared
+        else:
+            own = true_sub(join_pointer(obj.pointer, "additionalProperties")) if matching else obj.extra
+        for sub in matching:
+            own = conjoin(own, sub)
+        result[name] = own if accepted(name) else false_sub(own.pointer)
+    return result
+
+
+def _finds(build: Build, obj: ObjectNode, pattern: str, name: str) -> bool:
+    """Whether `pattern` matches `name` the way validators decide it (Python's re.search)."""
+    try:
+        return re.search(pattern, name) is not None
+    except re.error as error:
+        build.refuse("patternProperties", join_pointer(obj.pointer, "patternProperties"), f"pattern {pattern!r}: {error}")
+        return False
+
+
+def _name_checker(build: Build, obj: ObjectNode) -> Callable[[str], bool]:
+    names = obj.names
+    if names is None or names.is_true():
+        return lambda name: True
+    validator = build.validator(names)
+    return lambda name: bool(validator.is_valid(name))
+
+
+def _map(build: Build, obj: ObjectNode) -> Node:
+    """An object with generated keys: from the first patternProperties pattern (values
+    then meet every pattern's schema, whichever the key matches), else any key allowed
+    by propertyNames with additionalProperties values."""
+    low, high = obj.min_properties, obj.max_properties
+    names = obj.names or true_sub(join_pointer(obj.pointer, "propertyNames"))
+    if obj.patterns:
+        first, _ = obj.patterns[0]
+        pattern_pointer = join_pointer(join_pointer(obj.pointer, "patternProperties"), first)
+        key_pattern = StringNode(pattern_pointer, frozenset({"pattern"}), patterns=(Pattern(first, pattern_pointer),))
+        key_sub = conjoin(Sub((SchemaNode(pattern_pointer, types=("string",), string=key_pattern),), names.pointer), names)
+        value = Sub(tuple(part for _, sub in obj.patterns for part in sub.parts), pattern_pointer)
+        if any(sub.is_false() for _, sub in obj.patterns):
+            value = false_sub(pattern_pointer)
+    else:
+        key_sub, value = names, obj.extra
+    if value.is_false():
+        if low == 0:
+            return lit("{}")
+        raise SchemaError(f"no object at {obj.pointer or '/'} satisfies minProperties with the allowed properties")
+    key = _key_node(build, key_sub)
+    if key is None:
+        return _no_keys(obj, low)
+    try:
+        tree = any_value(GENERIC_DEPTH - 1) if value.is_true() else build.value(value)
+    except DepthCut:
+        if low:
+            raise
+        return lit("{}")
+    return generic_object(tree, low, high, key)
+
+
+def _key_node(build: Build, key_sub: Sub) -> Node | None:
+    """Generated property names: a JSON string meeting `key_sub` (string keywords or a
+    list of values); None when no string meets it (a name is always a string)."""
+    if key_sub.is_true():
+        return string_node()
+    node = build.conjunction(key_sub.pointer).resolve(key_sub)
+    if node is True:
+        return string_node()
+    if node is False or "string" not in generated_types(node):
+        return None
+    if node.values is not None:
+        names = [value for value in listed_values(build, node) if isinstance(value, str)]
+        return alt(*(lit(json_text(name)) for name in names)) if names else None
+    if node.keywords() - {"type", "minLength", "maxLength", "format", "pattern"}:
+        build.refuse("propertyNames", key_sub.pointer, "only string keywords (pattern, lengths, format) or enum/const")
+        return string_node()
+    string = node.string or StringNode(node.pointer, frozenset())
+    return strings(build, string, [value for value in node.excluded if isinstance(value, str)])
+
+
+def _no_keys(obj: ObjectNode, low: int) -> Node:
+    """Only the empty object, when propertyNames admits no string at all."""
+    if low == 0:
+        return lit("{}")
+    raise SchemaError(
+        f"propertyNames at {join_pointer(obj.pointer, 'propertyNames')} admits no string, so no object has a property,"
+        f" but minProperties is {low}",
+        hint="allow strings in propertyNames (property names are always strings), or drop minProperties",
+    )

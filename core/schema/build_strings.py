@@ -1,0 +1,184 @@
+"""Strings as regex trees: lengths, patterns, a format and excluded values intersected into
+one automaton over code points (a product of machines), written as a JSON string.
+
+Formats are generated from conservative subsets (formats.py); where a subset, not the schema,
+leaves no string, the error names that departure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ..automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, length_machine, machine_from_tree
+from ..automaton.regex import Machine, Node, TextLabel, length_range, seq
+from ..errors import SchemaError, UnsupportedSchema
+from .build_numbers import departure
+from .formats import COMPACT_FORMATS, FORMATS, SUBSETS
+from .json_values import join_pointer
+from .lexical import QUOTE, string_node
+from .limits import MAX_FLOOR_TEXT, floor_problem
+from .nodes import SchemaNode, StringNode
+from .pattern import UnsupportedPattern, pattern_tree
+
+if TYPE_CHECKING:
+    from .build import Build
+
+
+class _Refused(Exception):
+    """A keyword of the string was refused (lenient: build again without it)."""
+
+    def __init__(self, string: StringNode) -> None:
+        super().__init__()
+        self.string = string
+
+
+# The fields of a StringNode without each keyword (for lenient compilation).
+_WITHOUT: dict[str, dict[str, Any]] = {
+    "pattern": {"patterns": ()},
+    "format": {"format": None},
+    "minLength": {"min_length": 0},
+    "maxLength": {"max_length": None},
+}
+
+
+def string_tree(build: Build, node: SchemaNode) -> Node:
+    """The strings `node` allows (its string keywords and excluded values)."""
+    string = node.string or StringNode(node.pointer, frozenset())
+    excluded = [value for value in node.excluded if isinstance(value, str)]
+    return strings(build, string, excluded, TextLabel(node.pointer, node.grounded))
+
+
+def strings(build: Build, string: StringNode, excluded: list[str], label: TextLabel | None = None) -> Node:
+    """A JSON string meeting `string`'s keywords and none of `excluded`; `label` marks a plain
+    string value's body for grounding (property names get none)."""
+    while True:
+        try:
+            tree = _string_node(build, string, excluded, label)
+            _check_floor(build, string, tree)
+            return tree
+        except _Refused as refused:
+            string = refused.string
+
+
+def _refuse(build: Build, string: StringNode, keyword: str, reason: str, pointer: str | None = None, **without: Any) -> None:
+    """Refuse `keyword`; when lenient, raise _Refused to build again without it."""
+    build.refuse(keyword, pointer or join_pointer(string.pointer, keyword), reason)
+    raise _Refused(replace(string, **without))
+
+
+def _check_floor(build: Build, string: StringNode, tree: Node) -> None:
+    problem = floor_problem(*build.floor.of(tree))
+    if problem is not None:  # minLength alone is caught before anything is built
+        keyword = "pattern" if string.patterns else "format" if string.format is not None else "minLength"
+        _refuse(build, string, keyword, f"{problem}; the string is too long to generate", **_WITHOUT[keyword])
+
+
+def _string_node(build: Build, string: StringNode, excluded: list[str], label: TextLabel | None) -> Node:
+    low, high = string.min_length, string.max_length
+    if high is not None and low > high:
+        raise SchemaError(f"minLength exceeds maxLength at {string.pointer or '/'}")
+    if low > MAX_FLOOR_TEXT:
+        reason = f"minLength {low} is above the limit of {MAX_FLOOR_TEXT} characters a string may be required to have"
+        _refuse(build, string, "minLength", reason, min_length=0)
+    bodies = [_pattern_body(build, string, index) for index in range(len(string.patterns))]
+    format_body = _format_body(build, string)
+    if format_body is not None:
+        bodies.append(format_body)
+    if excluded:
+        bodies.append(excluding_machine(excluded))
+    if not bodies:
+        return string_node(low, high, label)
+    if _lengths_implied(bodies, low, high):
+        if len(bodies) == 1 and format_body is not None:
+            return seq(QUOTE, format_body, QUOTE)  # formats are ASCII without quotes or backslashes
+        low, high = 0, None
+    try:
+        return seq(QUOTE, _string_machine(build, string, bodies, low, high), QUOTE)
+    except UnsupportedSchema:
+        raise
+    except SchemaError:
+        _refuse_format_subset(build, string, [b for b in bodies if b is not format_body], low, high)
+        raise
+
+
+def _pattern_body(build: Build, string: StringNode, index: int) -> Node:
+    pattern = string.patterns[index]
+    try:
+        return pattern_tree(pattern.source)
+    except UnsupportedPattern as error:
+        kept = tuple(p for p in string.patterns if p is not pattern)
+        _refuse(build, string, "pattern", str(error), pattern.pointer, patterns=kept)
+        raise AssertionError("unreachable") from None  # _refuse raises
+
+
+def _format_body(build: Build, string: StringNode) -> Node | None:
+    """The format's tree; None without a format (or one JSON Schema does not define)."""
+    name = string.format
+    if name is None:
+        return None
+    if name not in FORMATS:
+        _refuse(build, string, "format", f"format {name!r} is not supported", format=None)
+    body = FORMATS[name]()
+    high = string.max_length
+    longest = length_range(body)[1]
+    if name in COMPACT_FORMATS and high is not None and (longest is None or longest > high):
+        compact = COMPACT_FORMATS[name]()
+        body = compact if (length_range(compact)[1] or 0) <= high else body
+    return body
+
+
+def _string_machine(build: Build, string: StringNode, bodies: list[Node], low: int, high: int | None) -> Machine:
+    """The characters every body and the length bounds allow at once (a product automaton)."""
+    try:
+        machine = _intersection(bodies, low, high)
+    except AutomatonTooLarge as error:
+        keyword = "pattern" if string.patterns else "format" if string.format is not None else "maxLength"
+        _refuse(build, string, keyword, f"with these length bounds it needs {error}", **_WITHOUT[keyword])
+        raise AssertionError("unreachable") from None  # _refuse raises
+    if is_empty(machine):
+        raise SchemaError(f"no string satisfies pattern, format and length together at {string.pointer or '/'}")
+    return machine
+
+
+def _intersection(bodies: list[Node], low: int, high: int | None) -> Machine:
+    """Raises AutomatonTooLarge past the machine's state limit."""
+    machines = [body if isinstance(body, Machine) else machine_from_tree(body) for body in bodies]
+    machine = machines[0]
+    for other in machines[1:]:
+        machine = intersect(machine, other)
+    if low > 0 or high is not None:
+        machine = intersect(machine, length_machine(low, high))
+    return machine
+
+
+def _refuse_format_subset(build: Build, string: StringNode, others: list[Node], low: int, high: int | None) -> None:
+    """When a format's generated subset, not the schema, leaves no string (the other
+    keywords alone allow some), say so, naming that subset."""
+    name = string.format
+    if name not in SUBSETS:
+        return
+    try:
+        if others and is_empty(_intersection(others, low, high)):
+            return  # unsatisfiable without the format too
+    except AutomatonTooLarge:
+        return
+    shortest = length_range(FORMATS[name]())[0]
+    maximum = string.max_length
+    if maximum is not None and maximum < shortest:
+        why = f"its shortest string has {shortest} characters, more than maxLength {maximum}"
+    else:
+        why = "none of its strings " + ("matches the pattern" if string.patterns else "meets the other keywords")
+    raise departure(
+        "format",
+        join_pointer(string.pointer, "format"),
+        f"format {name!r} is generated from a subset ({SUBSETS[name]}), and {why}",
+    )
+
+
+def _lengths_implied(bodies: list[Node], low: int, high: int | None) -> bool:
+    """Whether every string the bodies allow together already has a length in [low, high]."""
+    ranges = [length_range(body) for body in bodies]
+    fewest = max(r[0] for r in ranges)
+    most = min((r[1] for r in ranges if r[1] is not None), default=None)
+    return fewest >= low and (high is None or (most is not None and most <= high))

@@ -1,0 +1,76 @@
+"""anyOf and oneOf as regex trees: each branch merged with the keywords beside it, the
+branches that can be built joined; oneOf once its branches are made exclusive
+(disjoint.py), otherwise refused."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..automaton.regex import Node, alt
+from ..errors import SchemaError, UnsupportedSchema
+from .conjunction import Resolved
+from .disjoint import Overlap, exclusions
+from .json_values import join_pointer
+from .nodes import Reference, SchemaNode, Sub, excluding, forbidding
+
+if TYPE_CHECKING:
+    from .build import Build
+
+
+def any_of_tree(build: Build, node: SchemaNode) -> Node:
+    assert node.any_of is not None
+    rest = node.without(any_of=None)
+    if rest.keywords():
+        branches = [Sub((rest, *branch.parts), branch.pointer) for branch in node.any_of.branches]
+    else:
+        branches = list(node.any_of.branches)
+    return alt(*build.surviving([build.builder(branch) for branch in branches]))
+
+
+def one_of_tree(build: Build, node: SchemaNode) -> Node:
+    """Exactly one branch must match: compiled as anyOf once the branches are made
+    exclusive (see disjoint.py), otherwise refused (lenient: the oneOf is left out)."""
+    assert node.one_of is not None
+    keyword_pointer = node.one_of.pointer
+    rest = node.without(one_of=None)
+    merged = [_merged(build, rest, branch) for branch in node.one_of.branches]
+    kept = [(index, found) for index, found in enumerate(merged) if found is not None]
+    try:
+        separation = exclusions(build.document, [branch for _, (branch, _) in kept], build.accepts)
+    except Overlap as overlap:
+        build.refuse(
+            "oneOf",
+            keyword_pointer,
+            f"{_renumbered(overlap, kept)}; use anyOf, or make them exclusive (different types, a required property"
+            " with different const values, or different required properties)",
+        )
+        return build.resolved(rest, node.pointer)
+    builders: list[Callable[[], Node]] = []
+    for position, (index, (branch, refs)) in enumerate(kept):
+        names, values = separation.properties[position], separation.values[position]
+        conjunction = build.conjunction(node.pointer)
+        if names:
+            branch = conjunction.pair(branch, forbidding(node.pointer, tuple(names)))
+        if values:
+            branch = conjunction.pair(branch, excluding(node.pointer, tuple(values)))
+        builders.append(build.resolved_builder(branch, join_pointer(keyword_pointer, index), refs))
+    return alt(*build.surviving(builders))
+
+
+def _merged(build: Build, rest: SchemaNode, branch: Sub) -> tuple[Resolved, list[Reference]] | None:
+    """The branch merged with the keywords beside it, and the references that took; None
+    when no value satisfies it (it can never be the one branch that matches)."""
+    conjunction = build.conjunction(branch.pointer)
+    try:
+        merged = conjunction.resolve(Sub((rest, *branch.parts), branch.pointer))
+    except UnsupportedSchema:
+        raise
+    except SchemaError:
+        return None
+    return None if merged is False else (merged, conjunction.refs)
+
+
+def _renumbered(overlap: Overlap, kept: list[tuple[int, tuple[Resolved, list[Reference]]]]) -> str:
+    """The overlap message with branch numbers as written."""
+    return f"branches {kept[overlap.first][0]} and {kept[overlap.second][0]} may both match one value"
