@@ -12,6 +12,7 @@ _EXPORTS = {
     "Extractor": "core.extract",
     "Extraction": "core.extract",
     "ExtractionStats": "core.extract",
+    "ChunkedExtraction": "core.chunked",
     "ModelOptions": "core.extract",
     "SamplingSettings": "core.decode",
     "CompiledSchema": "core.compiled",

@@ -155,6 +155,12 @@ def extract(
     truncate: Annotated[
         bool, typer.Option("--truncate", help="Keep the head of a document too long for the context (with a warning).")
     ] = False,
+    chunk: Annotated[
+        bool,
+        typer.Option(
+            "--chunk", help="Extract from a document too long for the context piece by piece, and merge the results."
+        ),
+    ] = False,
     encoding: Annotated[
         str, typer.Option("--encoding", callback=_known_encoding, help="The documents' text encoding (any Python codec name).")
     ] = "utf-8",
@@ -212,6 +218,7 @@ def extract(
         min_confidence=min_confidence,
         review=review,
         document_format=document_format,
+        chunk=chunk,
     )
     raise typer.Exit(_guarded(run.execute, request, debug))
 

@@ -26,7 +26,7 @@ from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
 from . import batch, evidence, interrupts, output, preflight, workers
 from .exit_codes import ExitCode, UsageError, exit_code_for
-from .extraction import open_and_compile, read_text, report_truncation, sampling
+from .extraction import open_and_compile, read_for, report_truncation, start_extraction
 from .hints import worded
 from .request import Request
 
@@ -212,8 +212,7 @@ def _one(
     page: evidence.ReviewPage,
 ) -> None:
     try:
-        text = read_text(source.path, request.encoding, extractor.document_byte_limit, request.truncate, request.document_format)
-        extraction = extractor.extract(compiled, text, sampling(request), request.instructions, request.truncate)
+        extraction = start_extraction(request, extractor, compiled, read_for(request, extractor, source.path))
         report_truncation(source.label, extraction)
         value = extraction.run()
     except ModelError:

@@ -6,18 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..core.chunked import ChunkedExtraction
 from ..core.extract import Extraction
 from ..core.review import ReviewDocument, write_review
 from . import output
 
 
-def envelope(source: str, extraction: Extraction) -> dict[str, Any]:
+def envelope(source: str, extraction: Extraction | ChunkedExtraction) -> dict[str, Any]:
     """`{"source", "data", "evidence"}` for one document."""
     evidence = {pointer: found.as_json() for pointer, found in extraction.evidence.items()}
     return {"source": source, "data": extraction.value, "evidence": evidence}
 
 
-def report(source: str, extraction: Extraction, min_confidence: float | None) -> None:
+def report(source: str, extraction: Extraction | ChunkedExtraction, min_confidence: float | None) -> None:
     """Warn on stderr about values below `min_confidence`, and where the budget closed the document."""
     if extraction.budget_closed_at is not None:
         output.report_warning(
@@ -41,7 +42,7 @@ class ReviewPage:
         self.min_confidence = min_confidence
         self.documents: list[ReviewDocument] = []
 
-    def add(self, source: str, extraction: Extraction) -> None:
+    def add(self, source: str, extraction: Extraction | ChunkedExtraction) -> None:
         if self.path is not None and extraction.document is not None:
             self.documents.append(ReviewDocument(source, extraction.document, envelope(source, extraction)))
 

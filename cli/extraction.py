@@ -7,10 +7,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..core.chunked import CHUNKED_TEXT_LIMIT, ChunkedExtraction
 from ..core.compiled import CompiledSchema
 from ..core.decode import SamplingSettings
 from ..core.document import read_document, read_stream
-from ..core.errors import UndecodableDocument
+from ..core.errors import DocumentError, DocumentTooLarge, UndecodableDocument
 from ..core.extract import Extraction, Extractor, ModelOptions
 from ..core.schema.load import Schema
 from . import output
@@ -35,7 +36,30 @@ def sampling(request: Request) -> SamplingSettings:
     return SamplingSettings(request.max_tokens, request.temperature, request.top_p, request.seed)
 
 
-def report_truncation(source: str, extraction: Extraction) -> None:
+def read_for(request: Request, extractor: Extractor, document: str | Path) -> str:
+    """The document's text, read no further than its extraction can use: what the context
+    holds, or with --chunk what pieces are made of (CHUNKED_TEXT_LIMIT)."""
+    if not request.chunk:
+        return read_text(document, request.encoding, extractor.document_byte_limit, request.truncate, request.document_format)
+    try:
+        return read_text(document, request.encoding, CHUNKED_TEXT_LIMIT, False, request.document_format)
+    except DocumentTooLarge:
+        raise DocumentError(
+            f"document {document} has more than {CHUNKED_TEXT_LIMIT} bytes of text, the most read with --chunk",
+            hint="split it into smaller files",
+        ) from None
+
+
+def start_extraction(
+    request: Request, extractor: Extractor, compiled: CompiledSchema, text: str
+) -> Extraction | ChunkedExtraction:
+    """The extraction from `text`: piece by piece with --chunk, else in one prompt."""
+    if request.chunk:
+        return ChunkedExtraction(extractor, compiled, text, sampling(request), request.instructions)
+    return extractor.extract(compiled, text, sampling(request), request.instructions, request.truncate)
+
+
+def report_truncation(source: str, extraction: Extraction | ChunkedExtraction) -> None:
     dropped = extraction.stats.document_tokens_dropped
     if dropped:
         output.report_warning(f"{source}: --truncate left out the last {dropped} tokens of the document to fit the context")

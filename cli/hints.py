@@ -38,6 +38,9 @@ def worded(error: ExtractError) -> Wording:
             return Wording(message, f"raise --max-tokens to at least {shortest}")
         case TokenBudgetTooSmall():
             return Wording(error.message, "raise --max-tokens")
+        case ContextTooSmall(truncate_helps=True):
+            remedies = error.remedies("--max-tokens", "--ctx", "--truncate")
+            return Wording(error.message, f"{remedies}; or pass --chunk to extract from all of it piece by piece")
         case ContextTooSmall():
             return Wording(error.message, error.remedies("--max-tokens", "--ctx", "--truncate"))
     return Wording(error.message, _hint(error))
@@ -46,7 +49,7 @@ def worded(error: ExtractError) -> Wording:
 def _hint(error: ExtractError) -> str:
     match error:
         case DocumentTooLarge():
-            return "shorten or split it, or pass --truncate to keep the head that fits the context"
+            return "shorten or split it, pass --chunk to extract from all of it piece by piece, or --truncate to keep its head"
         case UndecodableDocument():
             return "pass --encoding with the file's encoding (e.g. --encoding latin-1), or convert it to UTF-8"
         case DocumentNotFound():

@@ -26,6 +26,11 @@ def check_request(request: Request) -> tuple[int, int] | None:
             "--skip-existing and --overwrite exclude each other",
             hint="--skip-existing keeps valid earlier results, --overwrite replaces them: pass one",
         )
+    if request.chunk and request.truncate:
+        raise UsageError(
+            "--chunk and --truncate exclude each other",
+            hint="--chunk extracts from the whole of a long document piece by piece, --truncate from its head: pass one",
+        )
     check_glob(options.glob)
     if request.review is not None and options.workers > 1:
         raise UsageError(

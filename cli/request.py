@@ -58,6 +58,7 @@ class Request:
     min_confidence: float | None = None
     review: Path | None = None
     document_format: str | None = None  # a name from core.convert.FORMATS; None: told from each document
+    chunk: bool = False  # a document too long for the context is extracted piece by piece
 
     @property
     def is_batch(self) -> bool:

@@ -11,10 +11,10 @@ from ..core.document import check_readable
 from ..core.layout import Indenter
 from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
-from . import evidence, interrupts, output, preflight
+from . import evidence, interrupts, output, preflight, progress
 from .batch_run import execute_batch
 from .exit_codes import ExitCode
-from .extraction import open_and_compile, read_text, report_truncation, sampling
+from .extraction import open_and_compile, read_for, report_truncation, sampling, start_extraction
 from .request import CheckRequest, Request
 
 
@@ -33,24 +33,24 @@ def execute(request: Request) -> ExitCode:
 def _extract_one(request: Request, schema: Schema) -> ExitCode:
     """Stream the document's JSON to stdout (in the model thread: see cli.interrupts)."""
     extractor, compiled = open_and_compile(request, schema)
-    document = request.documents[0]
-    text = read_text(document, request.encoding, extractor.document_byte_limit, request.truncate, request.document_format)
+    text = read_for(request, extractor, request.documents[0])
     settings = sampling(request)
-    extraction = extractor.extract(compiled, text, settings, request.instructions, request.truncate)
+    extraction = start_extraction(request, extractor, compiled, text)
     report_truncation(request.documents[0], extraction)
     if request.verbose:
         output.stderr.print(f"model: {extractor.model_path}", markup=False)
         output.stderr.print(f"settings: {settings}", markup=False)
         output.stderr.print(extraction.prompt, markup=False)
     writer = output.JsonWriter()
-    if request.evidence:
-        extraction.run()  # the envelope is written once the evidence is complete
-        writer.write(output.json_line(evidence.envelope(request.documents[0], extraction)))
-    else:
-        layout = Indenter(request.indent) if request.indent is not None else None
-        for chunk in extraction:
-            writer.write(layout.feed(chunk) if layout else chunk)
-        writer.write((layout.finish() if layout else "") + "\n")
+    with progress.shown(extraction, request.batch.quiet):
+        if request.evidence:
+            extraction.run()  # the envelope is written once the evidence is complete
+            writer.write(output.json_line(evidence.envelope(request.documents[0], extraction)))
+        else:
+            layout = Indenter(request.indent) if request.indent is not None else None
+            for chunk in extraction:
+                writer.write(layout.feed(chunk) if layout else chunk)
+            writer.write((layout.finish() if layout else "") + "\n")
     evidence.report(request.documents[0], extraction, request.min_confidence)
     page = evidence.ReviewPage(request.review, request.min_confidence)
     page.add(request.documents[0], extraction)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import codecs
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 from pathlib import Path
@@ -89,6 +89,10 @@ class Extractor:
         if not document.strip():
             raise DocumentError("the document is empty", hint="pass a file with text in it")
         return render_chat(self.tokenizer, build_messages(compiled.schema, document, instructions))
+
+    def prompt_token_count(self, compiled: CompiledSchema, document: str, instructions: str | None = None) -> int:
+        """How many tokens the prompt for `document` takes (cheap: tokenizing only)."""
+        return len(self._tokens_of(self.prompt_for(compiled, document, instructions)))
 
     def extract(
         self,
@@ -296,6 +300,9 @@ class Extraction:
         self.value: Any = None
         self.evidence: dict[str, ValueEvidence] = {}
         self.budget_closed_at: str | None = None
+        # Called with (tokens evaluated, tokens to evaluate) after each batch of the prompt's
+        # part after the shared prefix: a long prompt takes minutes on a small CPU.
+        self.on_prompt_progress: Callable[[int, int], None] | None = None
 
     def __iter__(self) -> Iterator[str]:
         model = self._extractor.model_for(len(self._prompt_tokens) + self._settings.max_tokens)
@@ -343,8 +350,18 @@ class Extraction:
             model.rollback(0)
             model.eval(prefix)
             reused = 0
-        model.eval(self._prompt_tokens[len(prefix) :])
+        self._evaluate_reporting(model, self._prompt_tokens[len(prefix) :])
         return reused
+
+    def _evaluate_reporting(self, model: GGUFModel, tokens: list[int]) -> None:
+        """model.eval(tokens), a batch at a time when progress is asked for: eval cuts a list
+        into batches of n_batch from its start, so these are the same batches, and the same numbers."""
+        if self.on_prompt_progress is None:
+            model.eval(tokens)
+            return
+        for start in range(0, len(tokens), model.n_batch):
+            model.eval(tokens[start : start + model.n_batch])
+            self.on_prompt_progress(min(len(tokens), start + model.n_batch), len(tokens))
 
     def _record(self, decoder: Decoder) -> None:
         for item in fields(DecodeStats):

@@ -157,6 +157,11 @@ class GGUFModel:
     def n_ctx(self) -> int:
         return int(self._llama.n_ctx())
 
+    @property
+    def n_batch(self) -> int:
+        """The most tokens evaluated in one batch (eval splits longer lists into batches of this size)."""
+        return int(self._llama.n_batch)
+
     def metadata(self) -> dict[str, str]:
         return dict(self._llama.metadata)
 

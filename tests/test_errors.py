@@ -124,7 +124,8 @@ def test_the_documented_budget_refusal() -> None:
         (
             (True, True, True),
             "shorten the document, lower max_tokens, raise n_ctx, or pass truncate=True to keep the head that fits",
-            "shorten the document, lower --max-tokens, raise --ctx, or pass --truncate to keep the head that fits",
+            "shorten the document, lower --max-tokens, raise --ctx, or pass --truncate to keep the head that fits;"
+            " or pass --chunk to extract from all of it piece by piece",
         ),
     ],
 )
