@@ -249,3 +249,17 @@ def test_lenient_and_strict_compile_a_supported_schema_alike() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 2}, "b": {"enum": [1, "x"]}}}
     strict, lenient = compile_automaton(schema), compile_automaton(schema, lenient=True)
     assert lenient.relaxed == [] and strict.dfa.nfa_state_count == lenient.dfa.nfa_state_count
+
+
+def test_one_of_written_alike_in_two_places_merges() -> None:
+    # Two definitions with the same oneOf, met by one property through two patterns.
+    token = {"oneOf": [{"type": "string", "maxLength": 3}, {"type": "integer"}]}
+    schema = {
+        "$defs": {"a": {"properties": {"token": token}}, "b": {"properties": {"token": token}}},
+        "type": "object",
+        "patternProperties": {".*": {"$ref": "#/$defs/a"}, "x": {"$ref": "#/$defs/b"}},
+        "additionalProperties": False,
+    }
+    compile_automaton(schema)
+    with pytest.raises(UnsupportedSchema, match="two different 'oneOf' values"):
+        merge({"allOf": [token, {"oneOf": [{"type": "string"}, {"type": "integer"}]}]})

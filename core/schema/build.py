@@ -41,6 +41,7 @@ class Build:
         self.floor = Floor()
         self.ref_stack: list[str] = []
         self.memo: dict[Hashable, tuple[object, Node]] = {}
+        self.strings: dict[Hashable, Node] = {}  # string trees by their keywords' contents
         self.dialect = Dialect(document.draft4, "dependentRequired" in document.asserting)
         self._root_validator: Validator | None = None
 

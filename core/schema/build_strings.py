@@ -7,6 +7,7 @@ leaves no string, the error names that departure.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +52,21 @@ def string_tree(build: Build, node: SchemaNode) -> Node:
 
 def strings(build: Build, string: StringNode, excluded: list[str], label: TextLabel | None = None) -> Node:
     """A JSON string meeting `string`'s keywords and none of `excluded`; `label` marks a plain
-    string value's body for grounding (property names get none)."""
+    string value's body for grounding (property names get none). Memoised by those contents
+    (a pattern or format written in many places costs one automaton)."""
+    plain = not (string.patterns or string.format or excluded)  # only a plain string's tree holds its label
+    patterns = tuple(pattern.source for pattern in string.patterns)
+    key: Hashable = (string.min_length, string.max_length, patterns, string.format, tuple(excluded), label if plain else None)
+    found = build.strings.get(key)
+    if found is None:
+        refusals = len(build.document.refusals.found)
+        found = _strings(build, string, excluded, label)
+        if len(build.document.refusals.found) == refusals:  # so each place lists its own refusals
+            build.strings[key] = found
+    return found
+
+
+def _strings(build: Build, string: StringNode, excluded: list[str], label: TextLabel | None) -> Node:
     while True:
         try:
             tree = _string_node(build, string, excluded, label)

@@ -13,12 +13,12 @@ refused naming the keyword; a pair that no value satisfies is a SchemaError.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
 from ..errors import SchemaError, UnsupportedSchema
 from .convert import SchemaDocument, tighter
-from .json_values import MAX_REF_HOPS, distinct_values, join_pointer, keep_values
+from .json_values import MAX_REF_HOPS, distinct_values, join_pointer, json_key, keep_values
 from .limits import Fuel
 from .nodes import ArrayNode, NumberNode, ObjectNode, Reference, SchemaNode, StringNode, Sub, UnionNode, Values, conjoin
 
@@ -228,10 +228,21 @@ class Conjunction:
         return UnionNode(first.pointer, branches, exclusive=False)
 
     def _one_of(self, first: UnionNode | None, second: UnionNode | None) -> UnionNode | None:
-        if first is None or second is None or first.key == second.key:
+        if first is None or second is None or self._content(first) == self._content(second):
             return second if first is None else first
         self.refuse("oneOf", "two different 'oneOf' values cannot be merged exactly")
         return None
+
+    def _content(self, union: UnionNode) -> Hashable:
+        """Equal for branches written alike (wherever they are written: references are to
+        the one root), and for the same made nodes."""
+        return tuple(
+            tuple(
+                json_key(self.document.raw(part)) if isinstance(part, str) else part if isinstance(part, bool) else id(part)
+                for part in branch.parts
+            )
+            for branch in union.branches
+        )
 
 
 def _both(first: Kind | None, second: Kind | None, merge: Callable[[Kind, Kind], Kind]) -> Kind | None:

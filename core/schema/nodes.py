@@ -167,10 +167,6 @@ class UnionNode:
     def keyword(self) -> str:
         return "oneOf" if self.exclusive else "anyOf"
 
-    @property
-    def key(self) -> Hashable:
-        return (self.exclusive, tuple(branch.key for branch in self.branches))
-
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Reference:
