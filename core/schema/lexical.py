@@ -1,8 +1,13 @@
 """Regex trees for JSON's lexical pieces: string characters, numbers, integer ranges.
 
-Numbers are written the way Python's `json.dumps` writes them: no leading zeros, no `+`,
-no `-0`. Digit counts are bounded (see the README's departures) so a model can never
-spin digits forever; the bounds are far beyond values found in documents.
+Integers are written canonically: no leading zeros, no `+`, no `-0`. Other numbers have no
+leading zeros either, but keep the forms documents write: trailing zeros in a fraction
+(`559.40`) and exponents such as `1.5E+05`. A mask that forbids the form a document uses does
+not make a small model drop the extra characters; it makes it write other ones: with trailing
+zeros forbidden, the bundled model wrote a bounded total read as `559.40` as `559.40001`, a
+valid document with a wrong value. Padding is bounded by digit counts instead (see the
+README's departures), so a model can never spin digits forever; the bounds are far beyond
+values found in documents.
 """
 
 from __future__ import annotations
