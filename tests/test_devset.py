@@ -35,8 +35,9 @@ def bench_module(name: str) -> ModuleType:
     return module
 
 
+sys.path.insert(0, str(ROOT / "bench"))  # bench/accuracy.py imports its sibling accuracy_scoring
 build = bench_module("build_devset")
-accuracy = bench_module("accuracy")
+accuracy = bench_module("accuracy_scoring")
 RECORDS = [json.loads(line) for line in (DEVSET / "gold.jsonl").read_text(encoding="utf-8").splitlines()]
 SCHEMAS = {path.stem: json.loads(path.read_text()) for path in (DEVSET / "schemas").glob("*.json")}
 
@@ -138,3 +139,16 @@ def test_auroc_is_one_when_confidence_separates_right_from_wrong() -> None:
     assert accuracy.auroc(pairs) == 1.0
     assert accuracy.auroc([(1 - score, not ok) for score, ok in pairs]) == 1.0
     assert accuracy.auroc([(score, not ok) for score, ok in pairs]) == 0.0
+
+
+def test_rescoring_gold_values_as_extractions_finds_every_field_right_and_verbatim(tmp_path: Path) -> None:
+    runner = bench_module("accuracy")
+    cases, schemas = accuracy.load_devset()
+    saved = tmp_path / "saved.jsonl"
+    records = [{"model": "m", "mode": "grounded", "id": case.id, "seconds": 1.0, "value": case.gold} for case in cases]
+    saved.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    tally = runner.rescore(saved, cases, schemas)["m"]["grounded"]
+    assert tally.documents == len(cases)
+    assert tally.right == tally.fields == sum(len(case.gold) for case in cases)
+    assert tally.verbatim == tally.plain_strings > 0
+    assert tally.loops == tally.duplicates == []
