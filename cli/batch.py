@@ -9,7 +9,6 @@ a partial file and a later run can tell a finished result from a missing one.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import tempfile
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core import files
 from ..core.errors import OutputError, SchemaError
 from ..core.schema.load import Schema
 from ..core.schema.validation import best_error, validator_for_schema
@@ -137,26 +137,6 @@ def prepare_output_dir(directory: Path) -> None:
 
 
 def write_atomically(target: Path, text: str) -> None:
-    """Write `text` to `target` through a temporary file in the same folder and a rename, so
-    `target` is either absent or complete. The file gets the mode any new file would (0666
-    less the umask), not mkstemp's private 0600. Raises OSError (disk full, permissions)."""
+    """Write `text` to `target` whole or not at all (core.files), creating its folder first."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            os.fchmod(out.fileno(), 0o666 & ~_umask())
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
-def _umask() -> int:
-    """The process's umask. Python can only read it by setting it, so it is set back at once."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    files.write_atomically(target, text)

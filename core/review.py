@@ -10,15 +10,13 @@ leaf of the data is refused, never drawn somewhere plausible) and writes the pag
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import OutputError, ReviewError
+from .files import write_atomically
 
 JsonLeaf = str | int | float | bool | None
 
@@ -75,7 +73,7 @@ def write_review(path: Path, documents: Sequence[ReviewDocument], min_confidence
     anything, OutputError when the file cannot be written."""
     page = render_review(documents, min_confidence)
     try:
-        _write_atomically(path, page)
+        write_atomically(path, page)
     except OSError as error:
         raise OutputError(
             f"cannot write the review page {path}: {error.strerror or error}",
@@ -176,26 +174,3 @@ def _error_line(error: object) -> str:
     if isinstance(error, Mapping):
         return f"{error.get('type', 'Error')}: {error.get('message', '')}"
     return str(error)
-
-
-def _write_atomically(target: Path, text: str) -> None:
-    folder = target.parent
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            os.fchmod(out.fileno(), 0o666 & ~_umask())
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
-def _umask() -> int:
-    """The process's umask. Python can only read it by setting it, so it is set back at once."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
