@@ -263,3 +263,20 @@ def test_one_of_written_alike_in_two_places_merges() -> None:
     compile_automaton(schema)
     with pytest.raises(UnsupportedSchema, match="two different 'oneOf' values"):
         merge({"allOf": [token, {"oneOf": [{"type": "string"}, {"type": "integer"}]}]})
+
+
+def test_an_any_of_met_again_is_not_multiplied_out() -> None:
+    # (A or B) and (A or B) is A or B: nine branches met three times stay nine, not 729.
+    nine = {"anyOf": [{"type": "string", "maxLength": n} for n in range(9)]}
+    twice = {"$defs": {"u": nine, "v": nine}, "allOf": [{"$ref": "#/$defs/u"}, {"$ref": "#/$defs/u"}, {"$ref": "#/$defs/v"}]}
+    merged = merge(twice)
+    assert isinstance(merged, SchemaNode) and merged.any_of is not None and len(merged.any_of.branches) == 9
+    assert compile_automaton(twice).dfa.walk(compile_automaton(twice).dfa.start, b'"abcdefgh"') != 0
+
+
+def test_any_of_pairs_no_value_meets_are_left_out_of_the_product() -> None:
+    schema = {"allOf": [{"anyOf": [{"type": "string"}, {"type": "integer"}]}, {"anyOf": [{"type": "string"}, {"type": "null"}]}]}
+    merged = merge(schema)
+    assert isinstance(merged, SchemaNode) and merged.any_of is not None and len(merged.any_of.branches) == 1
+    with pytest.raises(SchemaError, match="nothing matches"):
+        merge({"allOf": [{"anyOf": [{"type": "integer"}]}, {"anyOf": [{"type": "null"}, {"type": "string"}]}]})

@@ -42,6 +42,7 @@ class Build:
         self.ref_stack: list[str] = []
         self.memo: dict[Hashable, tuple[object, Node]] = {}
         self.strings: dict[Hashable, Node] = {}  # string trees by their keywords' contents
+        self.resolutions: dict[Hashable, tuple[Sub, Resolved, list[Reference]]] = {}
         self.dialect = Dialect(document.draft4, "dependentRequired" in document.asserting)
         self._root_validator: Validator | None = None
 
@@ -74,14 +75,24 @@ class Build:
         """The tree of `sub`; memoised per (parts, references being expanded)."""
         if sub.is_true():
             return any_value(GENERIC_DEPTH)
-        key = ("sub", sub.key, tuple(sorted(self.ref_stack)))
+        key = ("sub", sub.key, sub.pointer, tuple(sorted(self.ref_stack)))
         found = self.memo.get(key)
         if found is None:
-            conjunction = self.conjunction(sub.pointer)
-            resolved = conjunction.resolve(sub)
-            found = (sub, self.inside_refs(conjunction.refs, lambda: self.resolved(resolved, sub.pointer)))
+            resolved, refs = self.resolve(sub)
+            found = (sub, self.inside_refs(refs, lambda: self.resolved(resolved, sub.pointer)))
             self.memo[key] = found
         return found[1]
+
+    def resolve(self, sub: Sub) -> tuple[Resolved, list[Reference]]:
+        """The one plain node `sub` amounts to and the references followed to it; merged once
+        per subschema (a merge does not depend on the references being expanded)."""
+        key = (sub.key, sub.pointer)
+        found = self.resolutions.get(key)
+        if found is None:
+            conjunction = self.conjunction(sub.pointer)
+            found = (sub, conjunction.resolve(sub), conjunction.refs)  # the sub is kept so its made parts' ids stay unique
+            self.resolutions[key] = found
+        return found[1], found[2]
 
     def resolved(self, node: Resolved, pointer: str) -> Node:
         """The tree of a merged node; memoised per (node, references being expanded)."""

@@ -77,6 +77,7 @@ def _unique_array(build: Build, array: ArrayNode) -> Node | None:
         reason = f"{len(values)} distinct values with minItems/maxItems need more than {MAX_OBJECT_NODES} automaton nodes"
         build.refuse("uniqueItems", where, reason)
         return None
+    build.fuel.burn(array.pointer, "member", object_nodes(members, low, high))
     try:
         return object_of(members, low, high, brackets=("[", "]"))
     except SchemaError:

@@ -54,6 +54,7 @@ def object_tree(build: Build, node: SchemaNode) -> Node:
         return _map(build, obj)
     members = _members(build, obj, properties)
     low, high = _counts(build, obj, members)
+    build.fuel.burn(obj.pointer, "member", object_nodes(members, low, high))
     try:
         return object_of(members, low, high)
     except SchemaError:

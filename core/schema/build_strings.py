@@ -147,6 +147,7 @@ def _string_machine(build: Build, string: StringNode, bodies: list[Node], low: i
     """The characters every body and the length bounds allow at once (a product automaton)."""
     try:
         machine = _intersection(bodies, low, high)
+        build.fuel.burn(string.pointer, "state", len(machine.edges))
     except AutomatonTooLarge as error:
         keyword = "pattern" if string.patterns else "format" if string.format is not None else "maxLength"
         _refuse(build, string, keyword, f"with these length bounds it needs {error}", **_WITHOUT[keyword])

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 def any_of_tree(build: Build, node: SchemaNode) -> Node:
     assert node.any_of is not None
+    build.fuel.burn(node.pointer, "branch", len(node.any_of.branches))
     rest = node.without(any_of=None)
     if rest.keywords():
         branches = [Sub((rest, *branch.parts), branch.pointer) for branch in node.any_of.branches]
@@ -32,6 +33,7 @@ def one_of_tree(build: Build, node: SchemaNode) -> Node:
     """Exactly one branch must match: compiled as anyOf once the branches are made
     exclusive (see disjoint.py), otherwise refused (lenient: the oneOf is left out)."""
     assert node.one_of is not None
+    build.fuel.burn(node.pointer, "branch", len(node.one_of.branches) ** 2)  # made exclusive pair by pair
     keyword_pointer = node.one_of.pointer
     rest = node.without(one_of=None)
     merged = [_merged(build, rest, branch) for branch in node.one_of.branches]
@@ -47,14 +49,18 @@ def one_of_tree(build: Build, node: SchemaNode) -> Node:
         )
         return build.resolved(rest, node.pointer)
     builders: list[Callable[[], Node]] = []
+    # Each branch is built inside the references of the branches merged before it too: a
+    # recursive oneOf stops sooner (fewer documents, never invalid ones), as it always has.
+    counted: list[Reference] = []
     for position, (index, (branch, refs)) in enumerate(kept):
+        counted += refs
         names, values = separation.properties[position], separation.values[position]
         conjunction = build.conjunction(node.pointer)
         if names:
             branch = conjunction.pair(branch, forbidding(node.pointer, tuple(names)))
         if values:
             branch = conjunction.pair(branch, excluding(node.pointer, tuple(values)))
-        builders.append(build.resolved_builder(branch, join_pointer(keyword_pointer, index), refs))
+        builders.append(build.resolved_builder(branch, join_pointer(keyword_pointer, index), list(counted)))
     return alt(*build.surviving(builders))
 
 

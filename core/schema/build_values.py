@@ -23,6 +23,7 @@ def listed_values(build: Build, node: SchemaNode) -> list[Any]:
     """The enum/const values (JSON-distinct) that also satisfy the keywords beside them
     (type, minLength, not, ...) and are not excluded."""
     assert node.values is not None
+    build.fuel.burn(node.pointer, "value", len(node.values.items))
     checker = build.validator(node.without(values=None, excluded=()))
     allowed = [value for value in node.values.items if checker.is_valid(value)]
     kept = keep_values(distinct_values(allowed), node.excluded, keep=False)

@@ -55,14 +55,13 @@ class Conjunction:
         return self.document.node(part) if isinstance(part, str) else part
 
     def pair(self, first: str | bool | SchemaNode, second: str | bool | SchemaNode) -> Resolved:
-        self.fuel.burn(self.pointer)
         one, other = self.part(first), self.part(second)
         if one is True or other is True:
             return other if one is True else one
         one, other = self.expand(one), self.expand(other)
         if one is False or other is False:
             return False
-        if one is True or other is True:
+        if one is True or other is True or one is other:  # a schema and itself is that schema
             return other if one is True else one
         return self.merge(one, other)
 
@@ -83,7 +82,10 @@ class Conjunction:
         return node.without(ref=None, all_of=()) if isinstance(node, SchemaNode) else node
 
     def merge(self, first: SchemaNode, second: SchemaNode) -> SchemaNode:
-        """Two plain nodes as one."""
+        """Two plain nodes as one (a unit of compile work)."""
+        self.fuel.burn(self.pointer, "merge")
+        if first.object is not None and second.object is not None:
+            self.fuel.burn(self.pointer, "member", len(first.object.properties) + len(second.object.properties))
         return SchemaNode(
             self.pointer,
             types=self._types(first.types, second.types),
@@ -221,11 +223,29 @@ class Conjunction:
     def _any_of(self, first: UnionNode | None, second: UnionNode | None) -> UnionNode | None:
         if first is None or second is None:
             return second if first is None else first
+        if self._content(first) == self._content(second):
+            return first  # (A or B) and (A or B) is A or B
         if len(first.branches) * len(second.branches) > MAX_BRANCHES:
             self.refuse("anyOf", f"merging would need more than {MAX_BRANCHES} branches")
             return None
-        branches = tuple(conjoin(a, b, a.pointer) for a in first.branches for b in second.branches)
+        branches = tuple(branch for a in first.branches for b in second.branches if (branch := self._both(a, b)) is not None)
+        if not branches:
+            raise SchemaError(f"allOf at {self.pointer or '/'} requires two anyOf that no value meets at once: nothing matches")
         return UnionNode(first.pointer, branches, exclusive=False)
+
+    def _both(self, first: Sub, second: Sub) -> Sub | None:
+        """One branch of an anyOf product, merged now (the references it follows count for
+        the whole merge, so a recursive product stops within the recursion depth); None when
+        no value meets both."""
+        try:
+            merged = self.resolve(conjoin(first, second, first.pointer))
+        except UnsupportedSchema:
+            raise
+        except SchemaError:
+            return None
+        if merged is False:
+            return None
+        return Sub(() if merged is True else (merged,), first.pointer)
 
     def _one_of(self, first: UnionNode | None, second: UnionNode | None) -> UnionNode | None:
         if first is None or second is None or self._content(first) == self._content(second):

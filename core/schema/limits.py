@@ -13,6 +13,7 @@ refused or compiled the same way on every machine.
 
 from __future__ import annotations
 
+import collections
 from collections import deque
 
 from ..automaton.regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq
@@ -31,24 +32,30 @@ MAX_DIVISOR_STATES = 10_000
 # Multiples within bounds listed one by one, for divisors too large for the remainder automaton.
 MAX_LISTED_MULTIPLES = 1_000
 
-# Units of compile work a schema may use (see Fuel): each schema compiled into the tree and
-# each pair of schemas merged costs one.
+# Units of compile work a schema may use (see Fuel and WORK_WEIGHTS).
 MAX_COMPILE_FUEL = 150_000
+# What each kind of work costs in units: a schema compiled into the tree (per schema and
+# references being expanded), a pair of schemas merged, a property merged or placed (object
+# tails: properties times the counts that matter), an anyOf/oneOf branch (oneOf: per pair),
+# a listed value judged by the validator, an automaton state of a string's constraints.
+WORK_WEIGHTS: dict[str, int] = {"schema": 1, "merge": 1, "member": 0, "branch": 0, "value": 0, "state": 0}
 
 
 class Fuel:
     """Deterministic compile work, counted instead of timed, so that a schema compiles or is
-    refused the same way on every machine and under any load. One unit is one schema compiled
-    into the regex tree (per schema and references being expanded) or one pair of schemas
-    merged; the automaton's own growth is bounded by its state limits."""
+    refused the same way on every machine and under any load. Each kind of work costs its
+    weight in units (WORK_WEIGHTS); `counts` holds how much of each kind was done."""
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = MAX_COMPILE_FUEL if limit is None else limit
         self.used = 0
+        self.counts: collections.Counter[str] = collections.Counter()
 
-    def burn(self, pointer: str) -> None:
-        """Spend one unit on the schema at `pointer`. Raises SchemaError past the limit."""
-        self.used += 1
+    def burn(self, pointer: str, kind: str = "schema", count: int = 1) -> None:
+        """Spend `count` pieces of work of `kind` on the schema at `pointer`. Raises
+        CompileWorkExceeded past the limit."""
+        self.counts[kind] += count
+        self.used += WORK_WEIGHTS[kind] * count
         if self.used > self.limit:
             raise CompileWorkExceeded(self.limit, pointer)
 

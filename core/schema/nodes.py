@@ -43,8 +43,9 @@ class Sub:
 
 
 def conjoin(first: Sub, second: Sub, pointer: str | None = None) -> Sub:
-    """Both subschemas at once (merged only when compiled, so recursive schemas stay finite)."""
-    parts = tuple(part for part in (*first.parts, *second.parts) if part is not True)
+    """Both subschemas at once (merged only when compiled, so recursive schemas stay finite);
+    a part both hold is kept once (a schema and itself is that schema)."""
+    parts = tuple(dict.fromkeys(part for part in (*first.parts, *second.parts) if part is not True))
     if any(part is False for part in parts):
         parts = (False,)
     return Sub(parts, first.pointer if pointer is None else pointer)
