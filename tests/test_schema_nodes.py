@@ -8,6 +8,7 @@ subschema's node, written back, accepts exactly the values the subschema as writ
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 from typing import Any
@@ -280,3 +281,30 @@ def test_any_of_pairs_no_value_meets_are_left_out_of_the_product() -> None:
     assert isinstance(merged, SchemaNode) and merged.any_of is not None and len(merged.any_of.branches) == 1
     with pytest.raises(SchemaError, match="nothing matches"):
         merge({"allOf": [{"anyOf": [{"type": "integer"}]}, {"anyOf": [{"type": "null"}, {"type": "string"}]}]})
+
+
+def test_a_subschema_is_compiled_once_for_all_expansions_it_cannot_tell_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `leaf` meets no reference, so its tree is the same at every depth of the recursion
+    # through `a` and `b`; `a` meets both, so it is compiled once per count of each.
+    schema = {
+        "$defs": {
+            "leaf": {"enum": ["x", "y"]},
+            "a": {"type": "object", "properties": {"v": {"$ref": "#/$defs/leaf"}, "b": {"$ref": "#/$defs/b"}}},
+            "b": {"type": "object", "properties": {"v": {"$ref": "#/$defs/leaf"}, "a": {"$ref": "#/$defs/a"}}},
+        },
+        "$ref": "#/$defs/a",
+    }
+    dispatched: collections.Counter[str] = collections.Counter()
+    original = build_module.Build._dispatch
+
+    def counted(self: build_module.Build, node: SchemaNode) -> Any:
+        dispatched[node.pointer] += 1
+        return original(self, node)
+
+    monkeypatch.setattr(build_module.Build, "_dispatch", counted)
+    automaton = compile_automaton(schema, recursion_depth=3)
+    assert dispatched["/$defs/leaf"] == 1
+    assert dispatched["/$defs/a"] <= 4
+    deep = {"b": {"a": {"b": {"a": {"v": "x"}}}}}
+    state = automaton.dfa.walk(automaton.dfa.start, json.dumps(deep).encode())
+    assert state != 0 and automaton.dfa.is_accepting(state)

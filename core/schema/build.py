@@ -6,6 +6,7 @@ builder of each part: `not` (negation.py), anyOf/oneOf (build_unions.py), enum/c
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -23,7 +24,8 @@ from .json_values import join_pointer, json_in
 from .lexical import json_text
 from .limits import Floor, Fuel
 from .negation import fold_not
-from .nodes import Reference, SchemaNode, Sub, generated_types
+from .nodes import Reference, SchemaNode, Sub, generated_types, subschemas
+from .reach import References
 from .refusals import DepthCut
 from .render import Dialect, render, render_sub
 from .trees import GENERIC_DEPTH, any_value
@@ -39,7 +41,9 @@ class Build:
         self.recursion_depth = recursion_depth
         self.fuel = fuel
         self.floor = Floor()
-        self.ref_stack: list[str] = []
+        self.ref_counts: collections.Counter[str] = collections.Counter()
+        self.references = References(document.root)
+        self.reaches: dict[int, tuple[SchemaNode, frozenset[str]]] = {}
         self.memo: dict[Hashable, tuple[object, Node]] = {}
         self.strings: dict[Hashable, Node] = {}  # string trees by their keywords' contents
         self.resolutions: dict[Hashable, tuple[Sub, Resolved, list[Reference]]] = {}
@@ -75,7 +79,7 @@ class Build:
         """The tree of `sub`; memoised per (parts, references being expanded)."""
         if sub.is_true():
             return any_value(GENERIC_DEPTH)
-        key = ("sub", sub.key, sub.pointer, tuple(sorted(self.ref_stack)))
+        key = ("sub", sub.key, sub.pointer, self._expanding(self._sub_reach(sub)))
         found = self.memo.get(key)
         if found is None:
             resolved, refs = self.resolve(sub)
@@ -100,12 +104,37 @@ class Build:
             return any_value(GENERIC_DEPTH)
         if node is False:
             raise SchemaError(f"the schema at {pointer or '/'} is `false`: no value can satisfy it")
-        key = ("node", id(node), tuple(sorted(self.ref_stack)))
+        key = ("node", id(node), self._expanding(self._node_reach(node)))
         found = self.memo.get(key)
         if found is None:
             self.fuel.burn(node.pointer)
             found = (node, self._dispatch(node))  # the node is kept so its id stays unique
             self.memo[key] = found
+        return found[1]
+
+    def _expanding(self, reach: frozenset[str]) -> Hashable:
+        """How often each reference in `reach` is being expanded (counts at the depth limit
+        alike): all that the tree of a subschema that can meet only `reach` depends on."""
+        depth = self.recursion_depth
+        return tuple(sorted((ref, min(count, depth)) for ref, count in self.ref_counts.items() if count and ref in reach))
+
+    def _sub_reach(self, sub: Sub) -> frozenset[str]:
+        found: frozenset[str] = frozenset()
+        for part in sub.parts:
+            if isinstance(part, str):
+                found |= self.references.below(self.document.raw(part))
+            elif isinstance(part, SchemaNode):
+                found |= self._node_reach(part)
+        return found
+
+    def _node_reach(self, node: SchemaNode) -> frozenset[str]:
+        """The references a walk from `node` may expand (see reach.py)."""
+        found = self.reaches.get(id(node))
+        if found is None:
+            reach = frozenset().union(*(self._sub_reach(sub) for sub in subschemas(node)))
+            if node.ref is not None:
+                reach |= self.references.of_ref(node.ref.ref)
+            found = self.reaches[id(node)] = (node, reach)  # the node is kept so its id stays unique
         return found[1]
 
     def builder(self, sub: Sub) -> Callable[[], Node]:
@@ -143,13 +172,13 @@ class Build:
     def inside_refs(self, refs: list[Reference], build: Callable[[], Node]) -> Node:
         """Run `build` with `refs` marked as being expanded, refusing recursion through them."""
         for ref in refs:
-            if self.ref_stack.count(ref.ref) >= self.recursion_depth:
+            if self.ref_counts[ref.ref] >= self.recursion_depth:
                 raise DepthCut(ref.ref, ref.pointer)
-        self.ref_stack.extend(ref.ref for ref in refs)
+        self.ref_counts.update(ref.ref for ref in refs)
         try:
             return build()
         finally:
-            del self.ref_stack[len(self.ref_stack) - len(refs) :]
+            self.ref_counts.subtract(ref.ref for ref in refs)
 
     def _dispatch(self, node: SchemaNode) -> Node:
         if node.nots and node.values is None:

@@ -15,7 +15,7 @@ Nothing here reads a raw schema (convert.py does) or builds a regex tree (build_
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -247,3 +247,20 @@ def generated_types(node: SchemaNode) -> tuple[str, ...]:
         return node.types
     keywords = node.keywords()
     return tuple(name for name in ALL_TYPES if TYPE_KEYWORDS[name] & keywords) or ALL_TYPES
+
+
+def subschemas(node: SchemaNode) -> Iterator[Sub]:
+    """Every Sub `node` holds, in any field."""
+    if node.array is not None:
+        yield from node.array.prefix or ()
+        if node.array.rest is not None:
+            yield node.array.rest
+    obj = node.object
+    if obj is not None:
+        yield from (sub for _, sub in (*obj.properties, *obj.patterns, *obj.dependent_schemas))
+        yield from (sub for sub in (obj.additional, obj.names) if sub is not None)
+    for union in (node.any_of, node.one_of):
+        if union is not None:
+            yield from union.branches
+    yield from node.nots
+    yield from node.all_of
