@@ -57,6 +57,7 @@ def measure(entry: dict[str, Any], walks: int = 20) -> dict[str, Any]:
     from gguf_extract.core.automaton.sample import sample_accepted
     from gguf_extract.core.compiled import compile_automaton
     from gguf_extract.core.errors import SchemaError, UnsupportedSchema
+    from gguf_extract.core.schema.limits import CompileWorkExceeded
     from gguf_extract.core.schema.validation import validator_for_schema
 
     result: dict[str, Any] = {"id": entry["id"], "category": entry["category"]}
@@ -68,6 +69,8 @@ def measure(entry: dict[str, Any], walks: int = 20) -> dict[str, Any]:
         result["status"] = "compiled"
     except UnsupportedSchema as error:
         result.update(status="refused", keyword=error.keyword, reason=error.message)
+        if isinstance(error, CompileWorkExceeded):
+            result.update(keyword="compile work")
     except SchemaError as error:
         result.update(status="invalid", reason=error.message)
     except _Hang:
@@ -91,7 +94,7 @@ def measure(entry: dict[str, Any], walks: int = 20) -> dict[str, Any]:
             return result
         if problem is not None:
             unsound.append({"document": text[:500], "error": problem.message[:300]})
-    result.update(walks=walks, unsound=len(unsound), dfa_states=automaton.dfa.state_count)
+    result.update(walks=walks, unsound=len(unsound), dfa_states=automaton.dfa.state_count, work=automaton.work)
     if unsound:
         result["example"] = unsound[0]
     return result
@@ -136,12 +139,29 @@ def report(results: list[dict[str, Any]]) -> None:
     )
     for result in unsound[:10]:
         print(f"  UNSOUND {result['id']}: {result['example']}")
+    _work_report(results)
     seconds = sorted(r["seconds"] for r in results)
     if seconds:
         print(
             f"compile or refuse time: p50 {_pct(seconds, 50):.4f} s, p90 {_pct(seconds, 90):.4f} s, "
             f"p99 {_pct(seconds, 99):.4f} s, max {seconds[-1]:.3f} s"
         )
+
+
+def _work_report(results: list[dict[str, Any]]) -> None:
+    """The compile work compiled schemas took, against the limit, and how long refusals by the
+    limit took to come."""
+    from gguf_extract.core.schema.limits import MAX_COMPILE_FUEL
+
+    work = sorted((r["work"], r["id"]) for r in results if r["status"] == "compiled")
+    if work:
+        print(
+            f"compile work of compiled schemas: p50 {work[len(work) // 2][0]}, p99 {work[len(work) * 99 // 100][0]},"
+            f" max {work[-1][0]} ({work[-1][1]}) units; limit {MAX_COMPILE_FUEL}"
+        )
+    limited = sorted(r["seconds"] for r in results if r.get("keyword") == "compile work")
+    if limited:
+        print(f"refused by the compile-work limit: {len(limited)} schemas, after {limited[0]:.2f} to {limited[-1]:.2f} s")
 
 
 def _row(name: str, counts: collections.Counter[str]) -> None:

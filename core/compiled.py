@@ -79,13 +79,15 @@ class CompiledSchema:
 @dataclass
 class SchemaAutomaton:
     """A schema's byte automaton, before any vocabulary is involved (what `extract check`
-    reports). `ignored` lists keywords with no meaning in the schema's draft, by pointer."""
+    reports). `ignored` lists keywords with no meaning in the schema's draft, by pointer;
+    `work` the units of compile work it took (the limit is limits.MAX_COMPILE_FUEL)."""
 
     schema: Schema
     dfa: LazyDFA
     ignored: list[str]
     seconds: float
     relaxed: list[UnsupportedSchema] = field(default_factory=list)
+    work: int = 0
 
 
 def compile_automaton(schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False) -> SchemaAutomaton:
@@ -125,7 +127,8 @@ def _compile_checked(schema: Schema, recursion_depth: int, started: float, lenie
     if dfa.start == DEAD:
         raise SchemaError("no JSON document satisfies this schema")
     ignored = list(dict.fromkeys(compiled_tree.ignored))
-    return SchemaAutomaton(schema, dfa, ignored, time.perf_counter() - started, compiled_tree.refused)
+    seconds = time.perf_counter() - started
+    return SchemaAutomaton(schema, dfa, ignored, seconds, compiled_tree.refused, compiled_tree.work)
 
 
 def compile_schema(

@@ -14,11 +14,15 @@ from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.compiled import compile_automaton
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
 from gguf_extract.core.schema.limits import (
+    MAX_COMPILE_FUEL,
     MAX_DIVISOR_STATES,
     MAX_FLOOR_BYTES,
     MAX_FLOOR_TEXT,
     MAX_LISTED_MULTIPLES,
     MAX_OBJECT_NODES,
+    WORK_WEIGHTS,
+    CompileWorkExceeded,
+    Fuel,
 )
 from gguf_extract.core.schema.validation import best_error, validator_for_schema
 
@@ -107,3 +111,31 @@ def test_within_limits_still_compiles() -> None:
     item = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
     compile_automaton({"type": "array", "minItems": 600, "items": item})
     compile_automaton({"type": "string", "minLength": MAX_FLOOR_TEXT})
+
+
+def _mutually_recursive(count: int) -> dict[str, Any]:
+    """`count` object definitions whose properties refer to each of them."""
+    names = [f"d{i}" for i in range(count)]
+    definitions = {n: {"type": "object", "properties": {m: {"$ref": f"#/$defs/{m}"} for m in names}} for n in names}
+    return {"$defs": definitions, "$ref": "#/$defs/d0"}
+
+
+def test_recursion_that_unrolls_into_too_much_work_is_refused_by_counted_units() -> None:
+    # Six definitions each holding all six, unrolled three levels deep: millions of units.
+    schema = _mutually_recursive(6)
+    with pytest.raises(CompileWorkExceeded) as refusal:
+        compile_automaton(schema)
+    assert f"more than {MAX_COMPILE_FUEL:,} units of compile work" in refusal.value.message
+    assert not refusal.value.relaxable
+    assert compile_automaton(schema, recursion_depth=1).work < MAX_COMPILE_FUEL // 50
+
+
+def test_compile_work_is_weighted_by_kind() -> None:
+    fuel = Fuel(limit=100)
+    fuel.burn("/a", "member", 3)
+    fuel.burn("/a")
+    assert fuel.used == 3 * WORK_WEIGHTS["member"] + WORK_WEIGHTS["schema"]
+    assert fuel.counts == {"member": 3, "schema": 1}
+    with pytest.raises(CompileWorkExceeded) as refusal:
+        fuel.burn("/b", "state", 100)
+    assert refusal.value.pointer == "/b"

@@ -28,11 +28,13 @@ DEFAULT_RECURSION_DEPTH = 3
 class CompiledTree:
     """A schema's regex tree; the keywords it ignored because the schema's draft gives them
     no meaning (unknown or vendor keywords such as `x-order`), each as a JSON pointer; and,
-    compiled leniently, the keywords refused and left out."""
+    compiled leniently, the keywords refused and left out; the units of compile work it took
+    (see limits.Fuel)."""
 
     tree: Node
     ignored: list[str]
     refused: list[UnsupportedSchema] = field(default_factory=list)
+    work: int = 0
 
 
 def compile_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> Node:
@@ -71,4 +73,4 @@ def compile_schema_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_D
             dropped |= {cut.pointer}
             continue
         check_document_floor(tree, build.floor)
-        return CompiledTree(tree, list(dict.fromkeys(document.ignored)), refusals.found)
+        return CompiledTree(tree, list(dict.fromkeys(document.ignored)), refusals.found, fuel.used)
