@@ -14,7 +14,7 @@ from typing import Any
 from .automaton.dfa import DEAD, LazyDFA
 from .automaton.nfa import build_nfa
 from .errors import GenerationError, SchemaError, UnsupportedSchema
-from .grounding import grounds, text_labels
+from .grounding import Grounding, grounds, text_labels
 from .guide import Guide
 from .index import TokenIndex
 from .schema.compiler import DEFAULT_RECURSION_DEPTH, compile_schema_tree
@@ -37,12 +37,13 @@ def token_table(vocab: Vocabulary) -> TokenTable:
 @dataclass
 class CompiledSchema:
     """A schema compiled for one vocabulary. Expensive parts are built lazily and cached
-    here, so reuse one instance for every document with the same schema and model."""
+    here, so reuse one instance for every document with the same schema and model. Its
+    automaton and token index are private: a Guide (`guide()`) is the way to walk them."""
 
     schema: Schema
     vocab: Vocabulary
-    dfa: LazyDFA
-    index: TokenIndex
+    _dfa: LazyDFA
+    _index: TokenIndex
     compile_seconds: float
     relaxed: list[UnsupportedSchema] = field(default_factory=list)
     grounded: bool = False  # plain strings are spans of the document unless `x-grounded` says otherwise
@@ -50,7 +51,7 @@ class CompiledSchema:
     @cached_property
     def grounded_pointers(self) -> list[str]:
         """The schema pointers of the plain string values written as spans of the document."""
-        return [label.pointer for label in text_labels(self.dfa.nfa.tree) if grounds(label, self.grounded)]
+        return [label.pointer for label in text_labels(self._dfa.nfa.tree) if grounds(label, self.grounded)]
 
     @property
     def grounds_any(self) -> bool:
@@ -59,6 +60,13 @@ class CompiledSchema:
     def guide(self) -> Guide:
         """A new Guide at the start of this schema's automaton (cheap; one per generation)."""
         return Guide(self)
+
+    def grounding(self, document: str) -> Grounding | None:
+        """What holds this schema's grounded strings to spans of `document` in one
+        generation; None where the schema grounds no string."""
+        if not self.grounds_any:
+            return None
+        return Grounding(self._dfa, self.vocab, document, self.grounded)
 
     def validate(self, text: str) -> Any:
         """Parse `text` and validate it against the schema, formats included.

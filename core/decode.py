@@ -1,13 +1,16 @@
 """The decoding loop: sample at branching states, jump forward over forced text.
 
+Decoding walks the schema with a Guide (core.guide) and nothing else of the compiled schema.
+
 Invariants:
-- `state` is the DFA state after every token evaluated so far.
+- The position's guide has taken exactly the tokens evaluated so far (so `tokens_taken` is
+  the budget used).
 - `pending` is decided text not yet evaluated: the last token of a canonically tokenized
   forced run, held back so the model may merge it with what follows (a space before a
   value, a quote before its first characters). The next token must start with it.
-- Budget: `used + 1 + distance(end)` never exceeds `max_tokens` for any allowed token,
-  where distance counts bytes (an upper bound on tokens for byte-level vocabularies), so
-  the document can always close inside the budget.
+- Budget: a token is allowed only if, after it, the bytes still needed to close the document
+  (an upper bound on tokens for byte-level vocabularies) fit in what is left of
+  `max_tokens`, so the document can always close inside the budget.
 - Speculation: after a chosen token with no forced text behind it, up to
   `draft_tokens` guessed tokens (core.lookahead) are evaluated in the same batch. Each is
   kept only if the choice made from the logits before it, exactly as without the guess,
@@ -27,16 +30,15 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from .automaton.dfa import DEAD
-from .compiled import CompiledSchema
+from .compiled import CompiledSchema, token_table
 from .errors import TokenBudgetTooSmall
 from .evidence import TokenChoice
 from .grounding import Grounding
+from .guide import Guide
 from .lookahead import TokenHistory
-from .vocab import IdArray
 
 Logits = npt.NDArray[np.float32]
-_Choice = tuple[int, int]  # a token id and the state it leads to; (-1, -1) ends generation
+_END = -1  # the choice that ends generation
 # Forced tokens (keys, separators) a draft may carry beyond its guessed ones.
 _FORCED_TOKENS_PER_DRAFT = 16
 # The most tokens one speculative batch holds (llama.cpp's n_batch is 512, less only with a
@@ -86,9 +88,12 @@ class DecodeStats:
 
 @dataclass(frozen=True)
 class _Position:
-    state: int
+    guide: Guide  # past every token evaluated; never advanced in place (steps take copies)
     pending: bytes = b""
-    used: int = 0
+
+    @property
+    def used(self) -> int:
+        return self.guide.tokens_taken
 
 
 @dataclass(frozen=True)
@@ -119,14 +124,12 @@ class Decoder:
         self.compiled = compiled
         self.settings = settings
         self.stats = DecodeStats()
-        self._dfa = compiled.dfa
-        self._table = compiled.index.table
+        self._table = token_table(compiled.vocab)
         self._pieces = compiled.vocab.pieces
         self._rng = np.random.default_rng(settings.seed)
         self._eog = np.asarray(compiled.vocab.eog_ids, dtype=np.int32)
         self._history = TokenHistory(seen, len(seen) + settings.max_tokens)
         self._logits: Logits | None = None  # None: the model's last row is current
-        self._latest_allowed: tuple[int, IdArray, IdArray] = (DEAD, self._eog[:0], self._eog[:0])
         self.grounding = grounding
         self.choices: list[TokenChoice] = []  # every token chosen, with the model's probability for it
         self.written = 0  # output bytes so far
@@ -144,7 +147,7 @@ class Decoder:
 
     def _loop(self) -> Iterator[bytes]:
         position = self._start()
-        forced = self._dfa.forced_bytes(position.state)
+        forced = position.guide.forced_text()
         if forced:
             opening = self._forced_step(-1, position, forced, forced)
             yield self._emit(opening.text)
@@ -153,13 +156,13 @@ class Decoder:
                 return
             self._evaluate(opening.evaluated)
             position = opening.after
-        decided: _Choice | None = None
+        decided: int | None = None
         while True:
-            token, end = decided or self._choose(position)
-            if token < 0:
+            token = self._choose(position) if decided is None else decided
+            if token == _END:
                 self.stats.output_tokens = position.used
                 return
-            step = self._step(position, token, end)
+            step = self._step(position, token, self._after(position, token))
             self._record(token, position)
             yield self._emit(step.text)
             if step.final_tokens:
@@ -173,19 +176,28 @@ class Decoder:
             position, decided = yield from self._verify(step, drafted)
 
     def _start(self) -> _Position:
-        shortest = self._dfa.distance(self._dfa.start)
+        guide = self.compiled.guide()
+        shortest = guide.shortest_completion()
         if shortest > self.settings.max_tokens:
             raise TokenBudgetTooSmall(self.settings.max_tokens, shortest)
-        return _Position(self._dfa.start)
+        return _Position(guide)
 
     # -- steps -------------------------------------------------------------------------
 
-    def _step(self, position: _Position, token: int, end: int) -> _Step:
+    @staticmethod
+    def _after(position: _Position, token: int) -> Guide:
+        """A guide past `token` (allowed at `position`), the position's own left as it was."""
+        after = position.guide.copy()
+        after.advance(token)
+        return after
+
+    def _step(self, position: _Position, token: int, after: Guide) -> _Step:
+        """Choosing `token` at `position`; `after` is the position's guide past it."""
         piece = self._pieces[token]
-        forced = self._dfa.forced_bytes(end)
-        if forced or self._dfa.is_final(end):
+        forced = after.forced_text()
+        if forced or after.is_finished():
             return self._forced_step(token, position, piece + forced, piece[len(position.pending) :] + forced)
-        return _Step(token, piece[len(position.pending) :], [token], _Position(end, b"", position.used + 1))
+        return _Step(token, piece[len(position.pending) :], [token], _Position(after))
 
     def _forced_step(self, token: int, position: _Position, tail: bytes, text: bytes) -> _Step:
         """`tail` (the chosen token's bytes and the forced text after it) tokenized
@@ -193,12 +205,13 @@ class Decoder:
         model may merge it with what follows (a space before a value, a quote before its
         first characters)."""
         tokens = self.canonical_tokens(tail)
-        if self._dfa.is_final(self._dfa.walk(position.state, tail)):
+        after = position.guide.copy()
+        for each in tokens:
+            after.advance(each)
+        if after.is_finished():
             return _Step(token, text, [], position, final_tokens=len(tokens))
-        evaluated = tokens[:-1]
-        head = b"".join(self._pieces[t] for t in evaluated)
-        after = _Position(self._dfa.walk(position.state, head), self._pieces[tokens[-1]], position.used + len(evaluated))
-        return _Step(token, text, evaluated, after)
+        after.rollback(1)
+        return _Step(token, text, tokens[:-1], _Position(after, self._pieces[tokens[-1]]))
 
     # -- speculation -------------------------------------------------------------------
 
@@ -226,14 +239,14 @@ class Decoder:
     def _guessed_step(self, position: _Position, token: int) -> _Step | None:
         if not self._pieces[token].startswith(position.pending):
             return None
-        end = self.compiled.index.transitions(position.state).end_of(token)
-        if end == DEAD:
+        after = position.guide.copy()
+        if not after.try_advance(token):
             return None
-        if position.used + 1 + self._dfa.distance(end) > self.settings.max_tokens:
+        if after.tokens_taken + after.shortest_completion() > self.settings.max_tokens:
             return None
-        return self._step(position, token, end)
+        return self._step(position, token, after)
 
-    def _verify(self, step: _Step, drafted: list[_Step]) -> Generator[bytes, None, tuple[_Position, _Choice | None]]:
+    def _verify(self, step: _Step, drafted: list[_Step]) -> Generator[bytes, None, tuple[_Position, int | None]]:
         """Evaluate `step` and the drafted steps in one batch, then keep each drafted step
         whose token is the one chosen from the logits before it. Returns (as the generator's
         value) the position reached and the choice that rejected a guess, if one did."""
@@ -246,7 +259,7 @@ class Decoder:
         for guess, cursor in zip(drafted, cursors, strict=False):
             self._logits = rows[cursor - 1]
             decided = self._choose(position)
-            if decided[0] != guess.token:
+            if decided != guess.token:
                 self._discard(len(batch) - cursor)
                 self.stats.discarded_tokens += len(batch) - cursor
                 return position, decided
@@ -311,49 +324,29 @@ class Decoder:
             rest = rest[len(pieces[best]) :]
         return tokens
 
-    def _choose(self, position: _Position) -> _Choice:
-        """The next token id and the state it leads to, or (-1, -1) for end of generation."""
-        ids, ends = self._candidates(position)
-        allow_end = not position.pending and self._dfa.is_accepting(position.state)
+    def _choose(self, position: _Position) -> int:
+        """The next token id, or _END for end of generation."""
+        allowed = position.guide.allowed(self.settings.max_tokens - position.used, position.pending)
+        if allowed.budget_cut and self.budget_bound_at is None:
+            self.budget_bound_at = self.written
+        ids = allowed.ids
+        if self.grounding is not None:
+            ids = self.grounding.restrict(position.pending, ids)
         if len(ids) == 0:
-            if allow_end:
-                return -1, -1
+            if allowed.may_end:
+                return _END
             raise TokenBudgetTooSmall(self.settings.max_tokens)
-        if len(ids) == 1 and not allow_end:
+        if len(ids) == 1 and not allowed.may_end:
             self._probability = None
-            return int(ids[0]), int(ends[0])
-        choices = np.concatenate([ids, self._eog]) if allow_end else ids
+            return int(ids[0])
+        choices = np.concatenate([ids, self._eog]) if allowed.may_end else ids
         logits = self.model.last_logits() if self._logits is None else self._logits
         index = self._sample(logits[choices])
         self.stats.sampled_tokens += 1
-        if allow_end and (index >= len(ids) or int(ids[index]) in self.compiled.vocab.eog_ids):
-            return -1, -1
+        if allowed.may_end and (index >= len(ids) or int(ids[index]) in self.compiled.vocab.eog_ids):
+            return _END
         self._probability = _probability(logits, int(ids[index]))
-        return int(ids[index]), int(ends[index])
-
-    def _candidates(self, position: _Position) -> tuple[IdArray, IdArray]:
-        ids, ends = self._allowed(position.state)
-        if position.pending:
-            prefixed = self._table.with_prefix(position.pending)
-            _, keep, _ = np.intersect1d(ids, prefixed, assume_unique=True, return_indices=True)  # any order
-            ids, ends = ids[keep], ends[keep]
-        fits = position.used + 1 + self._dfa.distance_array[ends] <= self.settings.max_tokens
-        if not fits.all():
-            ids, ends = ids[fits], ends[fits]
-            if self.budget_bound_at is None:
-                self.budget_bound_at = self.written
-        if self.grounding is not None:
-            ids, ends = self.grounding.restrict(position.pending, ids, ends)
-        return ids, ends
-
-    def _allowed(self, state: int) -> tuple[IdArray, IdArray]:
-        """The tokens `state` allows and where each leads, as whole arrays; those of the latest
-        state are kept (inside a string of free text the same state comes back token after
-        token)."""
-        if self._latest_allowed[0] != state:
-            transitions = self.compiled.index.transitions(state)
-            self._latest_allowed = (state, transitions.token_ids, transitions.end_states)
-        return self._latest_allowed[1], self._latest_allowed[2]
+        return int(ids[index])
 
     def _sample(self, logits: npt.NDArray[np.float32]) -> int:
         if self.settings.temperature <= 0:

@@ -326,9 +326,7 @@ class Extraction:
 
     def _grounding(self) -> Grounding | None:
         """Grounding for this document, where the schema has strings to ground."""
-        if self.document is None or not self._compiled.grounds_any:
-            return None
-        return Grounding(self._compiled.dfa, self._compiled.vocab, self.document, self._compiled.grounded)
+        return None if self.document is None else self._compiled.grounding(self.document)
 
     def _gather_evidence(self, decoder: Decoder) -> None:
         output = self.text.encode("utf-8")

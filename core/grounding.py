@@ -321,21 +321,21 @@ class Grounding:
 
     # -- filtering -----------------------------------------------------------------------
 
-    def restrict(self, pending: bytes, ids: IdArray, ends: IdArray) -> tuple[IdArray, IdArray]:
+    def restrict(self, pending: bytes, ids: IdArray) -> IdArray:
         """The candidates (each starting with `pending`, already fed) that keep a grounded body
         on a span of the document: inside one, those continuing an occurrence; outside, those
         that open one and write in it only what the document holds. All of them where none
         would (the body is then released)."""
         inside = self._body_start is not None
         if len(ids) == 0 or (inside and self._released):
-            return ids, ends
+            return ids
         keep = self._keep_inside(pending, ids) if self._body_start is not None else self._keep_outside(pending, ids)
         if keep is None:
-            return ids, ends
+            return ids
         if not keep.any():
             self._released = self._body_start is not None
-            return ids, ends
-        return ids[keep], ends[keep]
+            return ids
+        return ids[keep]
 
     def _keep_inside(self, pending: bytes, ids: IdArray) -> npt.NDArray[np.bool_]:
         if pending or self._escaped:

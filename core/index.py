@@ -39,6 +39,9 @@ _CLASS_RUN_CANDIDATES = 2048
 # States listing more walked tokens than this are kept only for the latest _WIDE_SETS_KEPT ones.
 _WIDE_SET = 16384
 _WIDE_SETS_KEPT = 16
+# Whole arrays (ids, and the fewest tokens each needs to close the document) are kept for the
+# latest few states: inside a string of free text the same state comes back token after token.
+_WHOLE_ARRAYS_KEPT = 4
 # A packed mask is 4 bytes per 32 tokens (6 KB for 49k tokens, 32 KB for 262k): kept for the
 # latest states only, as a bounded string passes through a new state at every character.
 _PACKED_MASKS_KEPT = 256
@@ -95,6 +98,18 @@ class Part:
 
 
 @dataclass(frozen=True)
+class TokenArrays:
+    """A state's allowed tokens as whole arrays: their ids (end-of-generation tokens excluded,
+    in no particular order) and, for each, the fewest tokens that close the document once it
+    is taken, itself included (1 + the bytes still needed after it: no token is shorter than a
+    byte); `most_needed` is the largest of those (0 when none is allowed)."""
+
+    ids: IdArray
+    needed: IdArray
+    most_needed: int
+
+
+@dataclass(frozen=True)
 class Transitions:
     """The tokens a state allows (end-of-generation tokens excluded, in no particular order)
     and the DFA state each one leads to, as parts that hold no token twice."""
@@ -148,6 +163,7 @@ class TokenIndex:
         self._all_text = _TextClass((table.ascii_text, table.wide_text, table.astral_text), ())
         self._text_classes: dict[bytes, _TextClass] = {}
         self._packed: OrderedDict[int, npt.NDArray[np.int32]] = OrderedDict()
+        self._whole: OrderedDict[int, TokenArrays] = OrderedDict()
 
     def computed(self) -> dict[int, Transitions]:
         """The token sets computed so far and kept, by state."""
@@ -169,6 +185,21 @@ class TokenIndex:
                     self._wide.popitem(last=False)
         elif state in self._wide:
             self._wide.move_to_end(state)
+        return found
+
+    def arrays(self, state: int) -> TokenArrays:
+        """`transitions(state)` as whole arrays, with what each token needs to close the
+        document. Kept for the latest few states."""
+        found = self._whole.get(state)
+        if found is None:
+            transitions = self.transitions(state)
+            needed = 1 + self.dfa.distance_array[transitions.end_states]
+            found = TokenArrays(transitions.token_ids, needed, int(needed.max(initial=0)))
+            self._whole[state] = found
+            if len(self._whole) > _WHOLE_ARRAYS_KEPT:
+                self._whole.popitem(last=False)
+        else:
+            self._whole.move_to_end(state)
         return found
 
     def packed_mask(self, state: int) -> npt.NDArray[np.int32]:

@@ -20,7 +20,6 @@ from gguf_extract.core.decode import Decoder, SamplingSettings
 from gguf_extract.core.evidence import DocumentSearch, ValueEvidence, gather, leaves
 from gguf_extract.core.grounding import (
     DocumentTokens,
-    Grounding,
     GroundingText,
     body_part,
     collapse_whitespace,
@@ -33,7 +32,7 @@ def run(
     vocab: Vocabulary, schema: Any, document: str, seed: int, grounded: bool = True, max_tokens: int = 400
 ) -> tuple[str, dict[str, ValueEvidence]]:
     compiled = compile_schema(schema, vocab, grounded=grounded)
-    grounding = Grounding(compiled.dfa, vocab, document, compiled.grounded) if compiled.grounds_any else None
+    grounding = compiled.grounding(document)
     settings_ = SamplingSettings(max_tokens=max_tokens, temperature=1.0, seed=seed, draft_tokens=4)
     decoder = Decoder(FakeModel(vocab, seed), compiled, settings_, grounding=grounding)
     output = b"".join(decoder.run())

@@ -71,7 +71,7 @@ def test_refusals_leave_the_guide_where_it_was(vocab: Vocabulary) -> None:
         guide.advance(EOS)  # nothing written yet: not a complete document
     with pytest.raises(ValueError, match="int32 array of shape"):
         guide.fill_mask(np.zeros(3, dtype=np.int32))
-    assert guide.tokens_taken == 0 and guide.state == compile_for({"type": "integer"}, vocab).dfa.start
+    assert guide.tokens_taken == 0 and guide.state == compile_for({"type": "integer"}, vocab)._dfa.start
 
 
 def test_rollback_and_copy(vocab: Vocabulary) -> None:
@@ -88,3 +88,52 @@ def test_rollback_and_copy(vocab: Vocabulary) -> None:
     assert guide.state == start and guide.forced_text() == b'"'
     with pytest.raises(ValueError, match="cannot roll back"):
         guide.rollback(1)
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_allowed_arrays_agree_with_ids_under_a_prefix_and_a_budget(vocab: Vocabulary, schema: dict[str, object]) -> None:
+    """`allowed` (what the decoder asks) is `allowed_token_ids` as a set, with the prefix and
+    budget filters a plain walk gives: a token kept by the budget leaves room to close."""
+    compiled = compile_for(schema, vocab)
+    for seed in range(3):
+        guide = Guide(compiled)
+        for byte in random_walk(compiled, seed, 40).encode():
+            for budget in (None, 1, 2, 5):
+                for prefix in (b"", bytes([byte])):
+                    allowed = guide.allowed(budget, prefix)
+                    expected = {
+                        token
+                        for token in walked(vocab, guide) - set(vocab.eog_ids)
+                        if vocab.pieces[token].startswith(prefix) and fits(guide, token, budget)
+                    }
+                    assert set(allowed.ids.tolist()) == expected
+                    assert allowed.may_end == (guide.is_accepting() and not prefix)
+                    unbudgeted = set(guide.allowed(None, prefix).ids.tolist())
+                    assert allowed.budget_cut == (unbudgeted != expected)
+                    assert set(guide.allowed_token_ids(budget, prefix).tolist()) == expected | (
+                        set(vocab.eog_ids) if allowed.may_end else set()
+                    )
+            guide.advance(byte + 2)
+
+
+def fits(guide: Guide, token: int, budget: int | None) -> bool:
+    after = guide.copy()
+    after.advance(token)
+    return budget is None or 1 + after.shortest_completion() <= budget
+
+
+def test_copies_share_nothing_they_change(vocab: Vocabulary) -> None:
+    """A copy moves on its own: advancing or rolling back one leaves the other where it was,
+    however long the shared trail."""
+    compiled = compile_for({"type": "string"}, vocab)
+    guide = Guide(compiled)
+    for byte in b'"' + b"x" * 500:
+        guide.advance(byte + 2)
+    twin = guide.copy()
+    twin.advance(2 + ord("y"))
+    guide.rollback(400)
+    assert (guide.tokens_taken, twin.tokens_taken) == (101, 502)
+    twin.rollback(502)
+    assert twin.state == Guide(compiled).state and guide.tokens_taken == 101
+    guide.advance(2 + ord('"'))
+    assert guide.is_finished() and not twin.is_accepting()

@@ -22,7 +22,7 @@ def brute_force(compiled, state: int) -> dict[int, int]:  # type: ignore[no-unty
     allowed = {}
     for token, piece in enumerate(compiled.vocab.pieces):
         if piece:
-            end = compiled.dfa.walk(state, piece)
+            end = compiled._dfa.walk(state, piece)
             if end != DEAD:
                 allowed[token] = end
     return allowed
@@ -33,8 +33,8 @@ def assert_index_agrees_along_random_documents(compiled, seeds: int) -> None:  #
     for seed in range(seeds):
         text = random_walk(compiled, seed).encode()
         for cut in range(len(text) + 1):
-            state = compiled.dfa.walk(compiled.dfa.start, text[:cut])
-            transitions = compiled.index.transitions(state)
+            state = compiled._dfa.walk(compiled._dfa.start, text[:cut])
+            transitions = compiled._index.transitions(state)
             found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
             assert found == brute_force(compiled, state), f"after {text[:cut]!r}"
 
@@ -42,8 +42,8 @@ def assert_index_agrees_along_random_documents(compiled, seeds: int) -> None:  #
 @pytest.mark.parametrize("prefix", ["", '{"', '{"name": "', '{"name": "ab', '{"name": "abc", "age": 1'])
 def test_index_matches_brute_force(prefix: str, vocab: Vocabulary) -> None:
     compiled = compile_for(PERSON, vocab)
-    state = compiled.dfa.walk(compiled.dfa.start, prefix.encode())
-    transitions = compiled.index.transitions(state)
+    state = compiled._dfa.walk(compiled._dfa.start, prefix.encode())
+    transitions = compiled._index.transitions(state)
     assert dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True)) == brute_force(compiled, state)
     assert len(set(transitions.token_ids.tolist())) == len(transitions.token_ids)
     assert list(compiled.guide().allowed_token_ids()) == sorted(compiled.guide().allowed_token_ids())
@@ -92,9 +92,9 @@ def test_walks_stay_valid_for_every_cached_state(vocab: Vocabulary) -> None:
     compiled = compile_for(PERSON, vocab)
     for seed in range(30):
         json.loads(random_walk(compiled, seed))
-    states = np.arange(1, compiled.dfa.state_count)
+    states = np.arange(1, compiled._dfa.state_count)
     for state in states[:40]:
-        transitions = compiled.index.transitions(int(state))
+        transitions = compiled._index.transitions(int(state))
         assert (transitions.end_states != DEAD).all()
 
 
@@ -126,12 +126,12 @@ def test_index_matches_brute_force_at_every_prefix_of_random_documents(schema: o
 def test_text_run_states_are_recognised_and_build_nothing_ahead(vocab: Vocabulary) -> None:
     """Inside a long bounded string the index names the positions ahead without building them."""
     compiled = compile_for({"type": "string", "minLength": 2, "maxLength": 5000}, vocab)
-    state = compiled.dfa.walk(compiled.dfa.start, b'"ab')
-    (member,) = compiled.dfa.nfa_states(state)
-    assert compiled.dfa.nfa.text_run(member) == (0, 4998)
-    built_before = int((compiled.dfa.table[: compiled.dfa.state_count, 0] != -1).sum())
-    transitions = compiled.index.transitions(state)
-    built_after = int((compiled.dfa.table[: compiled.dfa.state_count, 0] != -1).sum())
+    state = compiled._dfa.walk(compiled._dfa.start, b'"ab')
+    (member,) = compiled._dfa.nfa_states(state)
+    assert compiled._dfa.nfa.text_run(member) == (0, 4998)
+    built_before = int((compiled._dfa.table[: compiled._dfa.state_count, 0] != -1).sum())
+    transitions = compiled._index.transitions(state)
+    built_after = int((compiled._dfa.table[: compiled._dfa.state_count, 0] != -1).sum())
     assert built_after - built_before < 10
     found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
     assert found == brute_force(compiled, state)
@@ -142,8 +142,8 @@ def test_strings_inside_alternatives_are_not_text_runs(vocab: Vocabulary) -> Non
     schema = {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "string", "pattern": "^x+$"}]}
     compiled = compile_for(schema, vocab)
     for prefix in (b'"', b'"x', b'"xx', b'"xxx'):
-        state = compiled.dfa.walk(compiled.dfa.start, prefix)
-        transitions = compiled.index.transitions(state)
+        state = compiled._dfa.walk(compiled._dfa.start, prefix)
+        transitions = compiled._index.transitions(state)
         found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
         assert found == brute_force(compiled, state), prefix
 
@@ -157,14 +157,14 @@ def test_long_token_lists_are_kept_only_for_the_latest_states(vocab: Vocabulary,
     for seed in range(4):
         text = random_walk(compiled, seed).encode()
         for cut in range(len(text) + 1):
-            state = compiled.dfa.walk(compiled.dfa.start, text[:cut])
+            state = compiled._dfa.walk(compiled._dfa.start, text[:cut])
             for _ in range(2):  # evicted or not, the set is the same
-                transitions = compiled.index.transitions(state)
+                transitions = compiled._index.transitions(state)
                 found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
                 assert found == brute_force(compiled, state)
-            assert len(compiled.index._wide) <= 2
+            assert len(compiled._index._wide) <= 2
     # Kept for good: sets whose own list is short, however many tokens their groups by length hold.
-    assert all(t.own_size <= 20 for t in compiled.index.computed().values())
+    assert all(t.own_size <= 20 for t in compiled._index.computed().values())
 
 
 MIXED_TOKENS = [
