@@ -67,7 +67,7 @@ def check_schema_support(schema: Schema, recursion_depth: int = DEFAULT_RECURSIO
     the refused keywords left out."""
     automaton = compile_automaton(schema, recursion_depth, lenient=True)
     example = sample_accepted(automaton.dfa, random.Random(0), soft_limit=200).decode("utf-8")
-    labels = text_labels(automaton.dfa.nfa.tree)
+    labels = text_labels(automaton.dfa.tree)
     return SchemaReport(
         draft=draft_name(schema),
         enforced=dict(

@@ -51,7 +51,7 @@ class CompiledSchema:
     @cached_property
     def grounded_pointers(self) -> list[str]:
         """The schema pointers of the plain string values written as spans of the document."""
-        return [label.pointer for label in text_labels(self._dfa.nfa.tree) if grounds(label, self.grounded)]
+        return [label.pointer for label in text_labels(self._dfa.tree) if grounds(label, self.grounded)]
 
     @property
     def grounds_any(self) -> bool:

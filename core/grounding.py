@@ -311,12 +311,7 @@ class Grounding:
             self._released = True
 
     def _enter_if_grounded(self) -> None:
-        members = self._dfa.nfa_states(self._state)
-        if len(members) != 1:
-            return
-        (member,) = members
-        nfa = self._dfa.nfa
-        if nfa.starts_text(member) and self.applies(nfa.text_label(member)):
+        if self._dfa.starts_text(self._state) and self.applies(self._dfa.text_label(self._state)):
             self._body_start, self._escaped, self._ends, self._released = self._written, False, None, False
 
     # -- filtering -----------------------------------------------------------------------
@@ -393,12 +388,9 @@ class Grounding:
     def _opened_body(self, data: bytes) -> bytes | None:
         """What `data`, written from here, puts into a grounded body it opens (None: it opens
         none)."""
-        state, dfa, nfa = self._state, self._dfa, self._dfa.nfa
+        state, dfa = self._state, self._dfa
         for index, byte in enumerate(data):
             state = dfa.step(state, byte)
-            members = dfa.nfa_states(state)
-            if len(members) == 1:
-                (member,) = members
-                if nfa.starts_text(member) and self.applies(nfa.text_label(member)):
-                    return body_part(data[index + 1 :])[0]
+            if dfa.starts_text(state) and self.applies(dfa.text_label(state)):
+                return body_part(data[index + 1 :])[0]
         return None

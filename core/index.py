@@ -159,7 +159,6 @@ class TokenIndex:
         self._cache: dict[int, Transitions] = {}
         self._wide: OrderedDict[int, Transitions] = OrderedDict()
         self._multibyte_checked: dict[tuple[int, int, int], bool] = {}
-        self._singles: dict[int, int] = {}
         self._all_text = _TextClass((table.ascii_text, table.wide_text, table.astral_text), ())
         self._text_classes: dict[bytes, _TextClass] = {}
         self._packed: OrderedDict[int, npt.NDArray[np.int32]] = OrderedDict()
@@ -226,12 +225,9 @@ class TokenIndex:
         return np.concatenate([self.table.by_first_byte[b] for b in first_bytes])
 
     def _walk(self, state: int) -> Transitions:
-        members = self.dfa.nfa_states(state)
-        if len(members) == 1:
-            (member,) = members
-            run = self.dfa.nfa.text_run(member)
-            if run is not None:
-                return self._walk_text_run(state, member, run)
+        run = self.dfa.text_run(state)
+        if run is not None:
+            return self._walk_text_run(state, run)
         chain = self._run(state, _TEXT_ASCII_MEMBERS, self.table.ascii_text.longest)
         if len(chain) > 1:
             return self._walk_with_text_slices(state, chain, self._all_text)
@@ -317,29 +313,21 @@ class TokenIndex:
             ends.append(walked.end_states)
         return Transitions.of(np.concatenate(ids), np.concatenate(ends))
 
-    def _walk_text_run(self, state: int, member: int, run: tuple[int, int]) -> Transitions:
+    def _walk_text_run(self, state: int, run: tuple[int, int]) -> Transitions:
         """Inside a string body of free text: text tokens of up to the characters still allowed
         are allowed, each ending that many characters on, and no longer text token can be (text
         never closes the string); only the other tokens (quotes, escapes, partial characters)
         are walked. Nothing is built for the positions ahead but their names."""
-        table, nfa = self.table, self.dfa.nfa
+        table = self.table
         count, spare = run
         slices = self._all_text.slices
         longest = max(every.longest for every in slices)
         reach = longest if spare < 0 else min(count + spare, longest)
-        ends = np.array([self._single(following) for following in nfa.after_text(member, reach)], dtype=np.int32)
+        ends = np.array(self.dfa.after_text(state, reach), dtype=np.int32)
         free = [every.split(reach) for every in slices]
         others = [table.rest_by_first_byte[b] for b in np.flatnonzero(self.dfa.row(state))]
         walked = self._walk_tokens(state, np.concatenate([np.empty(0, dtype=np.int32), *others]))
         return _by_length(ends, [(ids, lengths) for ids, lengths, _ in free], walked)
-
-    def _single(self, nfa_state: int) -> int:
-        """The DFA state standing for one NFA state."""
-        found = self._singles.get(nfa_state)
-        if found is None:
-            found = self.dfa.state_for(frozenset((nfa_state,)))
-            self._singles[nfa_state] = found
-        return found
 
     def _wide_reaches(self, chain: list[int]) -> tuple[int, int]:
         """How many characters along `chain` every character of the Basic Multilingual Plane

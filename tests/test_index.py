@@ -127,8 +127,7 @@ def test_text_run_states_are_recognised_and_build_nothing_ahead(vocab: Vocabular
     """Inside a long bounded string the index names the positions ahead without building them."""
     compiled = compile_for({"type": "string", "minLength": 2, "maxLength": 5000}, vocab)
     state = compiled._dfa.walk(compiled._dfa.start, b'"ab')
-    (member,) = compiled._dfa.nfa_states(state)
-    assert compiled._dfa.nfa.text_run(member) == (0, 4998)
+    assert compiled._dfa.text_run(state) == (0, 4998)
     built_before = int((compiled._dfa.table[: compiled._dfa.state_count, 0] != -1).sum())
     transitions = compiled._index.transitions(state)
     built_after = int((compiled._dfa.table[: compiled._dfa.state_count, 0] != -1).sum())

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .nfa import NFA
+from .regex import Node, TextLabel
 
 DEAD = 0
 UNKNOWN = -1
@@ -30,6 +31,7 @@ class LazyDFA:
         self._ids: dict[frozenset[int], int] = {frozenset(): DEAD}
         self.distance_array: npt.NDArray[np.int32] = np.full(0, -1, dtype=np.int32)
         self._forced: dict[int, bytes] = {}
+        self._singles: dict[int, int] = {}
         self.table: npt.NDArray[np.int32] = np.full((0, 256), UNKNOWN, dtype=np.int32)
         self._reserve(64)
         self.table[DEAD] = DEAD
@@ -61,6 +63,11 @@ class LazyDFA:
     @property
     def nfa(self) -> NFA:
         return self._nfa
+
+    @property
+    def tree(self) -> Node:
+        """The regular expression tree the automaton stands for."""
+        return self._nfa.tree
 
     def nfa_states(self, state: int) -> frozenset[int]:
         """The NFA states `state` stands for, before epsilon closure."""
@@ -96,6 +103,45 @@ class LazyDFA:
             if state == DEAD:
                 break
         return state
+
+    # -- strings of free text: what the NFA knows of a state standing for one NFA state ------
+
+    def text_run(self, state: int) -> tuple[int, int] | None:
+        """For a state inside the body of a JSON string of free text: the characters still
+        required and the further ones allowed (-1: any number); None for any other state
+        (see NFA.text_run)."""
+        member = self._single_member(state)
+        return None if member is None else self._nfa.text_run(member)
+
+    def after_text(self, state: int, most: int) -> list[int]:
+        """The states 0, 1, ..., `most` text characters after text-run `state`."""
+        member = self._single_member(state)
+        assert member is not None, "not a text-run state"
+        return [self._state_of(following) for following in self._nfa.after_text(member, most)]
+
+    def text_label(self, state: int) -> TextLabel | None:
+        """The label of the plain string value whose body `state` lies in (None elsewhere)."""
+        member = self._single_member(state)
+        return None if member is None else self._nfa.text_label(member)
+
+    def starts_text(self, state: int) -> bool:
+        """Whether `state` is the start of a string body of free text (no character yet)."""
+        member = self._single_member(state)
+        return member is not None and self._nfa.starts_text(member)
+
+    def _single_member(self, state: int) -> int | None:
+        members = self._sets[state]
+        if len(members) != 1:
+            return None
+        (member,) = members
+        return member
+
+    def _state_of(self, nfa_state: int) -> int:
+        """The state standing for one NFA state (cached: a text run names the same ones again)."""
+        found = self._singles.get(nfa_state)
+        if found is None:
+            found = self._singles[nfa_state] = self.state_for(frozenset((nfa_state,)))
+        return found
 
     def is_final(self, state: int) -> bool:
         """Accepting with no way to continue: generation must stop here."""
