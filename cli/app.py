@@ -40,13 +40,13 @@ extracted.
 
 
 def _known_encoding(name: str) -> str:
-    from ..core.document import check_encoding
+    from ..core.document import check_encoding, is_text_encoding
 
     try:
         canonical = check_encoding(name)
     except (LookupError, ValueError):  # ValueError: a name with a NUL character in it
         raise typer.BadParameter(f"unknown encoding {name!r}; use a Python codec name such as utf-8, latin-1 or utf-16") from None
-    if not _is_text_encoding(canonical):
+    if not is_text_encoding(canonical):
         raise typer.BadParameter(
             f"{name!r} is not a text encoding (it maps bytes to bytes or text to text); use one such as utf-8, latin-1 or utf-16"
         )
@@ -59,18 +59,6 @@ def _known_format(name: str | None) -> str | None:
     if name is not None and name not in FORMATS:
         raise typer.BadParameter(f"unknown format {name!r}; use one of {', '.join(FORMATS)}")
     return name
-
-
-def _is_text_encoding(name: str) -> bool:
-    """Whether bytes.decode accepts the codec: rot13, hex, base64 and the like are codecs
-    but not text encodings, and decoding with them raises LookupError (only for non-empty data)."""
-    try:
-        b"x".decode(name, "ignore")
-    except LookupError:
-        return False
-    except (UnicodeError, ValueError):
-        pass
-    return True
 
 
 FORMAT_HELP = (

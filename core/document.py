@@ -25,6 +25,18 @@ def check_encoding(encoding: str) -> str:
     return codecs.lookup(encoding).name
 
 
+def is_text_encoding(name: str) -> bool:
+    """Whether bytes.decode accepts the codec: rot13, hex, base64 and the like are codecs
+    but not text encodings, and decoding with them raises LookupError (only for non-empty data)."""
+    try:
+        b"x".decode(name, "ignore")
+    except LookupError:
+        return False
+    except (UnicodeError, ValueError):
+        pass
+    return True
+
+
 def read_document(
     path: Path, encoding: str = DEFAULT_ENCODING, max_bytes: int | None = None, kind: str | None = None, keep_head: bool = False
 ) -> str:

@@ -122,6 +122,42 @@ def test_html_without_readable_text_is_a_document_error() -> None:
         text_of(b"<html><script>x()</script></html>", "empty.html")
 
 
+@pytest.mark.parametrize(
+    ("head", "body", "expected"),
+    [
+        (b'<meta charset="iso-8859-1">', "Caf\u00e9 cr\u00e8me".encode("latin-1"), "Caf\u00e9 cr\u00e8me"),
+        (b"<meta charset=windows-1252>", "Price \u20ac5".encode("cp1252"), "Price \u20ac5"),
+        (
+            b'<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">',
+            "\u041f\u0440\u0438\u0432\u0435\u0442".encode("koi8-r"),
+            "\u041f\u0440\u0438\u0432\u0435\u0442",
+        ),
+        # A declaration in ASCII bytes cannot be true of UTF-16; one Python does not know is no word at all.
+        (b'<meta charset="utf-16">', "na\u00efve".encode(), "na\u00efve"),
+        (b'<meta charset="no-such-codec">', "na\u00efve".encode(), "na\u00efve"),
+    ],
+)
+def test_html_is_read_in_the_encoding_it_declares(head: bytes, body: bytes, expected: str) -> None:
+    page = b"<html><head>" + head + b"<title>t</title></head><body><p>" + body + b"</p></body></html>"
+    assert expected in text_of(page, "page.html")
+
+
+def test_a_byte_order_mark_and_a_named_encoding_outrank_the_declaration() -> None:
+    page = "<html><head><meta charset='iso-8859-1'></head><body><p>\u00e9t\u00e9</p></body></html>"
+    assert "\u00e9t\u00e9" in text_of(b"\xef\xbb\xbf" + page.encode(), "page.html")
+    assert "\u00e9t\u00e9" in convert(page.encode("cp1252"), "html", "page.html", "cp1252")
+    mislabelled = page.replace("iso-8859-1", "koi8-r").encode("cp1252")
+    assert "\u00e9t\u00e9" in convert(mislabelled, "html", "page.html", "cp1252")
+
+
+def test_extract_text_reads_a_declared_latin1_page(tmp_path: Path) -> None:
+    page = tmp_path / "old.html"
+    page.write_bytes(b"<html><head><meta charset=latin1></head><body><h1>Andr\xe9 M\xfcller</h1></body></html>")
+    done = run_text(str(page))
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert done.stdout.decode() == "# Andr\u00e9 M\u00fcller\n"
+
+
 # -- DOCX ------------------------------------------------------------------------------
 
 

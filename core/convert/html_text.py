@@ -9,6 +9,7 @@ nothing); nothing is escaped, so `a_b@example.com` stays as written.
 
 from __future__ import annotations
 
+import codecs
 import re
 from typing import Any
 
@@ -22,10 +23,38 @@ _SPACES = re.compile(r"[ \t\n\r\f]{2,}|[\t\n\r\f]")
 
 
 def decode_html(data: bytes, source: str, encoding: str) -> str:
-    """The page's characters, decoded as documents are (core.document)."""
-    from ..document import decode_document
+    """The page's characters, decoded as documents are (core.document), in the encoding the
+    page declares (`<meta charset>`, or `<meta http-equiv="Content-Type">`, in its first 1024
+    bytes, as browsers look for it) where `encoding` is the default UTF-8 and no byte-order
+    mark says otherwise: a page is written in the encoding it names. Another `encoding` is
+    the caller's word and wins, as a server's header does in a browser."""
+    from ..document import check_encoding, decode_document
 
+    if check_encoding(encoding) == "utf-8" and not data.startswith(codecs.BOM_UTF8):
+        declared = _declared_encoding(data)
+        if declared is not None:
+            encoding = declared
     return decode_document(data, source, encoding)
+
+
+def _declared_encoding(data: bytes) -> str | None:
+    """The text encoding the page's head declares, if Python knows it. UTF-16 and UTF-32 are
+    read as UTF-8, as browsers do: a page that is really in them starts with a byte-order mark,
+    and a declaration written in ASCII bytes cannot be telling the truth about them."""
+    from bs4.dammit import EncodingDetector
+
+    from ..document import check_encoding, is_text_encoding
+
+    name = EncodingDetector.find_declared_encoding(data[:1024], is_html=True, search_entire_document=False)
+    if not name:
+        return None
+    try:
+        canonical = check_encoding(name)
+    except (LookupError, ValueError):  # a name Python does not know is not a declaration to follow
+        return None
+    if canonical.startswith(("utf-16", "utf-32")) or not is_text_encoding(canonical):
+        return "utf-8"
+    return canonical
 
 
 def html_to_text(page: str, source: str) -> str:
