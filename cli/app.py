@@ -242,13 +242,15 @@ def text(
     encoding: Annotated[
         str, typer.Option("--encoding", callback=_known_encoding, help="The documents' text encoding (any Python codec name).")
     ] = "utf-8",
+    glob: Annotated[str, typer.Option("--glob", help="In directories, take files whose names match this pattern.")] = "*",
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
     """Print the text the model would read from each document (after converting PDF, HTML or
-    DOCX, before the prompt). No model is loaded. Exit 0 when every document was read; 5 otherwise."""
+    DOCX, before the prompt); a directory stands for its files. No model is loaded. Exit 0
+    when every document was read; 5 otherwise."""
     from . import text_command
 
-    request = text_command.TextRequest(tuple(documents), encoding, document_format)
+    request = text_command.TextRequest(tuple(documents), encoding, document_format, glob)
     raise typer.Exit(_guarded(text_command.show_text, request, debug))
 
 

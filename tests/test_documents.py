@@ -251,6 +251,31 @@ def test_extract_text_of_one_document_is_exactly_its_text(tmp_path: Path) -> Non
     assert result.stdout.decode() == read_document(files["pdf"]) + "\n"
 
 
+def test_extract_text_expands_a_directory_as_extraction_does(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "b.txt").write_text("Bee\n")
+    (docs / "sub" / "a.md").write_text("# Ant\n")
+    (docs / ".hidden.txt").write_text("never shown\n")
+    result = run_text(str(docs))
+    assert (result.returncode, result.stderr) == (0, b"")
+    assert result.stdout.decode() == f"==> {docs}/b.txt <==\nBee\n\n==> {docs}/sub/a.md <==\n# Ant\n"
+    only_md = run_text("--glob", "*.md", str(docs))
+    assert only_md.stdout.decode() == f"==> {docs}/sub/a.md <==\n# Ant\n"  # headed: a directory may hold more
+
+
+def test_extract_text_of_an_empty_directory_or_a_bad_glob_says_so(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Text\n")
+    result = run_text("--glob", "*.pdf", str(tmp_path), str(tmp_path / "a.txt"))
+    assert result.returncode == 5
+    expected = f"error: no documents in {tmp_path} (files matching --glob '*.pdf', hidden ones skipped)"
+    assert result.stderr.decode().splitlines()[0] == expected
+    assert result.stdout.decode() == f"==> {tmp_path / 'a.txt'} <==\nText\n"
+    outside = run_text("--glob", "../*", str(tmp_path))
+    assert (outside.returncode, outside.stdout) == (2, b"")
+    assert "is not a pattern inside a directory" in outside.stderr.decode()
+
+
 def test_extract_text_reads_stdin_by_content_or_by_format(tmp_path: Path) -> None:
     assert b"Wireless keyboard 1 59.90 EUR" in run_text("-", stdin=invoice_pdf()).stdout
     assert run_text("-", stdin=b"<h1>Total</h1>").stdout == b"# Total\n"  # sniffed as HTML
