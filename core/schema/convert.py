@@ -11,6 +11,7 @@ reference that leads nowhere is refused wherever it is reached.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from ..errors import SchemaError, UnsupportedSchema
@@ -78,9 +79,13 @@ class SchemaDocument:
         raw = self.raw(pointer)
         if not isinstance(raw, dict):
             return raw if isinstance(raw, bool) else True
-        quiet = SchemaDocument.__new__(SchemaDocument)
-        quiet.__dict__.update(self.__dict__, refusals=Refusals(lenient=True), ignored=[])
-        return _Reader(quiet, raw, pointer).node()
+        return _Reader(self._quiet(), raw, pointer).node()
+
+    def _quiet(self) -> SchemaDocument:
+        """A reader of this document that refuses and lists nothing (nothing it reads is kept)."""
+        quiet = copy.copy(self)
+        quiet.refusals, quiet.ignored = Refusals(lenient=True), []
+        return quiet
 
     def raw(self, pointer: str) -> Any:
         """The schema as written at `pointer`."""
