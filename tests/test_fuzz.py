@@ -219,7 +219,13 @@ VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2),
     max_leaves=6,
 )
-REFS = st.sampled_from([f"#/{DEFS}/d0", f"#/{DEFS}/d1"])
+ID = "$gguf-test-id"  # replaced by the draft's `$id` (draft 4: `id`)
+# Mostly fragments (resolved inside the innermost embedded resource, else the root); now and
+# then a relative reference naming an embedded resource, or one that names none (refused).
+REFS = st.sampled_from(
+    [f"#/{DEFS}/d0", f"#/{DEFS}/d1", f"#/{DEFS}/d0", f"#/{DEFS}/d1", "inner.json", f"inner.json#/{DEFS}/d1", "#"]
+)
+EMBEDDED_IDS = st.sampled_from(["inner.json", "inner.json", "sub/inner.json", "https://example.com/other.json"])
 REF_SIBLINGS = st.sampled_from([{}, {"type": "string"}, {"maxLength": 1}, {"const": 1}, {"enum": [1.0, True]}])
 
 drafted_leaves = st.one_of(
@@ -243,7 +249,11 @@ def drafted_composites(children: st.SearchStrategy[Any]) -> st.SearchStrategy[An
     negated_values = st.tuples(children, st.lists(VALUES, min_size=1, max_size=2)).map(
         lambda pair: {**_as_object(pair[0]), "not": {"enum": pair[1]}}
     )
-    return st.one_of(composites(children), maps, tuples, tagged, negated_values)
+    # A subschema that is a resource of its own, with its own definitions under the same names.
+    embedded = st.tuples(EMBEDDED_IDS, children, drafted_leaves, children).map(
+        lambda parts: {**_as_object(parts[1]), ID: parts[0], DEFS: {"d0": parts[2], "d1": parts[3]}}
+    )
+    return st.one_of(composites(children), maps, tuples, tagged, negated_values, embedded)
 
 
 def _tagged_one_of(parts: tuple[list[Any], Any]) -> dict[str, Any]:
@@ -266,7 +276,7 @@ def in_draft(draft: str, body: Any, definitions: dict[str, Any]) -> Any:
     root = {"$schema": DRAFTS[draft], DEFS: definitions, **_as_object(body)}
     if body is False:
         root["not"] = {}
-    text = json.dumps(root).replace(DEFS, defs)
+    text = json.dumps(root).replace(DEFS, defs).replace(ID, "id" if draft == "04" else "$id")
     schema = json.loads(text)
     return _draft_4_forms(schema) if draft == "04" else schema
 
@@ -320,6 +330,21 @@ REGRESSIONS: list[Any] = [
             "v": {"type": "integer"},
         },
         "$ref": "#/$defs/inner",
+    },
+    {
+        "$defs": {
+            "item": {"$id": "item.json", "type": "string", "maxLength": 2},
+            "tree": {"$id": "tree.json", "type": "array", "items": {"$ref": "#"}},
+        },
+        "properties": {"x": {"$ref": "item.json"}, "t": {"$ref": "tree.json"}},
+    },
+    {
+        "$schema": DRAFTS["04"],
+        "definitions": {
+            "in": {"id": "in.json", "definitions": {"v": {"type": "null"}}, "items": {"$ref": "#/definitions/v"}},
+            "v": {},
+        },
+        "$ref": "#/definitions/in",
     },
     {"anyOf": [{"$ref": "#/$defs/missing"}, {"type": "integer"}]},
     {"$defs": {"d0": {"anyOf": [{"$ref": "#/$defs/d0"}, {"type": "string"}]}}, "$ref": "#/$defs/d0"},

@@ -100,6 +100,17 @@ ROWS = [
         [[[]]],
         [[[[]]]],
     ),
+    Row(
+        "`$ref` inside or to an embedded resource (a subschema with its own `$id`; draft 4: `id`)",
+        "as validators resolve it: a `#...` reference inside the resource names a part of that resource, a relative one"
+        " (`item.json`) the resource whose `$id` it resolves to; any other URI is refused, never fetched",
+        {
+            "$defs": {"item": {"$id": "item.json", "$defs": {"n": {"type": "integer"}}, "items": {"$ref": "#/$defs/n"}}},
+            "$ref": "item.json",
+        },
+        [1],
+        ["a"],
+    ),
     Row("`items`, `minItems`, `maxItems`", "exactly", {"items": {"type": "integer"}, "maxItems": 2}, [1, 2], [1, 2, 3]),
     Row(
         "`prefixItems` with `items`; draft-07 array `items` with `additionalItems`",

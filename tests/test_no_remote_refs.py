@@ -63,11 +63,23 @@ def _schemas(base: str) -> list[tuple[dict[str, Any], str, str]]:
         ({"$defs": {"n": {"$ref": f"{url}#/a"}}, "anyOf": [{"$ref": "#/$defs/n"}, {"type": "null"}]}, "$ref", "/$defs/n/$ref"),
         ({"$dynamicRef": url, "type": "integer"}, "$dynamicRef", "/$dynamicRef"),
         ({"$schema": "https://json-schema.org/draft/2019-09/schema", "$recursiveRef": url}, "$recursiveRef", "/$recursiveRef"),
+        # Relative references name no resource of the schema: resolved against the root's $id,
+        # or an embedded resource's, they are remote all the same.
+        ({"$id": f"{base}/root.json", "properties": {"a": {"$ref": "x.json"}}}, "$ref", "/properties/a/$ref"),
+        (
+            {
+                "$id": f"{base}/root.json",
+                "$defs": {"in": {"$id": "sub/in.json", "items": {"$ref": "x.json"}}},
+                "$ref": "#/$defs/in",
+            },
+            "$ref",
+            "/$defs/in/items/$ref",
+        ),
     ]
 
 
 @pytest.mark.parametrize("lenient", [False, True])
-@pytest.mark.parametrize("case", range(6))
+@pytest.mark.parametrize("case", range(8))
 def test_compile_refuses_remote_reference_without_fetching(server: tuple[str, list[str]], case: int, lenient: bool) -> None:
     base, requests = server
     schema, keyword, pointer = _schemas(base)[case]

@@ -25,10 +25,11 @@ from gguf_extract.core.schema.conjunction import Conjunction
 from gguf_extract.core.schema.convert import SchemaDocument
 from gguf_extract.core.schema.json_values import join_pointer
 from gguf_extract.core.schema.limits import Fuel
-from gguf_extract.core.schema.load import refuse_reference_cycles
+from gguf_extract.core.schema.load import check_schema, refuse_reference_cycles
 from gguf_extract.core.schema.nodes import SchemaNode, Sub
 from gguf_extract.core.schema.refusals import Refusals
-from gguf_extract.core.schema.render import Dialect, render
+from gguf_extract.core.schema.render import Dialect, reference, render
+from gguf_extract.core.schema.resources import Resources
 from gguf_extract.core.schema.validation import validator_for_schema
 
 
@@ -196,6 +197,8 @@ PROBES = st.lists(st.one_of(VALUES, st.dictionaries(st.sampled_from(["kind", "k"
 @given(drafted_schemas, PROBES)
 def test_every_node_written_back_accepts_what_its_schema_accepts(schema: Any, probes: list[Any]) -> None:
     try:
+        check_schema(schema)  # as every compilation does first
+        Resources(schema).refuse_remote()  # references to no resource of the schema are never followed
         refuse_reference_cycles(schema)  # validators would follow those without end
         doc = document(schema, lenient=True)
     except SchemaError:
@@ -206,7 +209,9 @@ def test_every_node_written_back_accepts_what_its_schema_accepts(schema: Any, pr
         node = doc.node(pointer)
         if not isinstance(node, SchemaNode) or doc.refusals.found:
             return  # a keyword left out changes the meaning
-        written, original = root.evolve(schema=render(node, dialect)), root.evolve(schema=doc.raw(pointer))
+        # The subschema as it stands in the root: its references resolve inside the embedded
+        # resources around it, as the written node's do.
+        written, original = root.evolve(schema=render(node, dialect)), root.evolve(schema=reference(pointer))
         for value in probes:
             assert written.is_valid(value) == original.is_valid(value), (pointer, json.dumps(value), json.dumps(schema))
 

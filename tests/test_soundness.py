@@ -218,47 +218,130 @@ def test_keywords_beside_ref_apply_from_2019_09() -> None:
 
 
 # --- embedded resources ----------------------------------------------------------------------
+# A subschema with its own `$id` (draft 4: `id`) is a resource of its own: a `#...` reference
+# inside it names a part of it, and a relative reference naming its URI names it. The
+# compiler resolves them as jsonschema does; any other URI is refused (never retrieved).
+
+INNER_STRING = {
+    "$defs": {
+        "inner": {
+            "$id": "https://example.com/inner",
+            "$defs": {"v": {"type": "string"}},
+            "type": "object",
+            "properties": {"v": {"$ref": "#/$defs/v"}},
+            "required": ["v"],
+        },
+        "v": {"type": "integer"},
+    },
+    "$ref": "#/$defs/inner",
+}
+INNER_STRING_DRAFT_04 = {
+    "$schema": DRAFT_04,
+    "definitions": {
+        "inner": {
+            "id": "inner.json",
+            "definitions": {"v": {"type": "string"}},
+            "type": "object",
+            "properties": {"v": {"$ref": "#/definitions/v"}},
+            "required": ["v"],
+        },
+        "v": {"type": "integer"},
+    },
+    "type": "array",
+    "items": {"$ref": "#/definitions/inner"},
+    "minItems": 1,
+}
 
 
-@pytest.mark.parametrize(
-    ("schema", "pointer"),
-    [
-        (
-            {
-                "$defs": {
-                    "inner": {
-                        "$id": "https://example.com/inner",
-                        "$defs": {"v": {"type": "string"}},
-                        "type": "object",
-                        "properties": {"v": {"$ref": "#/$defs/v"}},
-                        "required": ["v"],
-                    },
-                    "v": {"type": "integer"},
-                },
-                "$ref": "#/$defs/inner",
-            },
-            "/$defs/inner/properties/v/$ref",
-        ),
-        (
-            {
-                "$schema": DRAFT_04,
-                "definitions": {"inner": {"id": "inner.json", "items": {"$ref": "#"}}},
-                "type": "array",
-                "items": {"$ref": "#/definitions/inner"},
-            },
-            "/definitions/inner/items/$ref",
-        ),
-    ],
-)
-def test_a_fragment_reference_inside_an_embedded_resource_is_refused(schema: Any, pointer: str) -> None:
-    with pytest.raises(UnsupportedSchema) as refusal:
-        compile_automaton(schema)
-    assert (refusal.value.keyword, refusal.value.pointer) == ("$ref", pointer)
+def _values_of_v(document: Any) -> list[Any]:
+    found = [document["v"]] if isinstance(document, dict) and "v" in document else []
+    return found + [value for item in (document if isinstance(document, list) else []) for value in _values_of_v(item)]
+
+
+@pytest.mark.parametrize("schema", [INNER_STRING, INNER_STRING_DRAFT_04])
+def test_a_fragment_reference_inside_an_embedded_resource_names_a_part_of_that_resource(schema: Any) -> None:
+    values = [value for document in assert_sound(schema) for value in _values_of_v(document)]
+    assert values and all(isinstance(value, str) for value in values)
+
+
+@pytest.mark.parametrize("root_id", [{}, {"$id": "https://example.com/schemas/root.json"}])
+def test_a_relative_reference_names_an_embedded_resource_by_its_id(root_id: dict[str, Any]) -> None:
+    schema = {
+        **root_id,
+        "$defs": {
+            "item": {"$id": "item.json", "type": "string", "maxLength": 3},
+            "parts": {"$id": "parts/all.json", "$defs": {"n": {"type": "integer", "minimum": 7}}},
+        },
+        "type": "object",
+        "properties": {"x": {"$ref": "item.json"}, "n": {"$ref": "parts/all.json#/$defs/n"}},
+        "required": ["x", "n"],
+    }
+    for document in assert_sound(schema):
+        assert len(document["x"]) <= 3 and document["n"] >= 7
+
+
+def test_a_reference_from_an_embedded_resource_back_to_the_root_by_its_uri() -> None:
+    schema = {
+        "$id": "https://example.com/schemas/root.json",
+        "$defs": {
+            "v": {"type": "boolean"},
+            "inner": {"$id": "inner/one.json", "properties": {"v": {"$ref": "../root.json#/$defs/v"}}},
+        },
+        "type": "object",
+        "properties": {"i": {"$ref": "#/$defs/inner"}},
+        "required": ["i"],
+    }
+    assert all(isinstance(d["i"].get("v", True), bool) for d in assert_sound(schema))
+
+
+def test_recursion_through_an_embedded_resource_stays_inside_it() -> None:
+    """`#` inside the resource is the resource, not the root: the children are trees."""
+    tree = {
+        "$id": "tree.json",
+        "type": "object",
+        "properties": {"kids": {"type": "array", "items": {"$ref": "#"}, "maxItems": 2}},
+        "additionalProperties": False,
+    }
+    schema = {"$defs": {"tree": tree}, "type": "object", "properties": {"t": {"$ref": "#/$defs/tree"}}, "required": ["t"]}
+    documents = assert_sound(schema, 60)
+    assert any(document["t"].get("kids") for document in documents)
+
+
+@pytest.mark.parametrize(("draft", "expected"), [(DRAFT_07, int), (DRAFT_2019, str)])
+def test_an_id_beside_ref_starts_a_resource_from_2019_09(draft: str, expected: type) -> None:
+    """Draft 7 ignores every keyword beside `$ref`, `$id` included: the `#` reference then
+    resolves against the root."""
+    defs = "definitions" if draft == DRAFT_07 else "$defs"
+    inner = {"$id": "in.json", "$ref": f"#/{defs}/v", defs: {"v": {"type": "string"}}}
+    schema = {"$schema": draft, defs: {"v": {"type": "integer"}, "inner": inner}, "$ref": f"#/{defs}/inner"}
+    assert all(type(d) is expected for d in assert_sound(schema))
 
 
 def test_an_id_that_is_only_a_fragment_embeds_nothing() -> None:
     schema = {"$schema": DRAFT_07, "definitions": {"s": {"$id": "#s", "type": "string"}}, "items": {"$ref": "#/definitions/s"}}
     assert_sound({**schema, "type": "array"})
+
+
+@pytest.mark.parametrize(
+    ("schema", "pointer", "words"),
+    [
+        ({"$defs": {"item": {"$id": "item.json"}}, "$ref": "other.json"}, "/$ref", "never retrieved"),
+        (
+            {
+                "$defs": {"a": {"$id": "item.json", "type": "string"}, "b": {"$id": "item.json", "type": "integer"}},
+                "$ref": "item.json",
+            },
+            "/$ref",
+            "/$defs/a and /$defs/b all declare",
+        ),
+    ],
+)
+def test_a_reference_to_no_resource_or_an_ambiguous_one_is_refused(schema: Any, pointer: str, words: str) -> None:
+    for lenient in (False, True):
+        with pytest.raises(UnsupportedSchema) as refusal:
+            compile_automaton(schema, lenient=lenient)
+        assert (refusal.value.keyword, refusal.value.pointer, refusal.value.relaxable) == ("$ref", pointer, False)
+        assert words in refusal.value.message
 
 
 # --- the compile limit is counted work, not time ---------------------------------------------

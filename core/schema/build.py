@@ -41,8 +41,8 @@ class Build:
         self.recursion_depth = recursion_depth
         self.fuel = fuel
         self.floor = Floor()
-        self.ref_counts: collections.Counter[str] = collections.Counter()
-        self.references = References(document.root)
+        self.ref_counts: collections.Counter[str] = collections.Counter()  # by target pointer
+        self.references = References(document.resources)
         self.reaches: dict[int, tuple[SchemaNode, frozenset[str]]] = {}
         self.memo: dict[Hashable, tuple[object, Node]] = {}
         self.strings: dict[Hashable, Node] = {}  # string trees by their keywords' contents
@@ -122,7 +122,7 @@ class Build:
         found: frozenset[str] = frozenset()
         for part in sub.parts:
             if isinstance(part, str):
-                found |= self.references.below(self.document.raw(part))
+                found |= self.references.below(part)
             elif isinstance(part, SchemaNode):
                 found |= self._node_reach(part)
         return found
@@ -133,7 +133,7 @@ class Build:
         if found is None:
             reach = frozenset().union(*(self._sub_reach(sub) for sub in subschemas(node)))
             if node.ref is not None:
-                reach |= self.references.of_ref(node.ref.ref)
+                reach |= self.references.of_ref(node.ref.target)
             found = self.reaches[id(node)] = (node, reach)  # the node is kept so its id stays unique
         return found[1]
 
@@ -172,13 +172,13 @@ class Build:
     def inside_refs(self, refs: list[Reference], build: Callable[[], Node]) -> Node:
         """Run `build` with `refs` marked as being expanded, refusing recursion through them."""
         for ref in refs:
-            if self.ref_counts[ref.ref] >= self.recursion_depth:
+            if self.ref_counts[ref.target] >= self.recursion_depth:
                 raise DepthCut(ref.ref, ref.pointer)
-        self.ref_counts.update(ref.ref for ref in refs)
+        self.ref_counts.update(ref.target for ref in refs)
         try:
             return build()
         finally:
-            self.ref_counts.subtract(ref.ref for ref in refs)
+            self.ref_counts.subtract(ref.target for ref in refs)
 
     def _dispatch(self, node: SchemaNode) -> Node:
         if node.nots and node.values is None:

@@ -18,8 +18,9 @@ from ..errors import UnsupportedSchema
 from .build import Build
 from .convert import SchemaDocument
 from .limits import Fuel, check_document_floor
-from .load import Schema, refuse_embedded_fragment_references, refuse_reference_cycles, refuse_remote_references
+from .load import Schema, refuse_reference_cycles
 from .refusals import DepthCut, Refusals
+from .resources import Resources
 
 DEFAULT_RECURSION_DEPTH = 3
 
@@ -51,13 +52,13 @@ def compile_schema_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_D
     `lenient` leaves out every keyword that would be refused and lists it in `refused`
     (one pass; only a recursion that cannot stop makes it start again, reading that `$ref`
     as absent)."""
-    refuse_remote_references(root)
-    refuse_embedded_fragment_references(root)
-    refuse_reference_cycles(root)
+    resources = Resources(root)
+    resources.refuse_remote()
+    refuse_reference_cycles(root, resources)
     refusals, fuel = Refusals(lenient), Fuel()
     dropped: frozenset[str] = frozenset()
     while True:
-        document = SchemaDocument(root, refusals, dropped)
+        document = SchemaDocument(root, refusals, dropped, resources)
         build = Build(document, recursion_depth, fuel)
         try:
             tree = build.value(document.child(root, ""))

@@ -26,9 +26,10 @@ from .keywords import (
     STRING_KEYWORDS,
     SUPPORTED,
 )
-from .load import Schema, resolve_ref
+from .load import Schema
 from .nodes import ArrayNode, Bound, NumberNode, ObjectNode, Pattern, Reference, SchemaNode, StringNode, Sub, UnionNode, Values
 from .refusals import Refusals
+from .resources import Resources
 from .validation import draft_keywords, draft_name, ref_ignores_siblings
 
 
@@ -39,8 +40,11 @@ class SchemaDocument:
     `dropped_refs` holds `$ref` keywords (by pointer) to read as absent (lenient compilation
     of a recursion that cannot stop)."""
 
-    def __init__(self, root: Schema, refusals: Refusals, dropped_refs: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, root: Schema, refusals: Refusals, dropped_refs: frozenset[str] = frozenset(), resources: Resources | None = None
+    ) -> None:
         self.root = root
+        self.resources = Resources(root) if resources is None else resources
         self.refusals = refusals
         self.dropped_refs = dropped_refs
         self.ignored: list[str] = []
@@ -107,7 +111,7 @@ class SchemaDocument:
 
     def resolve(self, ref: Any, pointer: str) -> str:
         """The pointer of the schema a `$ref` at `pointer` names (refused when it names none)."""
-        target, target_pointer = resolve_ref(self.root, ref, pointer)
+        target, target_pointer = self.resources.resolve(ref, pointer)
         self._raw.setdefault(target_pointer, target)
         return target_pointer
 

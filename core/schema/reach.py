@@ -3,8 +3,10 @@ between every place where the references being expanded agree on those.
 
 A recursive `$ref` is unrolled a limited number of times along a path, so the tree of a
 subschema depends on how often each reference has been expanded above it, but only for the
-references it can meet below. Read from the schema as written (every `$ref` string anywhere
-below, followed through their targets): a superset, so sharing is never wrong, only rarer.
+references it can meet below. A reference is known by the pointer of the schema it names (the
+same text names different schemas inside different embedded resources). Read from the schema
+as written (every `$ref` anywhere below, followed through their targets): a superset, so
+sharing is never wrong, only rarer.
 """
 
 from __future__ import annotations
@@ -12,55 +14,57 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import SchemaError
-from .load import Schema, resolve_ref
+from .json_values import join_pointer
+from .resources import Resources
 
 
 class References:
-    """The references reachable from each subschema of one root (memoised per object)."""
+    """The references reachable from each subschema of one root (memoised per pointer)."""
 
-    def __init__(self, root: Schema) -> None:
-        self.root = root
-        self._direct: dict[int, tuple[Any, frozenset[str]]] = {}
+    def __init__(self, resources: Resources) -> None:
+        self.resources = resources
+        self._direct: dict[str, frozenset[str]] = {}
         self._closure: dict[str, frozenset[str]] = {}
-        self._below: dict[int, tuple[Any, frozenset[str]]] = {}
+        self._below: dict[str, frozenset[str]] = {}
 
-    def below(self, raw: Any) -> frozenset[str]:
-        """Every reference that a walk from `raw` may expand, following references."""
-        found = self._below.get(id(raw))
+    def below(self, pointer: str) -> frozenset[str]:
+        """Every reference (by target) that a walk from the schema at `pointer` may expand,
+        following references."""
+        found = self._below.get(pointer)
         if found is None:
-            direct = self._direct_refs(raw)
-            found = (raw, direct.union(*(self.of_ref(ref) for ref in direct)))
-            self._below[id(raw)] = found
-        return found[1]
+            direct = self._direct_refs(self.resources.raw(pointer), pointer)
+            found = self._below[pointer] = direct.union(*(self.of_ref(target) for target in direct))
+        return found
 
-    def of_ref(self, ref: str) -> frozenset[str]:
-        """`ref` and every reference reachable from its target."""
-        found = self._closure.get(ref)
+    def of_ref(self, target: str) -> frozenset[str]:
+        """`target` and every reference reachable from the schema there."""
+        found = self._closure.get(target)
         if found is None:
-            seen, queue = {ref}, [ref]
+            seen, queue = {target}, [target]
             while queue:
-                for reached in self._direct_refs(self._target(queue.pop())):
+                reached_from = queue.pop()
+                for reached in self._direct_refs(self.resources.raw(reached_from), reached_from):
                     if reached not in seen:
                         seen.add(reached)
                         queue.append(reached)
-            found = self._closure[ref] = frozenset(seen)
+            found = self._closure[target] = frozenset(seen)
         return found
 
-    def _target(self, ref: str) -> Any:
-        try:
-            return resolve_ref(self.root, ref, "")[0]
-        except SchemaError:
-            return None  # refused where it is reached
-
-    def _direct_refs(self, raw: Any) -> frozenset[str]:
-        """The `$ref` strings written anywhere inside `raw`."""
+    def _direct_refs(self, raw: Any, pointer: str) -> frozenset[str]:
+        """The targets of the `$ref`s written anywhere inside `raw` (at `pointer`)."""
         if not isinstance(raw, dict | list):
             return frozenset()
-        found = self._direct.get(id(raw))
+        found = self._direct.get(pointer)
         if found is None:
-            values = raw.values() if isinstance(raw, dict) else raw
-            refs = frozenset().union(*(self._direct_refs(value) for value in values))
-            ref = raw.get("$ref") if isinstance(raw, dict) else None
-            found = (raw, refs | {ref} if isinstance(ref, str) else refs)
-            self._direct[id(raw)] = found
-        return found[1]
+            items = raw.items() if isinstance(raw, dict) else enumerate(raw)
+            found = frozenset().union(*(self._direct_refs(value, join_pointer(pointer, key)) for key, value in items))
+            if isinstance(raw, dict) and isinstance(raw.get("$ref"), str):
+                found |= self._target(raw["$ref"], join_pointer(pointer, "$ref"))
+            self._direct[pointer] = found
+        return found
+
+    def _target(self, ref: str, where: str) -> frozenset[str]:
+        try:
+            return frozenset({self.resources.resolve(ref, where)[1]})
+        except SchemaError:
+            return frozenset()  # refused where it is reached

@@ -1,0 +1,91 @@
+"""Where a `$ref` leads, checked against the resolver jsonschema itself uses (`referencing`):
+for every reference in generated schemas of every draft (embedded resources with `$id`, draft
+4's `id`, fragments, relative references naming a resource), the compiler's target is the
+very subschema the validator's resolver finds, or the compiler refuses the reference."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+import referencing.exceptions
+import referencing.jsonschema
+from hypothesis import HealthCheck, given, settings
+from test_fuzz import SCHEMAS, drafted_schemas
+
+from gguf_extract.core.errors import SchemaError, UnsupportedSchema
+from gguf_extract.core.prompt import describe_schema
+from gguf_extract.core.schema.json_values import join_pointer
+from gguf_extract.core.schema.resources import Resources, subschemas
+from gguf_extract.core.schema.validation import NO_RETRIEVAL, validator_class
+
+DRAFT_04 = "http://json-schema.org/draft-04/schema#"
+DRAFT_07 = "http://json-schema.org/draft-07/schema#"
+
+
+def validator_target(root: Any, pointer: str, ref: str) -> Any:
+    """What jsonschema's resolver finds for `ref` written in the schema at `pointer`; raises
+    referencing's Unresolvable when it finds nothing."""
+    specification = referencing.jsonschema.specification_with(validator_class(root).META_SCHEMA["$schema"])
+    resource = specification.create_resource(root)
+    resolver = NO_RETRIEVAL.resolver_with_root(resource)
+    here = resolver.lookup("#" + quote(pointer))  # the walk there sets the base URI, as validation does
+    return here.resolver.lookup(ref).contents
+
+
+def references(root: Any) -> list[tuple[str, str]]:
+    return [(pointer, sub["$ref"]) for sub, pointer in subschemas(root) if isinstance(sub.get("$ref"), str)]
+
+
+@settings(max_examples=SCHEMAS, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
+@given(drafted_schemas)
+def test_every_reference_names_what_the_validator_resolves_or_is_refused(root: Any) -> None:
+    resources = Resources(root)
+    for pointer, ref in references(root):
+        try:
+            target, _ = resources.resolve(ref, join_pointer(pointer, "$ref"))
+        except UnsupportedSchema:
+            continue  # refused: fail closed
+        expected = validator_target(root, pointer, ref)
+        assert target is expected or (isinstance(target, bool) and target == expected), (pointer, ref)
+
+
+def test_the_resolver_oracle_sees_embedded_resources() -> None:
+    """The oracle itself: a fragment inside an embedded resource names that resource's part."""
+    inner = {"$id": "in.json", "$defs": {"v": {"type": "string"}}, "properties": {"v": {"$ref": "#/$defs/v"}}}
+    root = {"$defs": {"in": inner, "v": {"type": "integer"}}}
+    assert validator_target(root, "/$defs/in/properties/v", "#/$defs/v") is inner["$defs"]["v"]
+    assert Resources(root).resolve("#/$defs/v", "/$defs/in/properties/v/$ref") == (inner["$defs"]["v"], "/$defs/in/$defs/v")
+
+
+@pytest.mark.parametrize(
+    ("root", "pointer", "base"),
+    [
+        ({"$id": "https://e.com/a/root.json", "$defs": {"x": {"$id": "x/y.json"}}}, "/$defs/x", "https://e.com/a/x/y.json"),
+        ({"$defs": {"x": {"$id": "y.json", "$defs": {"z": {"$id": "z.json"}}}}}, "/$defs/x/$defs/z", "z.json"),
+        # draft 7: an $id beside $ref is ignored; one that is only a fragment names an anchor
+        ({"$schema": DRAFT_07, "definitions": {"x": {"$id": "y.json", "$ref": "#"}}}, "/definitions/x", ""),
+        ({"$schema": DRAFT_07, "definitions": {"x": {"$id": "#x"}}}, "/definitions/x", ""),
+        # draft 4 reads `id`; a value that is not in a schema position sets nothing
+        ({"$schema": DRAFT_04, "items": [{"id": "i.json"}]}, "/items/0", "i.json"),
+        ({"$schema": DRAFT_04, "enum": [{"id": "e.json"}]}, "/enum/0", ""),
+    ],
+)
+def test_base_uri_of_a_subschema(root: Any, pointer: str, base: str) -> None:
+    assert Resources(root).base(pointer) == base
+
+
+def test_a_pointer_that_leads_nowhere_is_not_relaxable() -> None:
+    with pytest.raises(UnsupportedSchema) as refusal:
+        Resources({"$defs": {"x": {"$id": "x.json"}}}).resolve("x.json#/nothing", "/$ref")
+    assert (refusal.value.pointer, refusal.value.relaxable) == ("/$ref", False)
+    with pytest.raises(SchemaError, match="must be a string"):
+        Resources({}).resolve(3, "/$ref")
+
+
+def test_the_prompt_describes_a_reference_where_it_is_written() -> None:
+    inner = {"$id": "in.json", "$defs": {"v": {"type": "string"}}, "type": "object", "properties": {"v": {"$ref": "#/$defs/v"}}}
+    schema = {"$defs": {"in": inner, "v": {"type": "integer"}}, "type": "object", "properties": {"i": {"$ref": "#/$defs/in"}}}
+    outline = describe_schema(schema)
+    assert "v?: string" in outline and "integer" not in outline
