@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import datetime
+import json
 import random
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gguf_extract.core.automaton.charnfa import machine_from_tree
 from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
 from gguf_extract.core.automaton.nfa import build_nfa
-from gguf_extract.core.automaton.regex import Chars, Node, seq
+from gguf_extract.core.automaton.regex import Chars, Node, Text, length_range, lit, seq
 from gguf_extract.core.schema.formats import date_node, date_time_node
 from gguf_extract.core.schema.lexical import integer_range, string_node
 
@@ -82,6 +84,38 @@ def test_string_length_counts_characters_not_bytes() -> None:
     assert matches(dfa, b'"a\\nb"')
     assert not matches(dfa, '"日本語人"'.encode())
     assert not matches(dfa, b'"a"')
+
+
+# Control characters JSON writes with a two-byte escape; the others need \u00XX.
+_SHORT_ESCAPED = "\b\f\n\r\t"
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=8), st.integers(0, 6), st.one_of(st.none(), st.integers(0, 6)))
+def test_text_holds_exactly_the_json_strings_of_its_length(text: str, low: int, extra: int | None) -> None:
+    """A Text between low and high characters: any string of that length, written as JSON
+    writes it; bounded ones leave out the characters that need a \\u escape."""
+    high = None if extra is None else low + extra
+    dfa = matcher(seq(lit('"'), Text(low, high), lit('"')))
+    needs_u_escape = any(ord(c) < 0x20 and c not in _SHORT_ESCAPED for c in text)
+    fits = low <= len(text) and (high is None or (len(text) <= high and not needs_u_escape))
+    assert matches(dfa, json.dumps(text, ensure_ascii=False).encode()) == fits
+
+
+def test_text_takes_every_escape_json_allows() -> None:
+    free, bounded = matcher(seq(lit('"'), Text(1, None), lit('"'))), matcher(seq(lit('"'), Text(1, 1), lit('"')))
+    for escape in (b'\\"', b"\\\\", b"\\/", b"\\b", b"\\f", b"\\n", b"\\r", b"\\t"):
+        assert matches(free, b'"' + escape + b'"') and matches(bounded, b'"' + escape + b'"'), escape
+    assert matches(free, b'"\\u00e9"') and not matches(bounded, b'"\\u00e9"')
+    assert not matches(free, b'"\\ud800"')  # a surrogate is not one character
+    assert not matches(free, b'"\\x"') and not matches(free, b'"\n"')
+
+
+def test_text_is_measured_in_characters_and_is_no_pattern_body() -> None:
+    assert length_range(Text(2, 5)) == (2, 5)
+    assert length_range(Text(3, None)) == (3, None)
+    with pytest.raises(TypeError, match="Text"):
+        machine_from_tree(Text(0, 3))
 
 
 def test_forced_bytes_stop_at_a_choice() -> None:

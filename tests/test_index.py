@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import pickle
 
 import numpy as np
 import pytest
 from conftest import CONTROL, EOS, compile_for, random_walk
 
 from gguf_extract.core.automaton.dfa import DEAD
+from gguf_extract.core.automaton.regex import Alt, Node, Repeat, Seq, Text
+from gguf_extract.core.index import TokenIndex, Transitions
 from gguf_extract.core.vocab import TokenTable, Vocabulary
 
 PERSON = {
@@ -134,6 +137,83 @@ def test_text_run_states_are_recognised_and_build_nothing_ahead(vocab: Vocabular
     assert built_after - built_before < 10
     found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
     assert found == brute_force(compiled, state)
+
+
+PLAIN_STRINGS = [
+    ({"type": "string"}, b'"ab', ""),
+    ({"type": "string", "minLength": 1, "maxLength": 9}, b'"', ""),
+    ({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}, b'{"name": "x', "/properties/name"),
+    ({"type": "object", "additionalProperties": {"type": "integer"}}, b'{"k', None),  # a key: no label
+]
+
+
+@pytest.mark.parametrize(("schema", "prefix", "pointer"), PLAIN_STRINGS, ids=[json.dumps(s[0]) for s in PLAIN_STRINGS])
+def test_plain_strings_are_text_and_the_index_takes_the_text_run_shortcut(
+    schema: object, prefix: bytes, pointer: str | None, vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compiled = compile_for(schema, vocab)
+    dfa = compiled._dfa
+    assert _texts(dfa.tree)
+    state = dfa.walk(dfa.start, prefix)
+    assert dfa.text_run(state) is not None
+    assert dfa.starts_text(state) == prefix.endswith(b'"')
+    label = dfa.text_label(state)
+    assert (label.pointer if label is not None else None) == pointer
+    shortcuts: list[int] = []
+    walk_text_run = TokenIndex._walk_text_run
+
+    def spy(index: TokenIndex, at: int, run: tuple[int, int]) -> Transitions:
+        shortcuts.append(at)
+        return walk_text_run(index, at, run)
+
+    monkeypatch.setattr(TokenIndex, "_walk_text_run", spy)
+    transitions = compiled._index.transitions(state)
+    assert shortcuts == [state]
+    assert dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True)) == brute_force(compiled, state)
+
+
+CONSTRAINED_STRINGS = [
+    ({"type": "string", "pattern": "^[a-z ]+$"}, b'"ab'),
+    ({"type": "string", "format": "date"}, b'"20'),
+    ({"type": "string", "format": "email", "maxLength": 20}, b'"ab'),
+    ({"type": "string", "maxLength": 9, "not": {"enum": ["abc"]}}, b'"ab'),
+    ({"enum": ["abc", "abd"]}, b'"ab'),
+]
+
+
+@pytest.mark.parametrize(("schema", "prefix"), CONSTRAINED_STRINGS, ids=[json.dumps(s[0]) for s in CONSTRAINED_STRINGS])
+def test_strings_with_a_pattern_format_or_excluded_values_are_not_text(schema: object, prefix: bytes, vocab: Vocabulary) -> None:
+    dfa = compile_for(schema, vocab)._dfa
+    assert not _texts(dfa.tree)
+    state = dfa.walk(dfa.start, prefix)
+    assert all(dfa.nfa.text_run(member) is None for member in dfa.nfa_states(state))
+
+
+def test_text_runs_are_recognised_in_an_automaton_read_back_from_a_pickle(vocab: Vocabulary) -> None:
+    """Recognised by type, a string body stays text in a copy of the tree."""
+    dfa = pickle.loads(pickle.dumps(compile_for({"type": "string", "maxLength": 50}, vocab)._dfa))
+    assert dfa.text_run(dfa.walk(dfa.start, b'"abc')) == (0, 47)
+
+
+def _texts(tree: Node) -> list[Text]:
+    """The Text nodes of a regex tree (a DAG), each once."""
+    found: dict[int, Text] = {}
+    seen: set[int] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Text):
+            found[id(node)] = node
+        elif isinstance(node, Repeat):
+            stack.append(node.item)
+        elif isinstance(node, Seq):
+            stack.extend(node.parts)
+        elif isinstance(node, Alt):
+            stack.extend(node.options)
+    return list(found.values())
 
 
 def test_strings_inside_alternatives_are_not_text_runs(vocab: Vocabulary) -> None:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gguf_extract.core.automaton.nfa import NFA, build_nfa
-from gguf_extract.core.automaton.regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq
+from gguf_extract.core.automaton.regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, Text
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.compiled import compile_automaton
 from gguf_extract.core.schema.compiler import compile_tree
@@ -58,6 +58,9 @@ leaves = st.one_of(
         [Chars(((0x30, 0x39),)), Chars(((0x80, 0x10FFFF),)), Chars(((0xD800, 0xDFFF),)), Chars(((0x20, 0x7E), (0x400, 0x4FF)))]
     ),
     st.just(_machine()),
+    st.tuples(st.integers(0, 3), st.one_of(st.none(), st.integers(0, 3))).map(
+        lambda t: Text(t[0], None if t[1] is None else t[0] + t[1])
+    ),
 )
 
 

@@ -14,7 +14,7 @@ import itertools
 from collections import deque
 from collections.abc import Iterable
 
-from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq
+from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, Text
 
 MACHINE_STATE_LIMIT = 40_000
 
@@ -67,7 +67,7 @@ class _Builder:
             entry = self.state()
             self.epsilons[entry].extend(self.build(option, exit_state) for option in node.options)
             return entry
-        if isinstance(node, Repeat):
+        if isinstance(node, Repeat) and not isinstance(node, Text):  # a Text is written in bytes, escapes and all
             return self._repeat(node, exit_state)
         raise TypeError(f"a string body cannot contain {type(node).__name__}")
 

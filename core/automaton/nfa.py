@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..schema.json_values import MUST_ESCAPE, UNESCAPED_RANGES
-from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, TextLabel, is_text_character
+from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, Text, TextLabel
 from .utf8 import utf8_sequences
 
 Edge = tuple[int, int, int]  # low byte, high byte, target state
@@ -103,10 +103,10 @@ class NFA:
     # -- text runs -------------------------------------------------------------------------
 
     def text_run(self, state: int) -> tuple[int, int] | None:
-        """For a state inside the body of a JSON string whose characters are free (a repeat of a
-        text character, then the closing quote): the characters still required and the further
-        ones allowed (-1: any number). Every text character leads from here to `after_text(state,
-        1)`, and nothing else the string holds is text. None for any other state."""
+        """For a state inside the body of a JSON string whose characters are free (a Text, then
+        the closing quote): the characters still required and the further ones allowed (-1: any
+        number). Every text character leads from here to `after_text(state, 1)`, and nothing
+        else the string holds is text. None for any other state."""
         if state not in self._text_runs:
             self._text_runs[state] = self._find_text_run(state)
         return self._text_runs[state]
@@ -117,7 +117,7 @@ class NFA:
         if self.text_run(state) is None:
             return None
         pending = self._pending[state]
-        assert pending is not None and isinstance(pending.node, Repeat)
+        assert pending is not None and isinstance(pending.node, Text)
         return pending.node.label
 
     def starts_text(self, state: int) -> bool:
@@ -127,8 +127,10 @@ class NFA:
 
     def _find_text_run(self, state: int) -> tuple[int, int] | None:
         pending = self._pending[state]
-        if pending is None or not isinstance(pending.node, Repeat) or not is_text_character(pending.node.item):
+        if pending is None or not isinstance(pending.node, Text):
             return None
+        # Text never closes the string, so no text continues past the body: where something
+        # other than the closing quote followed, it could, and there is no run.
         closing = self._pending[pending.next_state]
         if closing is None or not isinstance(closing.node, Lit) or closing.node.data[:1] != b'"':
             return None
@@ -142,7 +144,7 @@ class NFA:
         as many as it allows)."""
         run = self.text_run(state)
         pending = self._pending[state]
-        assert run is not None and pending is not None and isinstance(pending.node, Repeat)
+        assert run is not None and pending is not None and isinstance(pending.node, Text)
         count, spare = run
         assert spare < 0 or most <= count + spare, "more characters than the string allows"
         node, nxt = pending.node, pending.next_state

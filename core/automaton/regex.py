@@ -8,7 +8,7 @@ linear in size.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..schema.json_values import UNESCAPED_RANGES
 
@@ -50,13 +50,34 @@ class TextLabel:
 
 @dataclass(frozen=True, eq=False)
 class Repeat:
-    """`item` repeated between `low` and `high` times; `high=None` means unbounded. `label`
-    marks a plain string value's body (see TextLabel)."""
+    """`item` repeated between `low` and `high` times; `high=None` means unbounded."""
 
     item: Node
     low: int
     high: int | None
+
+    @property
+    def label(self) -> TextLabel | None:
+        """None: only a Text carries a label (so that a walk reading every repeat's label, as
+        core.grounding's does, sees None on the others)."""
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class Text(Repeat):
+    """The body of a JSON string of free text: between `low` and `high` characters (None: any
+    number), each written unescaped or as an escape, as JSON allows; the closing quote
+    follows. `label` marks a plain string value's body (see TextLabel).
+
+    It is the repeat of one JSON string character (`item`, set from the bound), so it matches
+    exactly what that repeat matches and whatever reads a repeat reads it right; the
+    automaton recognises it by its type to take shortcuts over text (NFA.text_run)."""
+
+    item: Node = field(init=False)
     label: TextLabel | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "item", STRING_CHAR if self.high is None else SHORT_STRING_CHAR)
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,25 +96,6 @@ class Machine:
 Node = Lit | Chars | Seq | Alt | Repeat | Machine
 
 EMPTY: Node = Seq(())
-
-# Every character a JSON string holds without an escape: all but controls, quote, backslash.
-TEXT_CHARACTER = Chars(UNESCAPED_RANGES)
-
-
-def is_text_character(node: Node) -> bool:
-    """A JSON string character: TEXT_CHARACTER, or else escapes that begin with a backslash.
-    Then every text character takes it in exactly one way, to the same place."""
-    if not isinstance(node, Alt) or not node.options or node.options[0] is not TEXT_CHARACTER:
-        return False
-    return all(_starts_with_backslash(option) for option in node.options[1:])
-
-
-def _starts_with_backslash(node: Node) -> bool:
-    if isinstance(node, Lit):
-        return node.data[:1] == b"\\"
-    if isinstance(node, Seq):
-        return bool(node.parts) and _starts_with_backslash(node.parts[0])
-    return False
 
 
 def lit(text: str) -> Lit:
@@ -145,7 +147,29 @@ def length_range(node: Node) -> tuple[int, int | None]:
         return min((low for low, _ in options), default=0), None if None in highs else max(
             (h for h in highs if h is not None), default=0
         )
+    if isinstance(node, Text):  # characters, not the bytes that escape them
+        return node.low, node.high
     if isinstance(node, Repeat):
         low, high = length_range(node.item)
         return low * node.low, None if high is None or node.high is None else high * node.high
     return 0, None
+
+
+# The characters of JSON strings, as the byte layer writes them. Every character a JSON string
+# holds without an escape: all but controls, quote and backslash.
+_UNESCAPED_CHAR = Chars(UNESCAPED_RANGES)
+HEX_DIGIT = chars((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
+# A \uXXXX escape outside the surrogate block, so that every escape is exactly one character
+# (surrogate pairs would count as two here but as one for jsonschema's maxLength).
+_NON_SURROGATE_HEX4 = alt(
+    seq(chars((0x30, 0x39), (0x41, 0x43), (0x45, 0x46), (0x61, 0x63), (0x65, 0x66)), HEX_DIGIT, HEX_DIGIT, HEX_DIGIT),
+    seq(char_set("dD"), chars((0x30, 0x37)), HEX_DIGIT, HEX_DIGIT),
+)
+STRING_CHAR: Node = alt(
+    _UNESCAPED_CHAR,
+    seq(lit("\\"), alt(char_set('"\\/bfnrt'), seq(lit("u"), _NON_SURROGATE_HEX4))),
+)
+# In length-bounded strings each position is its own copy of the character automaton, so
+# there characters are written raw or with a two-byte escape (no \uXXXX, which only control
+# characters other than \b\f\n\r\t would need): about half the automaton states.
+SHORT_STRING_CHAR: Node = alt(_UNESCAPED_CHAR, seq(lit("\\"), char_set('"\\/bfnrt')))

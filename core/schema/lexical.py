@@ -18,9 +18,9 @@ from typing import Any
 
 from ..automaton.regex import (
     EMPTY,
-    TEXT_CHARACTER,
     Node,
     Repeat,
+    Text,
     TextLabel,
     alt,
     char_set,
@@ -36,25 +36,7 @@ MAX_EXPONENT_DIGITS = 2
 
 DIGIT = chars((0x30, 0x39))
 NONZERO_DIGIT = chars((0x31, 0x39))
-HEX_DIGIT = chars((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
-# A \uXXXX escape outside the surrogate block, so that every escape is exactly one character
-# (surrogate pairs would count as two here but as one for jsonschema's maxLength).
-_NON_SURROGATE_HEX4 = alt(
-    seq(chars((0x30, 0x39), (0x41, 0x43), (0x45, 0x46), (0x61, 0x63), (0x65, 0x66)), HEX_DIGIT, HEX_DIGIT, HEX_DIGIT),
-    seq(char_set("dD"), chars((0x30, 0x37)), HEX_DIGIT, HEX_DIGIT),
-)
-UNESCAPED_CHAR = TEXT_CHARACTER
-STRING_CHAR: Node = alt(
-    UNESCAPED_CHAR,
-    seq(lit("\\"), alt(char_set('"\\/bfnrt'), seq(lit("u"), _NON_SURROGATE_HEX4))),
-)
 QUOTE = lit('"')
-
-
-# In length-bounded strings each position is its own copy of the character automaton, so
-# there characters are written raw or with a two-byte escape (no \uXXXX, which only control
-# characters other than \b\f\n\r\t would need): about half the automaton states.
-SHORT_STRING_CHAR: Node = alt(UNESCAPED_CHAR, seq(lit("\\"), char_set('"\\/bfnrt')))
 
 
 def json_text(value: Any) -> str:
@@ -72,8 +54,7 @@ def json_text(value: Any) -> str:
 def string_node(min_length: int = 0, max_length: int | None = None, label: TextLabel | None = None) -> Node:
     """A JSON string literal whose decoded length lies in [min_length, max_length]; `label`
     marks a plain string value's body (see TextLabel)."""
-    character = STRING_CHAR if max_length is None else SHORT_STRING_CHAR
-    return seq(QUOTE, Repeat(character, min_length, max_length, label), QUOTE)
+    return seq(QUOTE, Text(min_length, max_length, label), QUOTE)
 
 
 def unsigned_digits() -> Node:
