@@ -3,11 +3,14 @@
 Decoding walks the schema with a Guide (core.guide) and nothing else of the compiled schema.
 
 Invariants:
-- The position's guide has taken exactly the tokens evaluated so far (so `tokens_taken` is
-  the budget used).
+- The position's guide has taken the tokens evaluated so far, less those whose text was
+  dropped (`skipped`), so `tokens_taken + skipped` is the budget used.
 - `pending` is decided text not yet evaluated: the last token of a canonically tokenized
   forced run, held back so the model may merge it with what follows (a space before a
   value, a quote before its first characters). The next token must start with it.
+- `held` is text evaluated but not written: zeros that end a number's fraction so far,
+  written once a digit follows, dropped if the number ends (core.held_zeros). No guesses are
+  drafted while text is held.
 - Budget: a token is allowed only if, after it, the bytes still needed to close the document
   (an upper bound on tokens for byte-level vocabularies) fit in what is left of
   `max_tokens`, so the document can always close inside the budget.
@@ -30,11 +33,13 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from .canonical import canonical_tokens
 from .compiled import CompiledSchema, token_table
 from .errors import TokenBudgetTooSmall
 from .evidence import TokenChoice
 from .grounding import Grounding
-from .guide import Guide
+from .guide import Allowed, Guide
+from .held_zeros import Held, ZeroHolder
 from .lookahead import TokenHistory
 
 Logits = npt.NDArray[np.float32]
@@ -88,12 +93,19 @@ class DecodeStats:
 
 @dataclass(frozen=True)
 class _Position:
-    guide: Guide  # past every token evaluated; never advanced in place (steps take copies)
+    guide: Guide  # past every token evaluated but dropped ones; never advanced in place (steps take copies)
     pending: bytes = b""
+    held: Held | None = None
+    skipped: int = 0  # tokens evaluated whose text was dropped
+    ending: bool = False  # held zeros were just dropped: the number ends here
 
     @property
     def used(self) -> int:
-        return self.guide.tokens_taken
+        return self.guide.tokens_taken + self.skipped
+
+    def at(self, guide: Guide, pending: bytes = b"", held: Held | None = None) -> _Position:
+        """A position further on (the tokens skipped so far carried along)."""
+        return _Position(guide, pending, held, self.skipped)
 
 
 @dataclass(frozen=True)
@@ -135,6 +147,7 @@ class Decoder:
         self.written = 0  # output bytes so far
         self.budget_bound_at: int | None = None  # output offset where the budget first ruled out a token
         self._probability: float | None = None  # the model's probability for the latest choice
+        self._zeros = ZeroHolder(self._table, compiled.vocab.size)
 
     def run(self) -> Iterator[bytes]:
         """Yield the output's bytes as they are decided."""
@@ -159,6 +172,10 @@ class Decoder:
         decided: int | None = None
         while True:
             token = self._choose(position) if decided is None else decided
+            if position.held is not None:
+                position = yield from self._settle(position, token)
+                if position.ending:
+                    continue  # the token was dropped with the zeros: choose how the number ends
             if token == _END:
                 self.stats.output_tokens = position.used
                 return
@@ -168,7 +185,7 @@ class Decoder:
             if step.final_tokens:
                 self.stats.output_tokens = position.used + step.final_tokens
                 return
-            drafted = self._draft(step) if step.evaluated else []
+            drafted = self._draft(step) if step.evaluated and step.after.held is None else []
             if not drafted:
                 self._evaluate(step.evaluated)
                 position, decided = step.after, None
@@ -194,10 +211,13 @@ class Decoder:
     def _step(self, position: _Position, token: int, after: Guide) -> _Step:
         """Choosing `token` at `position`; `after` is the position's guide past it."""
         piece = self._pieces[token]
+        held = None if self._zeros.in_string else self._held_after(position, token, after)
+        if held is not None:
+            return _Step(token, b"", [token], position.at(after, held=held))
         forced = after.forced_text()
         if forced or after.is_finished():
             return self._forced_step(token, position, piece + forced, piece[len(position.pending) :] + forced)
-        return _Step(token, piece[len(position.pending) :], [token], _Position(after))
+        return _Step(token, piece[len(position.pending) :], [token], position.at(after))
 
     def _forced_step(self, token: int, position: _Position, tail: bytes, text: bytes) -> _Step:
         """`tail` (the chosen token's bytes and the forced text after it) tokenized
@@ -211,7 +231,7 @@ class Decoder:
         if after.is_finished():
             return _Step(token, text, [], position, final_tokens=len(tokens))
         after.rollback(1)
-        return _Step(token, text, tokens[:-1], _Position(after, self._pieces[tokens[-1]]))
+        return _Step(token, text, tokens[:-1], position.at(after, self._pieces[tokens[-1]]))
 
     # -- speculation -------------------------------------------------------------------
 
@@ -242,8 +262,10 @@ class Decoder:
         after = position.guide.copy()
         if not after.try_advance(token):
             return None
-        if after.tokens_taken + after.shortest_completion() > self.settings.max_tokens:
+        if position.skipped + after.tokens_taken + after.shortest_completion() > self.settings.max_tokens:
             return None
+        if self._held_after(position, token, after) is not None:
+            return None  # zeros the choice might hold: the output there is decided token by token
         return self._step(position, token, after)
 
     def _verify(self, step: _Step, drafted: list[_Step]) -> Generator[bytes, None, tuple[_Position, int | None]]:
@@ -270,18 +292,62 @@ class Decoder:
         self._logits = rows[cursors[-1] - 1]
         return position, None
 
+    # -- zeros held at the end of a number (core.held_zeros) ---------------------------
+
+    def _held_after(self, position: _Position, token: int, after: Guide) -> Held | None:
+        """What is held once `token` is taken at `position` (`after` is past it)."""
+        added = self._pieces[token][len(position.pending) :]
+        return self._zeros.hold(position.held, added, after, lambda: self._past_pending(position))
+
+    def _past_pending(self, position: _Position) -> Guide | None:
+        """The position's guide past its pending text (None if that text's tokens do not fit)."""
+        guide = position.guide.copy()
+        if position.pending and not all(guide.try_advance(t) for t in self.canonical_tokens(position.pending)):
+            return None
+        return guide
+
+    def _settle(self, position: _Position, token: int) -> Generator[bytes, None, _Position]:
+        """Where `token` leaves the text held at `position`: still held (another zero), written
+        (a digit follows it: the held tokens' choices keep their places) or dropped (the
+        number ends: their choices are put on its last byte, so they still count for it). A
+        zero the automaton cannot take there is dropped too, unevaluated: `ending`."""
+        held = position.held
+        assert held is not None
+        after = position.guide.copy()
+        if token != _END and after.try_advance(token):
+            if self._held_after(position, token, after) is not None:
+                return position
+            yield self._emit(held.text)
+            return position.at(position.guide)
+        last = max(self.written - 1, 0)
+        kept = len(self.choices) - held.choices
+        self.choices[kept:] = [TokenChoice(last, self.written, choice.probability) for choice in self.choices[kept:]]
+        skipped = position.skipped + position.guide.tokens_taken - held.before.tokens_taken
+        return _Position(held.before, skipped=skipped, ending=token != _END and self._zeros.overflows(after, token))
+
+    def _allowed(self, position: _Position) -> Allowed:
+        """The choices at `position` (see core.held_zeros for those while text is held)."""
+        budget = self.settings.max_tokens - position.used
+        if position.held is not None:
+            return self._zeros.candidates(position.held, position.guide, budget)
+        if position.ending:
+            return self._zeros.ending(position.guide, budget)
+        return position.guide.allowed(budget, position.pending)
+
     # -- the output --------------------------------------------------------------------
 
     def _emit(self, text: bytes) -> bytes:
         """`text`, now written: counted, and followed by grounding."""
         self.written += len(text)
+        self._zeros.feed(text)
         if self.grounding is not None:
             self.grounding.feed(text)
         return text
 
     def _record(self, token: int, position: _Position) -> None:
-        """Note the chosen `token` (its bytes start with the pending ones, already written)."""
-        start = self.written - len(position.pending)
+        """Note the chosen `token` (its bytes start with the pending ones, already written, or
+        follow the held ones)."""
+        start = self.written - len(position.pending) + (len(position.held.text) if position.held is not None else 0)
         self.choices.append(TokenChoice(start, start + len(self._pieces[token]), self._probability))
 
     # -- the model ---------------------------------------------------------------------
@@ -305,28 +371,12 @@ class Decoder:
             self._history.truncate(len(self._history) - count)
 
     def canonical_tokens(self, text: bytes) -> list[int]:
-        """The model's own tokenization of `text`, or a greedy longest-match split when the
-        tokenizer does not round-trip it (e.g. a leading-space prefix is added)."""
-        tokens = self.model.tokenize(text)
-        pieces = self.compiled.vocab.pieces
-        if tokens and b"".join(pieces[t] for t in tokens) == text:
-            return tokens
-        return self._greedy_tokens(text)
-
-    def _greedy_tokens(self, text: bytes) -> list[int]:
-        tokens: list[int] = []
-        pieces = self.compiled.vocab.pieces
-        rest = text
-        while rest:
-            candidates = self._table.with_prefix(rest[:1])
-            best = max((int(t) for t in candidates if rest.startswith(pieces[t])), key=lambda t: len(pieces[t]))
-            tokens.append(best)
-            rest = rest[len(pieces[best]) :]
-        return tokens
+        """The model's own tokenization of `text` (core.canonical)."""
+        return canonical_tokens(text, self.model.tokenize, self._table)
 
     def _choose(self, position: _Position) -> int:
         """The next token id, or _END for end of generation."""
-        allowed = position.guide.allowed(self.settings.max_tokens - position.used, position.pending)
+        allowed = self._allowed(position)
         if allowed.budget_cut and self.budget_bound_at is None:
             self.budget_bound_at = self.written
         ids = allowed.ids

@@ -1,13 +1,11 @@
 """Regex trees for JSON's lexical pieces: string characters, numbers, integer ranges.
 
-Integers are written canonically: no leading zeros, no `+`, no `-0`. Other numbers have no
-leading zeros either, but keep the forms documents write: trailing zeros in a fraction
-(`559.40`) and exponents such as `1.5E+05`. A mask that forbids the form a document uses does
-not make a small model drop the extra characters; it makes it write other ones: with trailing
-zeros forbidden, the bundled model wrote a bounded total read as `559.40` as `559.40001`, a
-valid document with a wrong value. Padding is bounded by digit counts instead (see the
-README's departures), so a model can never spin digits forever; the bounds are far beyond
-values found in documents.
+Numbers are written in a shortest form: no leading zeros, no trailing zeros in a fraction, no
+`+`, no `-0`, so a model cannot pad a value with digits that do not change it. Digit counts
+are bounded (see the README's departures) so a model can never spin digits forever; the
+bounds are far beyond values found in documents. A model that writes a zero the shortest form
+forbids at the end of a fraction (`559.40`) is not forced into another digit: the decoder holds
+such zeros back and drops them when the number ends (core.held_zeros).
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ from ..automaton.regex import (
     Text,
     TextLabel,
     alt,
-    char_set,
     chars,
     lit,
     optional,
@@ -67,9 +64,17 @@ def integer_node() -> Node:
 
 
 def number_node() -> Node:
-    fraction = seq(lit("."), Repeat(DIGIT, 1, MAX_FRACTION_DIGITS))
-    exponent = seq(char_set("eE"), optional(char_set("+-")), Repeat(DIGIT, 1, MAX_EXPONENT_DIGITS))
-    return seq(optional(lit("-")), unsigned_digits(), optional(fraction), optional(exponent))
+    """JSON numbers in a shortest form, so that no digit can be added without changing the
+    value: `0`, or an optional `-` and either a plain decimal (`12`, `10.5`, `0.25`; no
+    leading zeros, a fraction ends in a nonzero digit) or scientific notation with one nonzero
+    digit before the point (`1e5`, `2.5e-7`; a lower-case `e`, an exponent without `+`, leading
+    zeros or the value 0). No `-0`, `1.50`, `007`, `1E+05` or `10e1`."""
+    fraction = seq(lit("."), Repeat(DIGIT, 0, MAX_FRACTION_DIGITS - 1), NONZERO_DIGIT)
+    whole = seq(NONZERO_DIGIT, Repeat(DIGIT, 0, MAX_INTEGER_DIGITS - 1))
+    plain = alt(seq(whole, optional(fraction)), seq(lit("0"), fraction))
+    exponent = seq(lit("e"), optional(lit("-")), NONZERO_DIGIT, Repeat(DIGIT, 0, MAX_EXPONENT_DIGITS - 1))
+    scientific = seq(NONZERO_DIGIT, optional(fraction), exponent)
+    return alt(lit("0"), seq(optional(lit("-")), alt(plain, scientific)))
 
 
 def generated_integers(low: int | None, high: int | None) -> tuple[int, int]:
@@ -139,7 +144,8 @@ BOUNDED_FRACTION_DIGITS = 5
 
 
 def number_range(low: Decimal | None, high: Decimal | None, low_exclusive: bool, high_exclusive: bool) -> Node:
-    """Decimal numbers x within the bounds, e.g. 0 <= x < 99.95, written without exponent.
+    """Decimal numbers x within the bounds, e.g. 0 <= x < 99.95, written without exponent and
+    without trailing zeros in a fraction (`10.5`, never `10.50` or `10.0`).
 
     Bounds with more than BOUNDED_FRACTION_DIGITS fraction digits are rounded inward (a
     subset of the allowed numbers); the others are exact. Bounds beyond the generated digits
@@ -202,14 +208,46 @@ def _with_fraction(whole: int, fraction: Node | None, last_whole: int | None = N
 
 
 def _fraction_between(low: int, high: int) -> Node | None:
-    """An optional `.digits` part (1 to BOUNDED_FRACTION_DIGITS digits) whose value, scaled
-    to BOUNDED_FRACTION_DIGITS digits, lies in [low, high]; None when there is none."""
+    """An optional `.digits` part (1 to BOUNDED_FRACTION_DIGITS digits, the last one nonzero,
+    so no fraction is padded with zeros) whose value, scaled to BOUNDED_FRACTION_DIGITS
+    digits, lies in [low, high]; None when there is none. Each value has one spelling: no
+    fraction for 0, else the digits without their trailing zeros."""
     if low > high:
         return None
     options: list[Node] = [EMPTY] if low <= 0 else []
     for width in range(1, BOUNDED_FRACTION_DIGITS + 1):
         step = 10 ** (BOUNDED_FRACTION_DIGITS - width)
         first, last = -(-low // step), high // step  # digits F with low <= F * step <= high
-        if first <= last:
-            options.append(seq(lit("."), _same_width_range(str(first).zfill(width), str(last).zfill(width))))
+        digits = _nonzero_ending_range(first, last, width)
+        if digits is not None:
+            options.append(seq(lit("."), digits))
     return alt(*options) if options else None
+
+
+def _nonzero_ending_range(first: int, last: int, width: int) -> Node | None:
+    """The `width`-digit strings (zero-filled) of the numbers in [first, last] that do not end
+    in 0; None when there are none."""
+    if first > last:
+        return None
+    head_first, digit_first = divmod(first, 10)
+    head_last, digit_last = divmod(last, 10)
+    digit_first = max(digit_first, 1)
+
+    def ending(head_low: int, head_high: int, low: int, high: int) -> Node | None:
+        if head_low > head_high or low > high:
+            return None
+        last_digit = chars((ord(str(low)), ord(str(high))))
+        if width == 1:
+            return last_digit
+        return seq(_same_width_range(str(head_low).zfill(width - 1), str(head_high).zfill(width - 1)), last_digit)
+
+    if head_first == head_last:
+        parts = [ending(head_first, head_first, digit_first, digit_last)]
+    else:
+        parts = [
+            ending(head_first, head_first, digit_first, 9),
+            ending(head_first + 1, head_last - 1, 1, 9),
+            ending(head_last, head_last, 1, digit_last),
+        ]
+    kept = [part for part in parts if part is not None]
+    return alt(*kept) if kept else None

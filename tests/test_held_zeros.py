@@ -1,0 +1,183 @@
+"""Zeros a model writes at the end of a number's fraction are held back (core.held_zeros): a
+model that wants `559.40` and then `,` gets `559.4,`, one that wants `1.05` gets `1.05`, and
+no output ever has a fraction padded with zeros, whatever the model wants."""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+from typing import Any
+
+import jsonschema
+import numpy as np
+import numpy.typing as npt
+import pytest
+from conftest import EOS, FakeModel, compile_for
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gguf_extract.core.decode import Decoder, SamplingSettings
+from gguf_extract.core.errors import SchemaError
+from gguf_extract.core.evidence import gather
+from gguf_extract.core.vocab import Vocabulary
+
+PRICE = {"type": "object", "properties": {"price": {"type": "number"}, "n": {"type": "integer"}}, "required": ["price", "n"]}
+ONLY = {"type": "object", "properties": {"price": {"type": "number"}}, "required": ["price"]}
+BOUNDED = {"type": "object", "properties": {"price": {"type": "number", "minimum": 0, "maximum": 1000}}, "required": ["price"]}
+# A fraction ending in 0, or a point with no digit after it.
+PADDED = re.compile(rb"\.[0-9]*0(?![0-9])|\.(?![0-9])")
+
+
+def _byte_token(byte: int) -> int:
+    return 2 + byte  # the hand vocabulary: control, end of generation, then the 256 bytes
+
+
+class WantingModel(FakeModel):
+    """Wants to write `wanted`, byte by byte, then to stop: while what it has evaluated is a
+    prefix of `wanted`, the token of the next byte (or the end of generation) gets a logit far
+    above the others; elsewhere its logits are random."""
+
+    def __init__(self, vocab: Vocabulary, wanted: str, seed: int = 0) -> None:
+        super().__init__(vocab, seed)
+        self.wanted = wanted.encode()
+
+    def written(self) -> bytes:
+        return b"".join(self.vocab.pieces[t] for t in self.evaluated)
+
+    def _logits_after(self, length: int) -> npt.NDArray[np.float32]:
+        logits = super()._logits_after(length)
+        seen = b"".join(self.vocab.pieces[t] for t in self.evaluated[:length])
+        if self.wanted.startswith(seen):
+            following = self.wanted[len(seen) : len(seen) + 1]
+            logits[_byte_token(following[0]) if following else EOS] += 100.0
+        return logits
+
+
+def _decode(schema: Any, model: FakeModel, max_tokens: int = 64, draft_tokens: int = 6, hot: bool = False) -> tuple[str, Decoder]:
+    temperature = 1.0 if hot else 0.0
+    sampling = SamplingSettings(max_tokens=max_tokens, temperature=temperature, seed=model.seed, draft_tokens=draft_tokens)
+    decoder = Decoder(model, compile_for(schema, model.vocab), sampling)
+    return b"".join(decoder.run()).decode(), decoder
+
+
+@pytest.mark.parametrize(
+    ("schema", "wanted", "written"),
+    [
+        (PRICE, '{"price": 559.40, "n": 1}', '{"price": 559.4, "n": 1}'),
+        (PRICE, '{"price": 10.00, "n": 1}', '{"price": 10, "n": 1}'),
+        (PRICE, '{"price": 1.05, "n": 1}', '{"price": 1.05, "n": 1}'),
+        (PRICE, '{"price": 1.0050, "n": 1}', '{"price": 1.005, "n": 1}'),
+        (PRICE, '{"price": 0.0, "n": 1}', '{"price": 0, "n": 1}'),
+        (PRICE, '{"price": 100, "n": 1}', '{"price": 100, "n": 1}'),
+        (PRICE, '{"price": 1.0e5, "n": 1}', '{"price": 1e5, "n": 1}'),
+        (BOUNDED, '{"price": 559.40}', '{"price": 559.4}'),
+        (BOUNDED, '{"price": 10.00}', '{"price": 10}'),
+        (BOUNDED, '{"price": 0.00005}', '{"price": 0.00005}'),
+        ({"type": "number"}, "10.0", "10"),
+        ({"type": "array", "items": {"type": "number"}}, "[2.50, 3.0]", "[2.5, 3]"),
+    ],
+)
+@pytest.mark.parametrize("drafts", [0, 6])
+def test_zeros_ending_a_fraction_are_dropped(schema: Any, wanted: str, written: str, drafts: int, vocab: Vocabulary) -> None:
+    model = WantingModel(vocab, wanted)
+    text, decoder = _decode(schema, model, draft_tokens=drafts)
+    assert text == written
+    assert wanted.encode().startswith(model.written())  # the model saw what it wrote, zeros included
+    _, plain = _decode(schema, WantingModel(vocab, written), draft_tokens=drafts)
+    dropped = len(wanted) - len(written)  # one token a byte here
+    assert decoder.stats.output_tokens == plain.stats.output_tokens + dropped  # held tokens count against the budget
+
+
+@pytest.mark.parametrize(
+    ("schema", "zeros"),
+    [(ONLY, "0" * 40), (BOUNDED, "0" * 8), (BOUNDED, "0000"), ({"type": "number"}, "0" * 30)],
+)
+def test_zeros_past_the_digit_limit_end_the_number(schema: Any, zeros: str, vocab: Vocabulary) -> None:
+    """A model looping on zeros (`10.000000...`) gets its number ended where the automaton
+    takes no more zeros, not a digit it did not want (`10.00000000000000001`)."""
+    wanted = f"10.{zeros}" if schema == {"type": "number"} else f'{{"price": 10.{zeros}}}'
+    text, decoder = _decode(schema, WantingModel(vocab, wanted), max_tokens=80)
+    assert text == ("10" if schema == {"type": "number"} else '{"price": 10}')
+    assert decoder.stats.output_tokens < 80
+
+
+@pytest.mark.parametrize(
+    ("schema", "wanted", "written"),
+    [
+        ({"type": "string", "pattern": "^a0*$"}, '"a00"', '"a00"'),
+        # Inside a string zeros are written as they come, even where its pattern then needs a digit.
+        ({"type": "string", "pattern": "^1(\\.01)?$"}, '"1.0"', '"1.01"'),
+        ({"type": "integer"}, "100", "100"),
+    ],
+)
+def test_zeros_outside_fractions_are_written(schema: Any, wanted: str, written: str, vocab: Vocabulary) -> None:
+    text, _decoder = _decode(schema, WantingModel(vocab, wanted))
+    assert text == written
+
+
+def test_dropped_zeros_still_count_for_the_confidence_of_their_number(vocab: Vocabulary) -> None:
+    text, decoder = _decode(PRICE, WantingModel(vocab, '{"price": 559.40, "n": 1}'))
+    output = text.encode()
+    starts = [choice.start for choice in decoder.choices]
+    assert starts == sorted(starts)
+    assert all(0 <= choice.start <= choice.end <= len(output) for choice in decoder.choices)
+    number_end = output.index(b"559.4") + len(b"559.4")
+    dropped = [choice for choice in decoder.choices if choice.start == number_end - 1 and choice.end == number_end]
+    assert len(dropped) == 2  # the `4`, and the `0` the model chose after it
+    evidence = gather(output, None, decoder.choices)
+    product = 1.0
+    for choice in decoder.choices:
+        if output.index(b"559") <= choice.start < number_end and choice.probability is not None:
+            product *= choice.probability
+    assert evidence["/price"].confidence == pytest.approx(product)
+
+
+# --- any number schema, any model -----------------------------------------------------
+
+
+class ZeroLovingModel(FakeModel):
+    """Random logits with a pull towards `0` and `.`: it pads numbers whenever it may."""
+
+    def _logits_after(self, length: int) -> npt.NDArray[np.float32]:
+        logits = super()._logits_after(length)
+        logits[[_byte_token(ord("0")), _byte_token(ord("."))]] += 5.0
+        return logits
+
+
+_HUNDREDTHS = st.integers(-100_000, 100_000).map(lambda n: Decimal(n) / 100)
+
+
+@st.composite
+def number_schemas(draw: st.DrawFn) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": draw(st.sampled_from(["number", "number", "integer"]))}
+    low, high = draw(st.one_of(st.none(), _HUNDREDTHS)), draw(st.one_of(st.none(), _HUNDREDTHS))
+    if low is not None and high is not None and low > high:
+        low, high = high, low
+    for name, bound in (("minimum", low), ("maximum", high)):
+        if bound is not None:
+            exclusive = draw(st.booleans()) and low != high
+            schema["exclusive" + name.capitalize() if exclusive else name] = float(bound)
+    divisor = draw(st.sampled_from([None, None, 1, 5, 0.5]))
+    if divisor is not None:
+        schema["multipleOf"] = divisor
+    return schema
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(item=number_schemas(), seed=st.integers(0, 2**16), budget=st.sampled_from([32, 60]))
+def test_outputs_validate_and_no_fraction_is_padded(vocab: Vocabulary, item: dict[str, Any], seed: int, budget: int) -> None:
+    items = {"type": "array", "items": item, "maxItems": 4}
+    schema = {"type": "object", "properties": {"a": item, "b": items}, "required": ["a", "b"]}
+    try:
+        compile_for(schema, vocab)
+    except SchemaError:  # no number meets the bounds, or a divisor is refused: nothing to decode
+        return
+    outputs = []
+    for draft_tokens in (0, 6):
+        text, decoder = _decode(schema, ZeroLovingModel(vocab, seed), max_tokens=budget, draft_tokens=draft_tokens, hot=True)
+        jsonschema.validate(json.loads(text), schema)
+        assert PADDED.search(text.encode()) is None, text
+        assert decoder.stats.output_tokens <= budget
+        outputs.append(text)
+    assert outputs[0] == outputs[1]  # drafts change the calls, never the output
