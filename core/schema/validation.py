@@ -10,6 +10,7 @@ is the second wall, for any reference a validator would follow that the compiler
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jsonschema
@@ -19,6 +20,7 @@ import referencing
 import referencing.exceptions
 
 from ..errors import SchemaError
+from .meta import inlined_2020_12
 
 Validator = jsonschema.protocols.Validator
 
@@ -82,10 +84,15 @@ def validator_for_schema(root: Any) -> Validator:
 def meta_schema_error(schema: Any) -> jsonschema.exceptions.ValidationError | None:
     """The first way `schema` fails its draft's meta-schema, or None (what check_schema
     raises, with the registry above: the meta-schemas are bundled)."""
-    cls = validator_class(schema)
+    return next(iter(_meta_validator(validator_class(schema)).iter_errors(schema)), None)
+
+
+@functools.cache
+def _meta_validator(cls: type[Validator]) -> Validator:
+    """A validator of schemas of `cls`'s draft (2020-12's meta-schema inlined: core.schema.meta)."""
+    meta_schema = inlined_2020_12() if cls is jsonschema.Draft202012Validator else cls.META_SCHEMA
     meta_class = jsonschema.validators.validator_for(cls.META_SCHEMA, default=cls)
-    meta = meta_class(cls.META_SCHEMA, format_checker=meta_class.FORMAT_CHECKER, registry=NO_RETRIEVAL)
-    return next(iter(meta.iter_errors(schema)), None)
+    return meta_class(meta_schema, format_checker=meta_class.FORMAT_CHECKER, registry=NO_RETRIEVAL)
 
 
 def best_error(validator: Validator, value: Any) -> jsonschema.exceptions.ValidationError | None:

@@ -1,0 +1,130 @@
+"""The inlined 2020-12 meta-schema (core.schema.meta) says what the published one says: the
+same verdict on real schemas and on schemas broken one keyword at a time."""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+import jsonschema
+import pytest
+
+from gguf_extract.core.schema.meta import inlined_2020_12
+
+# A wrong value for each keyword 2020-12 gives a shape (and for a few annotations).
+WRONG: dict[str, Any] = {
+    "type": 5,
+    "enum": 5,
+    "const": None,
+    "minLength": "x",
+    "maxItems": -1,
+    "minimum": "1",
+    "multipleOf": 0,
+    "pattern": 5,
+    "format": 5,
+    "required": "a",
+    "uniqueItems": "y",
+    "minContains": "a",
+    "dependentRequired": {"a": 5},
+    "properties": [],
+    "patternProperties": {"a": 3},
+    "additionalProperties": "x",
+    "items": 5,
+    "prefixItems": {},
+    "contains": [],
+    "propertyNames": 3,
+    "allOf": [],
+    "anyOf": {},
+    "oneOf": [1],
+    "not": 3,
+    "if": 3,
+    "then": "t",
+    "dependentSchemas": 3,
+    "unevaluatedProperties": 5,
+    "unevaluatedItems": "u",
+    "$defs": 5,
+    "definitions": 5,
+    "dependencies": {"a": 5},
+    "$ref": 5,
+    "$dynamicRef": 3,
+    "$anchor": "1bad",
+    "$dynamicAnchor": "",
+    "$id": 5,
+    "$vocabulary": 3,
+    "$comment": 1,
+    "title": 3,
+    "description": [],
+    "deprecated": "x",
+    "readOnly": 1,
+    "examples": 5,
+    "contentEncoding": 5,
+    "contentMediaType": 5,
+    "contentSchema": 3,
+}
+SCHEMAS: list[Any] = [
+    {
+        "type": "object",
+        "properties": {"name": {"type": "string", "minLength": 1}, "tags": {"type": "array", "items": {"enum": ["a", "b"]}}},
+        "required": ["name"],
+        "additionalProperties": False,
+    },
+    {"$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}}, "$ref": "#/$defs/node"},
+    {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "format": "date"}], "not": {"const": 3}},
+    {
+        "type": "array",
+        "prefixItems": [{"type": "number"}],
+        "items": {"type": "boolean"},
+        "contains": {"const": True},
+        "minContains": 1,
+    },
+    {
+        "if": {"properties": {"k": {"const": 1}}},
+        "then": {"required": ["v"]},
+        "dependentSchemas": {"a": {"required": ["b"]}},
+        "patternProperties": {"^x-": {}},
+        "propertyNames": {"maxLength": 9},
+        "unevaluatedProperties": False,
+    },
+    {"title": "t", "description": "d", "examples": [1], "deprecated": True, "$comment": "c", "$anchor": "top", "$id": "urn:x"},
+]
+
+
+def _subschemas(node: Any) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def _verdicts(schema: Any) -> tuple[bool, bool]:
+    published = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+    inlined = jsonschema.Draft202012Validator(inlined_2020_12())
+    return published.is_valid(schema), inlined.is_valid(schema)
+
+
+def test_the_inlined_meta_schema_has_no_dynamic_reference() -> None:
+    text = repr(inlined_2020_12())
+    assert "$dynamicRef': '#meta'" not in text and "'meta/" not in text
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_valid_schemas_pass_both(schema: Any) -> None:
+    assert _verdicts(schema) == (True, True)
+
+
+@pytest.mark.parametrize("keyword", sorted(WRONG))
+def test_a_keyword_broken_anywhere_gets_the_same_verdict(keyword: str) -> None:
+    rng = random.Random(keyword)
+    for schema in SCHEMAS:
+        for _ in range(3):
+            broken = copy.deepcopy(schema)
+            rng.choice(_subschemas(broken))[keyword] = WRONG[keyword]
+            published, inlined = _verdicts(broken)
+            assert published == inlined, (keyword, broken)
