@@ -14,6 +14,7 @@ refused or compiled the same way on every machine.
 from __future__ import annotations
 
 import collections
+import functools
 from collections import deque
 
 from ..automaton.regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq
@@ -100,9 +101,7 @@ class Floor:
         if isinstance(node, Lit):
             return len(node.data), 0
         if isinstance(node, Chars):
-            lowest = min((low for low, _ in node.ranges), default=0)
-            free = any(high > 0x7F for _, high in node.ranges)
-            return _utf8_length(lowest), int(free)
+            return _chars_floor(node.ranges)
         if isinstance(node, Seq):
             parts = [self.of(part) for part in node.parts]
             return sum(p[0] for p in parts), sum(p[1] for p in parts)
@@ -114,6 +113,15 @@ class Floor:
             return node.low * item_bytes, node.low * item_text
         fewest = _machine_characters(node)
         return fewest, fewest
+
+
+@functools.lru_cache(maxsize=4096)
+def _chars_floor(ranges: tuple[tuple[int, int], ...]) -> tuple[int, int]:
+    """(bytes, free-text characters) of one character of `ranges`. Cached: character classes
+    of hundreds of ranges (a negated class, \\w) come back in node after node."""
+    lowest = min((low for low, _ in ranges), default=0)
+    free = any(high > 0x7F for _, high in ranges)
+    return _utf8_length(lowest), int(free)
 
 
 def _utf8_length(code_point: int) -> int:
