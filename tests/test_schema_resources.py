@@ -14,11 +14,12 @@ import referencing.jsonschema
 from hypothesis import HealthCheck, given, settings
 from test_fuzz import SCHEMAS, drafted_schemas
 
+from gguf_extract.core.compiled import compile_automaton
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
 from gguf_extract.core.prompt import describe_schema
 from gguf_extract.core.schema.json_values import join_pointer
 from gguf_extract.core.schema.resources import Resources, subschemas
-from gguf_extract.core.schema.validation import NO_RETRIEVAL, validator_class
+from gguf_extract.core.schema.validation import NO_RETRIEVAL, validator_class, validator_for_schema
 
 DRAFT_04 = "http://json-schema.org/draft-04/schema#"
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
@@ -89,3 +90,19 @@ def test_the_prompt_describes_a_reference_where_it_is_written() -> None:
     schema = {"$defs": {"in": inner, "v": {"type": "integer"}}, "type": "object", "properties": {"i": {"$ref": "#/$defs/in"}}}
     outline = describe_schema(schema)
     assert "v?: string" in outline and "integer" not in outline
+
+
+def test_an_id_that_is_not_a_string_is_refused_where_the_meta_schema_does_not_look() -> None:
+    """Reached only through a `$ref` (no keyword position), a subschema's non-string id passes
+    the meta-schema, and jsonschema's resolver then fails on it while validating."""
+    schema = {
+        "$schema": DRAFT_04,
+        "systems": {"type": "array", "items": {"id": {"type": "integer"}}},
+        "properties": {"s": {"$ref": "#/systems"}},
+    }
+    with pytest.raises(AttributeError):
+        validator_for_schema(schema).is_valid({"s": [1]})
+    for lenient in (False, True):
+        with pytest.raises(UnsupportedSchema) as refusal:
+            compile_automaton(schema, lenient=lenient)
+        assert (refusal.value.keyword, refusal.value.pointer) == ("id", "/systems/items/id")

@@ -136,6 +136,9 @@ class _Reader:
         """The keywords the draft gives meaning and this compiler enforces; the others are
         listed as ignored (no meaning) or refused (meaning not enforced)."""
         document = self.document
+        refusal = document.resources.id_refusal(raw, self.pointer)
+        if refusal is not None:
+            document.refusals.refuse(refusal)
         ref_only = document.ref_only and "$ref" in raw
         kept: dict[str, Any] = {}
         for keyword, value in raw.items():

@@ -105,6 +105,22 @@ class Resources:
                 if isinstance(ref, str):
                     self._resource(ref, join_pointer(pointer, keyword), keyword)
 
+    def id_refusal(self, schema: dict[str, Any], pointer: str) -> UnsupportedSchema | None:
+        """The refusal of an id that is not a string in the schema at `pointer`, or None.
+        jsonschema's resolver reads the id of every subschema it validates and fails on any
+        other value; the meta-schema checks ids only where keywords are, not in a part of the
+        schema reached through a `$ref` alone."""
+        keyword = self.draft.id_keyword
+        if keyword not in schema or isinstance(schema[keyword], str) or (self.draft.legacy and "$ref" in schema):
+            return None
+        return UnsupportedSchema(
+            keyword,
+            join_pointer(pointer, keyword),
+            "is not a string, and the validator fails on an id that is not one (no document could be checked);"
+            " make it a URI string or remove it",
+            relaxable=False,
+        )
+
     def raw(self, pointer: str) -> Any:
         """The value at `pointer` (a SchemaError when there is none)."""
         return self._known(pointer).value
