@@ -91,7 +91,10 @@ class ZeroHolder:
         (`overflows`)."""
         following = after.allowed(budget)
         ending = self.ending(held.before, budget)
-        overflow = np.setdiff1d(self._zeros, following.ids) if len(ending.ids) or ending.may_end else self._zeros[:0]
+        # Zeros the automaton refuses, not those the budget does: a zero the budget rules out
+        # would be evaluated and held, and could leave no room to close the number.
+        refused = np.setdiff1d(self._zeros, after.allowed().ids)
+        overflow = refused if len(ending.ids) or ending.may_end else self._zeros[:0]
         ids = np.concatenate([following.ids, ending.ids, overflow]).astype(np.int32)
         cut = following.budget_cut or ending.budget_cut
         return Allowed(ids, may_end=following.may_end or ending.may_end, budget_cut=cut)

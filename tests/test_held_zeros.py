@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from conftest import EOS, FakeModel, compile_for
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gguf_extract.core.decode import Decoder, SamplingSettings
@@ -166,6 +166,9 @@ def number_schemas(draw: st.DrawFn) -> dict[str, Any]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(item=number_schemas(), seed=st.integers(0, 2**16), budget=st.sampled_from([32, 60]))
+# Zeros the budget ruled out were once offered again as zeros past the digit limit: held,
+# they left no room to close the array (`[0.3` then zeros to the last token).
+@example(item={"type": "number"}, seed=3610, budget=32)
 def test_outputs_validate_and_no_fraction_is_padded(vocab: Vocabulary, item: dict[str, Any], seed: int, budget: int) -> None:
     items = {"type": "array", "items": item, "maxItems": 4}
     schema = {"type": "object", "properties": {"a": item, "b": items}, "required": ["a", "b"]}
