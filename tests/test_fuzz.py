@@ -227,6 +227,7 @@ REFS = st.sampled_from(
     [f"#/{DEFS}/d0", f"#/{DEFS}/d1", f"#/{DEFS}/d0", f"#/{DEFS}/d1", "inner.json", f"inner.json#/{DEFS}/d1", "#"]
 )
 EMBEDDED_IDS = st.sampled_from(["inner.json", "inner.json", "sub/inner.json", "https://example.com/other.json"])
+OWN_DRAFTS = st.sampled_from([{}, {}, {}, *({"$schema": uri} for uri in DRAFTS.values())])
 REF_SIBLINGS = st.sampled_from([{}, {"type": "string"}, {"maxLength": 1}, {"const": 1}, {"enum": [1.0, True]}])
 
 drafted_leaves = st.one_of(
@@ -250,9 +251,10 @@ def drafted_composites(children: st.SearchStrategy[Any]) -> st.SearchStrategy[An
     negated_values = st.tuples(children, st.lists(VALUES, min_size=1, max_size=2)).map(
         lambda pair: {**_as_object(pair[0]), "not": {"enum": pair[1]}}
     )
-    # A subschema that is a resource of its own, with its own definitions under the same names.
-    embedded = st.tuples(EMBEDDED_IDS, children, drafted_leaves, children).map(
-        lambda parts: {**_as_object(parts[1]), ID: parts[0], DEFS: {"d0": parts[2], "d1": parts[3]}}
+    # A subschema that is a resource of its own, with its own definitions under the same names,
+    # now and then declaring a draft of its own.
+    embedded = st.tuples(EMBEDDED_IDS, children, drafted_leaves, children, OWN_DRAFTS).map(
+        lambda parts: {**_as_object(parts[1]), ID: parts[0], DEFS: {"d0": parts[2], "d1": parts[3]}, **parts[4]}
     )
     return st.one_of(composites(children), maps, tuples, tagged, negated_values, embedded)
 

@@ -19,6 +19,7 @@ from .build import Build
 from .convert import SchemaDocument
 from .limits import Fuel, check_document_floor
 from .load import Schema, refuse_reference_cycles
+from .mixed_drafts import refuse_mixed_drafts
 from .refusals import DepthCut, Refusals
 from .resources import Resources
 
@@ -55,6 +56,7 @@ def compile_schema_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_D
     resources = Resources(root)
     resources.refuse_remote()
     refuse_reference_cycles(root, resources)
+    refuse_mixed_drafts(resources)
     refusals, fuel = Refusals(lenient), Fuel()
     dropped: frozenset[str] = frozenset()
     while True:

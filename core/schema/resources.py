@@ -281,10 +281,11 @@ def subschemas(schema: Any) -> Iterator[tuple[dict[str, Any], str]]:
         sub, pointer = stack.pop()
         if isinstance(sub, dict):
             yield sub, pointer
-            stack.extend(_inside(sub, pointer))
+            stack.extend(inside(sub, pointer))
 
 
-def _inside(sub: dict[str, Any], pointer: str) -> Iterator[tuple[Any, str]]:
+def inside(sub: dict[str, Any], pointer: str) -> Iterator[tuple[Any, str]]:
+    """The values of `sub` in schema positions of any draft, with their JSON pointers."""
     for keyword, value in sub.items():
         here = join_pointer(pointer, keyword)
         if keyword in _ONE_SCHEMA and isinstance(value, dict):

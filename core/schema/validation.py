@@ -49,7 +49,12 @@ def validator_class(schema: Any) -> type[Validator]:
 
 def draft_name(schema: Any) -> str:
     """The schema's draft as people write it: `draft-07`, `2020-12`."""
-    number = validator_class(schema).__name__.removeprefix("Draft").removesuffix("Validator")
+    return name_of(validator_class(schema))
+
+
+def name_of(draft: type[Validator]) -> str:
+    """A validator class's draft as people write it: `draft-07`, `2020-12`."""
+    number = draft.__name__.removeprefix("Draft").removesuffix("Validator")
     return f"{number[:4]}-{number[4:]}" if len(number) == 6 else f"draft-{int(number):02d}"
 
 
@@ -61,8 +66,12 @@ def draft_keywords(schema: Any) -> frozenset[str]:
     """The keywords that assert something under the schema's draft, as its validator reads
     them (2020-12 when undeclared). Draft 4's boolean exclusiveMinimum/exclusiveMaximum
     count: its `minimum`/`maximum` read them."""
-    cls = validator_class(schema)
-    keywords = frozenset(cls.VALIDATORS)
+    return asserting_keywords(validator_class(schema))
+
+
+def asserting_keywords(draft: type[Validator]) -> frozenset[str]:
+    """The keywords that assert something under a validator class's draft (see draft_keywords)."""
+    keywords = frozenset(draft.VALIDATORS)
     if "minimum" in keywords and "exclusiveMinimum" not in keywords:
         keywords |= {"exclusiveMinimum", "exclusiveMaximum"}
     return keywords
@@ -70,7 +79,12 @@ def draft_keywords(schema: Any) -> frozenset[str]:
 
 def ref_ignores_siblings(schema: Any) -> bool:
     """Whether, in the schema's draft, a `$ref` makes every keyword beside it meaningless."""
-    return validator_class(schema).__name__ in _REF_ONLY_DRAFTS
+    return ignores_ref_siblings(validator_class(schema))
+
+
+def ignores_ref_siblings(draft: type[Validator]) -> bool:
+    """Whether, in a validator class's draft, a `$ref` makes every keyword beside it meaningless."""
+    return draft.__name__ in _REF_ONLY_DRAFTS
 
 
 def validator_for_schema(root: Any) -> Validator:
