@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from gguf_extract.core.compiled import compile_schema
 from gguf_extract.core.decode import Decoder, SamplingSettings
 from gguf_extract.core.evidence import DocumentSearch, ValueEvidence, gather, leaves
-from gguf_extract.core.grounding import (
+from gguf_extract.core.grounding_tables import (
     DocumentTokens,
     GroundingText,
     body_part,
@@ -214,3 +214,81 @@ def test_check_lists_the_grounded_pointers() -> None:
     assert report.never_grounded == ["/properties/b"]
     assert report.as_dict()["grounded_with_flag"] == report.groundable
     assert "x-grounded" not in report.ignored
+
+
+def _expected_kept(
+    vocab: Vocabulary, text: GroundingText, body: bytes, escaped: bool, pending: bytes, ids: list[int]
+) -> list[int]:
+    """By definition: a candidate keeps the body on the document where the body so far, then
+    what the candidate writes into it, occurs there at a character start; every candidate
+    where none does, or where the body has left the document already."""
+    if body and not text.occurs(body):
+        return ids
+    kept = []
+    for token in ids:
+        written = body + body_part(vocab.pieces[token][len(pending) :], escaped)[0]
+        if not written or text.occurs(written):
+            kept.append(token)
+    return kept or ids
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(document=DOCUMENTS, data=st.data())
+def test_restrict_keeps_what_the_document_allows_whichever_way_it_looks(
+    vocab: Vocabulary, document: str, data: st.DataObject
+) -> None:
+    """The candidates kept inside a body, with the list of candidates met once (filtered by a
+    mask) and met again (picked by position), with a byte pending or an escape open (read one
+    by one), are those the definition keeps, in the order given."""
+    grounding = compile_schema({"type": "string"}, vocab, grounded=True).grounding(document)
+    assert grounding is not None
+    text = grounding.text
+    usable = [t for t, piece in enumerate(vocab.pieces) if piece and t not in vocab.eog_ids]
+    backslash = vocab.pieces.index(b"\\")
+    lists = st.permutations(usable).flatmap(lambda order: st.integers(1, len(order)).map(lambda size: order[:size]))
+    candidates = data.draw(lists)
+    grounding.feed(b'"')
+    body, escaped = b"", False
+    for _ in range(data.draw(st.integers(1, 16))):
+        if data.draw(st.integers(0, 4)) == 0:  # the decoder offers a new list now and then
+            candidates = data.draw(lists)
+        pending = b""
+        if data.draw(st.integers(0, 3)) == 0:  # the start of one of a few tokens, met again
+            piece = vocab.pieces[candidates[data.draw(st.integers(0, min(2, len(candidates) - 1)))]]
+            pending = piece[: data.draw(st.integers(0, min(1, len(piece) - 1)))]
+        offered = [t for t in candidates if vocab.pieces[t].startswith(pending)]
+        part, closed, escaped_after = body_part(pending, escaped)
+        if closed:
+            break
+        grounding.feed(pending)
+        body, escaped = body + part, escaped_after
+        expected = _expected_kept(vocab, text, body, escaped, pending, offered)
+        ids = np.array(offered, dtype=np.int32)
+        for _ in range(3):
+            assert grounding.restrict(pending, ids.copy()).tolist() == expected
+        # A backslash where it may come, to open escapes.
+        chosen = backslash if backslash in expected and data.draw(st.booleans()) else data.draw(st.sampled_from(expected))
+        written = vocab.pieces[chosen][len(pending) :]
+        grounding.feed(written)
+        part, closed, escaped = body_part(written, escaped)
+        if closed:
+            break
+        body += part
+
+
+def test_a_byte_pending_is_read_against_the_string_so_far_and_the_candidates_given(vocab: Vocabulary) -> None:
+    """The same candidates after the same pending byte, met in another string or given in
+    another order, are read again for it (what the document allows differs)."""
+    grounding = compile_schema({"type": "array", "items": {"type": "string"}}, vocab, grounded=True).grounding("xab yac")
+    assert grounding is not None
+    a, ab, abc, ag = (vocab.pieces.index(piece) for piece in (b"a", b"ab", b"abc", b"ag"))
+
+    def kept(ids: list[int]) -> list[int]:
+        return grounding.restrict(b"a", np.array(ids, dtype=np.int32)).tolist()
+
+    grounding.feed(b'["xa')  # "a" pending, already fed
+    assert kept([a, ab, abc, ag]) == [a, ab]
+    assert kept([ag, ab, abc, a]) == [ab, a]
+    grounding.feed(b'b", "ya')
+    assert grounding.inside_body
+    assert kept([a, ab, abc, ag]) == [a]

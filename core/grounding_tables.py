@@ -1,0 +1,203 @@
+"""The tables grounding reads: a document as the bytes of a JSON string body, what each token
+of the vocabulary holds of a body (indexed by prefix, once per vocabulary), and which tokens
+each position of a document allows (per document, built lazily).
+
+What each token holds of a string body is read escape-aware: the bytes before its first
+unescaped quote.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from .vocab import IdArray, Vocabulary
+
+_WHITESPACE_RUN = re.compile(r"\s+")
+# Characters a string body cannot hold raw and that grounding does not write as escapes.
+_CONTROL = re.compile("[\x00-\x1f\ud800-\udfff]")
+_QUOTE = ord('"')
+_BACKSLASH = ord("\\")
+
+
+def collapse_whitespace(text: str) -> str:
+    """`text` with every run of whitespace written as one space (how grounded strings may
+    write a value broken across lines)."""
+    return _WHITESPACE_RUN.sub(" ", text)
+
+
+@dataclass(frozen=True)
+class GroundingText:
+    """A document as the bytes of a JSON string body: whitespace runs as one space, quote and
+    backslash escaped, other control characters left out. `boundaries[i]` says whether a
+    character starts at byte i (continuation bytes and the second byte of escapes do not)."""
+
+    escaped: bytes
+    boundaries: npt.NDArray[np.bool_]
+
+    @staticmethod
+    def of(document: str) -> GroundingText:
+        text = _CONTROL.sub("", collapse_whitespace(document))
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"').encode("utf-8")
+        data = np.frombuffer(escaped, dtype=np.uint8)
+        boundaries = np.ones(len(escaped) + 1, dtype=bool)
+        boundaries[:-1] = (data & 0xC0) != 0x80
+        for match in re.finditer(rb"\\.", escaped):  # only \\ and \" occur
+            boundaries[match.start() + 1] = False
+        return GroundingText(escaped, boundaries)
+
+    def occurrences(self, content: bytes) -> list[int]:
+        """Byte offsets just after each occurrence of `content` that starts at a character."""
+        found: list[int] = []
+        start = self.escaped.find(content)
+        while start >= 0:
+            if self.boundaries[start]:
+                found.append(start + len(content))
+            start = self.escaped.find(content, start + 1)
+        return found
+
+    def occurs(self, content: bytes) -> bool:
+        start = self.escaped.find(content)
+        while start >= 0:
+            if self.boundaries[start]:
+                return True
+            start = self.escaped.find(content, start + 1)
+        return False
+
+
+def body_part(data: bytes, escaped: bool = False) -> tuple[bytes, bool, bool]:
+    """The bytes of `data` that stay inside a string body (those before its first unescaped
+    quote), whether `data` closes the body, and whether the part ends inside an escape (a
+    backslash whose escaped character is still to come). `escaped`: the body so far ends so."""
+    for index, byte in enumerate(data):
+        if escaped:
+            escaped = False
+        elif byte == _BACKSLASH:
+            escaped = True
+        elif byte == _QUOTE:
+            return data[:index], True, False
+    return data, False, escaped
+
+
+@dataclass
+class VocabularyBodies:
+    """Every token's body part (read from the start of a body), indexed by its prefixes:
+    `prefixes` maps each prefix of an open token's bytes (no unescaped quote) to the ids of
+    the tokens it is whole (none for a mere prefix); `closing` maps the body part of each
+    token with an unescaped quote to those tokens, and `closing_prefixes` holds every prefix
+    of those body parts. (Two tokens may have the same bytes.)"""
+
+    prefixes: dict[bytes, tuple[int, ...]]
+    closing: dict[bytes, list[int]]
+    closing_prefixes: frozenset[bytes]
+    longest: int
+    # Each token's body part as a fixed-width bytes key, and the key after every string that
+    # starts with it (0xFF never occurs in UTF-8), for finding all tokens in a document at once.
+    key_ids: IdArray
+    keys_from: npt.NDArray[np.bytes_]
+    keys_to: npt.NDArray[np.bytes_]
+    quoted: npt.NDArray[np.bool_]  # over the vocabulary: tokens holding a quote byte
+
+    @staticmethod
+    def of(vocab: Vocabulary) -> VocabularyBodies:
+        prefixes: dict[bytes, tuple[int, ...]] = {}
+        closing: dict[bytes, list[int]] = {}
+        closing_prefixes: set[bytes] = set()
+        for token, piece in enumerate(vocab.pieces):
+            if not piece or token in vocab.eog_ids:
+                continue
+            part, closed, _ = body_part(piece)
+            if closed:
+                closing.setdefault(part, []).append(token)
+                closing_prefixes.update(part[:n] for n in range(len(part) + 1))
+                continue
+            prefixes[piece] = (*prefixes.get(piece, ()), token)
+            for n in range(1, len(piece)):
+                prefixes.setdefault(piece[:n], ())
+        longest = max((len(p) for p in prefixes), default=0)
+        keyed = [(token, piece) for piece, tokens in prefixes.items() for token in tokens]
+        keyed += [(token, part) for part, tokens in closing.items() if part for token in tokens]
+        width = 1 + max([longest, *(len(part) for part in closing)], default=0)  # room for one 0xFF after any key
+        key_ids = np.array([token for token, _ in keyed], dtype=np.int32)
+        keys_from = np.array([key for _, key in keyed], dtype=f"S{width}")
+        keys_to = np.array([key + b"\xff" * (width - len(key)) for _, key in keyed], dtype=f"S{width}")
+        quoted = np.array([b'"' in piece for piece in vocab.pieces], dtype=bool)
+        return VocabularyBodies(prefixes, closing, frozenset(closing_prefixes), longest, key_ids, keys_from, keys_to, quoted)
+
+
+_BODIES: dict[str, VocabularyBodies] = {}
+
+
+def vocabulary_bodies(vocab: Vocabulary) -> VocabularyBodies:
+    """The body tables of `vocab`, built once per process and vocabulary."""
+    found = _BODIES.get(vocab.fingerprint)
+    if found is None:
+        found = VocabularyBodies.of(vocab)
+        _BODIES[vocab.fingerprint] = found
+    return found
+
+
+@dataclass
+class DocumentTokens:
+    """Which tokens a grounded body may take at each byte of one document: those whose body
+    part continues the document's bytes there."""
+
+    text: GroundingText
+    bodies: VocabularyBodies
+    vocabulary_size: int
+    _at: dict[int, IdArray] = field(default_factory=dict)
+    _anywhere: npt.NDArray[np.bool_] | None = None
+    _anywhere_ids: IdArray | None = None
+
+    def at(self, offset: int) -> IdArray:
+        """Tokens whose body part is a prefix of the document's bytes from `offset` (open ones,
+        and closing ones whose body part is)."""
+        found = self._at.get(offset)
+        if found is None:
+            found = np.asarray(self._walk(offset), dtype=np.int32)
+            self._at[offset] = found
+        return found
+
+    def _walk(self, offset: int) -> list[int]:
+        data, bodies = self.text.escaped, self.bodies
+        tokens: list[int] = list(bodies.closing.get(b"", []))
+        length = 1
+        while offset + length <= len(data):
+            head = data[offset : offset + length]
+            whole = bodies.prefixes.get(head)
+            in_closing = head in bodies.closing_prefixes
+            if whole is None and not in_closing:
+                break
+            if whole:
+                tokens.extend(whole)
+            if in_closing:
+                tokens.extend(bodies.closing.get(head, []))
+            length += 1
+        return tokens
+
+    def anywhere(self) -> npt.NDArray[np.bool_]:
+        """Over the vocabulary: tokens whose body part occurs in the document at a character
+        start (what the first token of a grounded body may be). The document's windows from
+        each character start are sorted once; a token occurs where some window lies between
+        its key and the key after every string starting with it."""
+        if self._anywhere is None:
+            bodies, data = self.bodies, self.text.escaped
+            width = bodies.keys_from.dtype.itemsize
+            padded = np.frombuffer(data + bytes(width), dtype=np.uint8)
+            windows = np.lib.stride_tricks.sliding_window_view(padded, width)[: len(data)][self.text.boundaries[:-1]]
+            keys = np.sort(np.ascontiguousarray(windows).view(f"S{width}").ravel())
+            found = np.searchsorted(keys, bodies.keys_to) > np.searchsorted(keys, bodies.keys_from)
+            mask = np.zeros(self.vocabulary_size, dtype=bool)
+            mask[bodies.key_ids[found]] = True
+            mask[bodies.closing.get(b"", [])] = True
+            self._anywhere = mask
+        return self._anywhere
+
+    def anywhere_ids(self) -> IdArray:
+        """The tokens of `anywhere`, as ids."""
+        if self._anywhere_ids is None:
+            self._anywhere_ids = np.flatnonzero(self.anywhere()).astype(np.int32)
+        return self._anywhere_ids
