@@ -102,7 +102,8 @@ class TokenArrays:
     """A state's allowed tokens as whole arrays: their ids (end-of-generation tokens excluded,
     in no particular order) and, for each, the fewest tokens that close the document once it
     is taken, itself included (1 + the bytes still needed after it: no token is shorter than a
-    byte); `most_needed` is the largest of those (0 when none is allowed)."""
+    byte); `most_needed` is the largest of those (0 when none is allowed). `ids` is read-only:
+    the same array stands for the same state each time it is asked for."""
 
     ids: IdArray
     needed: IdArray
@@ -193,7 +194,9 @@ class TokenIndex:
         if found is None:
             transitions = self.transitions(state)
             needed = 1 + self.dfa.distance_array[transitions.end_states]
-            found = TokenArrays(transitions.token_ids, needed, int(needed.max(initial=0)))
+            ids = transitions.token_ids.view()
+            ids.flags.writeable = False  # handed out again and again: one state, one unchanging array
+            found = TokenArrays(ids, needed, int(needed.max(initial=0)))
             self._whole[state] = found
             if len(self._whole) > _WHOLE_ARRAYS_KEPT:
                 self._whole.popitem(last=False)

@@ -2,11 +2,13 @@
 same list comes back.
 
 Inside a grounded string body the decoder offers the grounding filter the same list of
-candidates (tens of thousands of ids, as a new array each time) at every character, while the
-document lets only a handful of tokens continue the string. Picking those out by a mask
+candidates (tens of thousands of ids) at every character, while the document lets only a
+handful of tokens continue the string. Picking those out by a mask
 indexed with every candidate costs a pass over the whole list (about 40 us for 49k ids);
 knowing where each token stands in the list makes it one look-up per token. Whether a list
-is one already met is checked by comparing the arrays (7 us for 49k ids, memory-bound).
+is one already met is told by identity where the list comes as the same read-only array
+(the index hands out one per state), else by comparing the arrays (7 us for 49k ids,
+memory-bound, more once they have left the CPU's caches).
 
 A list met for the first time is filtered by the mask; met again, it is indexed (once, a few
 passes over it), unless it holds a token twice. A large set of tokens (all those occurring
@@ -39,6 +41,7 @@ class _Known:
     again), and the answers given for it."""
 
     ids: IdArray
+    given: IdArray | None = None  # the read-only array it came as: the same one again is the same list
     where: IdArray | None = None  # over the vocabulary: index in `ids`, or -1
     repeated: bool = False  # met again: `where` built, or found impossible (a token twice)
     answers: dict[Hashable, IdArray] = field(default_factory=dict)  # read-only: shared
@@ -68,13 +71,14 @@ class CandidatePositions:
 
     def _find(self, ids: IdArray) -> _Known:
         for index, known in enumerate(self._known):
-            if len(known.ids) == len(ids) and bool((known.ids == ids).all()):
+            if known.given is ids or (len(known.ids) == len(ids) and bool((known.ids == ids).all())):
                 if not known.repeated:
                     known.repeated, known.where = True, _where_each(known.ids, self._size)
                 if index:
                     self._known.insert(0, self._known.pop(index))
                 return known
-        known = _Known(ids.copy())
+        # A read-only array cannot change behind this copy: held, it is recognised by identity.
+        known = _Known(ids.copy(), given=None if ids.flags.writeable else ids)
         self._known = [known, *self._known[: _LISTS_KEPT - 1]]
         return known
 
