@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .automaton.dfa import LazyDFA
-from .automaton.regex import Alt, Node, Repeat, Seq, TextLabel
+from .automaton.regex import Alt, Node, Repeat, Seq, Text, TextLabel
 from .grounding_tables import DocumentTokens, GroundingText, body_part, vocabulary_bodies
 from .positions import CandidatePositions, Indices
 from .vocab import IdArray, Vocabulary
@@ -50,9 +50,10 @@ def text_labels(tree: Node) -> list[TextLabel]:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, Repeat):
+        if isinstance(node, Text):
             if node.label is not None:
                 found[node.label] = None
+        elif isinstance(node, Repeat):
             stack.append(node.item)
         elif isinstance(node, Seq):
             stack.extend(reversed(node.parts))

@@ -56,12 +56,6 @@ class Repeat:
     low: int
     high: int | None
 
-    @property
-    def label(self) -> TextLabel | None:
-        """None: only a Text carries a label (so that a walk reading every repeat's label, as
-        core.grounding's does, sees None on the others)."""
-        return None
-
 
 @dataclass(frozen=True, eq=False)
 class Text(Repeat):
