@@ -298,7 +298,14 @@ generated_patterns = st.lists(
 def test_generated_patterns_agree_with_interegular() -> None:
     tally = Tally()
 
-    @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    # Derandomized: how many generated patterns are comparable must not vary from run to run,
+    # or the floor below would fail by chance.
+    @settings(
+        max_examples=80,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
     @given(generated_patterns)
     def check(pattern: str) -> None:
         if comparable(pattern, longest=GENERATED_LONGEST):
