@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .automaton.dfa import LazyDFA
-from .automaton.regex import Alt, Node, Repeat, Seq, Text, TextLabel
+from .automaton.regex import Node, TextLabel, text_nodes
 from .grounding_tables import DocumentTokens, GroundingText, body_part, vocabulary_bodies
 from .positions import CandidatePositions, Indices
 from .vocab import IdArray, Vocabulary
@@ -42,24 +42,7 @@ def grounds(label: TextLabel | None, default: bool) -> bool:
 
 def text_labels(tree: Node) -> list[TextLabel]:
     """The labels of the plain string values in `tree`, each once, in order."""
-    found: dict[TextLabel, None] = {}
-    seen: set[int] = set()
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, Text):
-            if node.label is not None:
-                found[node.label] = None
-        elif isinstance(node, Repeat):
-            stack.append(node.item)
-        elif isinstance(node, Seq):
-            stack.extend(reversed(node.parts))
-        elif isinstance(node, Alt):
-            stack.extend(reversed(node.options))
-    return list(found)
+    return list(dict.fromkeys(node.label for node in text_nodes(tree) if node.label is not None))
 
 
 class Grounding:

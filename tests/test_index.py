@@ -10,7 +10,7 @@ import pytest
 from conftest import CONTROL, EOS, compile_for, random_walk
 
 from gguf_extract.core.automaton.dfa import DEAD
-from gguf_extract.core.automaton.regex import Alt, Node, Repeat, Seq, Text
+from gguf_extract.core.automaton.regex import text_nodes
 from gguf_extract.core.index import TokenIndex, Transitions
 from gguf_extract.core.vocab import TokenTable, Vocabulary
 
@@ -153,7 +153,7 @@ def test_plain_strings_are_text_and_the_index_takes_the_text_run_shortcut(
 ) -> None:
     compiled = compile_for(schema, vocab)
     dfa = compiled._dfa
-    assert _texts(dfa.tree)
+    assert text_nodes(dfa.tree)
     state = dfa.walk(dfa.start, prefix)
     assert dfa.text_run(state) is not None
     assert dfa.starts_text(state) == prefix.endswith(b'"')
@@ -184,7 +184,7 @@ CONSTRAINED_STRINGS = [
 @pytest.mark.parametrize(("schema", "prefix"), CONSTRAINED_STRINGS, ids=[json.dumps(s[0]) for s in CONSTRAINED_STRINGS])
 def test_strings_with_a_pattern_format_or_excluded_values_are_not_text(schema: object, prefix: bytes, vocab: Vocabulary) -> None:
     dfa = compile_for(schema, vocab)._dfa
-    assert not _texts(dfa.tree)
+    assert not text_nodes(dfa.tree)
     state = dfa.walk(dfa.start, prefix)
     assert all(dfa.nfa.text_run(member) is None for member in dfa.nfa_states(state))
 
@@ -193,27 +193,6 @@ def test_text_runs_are_recognised_in_an_automaton_read_back_from_a_pickle(vocab:
     """Recognised by type, a string body stays text in a copy of the tree."""
     dfa = pickle.loads(pickle.dumps(compile_for({"type": "string", "maxLength": 50}, vocab)._dfa))
     assert dfa.text_run(dfa.walk(dfa.start, b'"abc')) == (0, 47)
-
-
-def _texts(tree: Node) -> list[Text]:
-    """The Text nodes of a regex tree (a DAG), each once."""
-    found: dict[int, Text] = {}
-    seen: set[int] = set()
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, Text):
-            found[id(node)] = node
-        elif isinstance(node, Repeat):
-            stack.append(node.item)
-        elif isinstance(node, Seq):
-            stack.extend(node.parts)
-        elif isinstance(node, Alt):
-            stack.extend(node.options)
-    return list(found.values())
 
 
 def test_strings_inside_alternatives_are_not_text_runs(vocab: Vocabulary) -> None:

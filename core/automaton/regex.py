@@ -123,6 +123,27 @@ def char_set(text: str) -> Chars:
     return Chars(tuple((ord(c), ord(c)) for c in text))
 
 
+def text_nodes(tree: Node) -> list[Text]:
+    """The Text nodes of `tree` (a DAG: a shared node is met once), in document order."""
+    found: list[Text] = []
+    seen: set[int] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Text):
+            found.append(node)
+        elif isinstance(node, Repeat):
+            stack.append(node.item)
+        elif isinstance(node, Seq):
+            stack.extend(reversed(node.parts))
+        elif isinstance(node, Alt):
+            stack.extend(reversed(node.options))
+    return found
+
+
 def length_range(node: Node) -> tuple[int, int | None]:
     """(fewest, most) characters `node` matches; most is None when unbounded. Machines are
     not measured (0, None)."""
