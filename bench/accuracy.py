@@ -26,8 +26,13 @@ Then the ratios grounded / plain. The gold values themselves are run through the
 duplicate checks as a control (they should show none). The definitions are in
 bench/accuracy_scoring.py. `--save` keeps every extraction (value, evidence, seconds);
 `--rescore` prints the figures again from such a file without a model (timings as saved).
+`--repeats allowed` decodes as before the remedy for runaway values (core/repetition.py),
+`--repeats both` each document both ways in turn (`plain+rep`, `grounded+rep`: without it); the
+decoder's own counts of that remedy's work (tokens ruled out in looping strings, arrays closed
+before a copy, tokens evaluated to preview an item) are printed per model and mode.
 
     python bench/accuracy.py [--models smollm2 gemma3] [--modes plain grounded] [--limit N] [--save FILE]
+                             [--repeats stopped|allowed|both]
     python bench/accuracy.py --rescore FILE
 """
 
@@ -49,9 +54,16 @@ from gguf_extract import ExtractError, Extractor, SamplingSettings
 
 STARTED = time.perf_counter()
 MODES = ("plain", "grounded")
+# The decoder's figures summed per model and mode: its own counts of the remedy's work.
+GUARD_STATS = ("output_tokens", "loops_stopped", "repeats_stopped", "preview_tokens")
 
 
 # ---- running ----------------------------------------------------------------------------
+
+
+def count_guard(tally: Tally, stats: dict[str, int]) -> None:
+    for key, value in stats.items():
+        tally.guard[key] = tally.guard.get(key, 0) + value
 
 
 def model_path(name: str) -> Path | None:
@@ -76,7 +88,16 @@ def available_modes(extractor: Extractor, wanted: list[str]) -> list[str]:
     return [mode for mode in wanted if mode == "plain" or grounding]
 
 
-def run_model(name: str, path: Path, cases: list[Case], schemas: dict[str, Any], modes: list[str], save: Any) -> dict[str, Tally]:
+def variants(modes: list[str], repeats: str) -> list[tuple[str, str, SamplingSettings]]:
+    """(label, mode, settings) of each way a document is extracted: the mode's name with the
+    remedy for runaway values (the default), `+rep` after it without."""
+    chosen = {"stopped": [True], "allowed": [False], "both": [True, False]}[repeats]
+    return [(mode + ("" if stop else "+rep"), mode, SamplingSettings(stop_repeats=stop)) for mode in modes for stop in chosen]
+
+
+def run_model(
+    name: str, path: Path, cases: list[Case], schemas: dict[str, Any], modes: list[str], save: Any, repeats: str
+) -> dict[str, Tally]:
     extractor = Extractor.open(path)
     modes = available_modes(extractor, modes)
     compiled = {
@@ -85,32 +106,36 @@ def run_model(name: str, path: Path, cases: list[Case], schemas: dict[str, Any],
         for key, schema in schemas.items()
     }
     extractor.model_for(4096)  # load the weights now, so no document's time includes it
-    tallies = {mode: Tally() for mode in modes}
+    ways = variants(modes, repeats)
+    tallies = {label: Tally() for label, _, _ in ways}
     for case in cases:
-        for mode in modes:
-            tally = tallies[mode]
+        for label, mode, settings in ways:
+            tally = tallies[label]
             started = time.perf_counter()
             try:
-                run = extractor.extract(compiled[mode, case.schema], case.text, SamplingSettings())
+                run = extractor.extract(compiled[mode, case.schema], case.text, settings)
                 run.run()
             except ExtractError as error:
                 tally.seconds.append(time.perf_counter() - started)
                 tally.failed += 1
                 tally.documents += 1
                 tally.fields += len(case.gold)
-                print(f"{name} {mode:8} {case.id}: failed: {error}", flush=True)
+                print(f"{name} {label:12} {case.id}: failed: {error}", flush=True)
                 continue
             tally.seconds.append(time.perf_counter() - started)
             tally.documents += 1
             evidence = dict(getattr(run, "evidence", {}) or {})
             closed = getattr(run, "budget_closed_at", None) is not None
             notes = score(tally, case, schemas[case.schema], run.value, evidence, closed)
+            stats = {key: getattr(run.stats, key) for key in GUARD_STATS if hasattr(run.stats, key)}
+            count_guard(tally, stats)
             wrong = f"wrong: {', '.join(notes)}" if notes else "all right"
-            print(f"{name} {mode:8} {case.id:40} {tally.seconds[-1]:6.2f} s  {wrong}"[:220], flush=True)
+            print(f"{name} {label:12} {case.id:40} {tally.seconds[-1]:6.2f} s  {wrong}"[:220], flush=True)
             if save is not None:
-                record = {"model": name, "mode": mode, "id": case.id, "seconds": round(tally.seconds[-1], 3), "value": run.value}
+                record = {"model": name, "mode": label, "id": case.id, "seconds": round(tally.seconds[-1], 3), "value": run.value}
                 record["evidence"] = {k: v.as_json() for k, v in evidence.items() if hasattr(v, "as_json")}
                 record["budget_closed_at"] = getattr(run, "budget_closed_at", None)
+                record["stats"] = stats
                 save.write(json.dumps(record, ensure_ascii=False) + "\n")
     return tallies
 
@@ -132,6 +157,7 @@ def rescore(path: Path, cases: list[Case], schemas: dict[str, Any]) -> dict[str,
             for pointer, found in record.get("evidence", {}).items()
         }
         score(tally, case, schemas[case.schema], record["value"], evidence, record.get("budget_closed_at") is not None)
+        count_guard(tally, record.get("stats", {}))
     return dict(results)
 
 
@@ -150,7 +176,7 @@ def row(name: str, mode: str, tally: Tally) -> str:
         calibration = "not available"
     verbatim = fraction(tally.verbatim, tally.plain_strings)
     return (
-        f"{name:8} {mode:8} {tally.documents:4d} {tally.failed:4d}  {fraction(tally.right, tally.fields):17}"
+        f"{name:8} {mode:12} {tally.documents:4d} {tally.failed:4d}  {fraction(tally.right, tally.fields):17}"
         f" {tally.per_document:7.2f}  {verbatim:17} {fraction(tally.spans_exact, tally.spans):17} {calibration:26}"
         f" {fraction(len(tally.loops), tally.strings):15} {fraction(len(tally.duplicates), tally.items):15}"
         f" {fraction(tally.documents_looping, tally.documents):14} {fraction(tally.documents_repeating, tally.documents):14}"
@@ -168,7 +194,7 @@ def report(results: dict[str, dict[str, Tally]], cases: list[Case]) -> None:
     control = loops + [case.id for case in cases if repeated_items(case.gold)]
     print(f"control: gold values with a looping tail or a repeated item: {len(control)}")
     header = (
-        f"{'model':8} {'mode':8} {'docs':>4} {'fail':>4}  {'fields right':17} {'s/doc':>7}  {'verbatim strings':17}"
+        f"{'model':8} {'mode':12} {'docs':>4} {'fail':>4}  {'fields right':17} {'s/doc':>7}  {'verbatim strings':17}"
         f" {'spans exact':17} {'AUROC (n)':26} {'loops':15} {'dup items':15} {'loop docs':14} {'dup docs':14} {'bdg':>3}"
     )
     print(header)
@@ -183,6 +209,14 @@ def report(results: dict[str, dict[str, Tally]], cases: list[Case]) -> None:
                 f"{name}: grounded/plain field accuracy {ratio:.2f}x, time per document"
                 f" {grounded.per_document / plain.per_document:.2f}x"
             )
+    for name, tallies in results.items():
+        for mode in MODES:
+            if mode in tallies and f"{mode}+rep" in tallies:
+                on, off = tallies[mode], tallies[f"{mode}+rep"]
+                print(
+                    f"{name} {mode}: repeats stopped/allowed field accuracy {100 * on.accuracy:.1f}% / {100 * off.accuracy:.1f}%,"
+                    f" time per document {on.per_document / off.per_document:.2f}x"
+                )
     print_details(results)
     print(f"whole process: {time.perf_counter() - STARTED:.1f} s")
 
@@ -199,6 +233,9 @@ def print_details(results: dict[str, dict[str, Tally]]) -> None:
             for label, items in lists.items():
                 if items:
                     print(f"  {mode} {label} ({len(items)}): {'; '.join(items[:6])}{' ...' if len(items) > 6 else ''}")
+            if tally.guard:
+                counts = ", ".join(f"{key} {value}" for key, value in tally.guard.items())
+                print(f"  {mode} decoder: {counts}")
             if tally.released:
                 print(f"  {mode}: {tally.released} strings released from grounding (evidence grounded=false)")
 
@@ -209,6 +246,12 @@ def main() -> int:
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--limit", type=int, help="only the first N documents")
     parser.add_argument("--save", type=Path, help="write each extraction (value, evidence, seconds) to this JSON Lines file")
+    parser.add_argument(
+        "--repeats",
+        choices=["stopped", "allowed", "both"],
+        default="stopped",
+        help="decode with the remedy for runaway values (the default), without it (+rep), or both in turn",
+    )
     parser.add_argument("--rescore", type=Path, help="score the extractions saved in this file (--save) instead of running")
     args = parser.parse_args()
     cases, schemas = load_devset()
@@ -222,7 +265,7 @@ def main() -> int:
         for name in args.models:
             path = model_path(name)
             if path is not None:
-                results[name] = run_model(name, path, cases, schemas, args.modes, save)
+                results[name] = run_model(name, path, cases, schemas, args.modes, save, args.repeats)
     finally:
         if save is not None:
             save.close()

@@ -181,6 +181,7 @@ class Tally:
     documents_repeating: int = 0  # documents with at least one repeated array item
     by_field: dict[str, list[int]] = field(default_factory=dict)  # "schema/field" -> [right, total]
     not_verbatim: list[str] = field(default_factory=list)
+    guard: dict[str, int] = field(default_factory=dict)  # the decoder's counts (bench/accuracy.py GUARD_STATS), summed
 
     @property
     def accuracy(self) -> float:

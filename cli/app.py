@@ -95,6 +95,14 @@ def extract(
     temperature: Annotated[float, typer.Option(min=0.0, help="0 is greedy and deterministic.")] = 0.0,
     top_p: Annotated[float, typer.Option(min=0.0, max=1.0, help="Nucleus sampling when temperature > 0.")] = 1.0,
     seed: Annotated[Optional[int], typer.Option(min=0, help="Random seed for sampling (0 or more).")] = None,  # noqa: UP045
+    allow_repeats: Annotated[
+        bool,
+        typer.Option(
+            "--allow-repeats",
+            help="Let a string repeat its tail and an array repeat an item (by default a looping string"
+            " takes another token and an array the model would fill with a copy is closed).",
+        ),
+    ] = False,
     n_gpu_layers: Annotated[int, typer.Option(help="Layers on the GPU; -1 is all (when the build has a GPU).")] = -1,
     threads: Annotated[Optional[int], typer.Option(min=1, help="CPU threads [default: all cores].")] = None,  # noqa: UP045
     ctx: Annotated[
@@ -207,6 +215,7 @@ def extract(
         review=review,
         document_format=document_format,
         chunk=chunk,
+        allow_repeats=allow_repeats,
     )
     raise typer.Exit(_guarded(run.execute, request, debug))
 

@@ -33,7 +33,9 @@ def open_and_compile(request: Request, schema: Schema) -> tuple[Extractor, Compi
 
 
 def sampling(request: Request) -> SamplingSettings:
-    return SamplingSettings(request.max_tokens, request.temperature, request.top_p, request.seed)
+    return SamplingSettings(
+        request.max_tokens, request.temperature, request.top_p, request.seed, stop_repeats=not request.allow_repeats
+    )
 
 
 def read_for(request: Request, extractor: Extractor, document: str | Path) -> str:

@@ -59,6 +59,7 @@ class Request:
     review: Path | None = None
     document_format: str | None = None  # a name from core.convert.FORMATS; None: told from each document
     chunk: bool = False  # a document too long for the context is extracted piece by piece
+    allow_repeats: bool = False  # no remedy for looping strings and copied array items (core.repetition)
 
     @property
     def is_batch(self) -> bool:

@@ -20,13 +20,20 @@ Invariants:
   picks it; the first choice that differs is carried over as the next token. The output is
   the same with or without drafts (up to the float rounding of batched evaluation); only
   the number of model calls changes.
+- Runaway values (core.repetition, `stop_repeats`): a token that makes a string's tail loop
+  is passed over for the next choice, never the last one left; a token that starts another
+  array item is first previewed (the item decoded as `run` would, then all of it taken
+  back), and where the item would copy an earlier one the best token closing the array is
+  taken instead. No guess is drafted past the start of an array item, so each goes through
+  that review.
 """
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Protocol
 
@@ -41,6 +48,8 @@ from .grounding import Grounding
 from .guide import Allowed, Guide
 from .held_zeros import Held, ZeroHolder
 from .lookahead import TokenHistory
+from .repetition import ItemWatch, RepetitionGuard, avoid, closing_brackets
+from .vocab import IdArray
 
 Logits = npt.NDArray[np.float32]
 _END = -1  # the choice that ends generation
@@ -49,6 +58,9 @@ _FORCED_TOKENS_PER_DRAFT = 16
 # The most tokens one speculative batch holds (llama.cpp's n_batch is 512, less only with a
 # context under 512 tokens, too small for any prompt with a schema in it).
 LARGEST_DRAFT_BATCH = 48
+# The most choices a preview of an array's next item makes (it stops sooner: as soon as the
+# item stops being a prefix of an earlier one).
+_PREVIEW_CHOICES = 64
 
 
 class TokenModel(Protocol):
@@ -77,6 +89,7 @@ class SamplingSettings:
     top_p: float = 1.0
     seed: int | None = None
     draft_tokens: int = 8  # guessed tokens evaluated with each chosen one; 0 turns speculation off
+    stop_repeats: bool = True  # no string tail looping, no array item copying an earlier one (core.repetition)
 
 
 @dataclass
@@ -88,6 +101,9 @@ class DecodeStats:
     drafted_tokens: int = 0
     accepted_draft_tokens: int = 0
     discarded_tokens: int = 0  # evaluated for a rejected guess, then dropped from the context
+    loops_stopped: int = 0  # choices where a token that made a string loop was ruled out
+    repeats_stopped: int = 0  # arrays closed where the next item would have copied an earlier one
+    preview_tokens: int = 0  # evaluated to preview an array's next item, then dropped
     generate_seconds: float = 0.0
 
 
@@ -148,6 +164,8 @@ class Decoder:
         self.budget_bound_at: int | None = None  # output offset where the budget first ruled out a token
         self._probability: float | None = None  # the model's probability for the latest choice
         self._zeros = ZeroHolder(self._table, compiled.vocab.size)
+        self._repeats = RepetitionGuard() if settings.stop_repeats else None
+        self._closers = closing_brackets(compiled.vocab) if settings.stop_repeats else np.zeros(0, dtype=bool)
 
     def run(self) -> Iterator[bytes]:
         """Yield the output's bytes as they are decided."""
@@ -172,25 +190,36 @@ class Decoder:
         decided: int | None = None
         while True:
             token = self._choose(position) if decided is None else decided
-            if position.held is not None:
-                position = yield from self._settle(position, token)
-                if position.ending:
-                    continue  # the token was dropped with the zeros: choose how the number ends
-            if token == _END:
-                self.stats.output_tokens = position.used
+            if self._repeats is not None:
+                token = self._review(position, token)
+            reached, decided = yield from self._advance(position, token)
+            if reached is None:
                 return
-            step = self._step(position, token, self._after(position, token))
-            self._record(token, position)
-            yield self._emit(step.text)
-            if step.final_tokens:
-                self.stats.output_tokens = position.used + step.final_tokens
-                return
-            drafted = self._draft(step) if step.evaluated and step.after.held is None else []
-            if not drafted:
-                self._evaluate(step.evaluated)
-                position, decided = step.after, None
-                continue
-            position, decided = yield from self._verify(step, drafted)
+            position = reached
+
+    def _advance(self, position: _Position, token: int) -> Generator[bytes, None, tuple[_Position | None, int | None]]:
+        """Take `token` (or _END) chosen at `position`: write what it decides, evaluate it
+        (with guessed tokens after it, where there are some). Returns (as the generator's
+        value) the position reached (None: the document is complete) and the choice already
+        made there, if one was."""
+        if position.held is not None:
+            position = yield from self._settle(position, token)
+            if position.ending:
+                return position, None  # the token was dropped with the zeros: choose how the number ends
+        if token == _END:
+            self.stats.output_tokens = position.used
+            return None, None
+        step = self._step(position, token, self._after(position, token))
+        self._record(token, position)
+        yield self._emit(step.text)
+        if step.final_tokens:
+            self.stats.output_tokens = position.used + step.final_tokens
+            return None, None
+        drafted = self._draft(step) if step.evaluated and step.after.held is None else []
+        if not drafted:
+            self._evaluate(step.evaluated)
+            return step.after, None
+        return (yield from self._verify(step, drafted))
 
     def _start(self) -> _Position:
         guide = self.compiled.guide()
@@ -254,6 +283,8 @@ class Decoder:
             if guess.evaluated != guesses[cursor : cursor + len(guess.evaluated)] or not guess.evaluated:
                 break
             position, cursor = guess.after, cursor + len(guess.evaluated)
+        if self._repeats is not None:  # another array item is never guessed: _review sees it
+            drafted = drafted[: self._repeats.draftable([guess.text for guess in drafted])]
         return drafted
 
     def _guessed_step(self, position: _Position, token: int) -> _Step | None:
@@ -342,6 +373,8 @@ class Decoder:
         self._zeros.feed(text)
         if self.grounding is not None:
             self.grounding.feed(text)
+        if self._repeats is not None:
+            self._repeats.feed(text)
         return text
 
     def _record(self, token: int, position: _Position) -> None:
@@ -349,6 +382,75 @@ class Decoder:
         follow the held ones)."""
         start = self.written - len(position.pending) + (len(position.held.text) if position.held is not None else 0)
         self.choices.append(TokenChoice(start, start + len(self._pieces[token]), self._probability))
+
+    # -- runaway values (core.repetition) ----------------------------------------------
+
+    def _avoid_loops(self, position: _Position, choices: IdArray, scores: Logits, index: int) -> int:
+        """`index`, or the next choice where the token there would make a string loop."""
+        assert self._repeats is not None
+        skip = len(position.pending)
+        loops = self._repeats.loops
+        chosen = avoid(scores, index, self._sample, lambda i: loops(self._pieces[int(choices[i])][skip:]))
+        self.stats.loops_stopped += chosen != index
+        return chosen
+
+    def _review(self, position: _Position, token: int) -> int:
+        """`token`, unless it starts another item of an array and the model would write that
+        item as a copy of an earlier one: then the best token that closes the array."""
+        assert self._repeats is not None
+        if token == _END or position.held is not None or position.ending:
+            return token
+        skip = len(position.pending)
+        array = self._repeats.continued_array(self._pieces[token][skip:])
+        if array is None:
+            return token
+        ids = self._allowed(position).ids
+        ids = ids if self.grounding is None else self.grounding.restrict(position.pending, ids)
+        closing = [int(t) for t in ids[self._closers[ids]] if self._repeats.closes(self._pieces[int(t)][skip:], array)]
+        if not closing:
+            return token
+        logits = np.array(self.model.last_logits() if self._logits is None else self._logits)  # the preview evaluates
+        watch = self._repeats.watch(array)
+        self._preview(position, token, watch)
+        self._logits = logits
+        if not watch.repeats:
+            return token
+        best = max(closing, key=lambda closer: float(logits[closer]))
+        self.stats.repeats_stopped += 1
+        self._probability = _probability(logits, best)
+        return best
+
+    def _preview(self, position: _Position, token: int, watch: ItemWatch) -> None:
+        """Decode greedily from `token` chosen at `position`, as `run` would (drafts included,
+        so the model sees the same batches), feeding `watch` what is written while it asks for
+        more; then take it all back: the model's context, the output, what follows the output
+        (grounding, held zeros), the statistics and the random state are as they were."""
+        saved = (self.grounding, self._zeros, self._repeats, self.settings, self.stats, self.written, self.choices)
+        marks, start = (self.budget_bound_at, self._probability), len(self._history)
+        if self.grounding is not None:  # its state is plain fields but `bodies`, which grows in place
+            self.grounding = copy.copy(self.grounding)
+            self.grounding.bodies = list(self.grounding.bodies)
+        self._zeros, self._repeats, self.stats = copy.deepcopy(self._zeros), watch.guard, DecodeStats()
+        self.settings, self.choices = replace(self.settings, temperature=0.0), list(self.choices)
+        try:
+            decided: int | None = token
+            for _ in range(_PREVIEW_CHOICES):
+                if not watch.wants_more:
+                    return
+                decided = self._choose(position) if decided is None else decided
+                reached, decided = _drain(self._advance(position, decided))
+                if reached is None:
+                    return
+                position = reached
+        except TokenBudgetTooSmall:
+            return  # the decoding itself meets this, if it goes this way
+        finally:
+            kept = len(self._history) - start
+            self._discard(kept)
+            evaluated = kept + self.stats.discarded_tokens
+            self.grounding, self._zeros, self._repeats, self.settings, self.stats, self.written, self.choices = saved
+            self.budget_bound_at, self._probability = marks
+            self.stats.preview_tokens += evaluated
 
     # -- the model ---------------------------------------------------------------------
 
@@ -392,6 +494,8 @@ class Decoder:
         choices = np.concatenate([ids, self._eog]) if allowed.may_end else ids
         logits = self.model.last_logits() if self._logits is None else self._logits
         index = self._sample(logits[choices])
+        if self._repeats is not None:
+            index = self._avoid_loops(position, choices, logits[choices], index)
         self.stats.sampled_tokens += 1
         if allowed.may_end and (index >= len(ids) or int(ids[index]) in self.compiled.vocab.eog_ids):
             return _END
@@ -411,6 +515,15 @@ class Decoder:
             kept = order[:cut]
             return int(kept[self._rng.choice(len(kept), p=probs[kept] / probs[kept].sum())])
         return int(self._rng.choice(len(probs), p=probs))
+
+
+def _drain(steps: Generator[bytes, None, tuple[_Position | None, int | None]]) -> tuple[_Position | None, int | None]:
+    """Run `steps` to its end, dropping what it yields; its value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
 
 
 def _probability(logits: Logits, token: int) -> float:

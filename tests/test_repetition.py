@@ -1,0 +1,296 @@
+"""Runaway values (core.repetition): the loop test agrees with the bench's definition, the
+scanner reads arrays' items as json.dumps writes them, candidates are chosen around loops and
+copies, and a decoder driven by a model that loves to repeat itself stops doing so while its
+output stays valid."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import numpy as np
+import numpy.typing as npt
+import pytest
+from conftest import FakeModel, compile_for
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gguf_extract.core.decode import Decoder, SamplingSettings
+from gguf_extract.core.repetition import JsonScanner, RepetitionGuard, avoid, loops
+from gguf_extract.core.vocab import Vocabulary
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _scoring() -> Any:
+    spec = importlib.util.spec_from_file_location("accuracy_scoring", ROOT / "bench" / "accuracy_scoring.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["accuracy_scoring"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+scoring = _scoring()
+
+# ---- the loop test ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "looping"),
+    [
+        ("2019-12-29, 2019-12-29, 2019-12-29, ", True),
+        ("2019-12-29, 2019-12-29, 2019-12-29", False),  # 34 bytes of period 12: under three copies
+        ("nproc_usage_source_list_list_list", True),
+        ("nproc_usage_source_list_list", False),
+        ("aaaaaaaaaaaa", True),
+        ("aaaaaaaaaaa", False),  # a short run is more likely the value itself
+        ("1.1.1", False),
+        ("abcdefghijklmnopqrstu" * 3, False),  # a period of 21
+        ("", False),
+    ],
+)
+def test_loops_on_hand_made_values(text: str, looping: bool) -> None:
+    assert loops(text.encode()) is looping
+
+
+@given(st.text(alphabet="ab-_.", max_size=80), st.text(alphabet="ab.", min_size=1, max_size=6), st.integers(0, 8))
+@settings(max_examples=400)
+def test_loops_agrees_with_the_benchs_definition(head: str, unit: str, copies: int) -> None:
+    text = head + unit * copies
+    assert loops(text.encode()) is (scoring.looping_tail(text) is not None)
+
+
+# ---- the scanner --------------------------------------------------------------------------
+
+LEAVES = st.one_of(
+    st.none(), st.booleans(), st.integers(-(10**6), 10**6), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8)
+)
+VALUES = st.recursive(
+    LEAVES,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+    max_leaves=12,
+)
+
+
+def feed_in_pieces(scanner: JsonScanner, data: bytes, cuts: list[int]) -> None:
+    start = 0
+    for cut in [*sorted({c % (len(data) + 1) for c in cuts}), len(data)]:
+        scanner.feed(data[start:cut])
+        start = cut
+
+
+@given(st.lists(VALUES, min_size=1, max_size=5), st.lists(st.integers(0, 10**4), max_size=12), st.booleans())
+@settings(max_examples=300)
+def test_the_scanner_reads_an_arrays_items_as_json_writes_them(items: list[Any], cuts: list[int], compact: bool) -> None:
+    separators = (",", ":") if compact else (", ", ": ")
+    text = json.dumps({"k": items}, separators=separators, ensure_ascii=False)
+    scanner = JsonScanner()
+    feed_in_pieces(scanner, text[: -len("]}")].encode(), cuts)  # the array still open
+    (array,) = [frame for frame in scanner.stack if frame is not None]
+    assert array.items == [json.dumps(item, separators=separators, ensure_ascii=False).encode() for item in items[:-1]]
+    assert array.start is not None
+    last = json.dumps(items[-1], separators=separators, ensure_ascii=False).encode()
+    assert bytes(scanner.output[array.start :]) == last
+    assert not scanner.in_string
+
+
+def test_the_scanner_follows_string_bodies_and_escapes() -> None:
+    scanner = JsonScanner()
+    scanner.feed(b'{"a": "x\\"y')
+    assert scanner.in_string and bytes(scanner.output[scanner.body_start :]) == b'x\\"y'
+    scanner.feed(b'\\\\"')
+    assert not scanner.in_string
+
+
+# ---- choosing around loops and copies -----------------------------------------------------
+
+
+def argmax(scores: npt.NDArray[np.float32]) -> int:
+    return int(np.argmax(scores))
+
+
+@given(st.lists(st.floats(-50, 50), min_size=1, max_size=20), st.sets(st.integers(0, 19)))
+def test_avoid_takes_the_best_candidate_not_ruled_out_and_never_none(values: list[float], ruled: set[int]) -> None:
+    scores = np.array(values, dtype=np.float32)
+    chosen = avoid(scores, argmax(scores), argmax, lambda index: index in ruled)
+    allowed = [i for i in range(len(values)) if i not in ruled]
+    if allowed:
+        assert chosen not in ruled and scores[chosen] == max(scores[allowed])
+    else:
+        assert chosen == argmax(scores)  # every candidate would repeat: the model's own choice
+
+
+def guard_after(text: bytes) -> RepetitionGuard:
+    guard = RepetitionGuard()
+    guard.feed(text)
+    return guard
+
+
+def test_a_token_is_ruled_out_only_where_it_makes_the_open_string_loop() -> None:
+    guard = guard_after(b'{"source": "2019-12-29, 2019-12-29, 2019-12-29')
+    assert guard.loops(b", ")
+    assert not guard.loops(b",")  # the comma alone is fine
+    assert not guard.loops(b',", ')  # so is this token: the rest is not in the string
+    assert guard.loops(b", 2019")
+    assert not guard.loops(b'"')  # closing the string is always fine
+    assert not guard.loops(b'", "date')
+    assert not guard_after(b'{"a": ["ab", "ab", "ab", "ab", "ab"').loops(b', "ab')  # outside strings: items, not loops
+
+
+def test_a_comma_continues_an_array_only_after_a_string_object_or_array() -> None:
+    guard = guard_after(b'{"names": ["grep", "egrep"')
+    array = guard.continued_array(b", ")
+    assert array is not None and guard.continued_array(b'", "') is None  # no comma at the array's level there...
+    assert guard_after(b'{"names": ["grep", "egrep').continued_array(b'", "') == array  # ...but here
+    assert guard.continued_array(b"]") is None
+    assert guard.closes(b"]", array) and guard.closes(b"]}", array) and not guard.closes(b", ", array)
+    assert guard_after(b'{"n": [1, 2').continued_array(b", ") is None  # numbers repeat legitimately
+    assert guard_after(b'{"n": [{"a": 1}').continued_array(b", ") is not None
+    assert guard_after(b'{"n": "a, b", "m": "c').continued_array(b', "') is None  # an object goes on
+
+
+def test_a_watch_says_whether_the_next_item_copies_an_earlier_one() -> None:
+    guard = guard_after(b'{"names": ["grep", "egrep", "lzcmp')
+    array = guard.continued_array(b'", "')
+    assert array is not None
+    copying = guard.watch(array)
+    for piece in (b'", "', b"lz", b"cmp"):
+        copying.feed(piece)
+        assert copying.wants_more and not copying.repeats
+    copying.feed(b'"')
+    assert copying.repeats and not copying.wants_more
+    different = guard.watch(array)
+    different.feed(b'", "lzd')
+    assert not different.wants_more and not different.repeats
+    longer = guard.watch(array)
+    longer.feed(b'", "grep -')
+    assert not longer.wants_more and not longer.repeats
+    closed = guard.watch(array)
+    closed.feed(b'"]')
+    assert not closed.wants_more and not closed.repeats
+    last = guard.watch(array)  # a copy, then the end of the array, in one token
+    last.feed(b'", "lzcmp"],')
+    assert last.repeats and not last.wants_more
+
+
+def test_drafts_stop_before_another_array_item() -> None:
+    guard = guard_after(b'{"names": ["grep", "egrep')
+    assert guard.draftable([b'"', b", ", b'"grep']) == 1
+    assert guard.draftable([b'"', b"]"]) == 2
+    assert guard.draftable([b"rep", b"-x"]) == 2
+
+
+# ---- the decoder with a model that loves to repeat ----------------------------------------
+
+
+class FavouringModel(FakeModel):
+    """Small random logits plus a large bonus for the tokens it favours after its last token
+    (`after`, else `usual`): it writes them wherever the schema lets it, as a small model
+    copies itself."""
+
+    def __init__(self, vocab: Vocabulary, seed: int, usual: list[bytes], after: dict[bytes, list[bytes]] | None = None) -> None:
+        super().__init__(vocab, seed)
+        self.usual, self.after = self._bonus(usual), {last: self._bonus(next) for last, next in (after or {}).items()}
+
+    def _bonus(self, favourites: list[bytes]) -> npt.NDArray[np.float32]:
+        bonus = np.zeros(self.vocab.size, dtype=np.float32)
+        for rank, piece in enumerate(favourites):
+            bonus[self.vocab.pieces.index(piece)] = 40.0 - rank
+        return bonus
+
+    def _logits_after(self, length: int) -> npt.NDArray[np.float32]:
+        last = self.vocab.pieces[self.evaluated[length - 1]] if length else b""
+        return super()._logits_after(length) * 0.1 + self.after.get(last, self.usual)
+
+
+def generate(vocab: Vocabulary, schema: dict[str, Any], model: FakeModel, guard: bool, budget: int = 120) -> Any:
+    settings = SamplingSettings(max_tokens=budget, temperature=0.0, seed=model.seed, stop_repeats=guard)
+    decoder = Decoder(model, compile_for(schema, vocab), settings)
+    value = json.loads(b"".join(decoder.run()))
+    jsonschema.validate(value, schema)
+    assert decoder.stats.output_tokens <= budget
+    return value
+
+
+NAMES = {
+    "type": "object",
+    "properties": {"names": {"type": "array", "items": {"type": "string"}, "maxItems": 10}},
+    "required": ["names"],
+}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_array_is_closed_where_the_model_would_copy_an_item(vocab: Vocabulary, seed: int) -> None:
+    def model() -> FavouringModel:
+        return FavouringModel(vocab, seed, [b"abc", b'["'], {b"abc": [b'", "']})
+
+    unguarded = generate(vocab, NAMES, model(), guard=False)["names"]
+    assert unguarded[:9] == ["abc"] * 9 and len(unguarded) == 10  # the tenth, at maxItems, cannot close with `", "`
+    assert generate(vocab, NAMES, model(), guard=True)["names"] == ["abc"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_string_stops_looping(vocab: Vocabulary, seed: int) -> None:
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    assert "ab" * 40 in generate(vocab, schema, FavouringModel(vocab, seed, [b"ab"]), guard=False)["name"]
+    value = generate(vocab, schema, FavouringModel(vocab, seed, [b"ab"]), guard=True)["name"]
+    # Tokens are checked whole: a run may pass the limit inside a token that then ends it ("abc").
+    assert "ababababab" in value and "ab" * 7 not in value and not scoring.looping_tail(value)
+
+
+def test_a_schema_that_needs_copies_still_gets_them(vocab: Vocabulary) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "names": {"type": "array", "items": {"enum": ["abc"]}, "minItems": 3, "maxItems": 5},
+            "code": {"type": "string", "pattern": "^(ab){8,}$", "maxLength": 20},
+        },
+        "required": ["names", "code"],
+    }
+    model = FavouringModel(vocab, 0, [b"abc", b"ab", b'["'], {b"abc": [b'", "']})
+    value = generate(vocab, schema, model, guard=True)
+    assert value["names"] == ["abc"] * 3 and value["code"].startswith("abababababababab")
+
+
+class CopyOnceModel(FavouringModel):
+    """Writes `["abc", "abc"]`: after its first `abc` it favours another item, after its second
+    the end of the array (in one token with the quote)."""
+
+    def _logits_after(self, length: int) -> npt.NDArray[np.float32]:
+        logits = super()._logits_after(length)
+        abc = self.vocab.pieces.index(b"abc")
+        if length and self.evaluated[length - 1] == abc and self.evaluated[:length].count(abc) >= 2:
+            logits[self.vocab.pieces.index(b'"]')] += 100.0
+        return logits
+
+
+def test_a_copy_that_would_end_the_array_is_left_out_too(vocab: Vocabulary) -> None:
+    def model() -> FavouringModel:
+        return CopyOnceModel(vocab, 0, [b"abc", b'["'], {b"abc": [b'", "']})
+
+    assert generate(vocab, NAMES, model(), guard=False)["names"] == ["abc", "abc"]
+    assert generate(vocab, NAMES, model(), guard=True)["names"] == ["abc"]
+
+
+def test_where_the_remedy_stops_nothing_it_leaves_no_trace(vocab: Vocabulary) -> None:
+    """Previews are taken back whole: where no token was ruled out and no array closed, the
+    output, the model's context and the random draws are those of a run without the remedy."""
+    schema = {"type": "object", "properties": {"tags": {"type": "array", "items": {"enum": ["ab", "abc", "日本"]}}}}
+    previewed = 0
+    for seed in range(30):
+        runs = []
+        for guard in (False, True):
+            model = FakeModel(vocab, seed)
+            settings = SamplingSettings(max_tokens=80, temperature=1.0, seed=seed, stop_repeats=guard)
+            decoder = Decoder(model, compile_for(schema, vocab), settings)
+            runs.append((b"".join(decoder.run()), model.evaluated, decoder))
+        (text, evaluated, _), (guarded_text, guarded_evaluated, decoder) = runs
+        previewed += decoder.stats.preview_tokens
+        if decoder.stats.loops_stopped == decoder.stats.repeats_stopped == 0:
+            assert (guarded_text, guarded_evaluated) == (text, evaluated)
+    assert previewed > 0
