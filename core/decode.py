@@ -190,16 +190,17 @@ class Decoder:
         decided: int | None = None
         while True:
             token = self._choose(position) if decided is None else decided
-            if self._repeats is not None:
-                token = self._review(position, token)
             reached, decided = yield from self._advance(position, token)
             if reached is None:
                 return
             position = reached
 
-    def _advance(self, position: _Position, token: int) -> Generator[bytes, None, tuple[_Position | None, int | None]]:
+    def _advance(
+        self, position: _Position, token: int, review: bool = True
+    ) -> Generator[bytes, None, tuple[_Position | None, int | None]]:
         """Take `token` (or _END) chosen at `position`: write what it decides, evaluate it
-        (with guessed tokens after it, where there are some). Returns (as the generator's
+        (with guessed tokens after it, where there are some). `review`: where the token starts
+        an array item, see whether it is a copy first (_review). Returns (as the generator's
         value) the position reached (None: the document is complete) and the choice already
         made there, if one was."""
         if position.held is not None:
@@ -209,6 +210,8 @@ class Decoder:
         if token == _END:
             self.stats.output_tokens = position.used
             return None, None
+        if review and self._repeats is not None and position.held is None:  # held: a zero, no item starts
+            token = self._review(position, token)
         step = self._step(position, token, self._after(position, token))
         self._record(token, position)
         yield self._emit(step.text)
@@ -397,9 +400,7 @@ class Decoder:
     def _review(self, position: _Position, token: int) -> int:
         """`token`, unless it starts another item of an array and the model would write that
         item as a copy of an earlier one: then the best token that closes the array."""
-        assert self._repeats is not None
-        if token == _END or position.held is not None or position.ending:
-            return token
+        assert self._repeats is not None and position.held is None
         skip = len(position.pending)
         array = self._repeats.continued_array(self._pieces[token][skip:])
         if array is None:
@@ -438,7 +439,7 @@ class Decoder:
                 if not watch.wants_more:
                     return
                 decided = self._choose(position) if decided is None else decided
-                reached, decided = _drain(self._advance(position, decided))
+                reached, decided = _drain(self._advance(position, decided, review=False))
                 if reached is None:
                     return
                 position = reached
