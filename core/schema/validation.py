@@ -21,6 +21,7 @@ import referencing.exceptions
 
 from ..errors import SchemaError
 from .meta import inlined_2020_12
+from .meta_check import Check, fast_meta_check
 
 Validator = jsonschema.protocols.Validator
 
@@ -97,8 +98,19 @@ def validator_for_schema(root: Any) -> Validator:
 
 def meta_schema_error(schema: Any) -> jsonschema.exceptions.ValidationError | None:
     """The first way `schema` fails its draft's meta-schema, or None (what check_schema
-    raises, with the registry above: the meta-schemas are bundled)."""
-    return next(iter(_meta_validator(validator_class(schema)).iter_errors(schema)), None)
+    raises, with the registry above: the meta-schemas are bundled). Most schemas pass the
+    fast check (core.schema.meta_check); jsonschema settles, and words, the rest."""
+    cls = validator_class(schema)
+    passes = _fast_meta_check(cls)
+    if passes is not None and passes(schema):
+        return None
+    return next(iter(_meta_validator(cls).iter_errors(schema)), None)
+
+
+@functools.cache
+def _fast_meta_check(cls: type[Validator]) -> Check | None:
+    meta = _meta_validator(cls)
+    return fast_meta_check(meta.schema, type(meta), type(meta).FORMAT_CHECKER)  # as _meta_validator checks
 
 
 @functools.cache
