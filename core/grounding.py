@@ -5,7 +5,8 @@ top of it, applied by the decoder where a grounded string's body is being writte
 document is laid out once as the bytes a JSON string body would hold for it (`GroundingText`:
 every run of whitespace one space, quote and backslash escaped, other control characters
 left out), and a string being written is allowed to continue only along an occurrence of
-what it holds so far in those bytes, starting at a character boundary. So the value, once
+what it holds so far in those bytes, starting, and closing, only where a value may: never
+inside a word, never at a space (core/grounding_tables.py, `word_edges`). So the value, once
 closed, is a span of the document up to whitespace runs, by construction.
 
 Where no allowed token continues any occurrence (a minLength the document's tail cannot
@@ -62,8 +63,8 @@ class Grounding:
         self._released = False
         self._positions = CandidatePositions(vocab.size)
         # Per (state, pending): what each quoted token would write into a body it opens.
-        self._opened: dict[tuple[int, bytes], dict[int, bytes | None]] = {}
-        self._occurring: dict[bytes, bool] = {}
+        self._opened: dict[tuple[int, bytes], dict[int, tuple[bytes, bool] | None]] = {}
+        self._occurring: dict[tuple[bytes, bool], bool] = {}
         self._continuing: dict[tuple[int, ...], IdArray] = {}
         self._read: dict[tuple[bytes, bool, tuple[int, ...] | None, bytes], IdArray] = {}
         self.bodies: list[tuple[int, int, bool]] = []  # output byte range of each body, and grounded or not
@@ -102,6 +103,8 @@ class Grounding:
         self._written += len(part)
         if closed:
             assert self._body_start is not None
+            if self._ends is not None and not any(self._tokens.text.ends[end] for end in self._ends):
+                self._released = True  # closed where the schema left no other way (a maxLength inside a word)
             self.bodies.append((self._body_start, self._written, not self._released))
             self._body_start = None
         return data[len(part) :]
@@ -181,12 +184,13 @@ class Grounding:
         return found
 
     def _continues(self, data: bytes) -> bool:
-        """Whether `data`, written into the open body, keeps it on a span of the document."""
-        part, _, _ = body_part(data, self._escaped)
+        """Whether `data`, written into the open body, keeps it on a span of the document
+        (and, where it closes the body, ends it where a value may end)."""
+        part, closed, _ = body_part(data, self._escaped)
         if self._ends is None:
-            return not part or self._occurs(part)
-        escaped = self._tokens.text.escaped
-        return any(escaped.startswith(part, end) for end in self._ends)
+            return not part or self._occurs(part, closed)
+        text = self._tokens.text
+        return any(text.escaped.startswith(part, end) and (not closed or text.ends[end + len(part)]) for end in self._ends)
 
     def _kept_outside(self, pending: bytes, ids: IdArray) -> Indices | None:
         """Outside a body, only tokens with a quote may open one; each is walked to see."""
@@ -200,22 +204,24 @@ class Grounding:
             token = int(ids[index])
             if token not in opened:
                 opened[token] = self._opened_body(self._pieces[token][len(pending) :])
-            part = opened[token]
-            keep[index] = not part or self._occurs(part)
+            opening = opened[token]
+            keep[index] = opening is None or not opening[0] or self._occurs(*opening)
         return np.flatnonzero(keep)
 
-    def _occurs(self, part: bytes) -> bool:
-        found = self._occurring.get(part)
+    def _occurs(self, part: bytes, closed: bool) -> bool:
+        """Whether `part` may open a value (`closed`: and be all of it)."""
+        found = self._occurring.get((part, closed))
         if found is None:
-            found = self._occurring[part] = self._tokens.text.occurs(part)
+            found = self._occurring[(part, closed)] = self._tokens.text.occurs(part, whole=closed)
         return found
 
-    def _opened_body(self, data: bytes) -> bytes | None:
-        """What `data`, written from here, puts into a grounded body it opens (None: it opens
-        none)."""
+    def _opened_body(self, data: bytes) -> tuple[bytes, bool] | None:
+        """What `data`, written from here, puts into a grounded body it opens, and whether it
+        closes it too (None: it opens none)."""
         state, dfa = self._state, self._dfa
         for index, byte in enumerate(data):
             state = dfa.step(state, byte)
             if dfa.starts_text(state) and self.applies(dfa.text_label(state)):
-                return body_part(data[index + 1 :])[0]
+                part, closed, _ = body_part(data[index + 1 :])
+                return part, closed
         return None

@@ -31,41 +31,80 @@ def collapse_whitespace(text: str) -> str:
 
 @dataclass(frozen=True)
 class GroundingText:
-    """A document as the bytes of a JSON string body: whitespace runs as one space, quote and
-    backslash escaped, other control characters left out. `boundaries[i]` says whether a
-    character starts at byte i (continuation bytes and the second byte of escapes do not)."""
+    """A document as the bytes of a JSON string body: whitespace runs as one space (none at
+    either end), quote and backslash escaped, other control characters left out. `boundaries[i]` says whether a
+    character starts at byte i (continuation bytes and the second byte of escapes do not);
+    `starts[i]` and `ends[i]` whether a grounded value may start or end there (see
+    `word_edges`)."""
 
     escaped: bytes
     boundaries: npt.NDArray[np.bool_]
+    starts: npt.NDArray[np.bool_]
+    ends: npt.NDArray[np.bool_]
 
     @staticmethod
     def of(document: str) -> GroundingText:
-        text = _CONTROL.sub("", collapse_whitespace(document))
+        # Without the space at either end: no value starts or ends with one, and a value
+        # written into a trailing space could never end.
+        text = _CONTROL.sub("", collapse_whitespace(document)).strip(" ")
         escaped = text.replace("\\", "\\\\").replace('"', '\\"').encode("utf-8")
         data = np.frombuffer(escaped, dtype=np.uint8)
         boundaries = np.ones(len(escaped) + 1, dtype=bool)
         boundaries[:-1] = (data & 0xC0) != 0x80
         for match in re.finditer(rb"\\.", escaped):  # only \\ and \" occur
             boundaries[match.start() + 1] = False
-        return GroundingText(escaped, boundaries)
+        starts, ends = word_edges(text, np.flatnonzero(boundaries))
+        return GroundingText(escaped, boundaries, starts, ends)
 
     def occurrences(self, content: bytes) -> list[int]:
-        """Byte offsets just after each occurrence of `content` that starts at a character."""
+        """Byte offsets just after each occurrence of `content` that starts where a value may."""
         found: list[int] = []
         start = self.escaped.find(content)
         while start >= 0:
-            if self.boundaries[start]:
+            if self.starts[start]:
                 found.append(start + len(content))
             start = self.escaped.find(content, start + 1)
         return found
 
-    def occurs(self, content: bytes) -> bool:
+    def occurs(self, content: bytes, whole: bool = False) -> bool:
+        """Whether `content` occurs where a value may start (`whole`: and may end after it)."""
         start = self.escaped.find(content)
         while start >= 0:
-            if self.boundaries[start]:
+            if self.starts[start] and (not whole or self.ends[start + len(content)]):
                 return True
             start = self.escaped.find(content, start + 1)
         return False
+
+
+def word_edges(text: str, offsets: npt.NDArray[np.intp]) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Where in `text` (laid out as GroundingText bytes; `offsets[k]`: the byte offset of
+    character k, and of the end last) a grounded value may start, and where it may end, as
+    two arrays over those bytes. A value never cuts a word in two (letters, digits and `_`,
+    with a `.` or `-` between two of them: `3.10`, `rfc3339-validator`), and never starts or
+    ends with a space: such a span is never what a field holds, and the model, stopping a
+    token early or late, would otherwise write one (`"Captur"`, `"1.4"` of `0.1.4`, `"2011 "`)."""
+    size = len(text)
+    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) if size else np.zeros(0, np.uint32)
+    word = np.zeros(size + 2, dtype=bool)  # padded: no word before the first character or after the last
+    ascii_word = np.zeros(128, dtype=bool)
+    ascii_word[[ord(c) for c in "0123456789_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"]] = True
+    wide = points >= 128
+    word[1:-1][~wide] = ascii_word[points[~wide]]
+    if wide.any():
+        wide_word = {code for code in set(points[wide].tolist()) if chr(code).isalnum()}
+        word[1:-1][wide] = np.isin(points[wide], list(wide_word))
+    joiner = np.isin(points, [ord("."), ord("-")])
+    word[1:-1] |= joiner & word[:-2] & word[2:]
+    space = np.zeros(size + 2, dtype=bool)
+    space[1:-1] = points == ord(" ")
+    cut = word[:-1] & word[1:]  # cut[k]: between characters k-1 and k (k = 0..size)
+    starts = np.zeros(int(offsets[-1]) + 1, dtype=bool)
+    ends = np.zeros(int(offsets[-1]) + 1, dtype=bool)
+    starts[offsets] = ~cut & ~space[1:]
+    ends[offsets] = ~cut & ~space[:-1]
+    starts[offsets[-1]] = False  # nothing starts at the end
+    ends[0] = False  # a value that ends at the start is empty, which needs no edge
+    return starts, ends
 
 
 def body_part(data: bytes, escaped: bool = False) -> tuple[bytes, bool, bool]:
@@ -154,7 +193,7 @@ class DocumentTokens:
 
     def at(self, offset: int) -> IdArray:
         """Tokens whose body part is a prefix of the document's bytes from `offset` (open ones,
-        and closing ones whose body part is)."""
+        and closing ones whose body part is, where a value may end after it)."""
         found = self._at.get(offset)
         if found is None:
             found = np.asarray(self._walk(offset), dtype=np.int32)
@@ -162,8 +201,8 @@ class DocumentTokens:
         return found
 
     def _walk(self, offset: int) -> list[int]:
-        data, bodies = self.text.escaped, self.bodies
-        tokens: list[int] = list(bodies.closing.get(b"", []))
+        data, bodies, ends = self.text.escaped, self.bodies, self.text.ends
+        tokens: list[int] = list(bodies.closing.get(b"", [])) if ends[offset] else []
         length = 1
         while offset + length <= len(data):
             head = data[offset : offset + length]
@@ -173,25 +212,30 @@ class DocumentTokens:
                 break
             if whole:
                 tokens.extend(whole)
-            if in_closing:
+            if in_closing and ends[offset + length]:
                 tokens.extend(bodies.closing.get(head, []))
             length += 1
         return tokens
 
     def anywhere(self) -> npt.NDArray[np.bool_]:
-        """Over the vocabulary: tokens whose body part occurs in the document at a character
-        start (what the first token of a grounded body may be). The document's windows from
+        """Over the vocabulary: tokens whose body part occurs in the document where a value
+        may start (and, for a token that closes the value, end): what the first token of a
+        grounded body may be. The document's windows from
         each character start are sorted once; a token occurs where some window lies between
         its key and the key after every string starting with it."""
         if self._anywhere is None:
             bodies, data = self.bodies, self.text.escaped
             width = bodies.keys_from.dtype.itemsize
             padded = np.frombuffer(data + bytes(width), dtype=np.uint8)
-            windows = np.lib.stride_tricks.sliding_window_view(padded, width)[: len(data)][self.text.boundaries[:-1]]
+            windows = np.lib.stride_tricks.sliding_window_view(padded, width)[: len(data)][self.text.starts[:-1]]
             keys = np.sort(np.ascontiguousarray(windows).view(f"S{width}").ravel())
             found = np.searchsorted(keys, bodies.keys_to) > np.searchsorted(keys, bodies.keys_from)
             mask = np.zeros(self.vocabulary_size, dtype=bool)
             mask[bodies.key_ids[found]] = True
+            # A token that closes the value must also end it where a value may end.
+            for part, tokens in bodies.closing.items():
+                if part and mask[tokens[0]] and not self.text.occurs(part, whole=True):
+                    mask[tokens] = False
             mask[bodies.closing.get(b"", [])] = True
             self._anywhere = mask
         return self._anywhere

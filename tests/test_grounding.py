@@ -48,6 +48,20 @@ def test_the_document_as_string_body_bytes() -> None:
     assert [text.escaped[i : i + 1] for i in starts] == [b'"', b'"', b"\\", b"\xa9"]
 
 
+def test_a_grounded_value_neither_cuts_a_word_nor_starts_or_ends_with_a_space() -> None:
+    text = GroundingText.of("  Capture v0.1.4 of rfc3339-validator, 3.10. Né à Paris \n")
+    assert text.escaped == "Capture v0.1.4 of rfc3339-validator, 3.10. Né à Paris".encode()
+
+    def whole(value: str) -> bool:
+        return text.occurs(value.encode(), whole=True)
+
+    for value in ["Capture", "v0.1.4", "rfc3339-validator", "rfc3339-validator,", "3.10", "3.10.", "Né à", "Paris", "à"]:
+        assert whole(value), value
+    for value in ["Captur", "apture", "1.4", "0.1", "rfc3339", "validator", "Capture ", " v0", "3.1", "N", "Pari"]:
+        assert not whole(value), value
+    assert text.occurs(b"Captur") and not text.occurs(b"apture")  # a value may go on from a word's middle
+
+
 def test_spans_match_runs_of_whitespace_and_take_the_nearest_occurrence() -> None:
     document = "Ada Lovelace\n  wrote notes. Ada\nLovelace again."
     search = DocumentSearch(document)
@@ -60,7 +74,7 @@ def test_spans_match_runs_of_whitespace_and_take_the_nearest_occurrence() -> Non
 
 
 def test_leaves_give_pointers_and_byte_ranges() -> None:
-    output = json.dumps({"a": [1, {"b~/": "x\"é"}], "c": None, "d": True}, ensure_ascii=False).encode()
+    output = json.dumps({"a": [1, {"b~/": 'x"é'}], "c": None, "d": True}, ensure_ascii=False).encode()
     found = {leaf.pointer: (leaf.value, output[leaf.start : leaf.end]) for leaf in leaves(output)}
     assert found == {
         "/a/0": (1, b"1"),
@@ -70,9 +84,9 @@ def test_leaves_give_pointers_and_byte_ranges() -> None:
     }
 
 
-DOCUMENTS = st.lists(
-    st.sampled_from([*'ab Johnéx日本"\\\n\t.,12', "ab", "John", "name", "  "]), min_size=1, max_size=30
-).map("".join)
+DOCUMENTS = st.lists(st.sampled_from([*'ab Johnéx日本"\\\n\t.,12', "ab", "John", "name", "  "]), min_size=1, max_size=30).map(
+    "".join
+)
 STRINGS = st.builds(
     lambda low, extra: {"type": "string", "minLength": low} | ({} if extra is None else {"maxLength": low + extra}),
     st.integers(0, 2),
@@ -80,10 +94,12 @@ STRINGS = st.builds(
 )
 VALUES = st.recursive(
     STRINGS | st.just({"type": ["string", "null"]}) | st.just({"type": "integer", "minimum": 0, "maximum": 99}),
-    lambda inner: st.builds(lambda item: {"type": "array", "items": item, "maxItems": 3}, inner)
-    | st.builds(
-        lambda props: {"type": "object", "properties": props, "required": list(props)},
-        st.dictionaries(st.sampled_from(["name", "ab", "x"]), inner, min_size=1, max_size=3),
+    lambda inner: (
+        st.builds(lambda item: {"type": "array", "items": item, "maxItems": 3}, inner)
+        | st.builds(
+            lambda props: {"type": "object", "properties": props, "required": list(props)},
+            st.dictionaries(st.sampled_from(["name", "ab", "x"]), inner, min_size=1, max_size=3),
+        )
     ),
     max_leaves=5,
 )
@@ -105,9 +121,13 @@ def test_every_grounded_string_is_a_span_of_the_document(vocab: Vocabulary, sche
         if found.grounded:
             assert collapse_whitespace(leaf) in collapsed
             assert leaf == "" or found.span is not None
+            # ...and it neither cuts a word nor starts or ends with a space.
+            body = json.dumps(leaf, ensure_ascii=False)[1:-1].encode()
+            assert leaf == "" or GroundingText.of(document).occurs(body, whole=True)
         if isinstance(leaf, str) and found.grounded is False:
-            # Grounding yields only where the document cannot give the string its minLength.
-            assert _needs_more_than_the_document(schema, pointer, collapsed)
+            # Grounding yields only where the document cannot give the string its minLength,
+            # or its maxLength ends it inside a word.
+            assert _has_length_limits(schema, pointer)
 
 
 def _at(value: Any, pointer: str) -> Any:
@@ -117,12 +137,12 @@ def _at(value: Any, pointer: str) -> Any:
     return value
 
 
-def _needs_more_than_the_document(schema: Any, pointer: str, collapsed: str) -> bool:
+def _has_length_limits(schema: Any, pointer: str) -> bool:
     """Whether the string schema at data `pointer` has a minLength (a grounded string can then
-    run into the document's end)."""
+    run into the document's end) or a maxLength (which may end it inside a word)."""
     for part in pointer.split("/")[1:]:
         schema = schema["items"] if schema.get("type") == "array" else schema["properties"][part]
-    return int(schema.get("minLength", 0)) > 0
+    return int(schema.get("minLength", 0)) > 0 or "maxLength" in schema
 
 
 def test_grounding_follows_the_flag_and_the_annotation(vocab: Vocabulary) -> None:
@@ -186,7 +206,7 @@ def test_the_first_token_set_is_every_token_whose_body_part_occurs(vocab: Vocabu
     for token, piece in enumerate(vocab.pieces):
         if piece and token not in vocab.eog_ids:
             part, closed, _ = body_part(piece)
-            expected[token] = (closed and not part) or text.occurs(part)
+            expected[token] = (closed and not part) or text.occurs(part, whole=closed)
     assert (tokens.anywhere() == expected).all()
     for offset in range(len(text.escaped)):
         met = {int(t) for t in tokens.at(offset)}
@@ -194,6 +214,7 @@ def test_the_first_token_set_is_every_token_whose_body_part_occurs(vocab: Vocabu
             piece = vocab.pieces[token]
             part, closed, _ = body_part(piece)
             starts = text.escaped.startswith(part, offset) and bool(piece) and token not in vocab.eog_ids
+            starts = starts and (not closed or bool(text.ends[offset + len(part)]))
             assert (token in met) == starts, (offset, piece)
 
 
@@ -220,14 +241,16 @@ def _expected_kept(
     vocab: Vocabulary, text: GroundingText, body: bytes, escaped: bool, pending: bytes, ids: list[int]
 ) -> list[int]:
     """By definition: a candidate keeps the body on the document where the body so far, then
-    what the candidate writes into it, occurs there at a character start; every candidate
-    where none does, or where the body has left the document already."""
+    what the candidate writes into it, occurs there where a value may start (and, where the
+    candidate closes the body, end); every candidate where none does, or where the body has
+    left the document already."""
     if body and not text.occurs(body):
         return ids
     kept = []
     for token in ids:
-        written = body + body_part(vocab.pieces[token][len(pending) :], escaped)[0]
-        if not written or text.occurs(written):
+        part, closed, _ = body_part(vocab.pieces[token][len(pending) :], escaped)
+        written = body + part
+        if not written or text.occurs(written, whole=closed):
             kept.append(token)
     return kept or ids
 
