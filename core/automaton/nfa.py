@@ -74,19 +74,12 @@ class NFA:
         nodes = {id(node): node for node in _all_nodes(self._tree)}
         state = self.__dict__.copy()
         state["_memo"] = [(nodes[key[0]], *key[1:], found) for key, found in self._memo.items()]
-        state["_shortest"] = (
-            [(nodes[key], value) for key, value in self._shortest._bytes.items()],
-            [(nodes[key], value) for key, value in self._shortest._machines.items()],
-        )
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        memo, (shortest_bytes, shortest_machines) = state.pop("_memo"), state.pop("_shortest")
-        self.__dict__.update(state)
+        memo = state.pop("_memo")
+        self.__dict__.update(state)  # the nodes come back with their measurements
         self._memo = {(id(node), *rest[:-1]): rest[-1] for node, *rest in memo}
-        self._shortest = _ShortestMatch()
-        self._shortest._bytes = {id(node): value for node, value in shortest_bytes}
-        self._shortest._machines = {id(node): value for node, value in shortest_machines}
 
     def edges_of(self, state: int) -> list[Edge]:
         edges = self._edges[state]
@@ -332,24 +325,27 @@ def build_nfa(tree: Node) -> NFA:
 
 
 class _ShortestMatch:
-    """Fewest bytes each node matches (None: it matches nothing), over a DAG, memoised by id."""
+    """Fewest bytes each node matches (None: it matches nothing), over a DAG. Kept on the
+    nodes themselves (a node never changes): a tree shared by compilations (a format's, a
+    string character's) is measured once per process, not once per schema."""
 
-    def __init__(self) -> None:
-        self._bytes: dict[int, int | None] = {}
-        self._machines: dict[int, list[int | None]] = {}
+    @staticmethod
+    def of(node: Node) -> int | None:
+        found: int | None = node.__dict__[_SHORTEST]
+        return found
 
-    def of(self, node: Node) -> int | None:
-        return self._bytes[id(node)]
-
-    def machine(self, node: Machine) -> list[int | None]:
-        return self._machines[id(node)]
+    @staticmethod
+    def machine(node: Machine) -> list[int | None]:
+        found: list[int | None] = node.__dict__[_DISTANCES]
+        return found
 
     def measure(self, node: Node) -> int | None:
-        found = self._bytes.get(id(node), -1)
-        if found != -1:
+        kept = node.__dict__
+        if _SHORTEST in kept:
+            found: int | None = kept[_SHORTEST]
             return found
         result = self._measure(node)
-        self._bytes[id(node)] = result
+        kept[_SHORTEST] = result
         return result
 
     def _measure(self, node: Node) -> int | None:
@@ -365,12 +361,17 @@ class _ShortestMatch:
             return min(options) if options else None
         if isinstance(node, Machine):
             distances = _machine_distances(node)
-            self._machines[id(node)] = distances
+            node.__dict__[_DISTANCES] = distances
             return distances[node.start]
         item = self.measure(node.item)
         if node.low == 0:
             return 0
         return None if item is None else node.low * item
+
+
+# Where a node keeps its measurements (frozen dataclasses: written to __dict__ directly).
+_SHORTEST = "_shortest_bytes"
+_DISTANCES = "_machine_distances"
 
 
 def _fewest_bytes(ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> int | None:

@@ -83,19 +83,16 @@ class CompileWorkExceeded(UnsupportedSchema):
 
 class Floor:
     """The fewest bytes each node of a regex tree matches, and the characters of free text
-    on such a shortest match; memoised per node for one compilation (the nodes are kept
-    alive with their results, so their ids stay unique)."""
-
-    def __init__(self) -> None:
-        self._memo: dict[int, tuple[Node, int, int]] = {}
+    on such a shortest match. Kept on the nodes themselves (a node never changes), so a tree
+    shared by compilations (a format's) is measured once per process."""
 
     def of(self, node: Node) -> tuple[int, int]:
         """(bytes, free-text characters); matching nothing counts as (0, 0)."""  # a lower bound either way
-        found = self._memo.get(id(node))
+        kept = node.__dict__
+        found: tuple[int, int] | None = kept.get(_FLOOR)
         if found is None:
-            found = (node, *self._measure(node))
-            self._memo[id(node)] = found
-        return found[1], found[2]
+            found = kept[_FLOOR] = self._measure(node)
+        return found
 
     def _measure(self, node: Node) -> tuple[int, int]:
         if isinstance(node, Lit):
@@ -113,6 +110,9 @@ class Floor:
             return node.low * item_bytes, node.low * item_text
         fewest = _machine_characters(node)
         return fewest, fewest
+
+
+_FLOOR = "_floor"  # where a node keeps its floor (frozen dataclasses: written to __dict__ directly)
 
 
 @functools.lru_cache(maxsize=4096)
