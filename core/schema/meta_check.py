@@ -93,6 +93,8 @@ class _Compiler:
 
     def k_type(self, value: Any, schema: dict[str, Any]) -> Check:
         names = [value] if isinstance(value, str) else list(value)
+        if not all(isinstance(name, str) for name in names):
+            raise _Unsupported("type with schemas (draft 3)")
         tests = [self.type_test(name) for name in names]
         return lambda instance: any(test(instance) for test in tests)
 
