@@ -14,7 +14,7 @@ _EXPORTS = {
     "ExtractionStats": "core.extract",
     "ChunkedExtraction": "core.chunked",
     "ModelOptions": "core.extract",
-    "SamplingSettings": "core.decode",
+    "SamplingSettings": "core.decode_types",
     "CompiledSchema": "core.compiled",
     "Guide": "core.guide",
     "new_bitmask": "core.guide",

@@ -14,7 +14,7 @@ import statistics
 import time
 from pathlib import Path
 
-from gguf_extract.core.decode import SamplingSettings
+from gguf_extract.core.decode_types import SamplingSettings
 from gguf_extract.core.extract import Extractor
 from gguf_extract.core.schema.sources import load_schema
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gguf_extract.core.chunked import plan_pieces
-from gguf_extract.core.decode import SamplingSettings
+from gguf_extract.core.decode_types import SamplingSettings
 from gguf_extract.core.extract import Extractor, ModelOptions
 
 FIRST = ["Maria", "John", "Aiko", "Pedro", "Fatima", "Lars", "Chen", "Olga", "Samuel", "Priya"]

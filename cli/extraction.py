@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..core.chunked import CHUNKED_TEXT_LIMIT, ChunkedExtraction
 from ..core.compiled import CompiledSchema
-from ..core.decode import SamplingSettings
+from ..core.decode_types import SamplingSettings
 from ..core.document import read_document, read_stream
 from ..core.errors import DocumentError, DocumentTooLarge, UndecodableDocument
 from ..core.extract import Extraction, Extractor, ModelOptions

@@ -19,7 +19,7 @@ from typing import Any
 
 from .combine import Combiner, annotate, dump, evidence_of
 from .compiled import CompiledSchema
-from .decode import SamplingSettings
+from .decode_types import SamplingSettings
 from .errors import ContextTooSmall
 from .evidence import ValueEvidence
 from .extract import ExtractionStats, Extractor

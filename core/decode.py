@@ -2,15 +2,10 @@
 
 Decoding walks the schema with a Guide (core.guide) and nothing else of the compiled schema.
 
+Positions (the guide, the `pending` and `held` text) and carrying out a chosen token (the
+bytes it decides, the output, the model context): core.decode_steps.
+
 Invariants:
-- The position's guide has taken the tokens evaluated so far, less those whose text was
-  dropped (`skipped`), so `tokens_taken + skipped` is the budget used.
-- `pending` is decided text not yet evaluated: the last token of a canonically tokenized
-  forced run, held back so the model may merge it with what follows (a space before a
-  value, a quote before its first characters). The next token must start with it.
-- `held` is text evaluated but not written: zeros that end a number's fraction so far,
-  written once a digit follows, dropped if the number ends (core.held_zeros). No guesses are
-  drafted while text is held.
 - Budget: a token is allowed only if, after it, the bytes still needed to close the document
   (an upper bound on tokens for byte-level vocabularies) fit in what is left of
   `max_tokens`, so the document can always close inside the budget.
@@ -33,26 +28,20 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import accumulate
-from typing import Protocol
 
 import numpy as np
-import numpy.typing as npt
 
-from .canonical import canonical_tokens
-from .compiled import CompiledSchema, token_table
+from .compiled import CompiledSchema
+from .decode_steps import END, DecoderSteps, Position, Step
+from .decode_types import DecodeStats, Logits, SamplingSettings, TokenModel
 from .errors import TokenBudgetTooSmall
-from .evidence import TokenChoice
 from .grounding import Grounding
-from .guide import Allowed, Guide
-from .held_zeros import Held, ZeroHolder
-from .lookahead import TokenHistory
-from .repetition import ItemWatch, RepetitionGuard, avoid, closing_brackets
+from .repetition import ItemWatch, avoid, closing_brackets
+from .sampling import probability, sample
 from .vocab import IdArray
 
-Logits = npt.NDArray[np.float32]
-_END = -1  # the choice that ends generation
 # Forced tokens (keys, separators) a draft may carry beyond its guessed ones.
 _FORCED_TOKENS_PER_DRAFT = 16
 # The most tokens one speculative batch holds (llama.cpp's n_batch is 512, less only with a
@@ -63,80 +52,7 @@ LARGEST_DRAFT_BATCH = 48
 _PREVIEW_CHOICES = 64
 
 
-class TokenModel(Protocol):
-    """What the decoder needs from a model; core.model.GGUFModel implements it."""
-
-    def tokenize(self, text: bytes, add_bos: bool = False, special: bool = False) -> list[int]: ...
-
-    def eval(self, tokens: list[int]) -> None: ...
-
-    def last_logits(self) -> npt.NDArray[np.float32]: ...
-
-    def eval_with_logits(self, tokens: list[int], rows: list[int]) -> npt.NDArray[np.float32]:
-        """Evaluate `tokens` in one batch; returns the logits after tokens[i] for each i in
-        `rows` (increasing), one row each."""
-        ...
-
-    def discard(self, count: int) -> None:
-        """Forget the last `count` evaluated tokens."""
-        ...
-
-
-@dataclass(frozen=True)
-class SamplingSettings:
-    max_tokens: int = 1024
-    temperature: float = 0.0
-    top_p: float = 1.0
-    seed: int | None = None
-    draft_tokens: int = 8  # guessed tokens evaluated with each chosen one; 0 turns speculation off
-    stop_repeats: bool = True  # no string tail looping, no array item copying an earlier one (core.repetition)
-
-
-@dataclass
-class DecodeStats:
-    output_tokens: int = 0
-    sampled_tokens: int = 0
-    forced_tokens: int = 0
-    model_calls: int = 0
-    drafted_tokens: int = 0
-    accepted_draft_tokens: int = 0
-    discarded_tokens: int = 0  # evaluated for a rejected guess, then dropped from the context
-    loops_stopped: int = 0  # choices where a token that made a string loop was ruled out
-    repeats_stopped: int = 0  # arrays closed where the next item would have copied an earlier one
-    preview_tokens: int = 0  # evaluated to preview an array's next item, then dropped
-    generate_seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class _Position:
-    guide: Guide  # past every token evaluated but dropped ones; never advanced in place (steps take copies)
-    pending: bytes = b""
-    held: Held | None = None
-    skipped: int = 0  # tokens evaluated whose text was dropped
-    ending: bool = False  # held zeros were just dropped: the number ends here
-
-    @property
-    def used(self) -> int:
-        return self.guide.tokens_taken + self.skipped
-
-    def at(self, guide: Guide, pending: bytes = b"", held: Held | None = None) -> _Position:
-        """A position further on (the tokens skipped so far carried along)."""
-        return _Position(guide, pending, held, self.skipped)
-
-
-@dataclass(frozen=True)
-class _Step:
-    """What choosing one token does: the bytes it decides (its own and the forced text after
-    it), the tokens to evaluate for them, and where decoding stands afterwards."""
-
-    token: int
-    text: bytes
-    evaluated: list[int]
-    after: _Position
-    final_tokens: int = 0  # > 0: the document is complete, with this many unevaluated tokens
-
-
-class Decoder:
+class Decoder(DecoderSteps):
     """One constrained generation. The model must hold the prompt already; `seen` is the
     part of it worth copying from (the document), searched for draft tokens."""
 
@@ -148,23 +64,10 @@ class Decoder:
         seen: Sequence[int] = (),
         grounding: Grounding | None = None,
     ) -> None:
-        self.model = model
-        self.compiled = compiled
-        self.settings = settings
-        self.stats = DecodeStats()
-        self._table = token_table(compiled.vocab)
-        self._pieces = compiled.vocab.pieces
+        super().__init__(model, compiled, settings, seen, grounding)
         self._rng = np.random.default_rng(settings.seed)
         self._eog = np.asarray(compiled.vocab.eog_ids, dtype=np.int32)
-        self._history = TokenHistory(seen, len(seen) + settings.max_tokens)
-        self._logits: Logits | None = None  # None: the model's last row is current
-        self.grounding = grounding
-        self.choices: list[TokenChoice] = []  # every token chosen, with the model's probability for it
-        self.written = 0  # output bytes so far
         self.budget_bound_at: int | None = None  # output offset where the budget first ruled out a token
-        self._probability: float | None = None  # the model's probability for the latest choice
-        self._zeros = ZeroHolder(self._table, compiled.vocab.size)
-        self._repeats = RepetitionGuard() if settings.stop_repeats else None
         self._closers = closing_brackets(compiled.vocab) if settings.stop_repeats else np.zeros(0, dtype=bool)
 
     def run(self) -> Iterator[bytes]:
@@ -196,9 +99,9 @@ class Decoder:
             position = reached
 
     def _advance(
-        self, position: _Position, token: int, review: bool = True
-    ) -> Generator[bytes, None, tuple[_Position | None, int | None]]:
-        """Take `token` (or _END) chosen at `position`: write what it decides, evaluate it
+        self, position: Position, token: int, review: bool = True
+    ) -> Generator[bytes, None, tuple[Position | None, int | None]]:
+        """Take `token` (or END) chosen at `position`: write what it decides, evaluate it
         (with guessed tokens after it, where there are some). `review`: where the token starts
         an array item, see whether it is a copy first (_review). Returns (as the generator's
         value) the position reached (None: the document is complete) and the choice already
@@ -207,7 +110,7 @@ class Decoder:
             position = yield from self._settle(position, token)
             if position.ending:
                 return position, None  # the token was dropped with the zeros: choose how the number ends
-        if token == _END:
+        if token == END:
             self.stats.output_tokens = position.used
             return None, None
         if review and self._repeats is not None and position.held is None:  # held: a zero, no item starts
@@ -224,50 +127,16 @@ class Decoder:
             return step.after, None
         return (yield from self._verify(step, drafted))
 
-    def _start(self) -> _Position:
+    def _start(self) -> Position:
         guide = self.compiled.guide()
         shortest = guide.shortest_completion()
         if shortest > self.settings.max_tokens:
             raise TokenBudgetTooSmall(self.settings.max_tokens, shortest)
-        return _Position(guide)
-
-    # -- steps -------------------------------------------------------------------------
-
-    @staticmethod
-    def _after(position: _Position, token: int) -> Guide:
-        """A guide past `token` (allowed at `position`), the position's own left as it was."""
-        after = position.guide.copy()
-        after.advance(token)
-        return after
-
-    def _step(self, position: _Position, token: int, after: Guide) -> _Step:
-        """Choosing `token` at `position`; `after` is the position's guide past it."""
-        piece = self._pieces[token]
-        held = None if self._zeros.in_string else self._held_after(position, token, after)
-        if held is not None:
-            return _Step(token, b"", [token], position.at(after, held=held))
-        forced = after.forced_text()
-        if forced or after.is_finished():
-            return self._forced_step(token, position, piece + forced, piece[len(position.pending) :] + forced)
-        return _Step(token, piece[len(position.pending) :], [token], position.at(after))
-
-    def _forced_step(self, token: int, position: _Position, tail: bytes, text: bytes) -> _Step:
-        """`tail` (the chosen token's bytes and the forced text after it) tokenized
-        canonically: all but the last token are evaluated, the last is held back so the
-        model may merge it with what follows (a space before a value, a quote before its
-        first characters)."""
-        tokens = self.canonical_tokens(tail)
-        after = position.guide.copy()
-        for each in tokens:
-            after.advance(each)
-        if after.is_finished():
-            return _Step(token, text, [], position, final_tokens=len(tokens))
-        after.rollback(1)
-        return _Step(token, text, tokens[:-1], position.at(after, self._pieces[tokens[-1]]))
+        return Position(guide)
 
     # -- speculation -------------------------------------------------------------------
 
-    def _draft(self, step: _Step) -> list[_Step]:
+    def _draft(self, step: Step) -> list[Step]:
         """Guessed steps to evaluate in the same batch as `step`: the history's continuation
         after it, as far as the automaton allows each guessed token, the document stays
         open, the budget holds and the evaluated tokens keep following the continuation."""
@@ -275,7 +144,7 @@ class Decoder:
         if most <= 0:
             return []
         guesses = self._history.continuation(most + _FORCED_TOKENS_PER_DRAFT, then=step.evaluated)
-        drafted: list[_Step] = []
+        drafted: list[Step] = []
         position, cursor, size = step.after, 0, len(step.evaluated)
         while cursor < len(guesses) and len(drafted) < most:
             guess = self._guessed_step(position, guesses[cursor])
@@ -290,7 +159,7 @@ class Decoder:
             drafted = drafted[: self._repeats.draftable([guess.text for guess in drafted])]
         return drafted
 
-    def _guessed_step(self, position: _Position, token: int) -> _Step | None:
+    def _guessed_step(self, position: Position, token: int) -> Step | None:
         if not self._pieces[token].startswith(position.pending):
             return None
         after = position.guide.copy()
@@ -302,7 +171,7 @@ class Decoder:
             return None  # zeros the choice might hold: the output there is decided token by token
         return self._step(position, token, after)
 
-    def _verify(self, step: _Step, drafted: list[_Step]) -> Generator[bytes, None, tuple[_Position, int | None]]:
+    def _verify(self, step: Step, drafted: list[Step]) -> Generator[bytes, None, tuple[Position, int | None]]:
         """Evaluate `step` and the drafted steps in one batch, then keep each drafted step
         whose token is the one chosen from the logits before it. Returns (as the generator's
         value) the position reached and the choice that rejected a guess, if one did."""
@@ -326,69 +195,9 @@ class Decoder:
         self._logits = rows[cursors[-1] - 1]
         return position, None
 
-    # -- zeros held at the end of a number (core.held_zeros) ---------------------------
-
-    def _held_after(self, position: _Position, token: int, after: Guide) -> Held | None:
-        """What is held once `token` is taken at `position` (`after` is past it)."""
-        added = self._pieces[token][len(position.pending) :]
-        return self._zeros.hold(position.held, added, after, lambda: self._past_pending(position))
-
-    def _past_pending(self, position: _Position) -> Guide | None:
-        """The position's guide past its pending text (None if that text's tokens do not fit)."""
-        guide = position.guide.copy()
-        if position.pending and not all(guide.try_advance(t) for t in self.canonical_tokens(position.pending)):
-            return None
-        return guide
-
-    def _settle(self, position: _Position, token: int) -> Generator[bytes, None, _Position]:
-        """Where `token` leaves the text held at `position`: still held (another zero), written
-        (a digit follows it: the held tokens' choices keep their places) or dropped (the
-        number ends: their choices are put on its last byte, so they still count for it). A
-        zero the automaton cannot take there is dropped too, unevaluated: `ending`."""
-        held = position.held
-        assert held is not None
-        after = position.guide.copy()
-        if token != _END and after.try_advance(token):
-            if self._held_after(position, token, after) is not None:
-                return position
-            yield self._emit(held.text)
-            return position.at(position.guide)
-        last = max(self.written - 1, 0)
-        kept = len(self.choices) - held.choices
-        self.choices[kept:] = [TokenChoice(last, self.written, choice.probability) for choice in self.choices[kept:]]
-        skipped = position.skipped + position.guide.tokens_taken - held.before.tokens_taken
-        return _Position(held.before, skipped=skipped, ending=token != _END and self._zeros.overflows(after, token))
-
-    def _allowed(self, position: _Position) -> Allowed:
-        """The choices at `position` (see core.held_zeros for those while text is held)."""
-        budget = self.settings.max_tokens - position.used
-        if position.held is not None:
-            return self._zeros.candidates(position.held, position.guide, budget)
-        if position.ending:
-            return self._zeros.ending(position.guide, budget)
-        return position.guide.allowed(budget, position.pending)
-
-    # -- the output --------------------------------------------------------------------
-
-    def _emit(self, text: bytes) -> bytes:
-        """`text`, now written: counted, and followed by grounding."""
-        self.written += len(text)
-        self._zeros.feed(text)
-        if self.grounding is not None:
-            self.grounding.feed(text)
-        if self._repeats is not None:
-            self._repeats.feed(text)
-        return text
-
-    def _record(self, token: int, position: _Position) -> None:
-        """Note the chosen `token` (its bytes start with the pending ones, already written, or
-        follow the held ones)."""
-        start = self.written - len(position.pending) + (len(position.held.text) if position.held is not None else 0)
-        self.choices.append(TokenChoice(start, start + len(self._pieces[token]), self._probability))
-
     # -- runaway values (core.repetition) ----------------------------------------------
 
-    def _avoid_loops(self, position: _Position, choices: IdArray, scores: Logits, index: int) -> int:
+    def _avoid_loops(self, position: Position, choices: IdArray, scores: Logits, index: int) -> int:
         """`index`, or the next choice where the token there would make a string loop."""
         assert self._repeats is not None
         skip = len(position.pending)
@@ -397,7 +206,7 @@ class Decoder:
         self.stats.loops_stopped += chosen != index
         return chosen
 
-    def _review(self, position: _Position, token: int) -> int:
+    def _review(self, position: Position, token: int) -> int:
         """`token`, unless it starts another item of an array and the model would write that
         item as a copy of an earlier one: then the best token that closes the array."""
         assert self._repeats is not None and position.held is None
@@ -418,10 +227,10 @@ class Decoder:
             return token
         best = max(closing, key=lambda closer: float(logits[closer]))
         self.stats.repeats_stopped += 1
-        self._probability = _probability(logits, best)
+        self._probability = probability(logits, best)
         return best
 
-    def _preview(self, position: _Position, token: int, watch: ItemWatch) -> None:
+    def _preview(self, position: Position, token: int, watch: ItemWatch) -> None:
         """Decode greedily from `token` chosen at `position`, as `run` would (drafts included,
         so the model sees the same batches), feeding `watch` what is written while it asks for
         more; then take it all back: the model's context, the output, what follows the output
@@ -453,32 +262,10 @@ class Decoder:
             self.budget_bound_at, self._probability = marks
             self.stats.preview_tokens += evaluated
 
-    # -- the model ---------------------------------------------------------------------
+    # -- choosing ----------------------------------------------------------------------
 
-    def _evaluate(self, tokens: list[int]) -> None:
-        if tokens:
-            self.model.eval(tokens)
-            self._history.extend(tokens)
-            self._logits = None
-            self.stats.model_calls += 1
-
-    def _evaluate_with_logits(self, tokens: list[int], rows: list[int]) -> Logits:
-        logits = self.model.eval_with_logits(tokens, rows)
-        self._history.extend(tokens)
-        self.stats.model_calls += 1
-        return logits
-
-    def _discard(self, count: int) -> None:
-        if count:
-            self.model.discard(count)
-            self._history.truncate(len(self._history) - count)
-
-    def canonical_tokens(self, text: bytes) -> list[int]:
-        """The model's own tokenization of `text` (core.canonical)."""
-        return canonical_tokens(text, self.model.tokenize, self._table)
-
-    def _choose(self, position: _Position) -> int:
-        """The next token id, or _END for end of generation."""
+    def _choose(self, position: Position) -> int:
+        """The next token id, or END for end of generation."""
         allowed = self._allowed(position)
         if allowed.budget_cut and self.budget_bound_at is None:
             self.budget_bound_at = self.written
@@ -487,7 +274,7 @@ class Decoder:
             ids = self.grounding.restrict(position.pending, ids)
         if len(ids) == 0:
             if allowed.may_end:
-                return _END
+                return END
             raise TokenBudgetTooSmall(self.settings.max_tokens)
         if len(ids) == 1 and not allowed.may_end:
             self._probability = None
@@ -499,37 +286,18 @@ class Decoder:
             index = self._avoid_loops(position, choices, logits[choices], index)
         self.stats.sampled_tokens += 1
         if allowed.may_end and (index >= len(ids) or int(ids[index]) in self.compiled.vocab.eog_ids):
-            return _END
-        self._probability = _probability(logits, int(ids[index]))
+            return END
+        self._probability = probability(logits, int(ids[index]))
         return int(ids[index])
 
-    def _sample(self, logits: npt.NDArray[np.float32]) -> int:
-        if self.settings.temperature <= 0:
-            return int(np.argmax(logits))
-        scaled = logits.astype(np.float64) / self.settings.temperature
-        probs = np.exp(scaled - scaled.max())
-        probs /= probs.sum()
-        if self.settings.top_p < 1.0:
-            order = np.argsort(-probs)
-            cumulative = np.cumsum(probs[order])
-            cut = int(np.searchsorted(cumulative, self.settings.top_p)) + 1
-            kept = order[:cut]
-            return int(kept[self._rng.choice(len(kept), p=probs[kept] / probs[kept].sum())])
-        return int(self._rng.choice(len(probs), p=probs))
+    def _sample(self, logits: Logits) -> int:
+        return sample(logits, self.settings.temperature, self.settings.top_p, self._rng)
 
 
-def _drain(steps: Generator[bytes, None, tuple[_Position | None, int | None]]) -> tuple[_Position | None, int | None]:
+def _drain(steps: Generator[bytes, None, tuple[Position | None, int | None]]) -> tuple[Position | None, int | None]:
     """Run `steps` to its end, dropping what it yields; its value."""
     while True:
         try:
             next(steps)
         except StopIteration as done:
             return done.value
-
-
-def _probability(logits: Logits, token: int) -> float:
-    """The model's own probability for `token`: softmax at temperature 1 over the whole
-    vocabulary, before any mask."""
-    row = logits.astype(np.float64)
-    top = row.max()
-    return float(np.exp(row[token] - top) / np.exp(row - top).sum())

@@ -22,7 +22,8 @@ from typing import Any
 
 from .cache import cached_vocabulary, unsafe_reason
 from .compiled import CompiledSchema, compile_schema
-from .decode import Decoder, DecodeStats, SamplingSettings
+from .decode import Decoder
+from .decode_types import DecodeStats, SamplingSettings
 from .errors import ContextTooSmall, DocumentError
 from .evidence import ValueEvidence, gather, pointer_at
 from .grounding import Grounding

@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from gguf_extract.core.chunked import ChunkedExtraction
-from gguf_extract.core.decode import SamplingSettings
+from gguf_extract.core.decode_types import SamplingSettings
 from gguf_extract.core.extract import Extractor, ModelOptions
 
 MEMBERS = {

@@ -12,7 +12,8 @@ import numpy.typing as npt
 import pytest
 from conftest import FakeModel, compile_for
 
-from gguf_extract.core.decode import Decoder, SamplingSettings
+from gguf_extract.core.decode import Decoder
+from gguf_extract.core.decode_types import SamplingSettings
 from gguf_extract.core.errors import GenerationError
 from gguf_extract.core.vocab import Vocabulary
 

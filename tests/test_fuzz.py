@@ -30,7 +30,8 @@ from hypothesis import strategies as st
 
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.compiled import CompiledSchema, compile_automaton
-from gguf_extract.core.decode import Decoder, SamplingSettings
+from gguf_extract.core.decode import Decoder
+from gguf_extract.core.decode_types import SamplingSettings
 from gguf_extract.core.errors import GenerationError, SchemaError
 from gguf_extract.core.schema.validation import validator_for_schema
 from gguf_extract.core.vocab import Vocabulary

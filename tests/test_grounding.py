@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gguf_extract.core.compiled import compile_schema
-from gguf_extract.core.decode import Decoder, SamplingSettings
+from gguf_extract.core.decode import Decoder
+from gguf_extract.core.decode_types import SamplingSettings
 from gguf_extract.core.evidence import DocumentSearch, ValueEvidence, gather, leaves
 from gguf_extract.core.grounding_tables import (
     DocumentTokens,

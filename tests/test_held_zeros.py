@@ -17,7 +17,8 @@ from conftest import EOS, FakeModel, compile_for
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.decode import Decoder, SamplingSettings
+from gguf_extract.core.decode import Decoder
+from gguf_extract.core.decode_types import SamplingSettings
 from gguf_extract.core.errors import SchemaError
 from gguf_extract.core.evidence import gather
 from gguf_extract.core.vocab import Vocabulary

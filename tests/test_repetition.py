@@ -19,7 +19,8 @@ from conftest import FakeModel, compile_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.decode import Decoder, SamplingSettings
+from gguf_extract.core.decode import Decoder
+from gguf_extract.core.decode_types import SamplingSettings
 from gguf_extract.core.repetition import JsonScanner, RepetitionGuard, avoid, loops
 from gguf_extract.core.vocab import Vocabulary
 
