@@ -82,7 +82,7 @@ class ZeroHolder:
             return None
         return Held(text, start, (held.choices if held is not None else 0) + 1)
 
-    def candidates(self, held: Held, after: Guide, budget: int) -> Allowed:
+    def candidates(self, held: Held, after: Guide, budget: int | None) -> Allowed:
         """The choices while `held` is held (`after` is past it), with a budget (tokens left,
         this one included) as Guide.allowed has it: the tokens allowed after the held text;
         those allowed before it that end the number (the held text is then dropped); and the
@@ -99,7 +99,7 @@ class ZeroHolder:
         cut = following.budget_cut or ending.budget_cut
         return Allowed(ids, may_end=following.may_end or ending.may_end, budget_cut=cut)
 
-    def ending(self, guide: Guide, budget: int) -> Allowed:
+    def ending(self, guide: Guide, budget: int | None) -> Allowed:
         """The tokens allowed at `guide` that end a number there (none continuing its digits),
         and whether the document may end; `budget` as in Guide.allowed."""
         allowed = guide.allowed(budget)
