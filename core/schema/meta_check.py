@@ -80,7 +80,7 @@ class _Compiler:
         return self.at(ref[1:])
 
     def keyword(self, key: str, value: Any, schema: dict[str, Any]) -> Check:
-        handler = getattr(self, "k_" + key.lstrip("$"), None)
+        handler = getattr(self, "k_dollar_ref" if key == "$ref" else "k_" + key, None)
         if handler is None:
             raise _Unsupported(key)
         check: Check = handler(value, schema)
@@ -88,7 +88,7 @@ class _Compiler:
 
     # --- one method per keyword the meta-schemas use --------------------------------------
 
-    def k_ref(self, value: Any, schema: dict[str, Any]) -> Check:
+    def k_dollar_ref(self, value: Any, schema: dict[str, Any]) -> Check:
         return self.reference(value)
 
     def k_type(self, value: Any, schema: dict[str, Any]) -> Check:
