@@ -76,11 +76,32 @@ class GroundingText:
         return False
 
 
+# Scripts written without spaces between words (or, for Hangul, with particles joined to
+# words): each character is a word of its own there, so a value may start or end at any of
+# them (`北京` inside `我住在北京市`).
+_UNSPACED = (
+    (0x0E00, 0x0EFF),  # Thai, Lao
+    (0x1000, 0x109F),  # Myanmar
+    (0x1780, 0x17FF),  # Khmer
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x3400, 0x4DBF),  # CJK ideographs (extension A)
+    (0x4E00, 0x9FFF),  # CJK ideographs
+    (0xAC00, 0xD7AF),  # Hangul syllables
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0x20000, 0x3FFFF),  # CJK ideographs (extensions B on)
+)
+
+
+def _unspaced(code: int) -> bool:
+    return any(low <= code <= high for low, high in _UNSPACED)
+
+
 def word_edges(text: str, offsets: npt.NDArray[np.intp]) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """Where in `text` (laid out as GroundingText bytes; `offsets[k]`: the byte offset of
     character k, and of the end last) a grounded value may start, and where it may end, as
     two arrays over those bytes. A value never cuts a word in two (letters, digits and `_`,
-    with a `.` or `-` between two of them: `3.10`, `rfc3339-validator`), and never starts or
+    with a `.` or `-` between two of them: `3.10`, `rfc3339-validator`; in scripts written
+    without spaces, each character is a word), and never starts or
     ends with a space: such a span is never what a field holds, and the model, stopping a
     token early or late, would otherwise write one (`"Captur"`, `"1.4"` of `0.1.4`, `"2011 "`)."""
     size = len(text)
@@ -91,7 +112,7 @@ def word_edges(text: str, offsets: npt.NDArray[np.intp]) -> tuple[npt.NDArray[np
     wide = points >= 128
     word[1:-1][~wide] = ascii_word[points[~wide]]
     if wide.any():
-        wide_word = {code for code in set(points[wide].tolist()) if chr(code).isalnum()}
+        wide_word = {code for code in set(points[wide].tolist()) if chr(code).isalnum() and not _unspaced(code)}
         word[1:-1][wide] = np.isin(points[wide], list(wide_word))
     joiner = np.isin(points, [ord("."), ord("-")])
     word[1:-1] |= joiner & word[:-2] & word[2:]

@@ -63,6 +63,13 @@ def test_a_grounded_value_neither_cuts_a_word_nor_starts_or_ends_with_a_space() 
     assert text.occurs(b"Captur") and not text.occurs(b"apture")  # a value may go on from a word's middle
 
 
+def test_in_scripts_written_without_spaces_a_value_may_start_and_end_at_any_character() -> None:
+    text = GroundingText.of("我住在北京市。東京タワー 서울에서 살아요 ในกรุงเทพ Zürich")
+    for value in ["北京", "東京", "タワー", "서울", "กรุงเทพ", "Zürich"]:
+        assert text.occurs(value.encode(), whole=True), value
+    assert not text.occurs("Züric".encode(), whole=True)
+
+
 def test_spans_match_runs_of_whitespace_and_take_the_nearest_occurrence() -> None:
     document = "Ada Lovelace\n  wrote notes. Ada\nLovelace again."
     search = DocumentSearch(document)
