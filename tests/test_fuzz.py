@@ -222,10 +222,16 @@ VALUES = st.recursive(
     max_leaves=6,
 )
 ID = "$gguf-test-id"  # replaced by the draft's `$id` (draft 4: `id`)
+# An anchor named a0: `$anchor` from 2019-09 on, an id that is only a fragment before.
+ANCHOR = '"$gguf-test-anchor": "a0"'
+ANCHORED = {"$gguf-test-anchor": "a0"}
 # Mostly fragments (resolved inside the innermost embedded resource, else the root); now and
 # then a relative reference naming an embedded resource, or one that names none (refused).
 REFS = st.sampled_from(
-    [f"#/{DEFS}/d0", f"#/{DEFS}/d1", f"#/{DEFS}/d0", f"#/{DEFS}/d1", "inner.json", f"inner.json#/{DEFS}/d1", "#"]
+    [
+        *(f"#/{DEFS}/d0", f"#/{DEFS}/d1", f"#/{DEFS}/d0", f"#/{DEFS}/d1"),
+        *("inner.json", f"inner.json#/{DEFS}/d1", "#", "#a0", "inner.json#a0"),
+    ]
 )
 EMBEDDED_IDS = st.sampled_from(["inner.json", "inner.json", "sub/inner.json", "https://example.com/other.json"])
 OWN_DRAFTS = st.sampled_from([{}, {}, {}, *({"$schema": uri} for uri in DRAFTS.values())])
@@ -237,6 +243,12 @@ drafted_leaves = st.one_of(
     st.lists(VALUES, min_size=1, max_size=3).map(lambda values: {"enum": values}),
     st.tuples(REFS, REF_SIBLINGS).map(lambda pair: {"$ref": pair[0], **pair[1]}),
     st.sampled_from([{"type": "string", "nullable": True}, {"type": "integer", "nullable": True, "minimum": 3}]),
+)
+
+
+# Now and then a leaf carrying the anchor a0 (where it is an object without an id of its own).
+anchored_leaves = st.tuples(drafted_leaves, st.booleans()).map(
+    lambda pair: {**pair[0], **ANCHORED} if pair[1] and isinstance(pair[0], dict) else pair[0]
 )
 
 
@@ -254,7 +266,7 @@ def drafted_composites(children: st.SearchStrategy[Any]) -> st.SearchStrategy[An
     )
     # A subschema that is a resource of its own, with its own definitions under the same names,
     # now and then declaring a draft of its own.
-    embedded = st.tuples(EMBEDDED_IDS, children, drafted_leaves, children, OWN_DRAFTS).map(
+    embedded = st.tuples(EMBEDDED_IDS, children, anchored_leaves, children, OWN_DRAFTS).map(
         lambda parts: {**_as_object(parts[1]), ID: parts[0], DEFS: {"d0": parts[2], "d1": parts[3]}, **parts[4]}
     )
     return st.one_of(composites(children), maps, tuples, tagged, negated_values, embedded)
@@ -268,7 +280,7 @@ def _tagged_one_of(parts: tuple[list[Any], Any]) -> dict[str, Any]:
 
 
 drafted_bodies = st.recursive(drafted_leaves, drafted_composites, max_leaves=8)
-drafted_schemas = st.tuples(st.sampled_from(sorted(DRAFTS)), drafted_bodies, drafted_leaves, drafted_bodies).map(
+drafted_schemas = st.tuples(st.sampled_from(sorted(DRAFTS)), drafted_bodies, anchored_leaves, drafted_bodies).map(
     lambda parts: in_draft(parts[0], parts[1], {"d0": parts[2], "d1": parts[3]})
 )
 
@@ -280,7 +292,9 @@ def in_draft(draft: str, body: Any, definitions: dict[str, Any]) -> Any:
     root = {"$schema": DRAFTS[draft], DEFS: definitions, **_as_object(body)}
     if body is False:
         root["not"] = {}
-    text = json.dumps(root).replace(DEFS, defs).replace(ID, "id" if draft == "04" else "$id")
+    id_keyword = "id" if draft == "04" else "$id"
+    anchor = f'"{id_keyword}": "#a0"' if draft in ("04", "06", "07") else '"$anchor": "a0"'
+    text = json.dumps(root).replace(DEFS, defs).replace(ID, id_keyword).replace(ANCHOR, anchor)
     schema = json.loads(text)
     return _draft_4_forms(schema) if draft == "04" else schema
 

@@ -65,6 +65,24 @@ def sound_documents(schema: Any, count: int = 40) -> list[Any]:
         ),
         # reached only through a $ref, a $schema that is not a string escapes the meta-schema
         ({"x": {"$schema": 4, "type": "string"}, "$ref": "#/x"}, "$schema", "/x/$schema"),
+        # a draft-4 resource named by `$id` (draft 4 reads `id`): the resolver walks into it
+        # under the root's draft and registers it under its own, so `#/...` inside leads nowhere
+        (
+            {
+                "$schema": "http://json-schema.org/draft-06/schema#",
+                "definitions": {
+                    "in": {
+                        "$schema": DRAFT_04,
+                        "$id": "inner.json",
+                        "definitions": {"n": {"type": "integer"}},
+                        "properties": {"y": {"$ref": "#/definitions/n"}},
+                    }
+                },
+                "properties": {"x": {"$ref": "#/definitions/in"}},
+            },
+            "$id",
+            "/definitions/in/$id",
+        ),
     ],
 )
 def test_a_keyword_read_differently_under_a_subschemas_own_draft_is_refused(schema: Any, keyword: str, pointer: str) -> None:

@@ -128,8 +128,9 @@ def test_local_references_still_compile_and_validate() -> None:
     assert best_error(validator_for_schema(schema), "a") is None
 
 
-def test_lenient_still_relaxes_local_anchor_reference() -> None:
-    """Anchors resolve inside the schema, so validation can check them: lenient ignores them."""
-    schema = {"$defs": {"n": {"$anchor": "n", "type": "integer"}}, "properties": {"a": {"$ref": "#n"}}}
-    automaton = compile_automaton(schema, lenient=True)
-    assert [r.pointer for r in automaton.relaxed] == ["/properties/a/$ref"]
+def test_anchor_references_resolve_inside_the_schema() -> None:
+    schema = {"$defs": {"n": {"$anchor": "n", "type": "integer"}}, "properties": {"a": {"$ref": "#n"}}, "required": ["a"]}
+    automaton = compile_automaton(schema)
+    assert automaton.relaxed == []
+    assert automaton.dfa.walk(automaton.dfa.start, b'{"a": 7}') != 0
+    assert automaton.dfa.walk(automaton.dfa.start, b'{"a": "x"') == 0

@@ -18,7 +18,7 @@ from gguf_extract.core.compiled import compile_automaton
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
 from gguf_extract.core.prompt import describe_schema
 from gguf_extract.core.schema.json_values import join_pointer
-from gguf_extract.core.schema.resources import Resources, subschemas
+from gguf_extract.core.schema.resources import Resources, UnresolvableReference, subschemas
 from gguf_extract.core.schema.validation import NO_RETRIEVAL, validator_class, validator_for_schema
 
 DRAFT_04 = "http://json-schema.org/draft-04/schema#"
@@ -43,7 +43,10 @@ def references(root: Any) -> list[tuple[str, str]]:
 @given(drafted_schemas)
 def test_every_reference_names_what_the_validator_resolves_or_is_refused(root: Any) -> None:
     resources = Resources(root)
+    own_drafts = [pointer for sub, pointer in subschemas(root) if pointer and "$schema" in sub]
     for pointer, ref in references(root):
+        if any(pointer == p or pointer.startswith(p + "/") for p in own_drafts):
+            continue  # read under its own draft: compiled only where reached, checked there (tests/test_mixed_drafts.py)
         try:
             target, _ = resources.resolve(ref, join_pointer(pointer, "$ref"))
         except UnsupportedSchema:
@@ -106,3 +109,47 @@ def test_an_id_that_is_not_a_string_is_refused_where_the_meta_schema_does_not_lo
         with pytest.raises(UnsupportedSchema) as refusal:
             compile_automaton(schema, lenient=lenient)
         assert (refusal.value.keyword, refusal.value.pointer) == ("id", "/systems/items/id")
+
+
+@pytest.mark.parametrize(
+    ("root", "pointer", "ref", "target"),
+    [
+        ({"$defs": {"n": {"$anchor": "n", "type": "integer"}}}, "/properties/a", "#n", "/$defs/n"),
+        ({"$schema": DRAFT_07, "definitions": {"n": {"$id": "#n", "type": "integer"}}}, "/properties/a", "#n", "/definitions/n"),
+        ({"$schema": DRAFT_04, "definitions": {"n": {"id": "#n", "type": "integer"}}}, "/properties/a", "#n", "/definitions/n"),
+        # an anchor belongs to the resource it is declared in
+        (
+            {"$defs": {"in": {"$id": "in.json", "$defs": {"n": {"$anchor": "n"}}}, "n": {"$anchor": "n"}}},
+            "/properties/a",
+            "in.json#n",
+            "/$defs/in/$defs/n",
+        ),
+        (
+            {"$defs": {"in": {"$id": "in.json", "$defs": {"n": {"$anchor": "n"}}}, "n": {"$anchor": "n"}}},
+            "/$defs/in",
+            "#n",
+            "/$defs/in/$defs/n",
+        ),
+        ({"$id": "https://e.com/r.json", "$defs": {"n": {"$anchor": "n"}}}, "/properties/a", "r.json#n", "/$defs/n"),
+    ],
+)
+def test_an_anchor_names_the_subschema_the_validator_finds(root: dict[str, Any], pointer: str, ref: str, target: str) -> None:
+    root = {**root, "properties": {"a": {"type": "string"}}}
+    found, found_pointer = Resources(root).resolve(ref, join_pointer(pointer, "$ref"))
+    assert found_pointer == target
+    assert found is validator_target(root, pointer, ref)
+
+
+def test_anchors_that_name_nothing_or_two_places_are_refused() -> None:
+    twice = {"$defs": {"a": {"$anchor": "n"}, "b": {"$anchor": "n"}}}
+    with pytest.raises(UnsupportedSchema, match="ambiguous") as refusal:
+        Resources(twice).resolve("#n", "/$ref")
+    assert not refusal.value.relaxable
+    with pytest.raises(UnresolvableReference):
+        Resources({"$defs": {"a": {"$anchor": "m"}}}).resolve("#n", "/$ref")
+    # draft 7: an id beside $ref is ignored, so it declares no anchor
+    with pytest.raises(UnresolvableReference):
+        Resources({"$schema": DRAFT_07, "definitions": {"a": {"$id": "#n", "$ref": "#"}}}).resolve("#n", "/$ref")
+    with pytest.raises(UnsupportedSchema, match="dynamicAnchor") as refusal:
+        Resources({"$defs": {"a": {"$dynamicAnchor": "n"}}}).resolve("#n", "/$ref")
+    assert refusal.value.relaxable

@@ -107,6 +107,12 @@ def _read_differently(schema: dict[str, Any], first: Draft, second: Draft, secon
             return keyword  # draft 4: a boolean modifying minimum/maximum; later: a bound
         if keyword in ("id", "$id") and (one.draft4, one.ref_only) != (ids.draft4, ids.ref_only):
             return keyword  # which keyword names a resource, and whether it counts beside $ref
+        if keyword == ("id" if ids.draft4 else "$id") and other.draft4 != ids.draft4:
+            # The resolver reads the id under the draft around the subschema while walking
+            # into it, and under the subschema's own draft when it registers resources: this
+            # one then moves the base URI to a resource that is never registered, and every
+            # reference inside fails to resolve.
+            return keyword
         if keyword == "items" and isinstance(value, list) and "prefixItems" in only_one:
             return keyword  # a tuple before 2020-12
     if "$ref" in schema and one.ref_only != other.ref_only and len((one.asserting | other.asserting) & schema.keys()) > 1:

@@ -4,9 +4,11 @@ A reference is resolved against the base URI of the schema it is written in: the
 `$id`, changed by the `$id` of every subschema on the way there (draft 4: `id`; before
 2019-09 an `$id` beside `$ref` is ignored and one that is only a fragment, `#name`, names an
 anchor, not a resource). The result names a resource of this document (the root or an
-embedded subschema, by its URI) and a JSON pointer inside that resource. Nothing is ever
-retrieved: a reference to any other URI is refused, and so is one to a URI that two
-subschemas declare (which one a validator picks depends on the order it crawls them).
+embedded subschema, by its URI) and a JSON pointer inside that resource, or a plain-name
+fragment: an anchor (`$anchor`; before 2019-09 an id that is only a fragment, `"$id": "#name"`)
+declared in that resource. Nothing is ever
+retrieved: a reference to any other URI is refused, and so is one to a URI (or an anchor) that
+two subschemas declare (which one a validator picks depends on the order it crawls them).
 """
 
 from __future__ import annotations
@@ -72,6 +74,9 @@ class Resources:
         self.root_uri = self._id(root) or ""
         self._places: dict[str, _Place] = {"": _Place(root, self.root_uri, ())}
         self.claims: dict[str, list[str]] = {self.root_uri: [""]}  # URI -> pointers of the subschemas declaring it
+        self.anchors: dict[tuple[str, str], list[str]] = {}  # (resource URI, name) -> pointers declaring it
+        self._dynamic_anchors: set[tuple[str, str]] = set()
+        self._note_anchors(root, self.root_uri, "")
         self._crawl()
 
     def resolve(self, ref: Any, where: str) -> tuple[Any, str]:
@@ -79,13 +84,15 @@ class Resources:
         names, and its pointer in the root.
 
         Raises UnsupportedSchema (not relaxable) for a URI that is no resource of this document
-        or is declared twice, UnsupportedSchema for anchors, UnresolvableReference when the
-        pointer leads nowhere or to something that is not a schema (`#/required`)."""
+        or is declared twice, or an anchor declared twice; UnsupportedSchema for an anchor that
+        only a `$dynamicAnchor` declares; UnresolvableReference when the pointer or the anchor
+        leads nowhere, or to something that is not a schema (`#/required`)."""
         if not isinstance(ref, str):
             raise SchemaError(f"$ref at {where or '/'} must be a string, not {type(ref).__name__}")
         resource, fragment = self._resource(ref, where)
         if fragment and not fragment.startswith("/"):
-            raise UnsupportedSchema("$ref", where, f"anchor references are not supported: {ref!r}")
+            pointer = self._anchor(self._uri(ref, where)[0], unquote(fragment), ref, where)
+            return self.raw(pointer), pointer
         target, pointer = self.raw(resource), resource
         if fragment:
             for part in unquote(fragment)[1:].split("/"):
@@ -135,13 +142,45 @@ class Resources:
             raise SchemaError(f"nothing in the schema at {pointer or '/'}")
         return place
 
-    def _resource(self, ref: str, where: str, keyword: str = "$ref") -> tuple[str, str]:
-        """(pointer of the resource `ref` names, fragment inside it)."""
+    def _uri(self, ref: str, where: str) -> tuple[str, str]:
+        """(the URI `ref`, written at `where`, names, the fragment)."""
         base = self.base(where.rpartition("/")[0])
         if ref.startswith("#"):
-            uri, fragment = base, ref[1:]
-        else:
-            uri, fragment = urldefrag(urljoin(base, ref))
+            return base, ref[1:]
+        uri, fragment = urldefrag(urljoin(base, ref))
+        return uri, fragment
+
+    def _anchor(self, uri: str, name: str, ref: str, where: str) -> str:
+        """The pointer of the subschema that declares the anchor `name` in the resource `uri`."""
+        declared = self.anchors.get((uri, name), [])
+        if len(declared) == 1:
+            return declared[0]
+        if len(declared) > 1:
+            places = " and ".join(pointer or "/" for pointer in declared)
+            reason = f"{ref!r} names the anchor {name!r}, which the subschemas at {places} all declare, so it is ambiguous"
+            raise UnsupportedSchema("$ref", where, reason + "; rename one of them", relaxable=False)
+        if (uri, name) in self._dynamic_anchors:
+            raise UnsupportedSchema("$ref", where, f"{ref!r} names a $dynamicAnchor, which is not supported")
+        raise UnresolvableReference(where, f"{ref!r} names no anchor declared in {uri or 'the root'!r}")
+
+    def _note_anchors(self, value: Any, base: str, pointer: str) -> None:
+        """Record the anchors the subschema `value` at `pointer` declares in the resource `base`."""
+        if not isinstance(value, dict):
+            return
+        draft = self.draft
+        if draft.legacy:
+            identifier = value.get(draft.id_keyword)
+            if isinstance(identifier, str) and identifier.startswith("#") and len(identifier) > 1 and "$ref" not in value:
+                self.anchors.setdefault((base, identifier[1:]), []).append(pointer)
+            return
+        if isinstance(value.get("$anchor"), str):
+            self.anchors.setdefault((base, value["$anchor"]), []).append(pointer)
+        if isinstance(value.get("$dynamicAnchor"), str):
+            self._dynamic_anchors.add((base, value["$dynamicAnchor"]))
+
+    def _resource(self, ref: str, where: str, keyword: str = "$ref") -> tuple[str, str]:
+        """(pointer of the resource `ref` names, fragment inside it)."""
+        uri, fragment = self._uri(ref, where)
         declared = self.claims.get(uri, [])
         if not declared:
             raise UnsupportedSchema(
@@ -221,6 +260,7 @@ class Resources:
                 if found is not None and isinstance(found.value, dict):
                     if not found.since:
                         self.claims.setdefault(found.base, []).append(child)
+                    self._note_anchors(found.value, found.base, child)
                     stack.append(child)
 
     def _children(self, value: Any, pointer: str) -> Iterator[str]:
