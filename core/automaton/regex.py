@@ -8,6 +8,7 @@ linear in size.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from ..schema.json_values import UNESCAPED_RANGES
@@ -92,7 +93,10 @@ Node = Lit | Chars | Seq | Alt | Repeat | Machine
 EMPTY: Node = Seq(())
 
 
+@functools.lru_cache(maxsize=8192)
 def lit(text: str) -> Lit:
+    """The literal `text`, one node per text (kept: keys, separators and listed values come back
+    in schema after schema, and a shared node is built into the automaton and measured once)."""
     return Lit(text.encode("utf-8"))
 
 
