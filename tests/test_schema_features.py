@@ -178,6 +178,10 @@ SOUND_SCHEMAS: dict[str, Any] = {
     },
     "cents": {"type": "number", "multipleOf": 0.01, "minimum": -5, "maximum": 5},
     "one_of_overlapping_enums": {"oneOf": [{"enum": ["a", "b"]}, {"enum": ["b", "c"]}, {"const": "a"}, {"type": "integer"}]},
+    # a branch that accepts only listed values: the others leave out those they would accept
+    "one_of_enum_beside_pattern": {"oneOf": [{"enum": ["x", "y"]}, {"type": "string", "pattern": "^y"}]},
+    "one_of_id_or_empty": {"oneOf": [{"type": "string", "pattern": "^[a-f0-9]{4}$"}, {"enum": [""]}]},
+    "one_of_short_string_or_listed": {"oneOf": [{"type": "string", "maxLength": 2}, {"enum": ["ab", 7, "abc"]}]},
     "all_of_pattern_properties": {
         "allOf": [
             {"type": "object", "patternProperties": {"^x-": {"type": "integer"}}},
@@ -396,7 +400,7 @@ def test_recursion_depth_is_a_parameter() -> None:
             "/$defs/n/properties/next/$ref",
         ),
         ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, "oneOf", "/oneOf"),
-        ({"oneOf": [{"enum": ["x", "y"]}, {"type": "string", "pattern": "^y"}]}, "oneOf", "/oneOf"),
+        ({"oneOf": [{"type": "string", "pattern": "^y"}, {"type": "string", "pattern": "y$"}]}, "oneOf", "/oneOf"),
         ({"type": "object", "additionalProperties": {"type": "string"}, "minProperties": 2}, "minProperties", "/minProperties"),
         ({"type": "number", "multipleOf": 0.3}, "multipleOf", "/multipleOf"),
         ({"type": "number", "not": {"const": 1.5}}, "not", "/not"),

@@ -4,7 +4,8 @@
 branches (i, j) the values generated for i must fail j, by one of three sound arguments:
 - kinds: i generates only kinds of JSON value that j rejects (e.g. strings vs objects);
 - listed values: i generates listed values (enum/const), and the validator says which of
-  them j accepts; i then leaves those out;
+  them j accepts; i then leaves those out. Or j accepts only listed values, and the
+  validator says which of them i accepts; i leaves those out;
 - a discriminator: i requires a property whose allowed values j's schema for it rejects;
 - a required property: j requires a property i does not, and i is told never to write it.
 The last two change what i generates (fewer documents, never invalid ones). When no argument
@@ -78,6 +79,13 @@ def _separated(
         verdicts = [accepts(second, value) for value in listed]
         if None not in verdicts:
             separation.values[index].extend(v for v, valid in zip(listed, verdicts, strict=True) if valid)
+            return True
+    # `second` accepts only its listed values: `first` leaves out those it would accept itself.
+    accepted_by_second = _listed(second)
+    if accepted_by_second is not None:
+        verdicts = [accepts(first, value) for value in accepted_by_second]
+        if None not in verdicts:
+            separation.values[index].extend(v for v, valid in zip(accepted_by_second, verdicts, strict=True) if valid)
             return True
     missing = [p for p in _required(second) if p not in _required(first)]
     if shared == {"object"} and missing:
