@@ -74,25 +74,30 @@ def _separated(
     shared = generated_kinds(first) & value_kinds(second)
     if not shared or (shared == {"object"} and _discriminated(document, first, second)):
         return True
-    listed = _listed(first)
-    if listed is not None:
-        verdicts = [accepts(second, value) for value in listed]
-        if None not in verdicts:
-            separation.values[index].extend(v for v, valid in zip(listed, verdicts, strict=True) if valid)
-            return True
-    # `second` accepts only its listed values: `first` leaves out those it would accept itself.
-    accepted_by_second = _listed(second)
-    if accepted_by_second is not None:
-        verdicts = [accepts(first, value) for value in accepted_by_second]
-        if None not in verdicts:
-            separation.values[index].extend(v for v, valid in zip(accepted_by_second, verdicts, strict=True) if valid)
-            return True
+    # `first` generates only its listed values, or `second` accepts only its own: either way
+    # `first` leaves out the listed values the other branch accepts.
+    if _leaves_out(_listed(first), second, accepts, separation.values[index]):
+        return True
+    if _leaves_out(_listed(second), first, accepts, separation.values[index]):
+        return True
     missing = [p for p in _required(second) if p not in _required(first)]
     if shared == {"object"} and missing:
         if missing[0] not in separation.properties[index]:
             separation.properties[index].append(missing[0])
         return True
     return False
+
+
+def _leaves_out(listed: list[Any] | None, judge: Branch, accepts: Accepts, left_out: list[Any]) -> bool:
+    """Whether the validator says, for each of the `listed` values, whether `judge` accepts
+    it; if so, those it accepts join `left_out`."""
+    if listed is None:
+        return False
+    verdicts = [accepts(judge, value) for value in listed]
+    if None in verdicts:
+        return False
+    left_out.extend(value for value, valid in zip(listed, verdicts, strict=True) if valid)
+    return True
 
 
 def generated_kinds(branch: Branch) -> frozenset[str]:
