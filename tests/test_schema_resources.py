@@ -157,3 +157,23 @@ def test_anchors_that_name_nothing_or_two_places_are_refused() -> None:
     with pytest.raises(UnsupportedSchema, match="dynamicAnchor") as refusal:
         Resources({"$defs": {"a": {"$dynamicAnchor": "n"}}}).resolve("#n", "/$ref")
     assert refusal.value.relaxable
+
+
+@pytest.mark.parametrize(
+    ("pointer", "ref"),
+    [("/properties/a", "in.json#/$defs/n"), ("/$defs/in", "#/$defs/n"), ("/properties/a", "in.json"), ("/$defs/in", "#n")],
+)
+def test_references_the_validator_cannot_follow_are_refused(pointer: str, ref: str) -> None:
+    """Under a relative root id with a directory, jsonschema's resolver finds no embedded
+    resource and no anchor: such a reference is refused, whatever this module would find."""
+    root = {
+        "$id": "a/root.json",
+        "$defs": {"in": {"$id": "in.json", "$defs": {"n": {"type": "string", "$anchor": "n"}}}},
+        "properties": {"a": {"type": "string"}},
+    }
+    with pytest.raises(referencing.exceptions.Unresolvable):
+        validator_target(root, pointer, ref)
+    with pytest.raises(UnsupportedSchema, match="does not resolve") as refusal:
+        Resources(root).resolve(ref, join_pointer(pointer, "$ref"))
+    assert not refusal.value.relaxable
+    assert Resources(root).resolve("#/$defs/in", "/properties/a/$ref")[1] == "/$defs/in"  # the root's own parts are found

@@ -16,11 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote, urldefrag, urljoin
+from urllib.parse import quote, unquote, urldefrag, urljoin
+
+import referencing.exceptions
+import referencing.jsonschema
 
 from ..errors import SchemaError, UnsupportedSchema
 from .json_values import join_pointer, unescape_pointer_part
-from .validation import draft_name
+from .validation import NO_RETRIEVAL, draft_name, validator_class
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class Resources:
         self.claims: dict[str, list[str]] = {self.root_uri: [""]}  # URI -> pointers of the subschemas declaring it
         self.anchors: dict[tuple[str, str], list[str]] = {}  # (resource URI, name) -> pointers declaring it
         self._dynamic_anchors: set[tuple[str, str]] = set()
+        self._agreement: dict[tuple[str, str], bool] = {}  # (ref, where) -> the validator finds the same
         self._note_anchors(root, self.root_uri, "")
         self._crawl()
 
@@ -99,6 +103,8 @@ class Resources:
                 target, pointer = _step(target, pointer, unescape_pointer_part(part), ref, where)
         if not isinstance(target, dict | bool):
             raise UnresolvableReference(where, f"{ref!r} names {_kind(target)}, not a schema")
+        if resource:  # inside an embedded resource: followed only where the validator finds the same
+            self._agreed(ref, where, pointer)
         return target, pointer
 
     def refuse_remote(self) -> None:
@@ -154,6 +160,7 @@ class Resources:
         """The pointer of the subschema that declares the anchor `name` in the resource `uri`."""
         declared = self.anchors.get((uri, name), [])
         if len(declared) == 1:
+            self._agreed(ref, where, declared[0])
             return declared[0]
         if len(declared) > 1:
             places = " and ".join(pointer or "/" for pointer in declared)
@@ -162,6 +169,31 @@ class Resources:
         if (uri, name) in self._dynamic_anchors:
             raise UnsupportedSchema("$ref", where, f"{ref!r} names a $dynamicAnchor, which is not supported")
         raise UnresolvableReference(where, f"{ref!r} names no anchor declared in {uri or 'the root'!r}")
+
+    def _agreed(self, ref: str, where: str, pointer: str) -> None:
+        """Raise UnsupportedSchema (not relaxable) unless jsonschema's resolver, reading `ref`
+        where it is written, finds the subschema at `pointer`. It does not under a relative
+        base URI with a directory (`"$id": "a/root.json"`): there it finds no embedded resource
+        and no anchor, and validation would fail on the reference."""
+        key = (ref, where)
+        if key not in self._agreement:
+            self._agreement[key] = self._validator_finds(ref, where, pointer)
+        if not self._agreement[key]:
+            reason = f"the validator does not resolve {ref!r} to the subschema at {pointer or '/'}, as it must"
+            hint = " (a relative base URI with a directory?); give the root an absolute $id, or point $ref at '#/$defs/...'"
+            raise UnsupportedSchema("$ref", where, reason + hint, relaxable=False)
+
+    def _validator_finds(self, ref: str, where: str, pointer: str) -> bool:
+        """Whether jsonschema's resolver, reading `ref` where it is written, finds the subschema
+        at `pointer`: an anchor is followed only where the two agree."""
+        try:
+            specification = referencing.jsonschema.specification_with(validator_class(self.root).META_SCHEMA["$schema"])
+            resolver = NO_RETRIEVAL.resolver_with_root(specification.create_resource(self.root))  # as validation builds it
+            here = resolver.lookup("#" + quote(where.rpartition("/")[0]))
+            found = here.resolver.lookup(ref).contents
+        except (referencing.exceptions.Unresolvable, AttributeError, KeyError):
+            return False
+        return found is self.raw(pointer)
 
     def _note_anchors(self, value: Any, base: str, pointer: str) -> None:
         """Record the anchors the subschema `value` at `pointer` declares in the resource `base`."""
