@@ -66,11 +66,6 @@ class SchemaLogitsProcessor:
         self._ending = False  # held zeros were dropped with a zero past the digit limit: the number ends
         self._eog = np.asarray(sorted(compiled.vocab.eog_ids), dtype=np.int32)
 
-    @property
-    def holding(self) -> bool:
-        """Whether the text so far ends in zeros the automaton has not been given a way past."""
-        return self._held is not None
-
     def __call__(self, input_ids: InputIds, scores: Scores) -> Scores:
         self.follow(input_ids)
         allowed = self._allowed()

@@ -20,6 +20,8 @@ from typing import Any
 
 import jsonschema
 
+from .json_values import unescape_pointer_part
+
 Check = Callable[[Any], bool]
 # Keywords of a meta-schema that only annotate or hold definitions: they check nothing.
 _ANNOTATIONS = frozenset(
@@ -241,6 +243,6 @@ def _resolve(document: Any, pointer: str) -> Any:
     """The node of `document` at a JSON pointer ("" is the whole document)."""
     node = document
     for token in pointer.split("/")[1:] if pointer else []:
-        token = token.replace("~1", "/").replace("~0", "~")
+        token = unescape_pointer_part(token)
         node = node[int(token)] if isinstance(node, list) else node[token]
     return node

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote, urldefrag, urljoin
 
-import referencing.exceptions
+import referencing._core  # Resolver, for the annotation only: referencing exports no public name for it
 import referencing.jsonschema
 
 from ..errors import SchemaError, UnsupportedSchema
@@ -80,6 +80,7 @@ class Resources:
         self.anchors: dict[tuple[str, str], list[str]] = {}  # (resource URI, name) -> pointers declaring it
         self._dynamic_anchors: set[tuple[str, str]] = set()
         self._agreement: dict[tuple[str, str], bool] = {}  # (ref, where) -> the validator finds the same
+        self._resolver: referencing._core.Resolver[Any] | None = None
         self._note_anchors(root, self.root_uri, "")
         self._crawl()
 
@@ -187,13 +188,18 @@ class Resources:
         """Whether jsonschema's resolver, reading `ref` where it is written, finds the subschema
         at `pointer`: an anchor is followed only where the two agree."""
         try:
-            specification = referencing.jsonschema.specification_with(validator_class(self.root).META_SCHEMA["$schema"])
-            resolver = NO_RETRIEVAL.resolver_with_root(specification.create_resource(self.root))  # as validation builds it
-            here = resolver.lookup("#" + quote(where.rpartition("/")[0]))
+            here = self._validator_resolver().lookup("#" + quote(where.rpartition("/")[0]))
             found = here.resolver.lookup(ref).contents
         except Exception:  # whatever stops the validator's resolver stops validation there too
             return False
         return found is self.raw(pointer)
+
+    def _validator_resolver(self) -> referencing._core.Resolver[Any]:
+        """The resolver validation builds for this root (once)."""
+        if self._resolver is None:
+            specification = referencing.jsonschema.specification_with(validator_class(self.root).META_SCHEMA["$schema"])
+            self._resolver = NO_RETRIEVAL.resolver_with_root(specification.create_resource(self.root))
+        return self._resolver
 
     def _note_anchors(self, value: Any, base: str, pointer: str) -> None:
         """Record the anchors the subschema `value` at `pointer` declares in the resource `base`."""
