@@ -31,6 +31,9 @@ from .request import Request
 
 WORKER_DIED = "WorkerDied"
 WORKER_COMMAND = [sys.executable, "-m", "gguf_extract.cli.worker_process"]
+# A worker stops at its next Python instruction; one evaluation inside llama.cpp (a long prompt's
+# batch) can hold that back for seconds, so it is given this long before it is killed.
+STOP_GRACE_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -95,10 +98,22 @@ def run_workers(request: Request, pending: list[batch.Source], take: Callable[[O
         for worker in workers:
             worker.process.wait()
     except BaseException:
-        for worker in workers:
-            with contextlib.suppress(OSError):
-                worker.process.terminate()
+        _stop(workers)
         raise
+
+
+def _stop(workers: list[Worker]) -> None:
+    """Terminate the workers and wait until each has exited: a worker may be renaming a finished
+    result into place as the signal comes, and what the run wrote is counted only after."""
+    for worker in workers:
+        with contextlib.suppress(OSError):
+            worker.process.terminate()
+    for worker in workers:
+        try:
+            worker.process.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            worker.process.kill()
+            worker.process.wait()
 
 
 def start_worker(number: int, command: list[str], request: str, sources: list[batch.Source]) -> Worker:
