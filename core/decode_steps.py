@@ -142,7 +142,8 @@ class DecoderSteps:
     def _settle(self, position: Position, token: int) -> Generator[bytes, None, Position]:
         """Where `token` leaves the text held at `position`: still held (another zero), written
         (a digit follows it: the held tokens' choices keep their places) or dropped (the
-        number ends: their choices are put on its last byte, so they still count for it). A
+        number ends: a held sign's `0` is written in its place, and their choices are put on
+        the number's last byte, so they still count for it). A
         zero the automaton cannot take there is dropped too, unevaluated: `ending`."""
         held = position.held
         assert held is not None
@@ -152,6 +153,8 @@ class DecoderSteps:
                 return position
             yield self._emit(held.text)
             return position.at(position.guide)
+        if held.replacement:
+            yield self._emit(held.replacement)
         last = max(self.written - 1, 0)
         kept = len(self.choices) - held.choices
         self.choices[kept:] = [TokenChoice(last, self.written, choice.probability) for choice in self.choices[kept:]]

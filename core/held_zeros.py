@@ -9,6 +9,13 @@ sees what it wrote, and are written out when a nonzero digit follows (`1.05`). W
 number ends instead they are dropped, which leaves its value as it was: `559.40` then `,`
 gives `559.4,`; `10.00` then `}` gives `10}`; `1.0e5` gives `1e5`.
 
+A minus sign is held the same way while what follows it is zeros (`-`, `-0`, `-0.0`): the
+shortest form has no `-0`, so a model writing `-0.0` would be made to write `-0.0X`. It is
+written once a nonzero digit follows (`-0.05`, `-5`); when the number ends instead, `0` is
+written in its place, the same value, wherever the automaton allows `0` there (where it does
+not, as under `exclusiveMaximum: 0`, the sign is not held: the number must be negative). A
+sign alone never ends a number.
+
 Zeros are held only where all of these hold, asked of the schema's automaton through Guides:
 the automaton needs a digit after them (it may not end there, and allows nothing else), and
 could have ended the number before them (it allows a token there that does not continue the
@@ -20,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +37,8 @@ from .vocab import IdArray, TokenTable
 
 # What may be held: a point and zeros, or zeros (added to what is held already).
 _HOLDABLE = re.compile(rb"\.0*|0+")
+# A sign held, with zeros after it: `0` is written in its place if the number ends there.
+_SIGNED_ZERO = re.compile(rb"-(?:0(?:\.0*)?)?")
 _ZEROS = re.compile(rb"0+")
 _DIGITS = b"0123456789"
 
@@ -39,8 +48,14 @@ class Held:
     """Bytes evaluated but not written: zeros (or a point and zeros) of a number's fraction."""
 
     text: bytes
-    before: Guide  # past the written text only: where the number could end
+    before: Guide  # past the written text and `replacement`: where the number could end
     choices: int  # how many of the latest recorded choices are the held tokens'
+    replacement: bytes = b""  # written in place of `text` where the number ends: `0` for a held sign
+
+    @property
+    def may_end(self) -> bool:
+        """Whether the number may end with this held: not with a sign alone."""
+        return self.text != b"-"
 
 
 def holdable(text: bytes) -> bool:
@@ -58,6 +73,7 @@ class ZeroHolder:
         self._continuing = self._starting(table, size, _DIGITS + b".")
         zeros = [int(t) for t in table.with_prefix(b"0") if _ZEROS.fullmatch(table.vocab.pieces[int(t)])]
         self._zeros: IdArray = np.asarray(zeros, dtype=np.int32)
+        self._zero = next((t for t in zeros if table.vocab.pieces[t] == b"0"), -1)  # -1: no such token
         self._strings = JsonStrings()
 
     @property
@@ -75,12 +91,19 @@ class ZeroHolder:
         number could have ended before; None where nothing is (the string check is the
         caller's: a guess ahead of the output asks before it is known)."""
         text = (held.text if held is not None else b"") + added
+        choices = (held.choices if held is not None else 0) + 1
+        if held is not None and held.replacement:
+            return replace(held, text=text, choices=choices) if self._signed_zero(text, after) else None
+        if held is None and self._signed_zero(text, after):
+            start = before()
+            zero = self._past_zero(start) if start is not None else None
+            return Held(text, zero, choices, b"0") if zero is not None else None
         if not holdable(text) or not self._needs_digit(after):
             return None
         start = held.before if held is not None else before()
         if start is None or not self._may_end_number(start):
             return None
-        return Held(text, start, (held.choices if held is not None else 0) + 1)
+        return Held(text, start, choices)
 
     def candidates(self, held: Held, after: Guide, budget: int | None) -> Allowed:
         """The choices while `held` is held (`after` is past it), with a budget (tokens left,
@@ -90,7 +113,7 @@ class ZeroHolder:
         digits, say): such zeros could only pad, so one chosen ends the number as well
         (`overflows`)."""
         following = after.allowed(budget)
-        ending = self.ending(held.before, budget)
+        ending = self.ending(held.before, budget) if held.may_end else Allowed(self._zeros[:0], False, False)
         # Zeros the automaton refuses, not those the budget does: a zero the budget rules out
         # would be evaluated and held, and could leave no room to close the number.
         refused = np.setdiff1d(self._zeros, after.allowed().ids)
@@ -117,6 +140,22 @@ class ZeroHolder:
         for first in firsts:
             marks[table.with_prefix(bytes([first]))] = True
         return marks
+
+    def _signed_zero(self, text: bytes, after: Guide) -> bool:
+        """`text` is a sign and zeros (`-`, `-0`, `-0.00`) the automaton needs more of the
+        number after (`after` is past it)."""
+        if _SIGNED_ZERO.fullmatch(text) is None:
+            return False
+        allowed = after.allowed()
+        return not allowed.may_end and len(allowed.ids) > 0 and bool(self._continuing[allowed.ids].all())
+
+    def _past_zero(self, guide: Guide) -> Guide | None:
+        """A guide past `0` written at `guide`, where the number may end; None where the
+        automaton does not allow that."""
+        zero = guide.copy()
+        if self._zero < 0 or not zero.try_advance(self._zero) or not self._may_end_number(zero):
+            return None
+        return zero
 
     def _needs_digit(self, guide: Guide) -> bool:
         """The text so far may not end here, and only tokens starting with a digit may follow."""

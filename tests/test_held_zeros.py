@@ -77,6 +77,13 @@ def _decode(schema: Any, model: FakeModel, max_tokens: int = 64, draft_tokens: i
         (BOUNDED, '{"price": 0.00005}', '{"price": 0.00005}'),
         ({"type": "number"}, "10.0", "10"),
         ({"type": "array", "items": {"type": "number"}}, "[2.50, 3.0]", "[2.5, 3]"),
+        # A sign held while zeros follow it: `0` in its place where the number ends.
+        (ONLY, '{"price": -0.0}', '{"price": 0}'),
+        (ONLY, '{"price": -0}', '{"price": 0}'),
+        (PRICE, '{"price": -0.05, "n": 1}', '{"price": -0.05, "n": 1}'),
+        (PRICE, '{"price": -5.0, "n": -1}', '{"price": -5, "n": -1}'),
+        ({"type": "number"}, "-0.000", "0"),
+        ({"type": "array", "items": {"type": "number"}}, "[-0.0, -1.50, -0.20]", "[0, -1.5, -0.2]"),
     ],
 )
 @pytest.mark.parametrize("drafts", [0, 6])
@@ -117,6 +124,16 @@ def test_zeros_outside_fractions_are_written(schema: Any, wanted: str, written: 
     assert text == written
 
 
+@pytest.mark.parametrize("bound", ["exclusiveMaximum", "maximum"])
+def test_a_sign_is_not_held_where_the_number_must_be_negative(bound: str, vocab: Vocabulary) -> None:
+    """Where `0` is out of bounds, `-0.0` cannot end as `0`: the sign is written and the number
+    goes on to a nonzero digit, as the schema demands."""
+    schema = {"type": "number", bound: 0 if bound == "exclusiveMaximum" else -0.001}
+    text, _decoder = _decode(schema, WantingModel(vocab, "-0.0"))
+    assert text.startswith("-0.0") and float(text) < 0
+    jsonschema.validate(json.loads(text), schema)
+
+
 def test_dropped_zeros_still_count_for_the_confidence_of_their_number(vocab: Vocabulary) -> None:
     text, decoder = _decode(PRICE, WantingModel(vocab, '{"price": 559.40, "n": 1}'))
     output = text.encode()
@@ -138,11 +155,13 @@ def test_dropped_zeros_still_count_for_the_confidence_of_their_number(vocab: Voc
 
 
 class ZeroLovingModel(FakeModel):
-    """Random logits with a pull towards `0` and `.`: it pads numbers whenever it may."""
+    """Random logits with a pull towards `0` and `.`, and some towards `-`: it pads numbers
+    whenever it may, and writes `-0.0` often."""
 
     def _logits_after(self, length: int) -> npt.NDArray[np.float32]:
         logits = super()._logits_after(length)
         logits[[_byte_token(ord("0")), _byte_token(ord("."))]] += 5.0
+        logits[_byte_token(ord("-"))] += 3.0
         return logits
 
 

@@ -60,6 +60,10 @@ def complete(schema: Any, wanted: str, vocab: Vocabulary, max_tokens: int | None
         (BOUNDED, '{"price": 559.40}'),
         ({"type": "number"}, "10.0"),
         ({"type": "array", "items": {"type": "number"}}, "[2.50, 3.0]"),
+        # A sign and zeros: the text keeps them (`-0.0` is the value 0), never `-0.0X`.
+        (PRICE, '{"price": -0.0, "n": 1}'),
+        (PRICE, '{"price": -0.050, "n": -1}'),
+        ({"type": "array", "items": {"type": "number"}}, "[-0, -2.50]"),
     ],
 )
 @pytest.mark.parametrize("max_tokens", [None, 40])
