@@ -94,6 +94,20 @@ ROWS = [
         None,
     ),
     Row(
+        "`if`, `then`, `else`",
+        "as `anyOf`: `if` and `then`, or `not: if` and `else` (so where `not` can take the `if`, and an `if` of one"
+        " property's `const`/`enum`: objects whose property is another value); others refused",
+        {
+            "properties": {"kind": {"enum": ["a", "b"]}, "n": {"type": "integer"}},
+            "required": ["kind"],
+            "if": {"properties": {"kind": {"const": "a"}}},
+            "then": {"required": ["n"]},
+            "else": {"not": {"required": ["n"]}},
+        },
+        {"kind": "a", "n": 1},
+        {"kind": "b", "n": 1},
+    ),
+    Row(
         "`$ref` to `#/...` (`$defs`, `definitions`)",
         "exactly; recursive references unrolled `--recursion-depth` levels (default 3), refused when they cannot stop",
         {"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"},

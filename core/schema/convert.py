@@ -27,7 +27,21 @@ from .keywords import (
     SUPPORTED,
 )
 from .load import Schema
-from .nodes import ArrayNode, Bound, NumberNode, ObjectNode, Pattern, Reference, SchemaNode, StringNode, Sub, UnionNode, Values
+from .nodes import (
+    ArrayNode,
+    Bound,
+    NumberNode,
+    ObjectNode,
+    Pattern,
+    Reference,
+    SchemaNode,
+    StringNode,
+    Sub,
+    UnionNode,
+    Values,
+    conjoin,
+    true_sub,
+)
 from .refusals import Refusals
 from .resources import Resources
 from .validation import draft_keywords, draft_name, ref_ignores_siblings
@@ -119,6 +133,12 @@ class SchemaDocument:
 _MISSING = object()
 
 
+def _asserts(keyword: str, asserting: frozenset[str], raw: dict[str, Any]) -> bool:
+    """Whether `keyword` asserts something in `raw`, under a draft whose validators are
+    `asserting`: `then` and `else` do beside an `if` that does (its validator reads them)."""
+    return keyword in asserting or (keyword in ("then", "else") and "if" in asserting and "if" in raw)
+
+
 class _Reader:
     """Reads one schema object into a SchemaNode."""
 
@@ -144,7 +164,7 @@ class _Reader:
         for keyword, value in raw.items():
             if keyword in ANNOTATIONS:
                 continue
-            if keyword == "$ref" or (keyword in document.asserting and not ref_only):
+            if keyword == "$ref" or (_asserts(keyword, document.asserting, raw) and not ref_only):
                 kept[keyword] = value
             else:
                 document.ignored.append(self.at(keyword))
@@ -170,9 +190,24 @@ class _Reader:
             one_of=self._union("oneOf"),
             nots=(self._sub("not"),) if "not" in kept else (),
             ref=self._reference(),
-            all_of=self._subs("allOf"),
+            all_of=self._subs("allOf") + self._conditional(),
             grounded=self.grounded,
         )
+
+    def _conditional(self) -> tuple[Sub, ...]:
+        """if/then/else as the union it means: `if` and `then`, or `not: if` and `else` (a
+        missing `then` or `else` is true; core.schema.negation says which `if`s can be
+        negated). Without `then` and `else`, or without `if`, they assert nothing."""
+        kept = self.kept
+        if "if" not in kept or not ("then" in kept or "else" in kept):
+            return ()
+        condition = self._sub("if")
+        then = self._sub("then") if "then" in kept else true_sub(self.at("then"))
+        otherwise = self._sub("else") if "else" in kept else true_sub(self.at("else"))
+        negated = Sub((SchemaNode(self.at("if"), nots=(condition,)),), self.at("if"))
+        branches = (conjoin(condition, then, self.at("then")), conjoin(negated, otherwise, self.at("else")))
+        union = SchemaNode(self.at("if"), any_of=UnionNode(self.at("if"), branches, exclusive=False))
+        return (Sub((union,), self.at("if")),)
 
     def _sub(self, keyword: str) -> Sub:
         return self.document.child(self.kept[keyword], self.at(keyword))

@@ -57,7 +57,7 @@ TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "object": OBJECT_KEYWORDS,
 }
 ALL_TYPES = tuple(TYPE_KEYWORDS)
-APPLICATORS = frozenset({"type", "$ref", "enum", "const", "anyOf", "oneOf", "allOf", "not"})
+APPLICATORS = frozenset({"type", "$ref", "enum", "const", "anyOf", "oneOf", "allOf", "not", "if", "then", "else"})
 # Keywords this compiler enforces (or, for annotations, knows to carry no constraint).
 SUPPORTED = ANNOTATIONS | APPLICATORS | STRING_KEYWORDS | NUMBER_KEYWORDS | ARRAY_KEYWORDS | OBJECT_KEYWORDS
 # Formats JSON Schema defines: enforced or refused. Other names (OpenAPI's int32, byte, ...)

@@ -2,8 +2,10 @@
 
 `not: {type: ...}` removes types; `not: {required: [...]}` leaves one of those properties out
 (objects then never have them all); `not: {const/enum}` excludes the listed values the rest of
-the negated schema accepts; `not: {anyOf: [...]}` applies each branch. Anything else is refused
-by name. Beside enum/const, `not` is not folded: the listed values are filtered by the
+the negated schema accepts; `not: {anyOf: [...]}` applies each branch; `not: {properties: {k:
+{const/enum}}}` (the `if` of a discriminated if/then/else, with `required: [k]` or not) keeps
+objects whose `k` is another value (and, where the negated schema requires `k`, objects
+without it). Anything else is refused by name. Beside enum/const, `not` is not folded: the listed values are filtered by the
 validator instead (build_values.py).
 """
 
@@ -14,10 +16,19 @@ from typing import TYPE_CHECKING
 from ..errors import SchemaError
 from .build_values import listed_values
 from .json_values import distinct_values
-from .nodes import SchemaNode, Sub, forbidding, generated_types
+from .nodes import ObjectNode, SchemaNode, Sub, excluding, forbidding, generated_types
 
 if TYPE_CHECKING:
     from .build import Build
+
+
+_ENFORCED = "only types, required properties, const or enum values, or one property's const or enum values"
+
+
+def _keyword(pointer: str) -> str:
+    """The keyword a user wrote for the negated schema at `pointer`: `not`, or the `if` of an
+    if/then/else (whose `else` branch negates it)."""
+    return "if" if pointer.endswith("/if") else "not"
 
 
 def fold_not(build: Build, node: SchemaNode) -> SchemaNode:
@@ -33,7 +44,7 @@ def _negations(build: Build, sub: Sub, pointer: str) -> list[SchemaNode]:
     """not(anyOf [A, B]) is not A and not B: the negated nodes to apply."""
     negated = build.conjunction(pointer).resolve(sub)
     if not isinstance(negated, SchemaNode):
-        build.refuse("not", pointer, "`not: true` matches nothing" if negated is True else "")
+        build.refuse(_keyword(pointer), pointer, "`not: true` matches nothing" if negated is True else "")
         return []
     keywords = negated.keywords()
     if not keywords:
@@ -58,12 +69,45 @@ def _apply(build: Build, rest: SchemaNode, negated: SchemaNode, pointer: str) ->
                 f"`not: {{required}}` at {rest.pointer or '/'} excludes every value: only objects can lack a property"
             )
         return _leave_out_one(build, rest.without(types=("object",)), required)
+    if negated.object is not None and keywords <= {"properties", "required"}:
+        return _other_value(build, rest, negated.object, pointer)
     if keywords & {"const", "enum"}:
         # Only the listed values that meet the rest of the negated schema are excluded.
         excluded = distinct_values([*rest.excluded, *listed_values(build, negated)])
         return rest.without(excluded=tuple(excluded))
-    build.refuse("not", pointer, "only types, required properties, const or enum values")
+    build.refuse(_keyword(pointer), pointer, _ENFORCED)
     return rest
+
+
+def _other_value(build: Build, rest: SchemaNode, negated: ObjectNode, pointer: str) -> SchemaNode:
+    """`rest` and not `{properties: {k: listed values}, required?: [k]}`: an object whose `k` is
+    none of the listed values; `k` present unless the negated schema requires it (an object
+    without `k` fails that `required`). The negated schema holds for every value that is not
+    an object, so only objects are left."""
+    if len(negated.properties) != 1 or not set(negated.required) <= {negated.properties[0][0]}:
+        build.refuse(_keyword(pointer), pointer, _ENFORCED)
+        return rest
+    name, sub = negated.properties[0]
+    value = build.conjunction(sub.pointer).resolve(sub)
+    if not isinstance(value, SchemaNode) or value.values is None or not value.keywords() <= {"const", "enum", "type"}:
+        build.refuse(_keyword(pointer), pointer, _ENFORCED)
+        return rest
+    if "object" not in generated_types(rest):
+        raise SchemaError(f"`not` at {pointer} excludes every value the schema allows: it holds for every non-object")
+    listed = tuple(listed_values(build, value))
+    made = SchemaNode(
+        pointer,
+        types=("object",),
+        object=ObjectNode(
+            pointer,
+            frozenset({"properties", "required"}),
+            properties=((name, Sub((excluding(sub.pointer, listed),), sub.pointer)),),
+            required=() if negated.required else (name,),
+        ),
+    )
+    merged = build.conjunction(rest.pointer).pair(rest, made)
+    assert isinstance(merged, SchemaNode)  # two plain nodes merge into one
+    return merged
 
 
 def _without_types(build: Build, rest: SchemaNode, banned: frozenset[str], pointer: str) -> SchemaNode:
