@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
@@ -31,8 +32,8 @@ from .request import Request
 
 WORKER_DIED = "WorkerDied"
 WORKER_COMMAND = [sys.executable, "-m", "gguf_extract.cli.worker_process"]
-# A worker stops at its next Python instruction; one evaluation inside llama.cpp (a long prompt's
-# batch) can hold that back for seconds, so it is given this long before it is killed.
+# A worker stops within moments of SIGTERM (its model runs in another thread, see cli.interrupts);
+# one that has not, all of them together, by this long after it is killed.
 STOP_GRACE_S = 30.0
 
 
@@ -108,9 +109,10 @@ def _stop(workers: list[Worker]) -> None:
     for worker in workers:
         with contextlib.suppress(OSError):
             worker.process.terminate()
+    deadline = time.monotonic() + STOP_GRACE_S  # one grace period for all, not one each
     for worker in workers:
         try:
-            worker.process.wait(timeout=STOP_GRACE_S)
+            worker.process.wait(timeout=max(deadline - time.monotonic(), 0.0))
         except subprocess.TimeoutExpired:
             worker.process.kill()
             worker.process.wait()

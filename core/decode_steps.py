@@ -159,7 +159,10 @@ class DecoderSteps:
         kept = len(self.choices) - held.choices
         self.choices[kept:] = [TokenChoice(last, self.written, choice.probability) for choice in self.choices[kept:]]
         skipped = position.skipped + position.guide.tokens_taken - held.before.tokens_taken
-        return Position(held.before, skipped=skipped, ending=token != END and self._zeros.overflows(after, token))
+        # After a held sign the token is chosen again, past the `0` written in the sign's place:
+        # grounding and the rest read the output so far, and it was chosen before the `0`.
+        ending = token != END and (bool(held.replacement) or self._zeros.overflows(after, token))
+        return Position(held.before, skipped=skipped, ending=ending)
 
     def _allowed(self, position: Position) -> Allowed:
         """The choices at `position` (see core.held_zeros for those while text is held)."""

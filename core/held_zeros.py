@@ -68,7 +68,11 @@ class ZeroHolder:
     tokens start with a digit, or with a digit or a point (from the token table's prefix
     lookups: a few array writes), and whether the output so far is inside a string."""
 
-    def __init__(self, table: TokenTable, size: int) -> None:
+    def __init__(self, table: TokenTable, size: int, rewrites: bool = True) -> None:
+        """`rewrites`: the caller writes held text only once it is kept, and a held sign's `0`
+        in its place (the decoder). llama-cpp-python's own loop writes every token it samples:
+        there no sign is held, and a number never ends on a bare point (`10.` is not JSON)."""
+        self._rewrites = rewrites
         self._digit_first = self._starting(table, size, _DIGITS)
         self._continuing = self._starting(table, size, _DIGITS + b".")
         zeros = [int(t) for t in table.with_prefix(b"0") if _ZEROS.fullmatch(table.vocab.pieces[int(t)])]
@@ -94,7 +98,7 @@ class ZeroHolder:
         choices = (held.choices if held is not None else 0) + 1
         if held is not None and held.replacement:
             return replace(held, text=text, choices=choices) if self._signed_zero(text, after) else None
-        if held is None and self._signed_zero(text, after):
+        if held is None and self._rewrites and self._signed_zero(text, after):
             start = before()
             zero = self._past_zero(start) if start is not None else None
             return Held(text, zero, choices, b"0") if zero is not None else None
@@ -113,7 +117,8 @@ class ZeroHolder:
         digits, say): such zeros could only pad, so one chosen ends the number as well
         (`overflows`)."""
         following = after.allowed(budget)
-        ending = self.ending(held.before, budget) if held.may_end else Allowed(self._zeros[:0], False, False)
+        ends = held.may_end and (self._rewrites or not held.text.endswith(b"."))
+        ending = self.ending(held.before, budget) if ends else Allowed(self._zeros[:0], False, False)
         # Zeros the automaton refuses, not those the budget does: a zero the budget rules out
         # would be evaluated and held, and could leave no room to close the number.
         refused = np.setdiff1d(self._zeros, after.allowed().ids)

@@ -53,7 +53,9 @@ class SchemaLogitsProcessor:
     that end a fraction held (core.held_zeros): a model writing `10.0` may then end the number
     (the automaton reads `10`), where a plain mask would force another digit (`10.01`). Those
     zeros stay in llama-cpp-python's text, which writes every token it sampled: the value is
-    the same, only its form is not the shortest."""
+    the same, only its form is not the shortest. For the same reason a number never ends on a
+    bare point (`10.`), and a sign before zeros is not held (the decoder writes `0` for `-0.0`;
+    here nothing could replace it)."""
 
     def __init__(self, compiled: CompiledSchema, max_tokens: int | None = None) -> None:
         self.guide = Guide(compiled)  # past every token taken, held zeros included
@@ -61,7 +63,7 @@ class SchemaLogitsProcessor:
         self._max_tokens = max_tokens
         self._prompt_length: int | None = None
         self._generated = 0
-        self._zeros = ZeroHolder(token_table(compiled.vocab), compiled.vocab.size)
+        self._zeros = ZeroHolder(token_table(compiled.vocab), compiled.vocab.size, rewrites=False)
         self._held: Held | None = None
         self._ending = False  # held zeros were dropped with a zero past the digit limit: the number ends
         self._eog = np.asarray(sorted(compiled.vocab.eog_ids), dtype=np.int32)

@@ -17,6 +17,7 @@ from conftest import EOS, FakeModel, compile_for
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from gguf_extract.core.compiled import compile_schema
 from gguf_extract.core.decode import Decoder
 from gguf_extract.core.decode_types import SamplingSettings
 from gguf_extract.core.errors import SchemaError
@@ -132,6 +133,41 @@ def test_a_sign_is_not_held_where_the_number_must_be_negative(bound: str, vocab:
     text, _decoder = _decode(schema, WantingModel(vocab, "-0.0"))
     assert text.startswith("-0.0") and float(text) < 0
     jsonschema.validate(json.loads(text), schema)
+
+
+class LongestTokenModel(FakeModel):
+    """Wants `wanted`: the longest token continuing it gets a logit far above the others."""
+
+    def __init__(self, vocab: Vocabulary, wanted: str) -> None:
+        super().__init__(vocab, 0)
+        self.wanted = wanted.encode()
+
+    def _logits_after(self, length: int) -> npt.NDArray[np.float32]:
+        logits = super()._logits_after(length)
+        seen = b"".join(self.vocab.pieces[t] for t in self.evaluated[:length])
+        if self.wanted.startswith(seen):
+            rest = self.wanted[len(seen) :]
+            if not rest:
+                logits[EOS] += 100.0
+            for token, piece in enumerate(self.vocab.pieces):
+                if piece and rest.startswith(piece):
+                    logits[token] += 50.0 + len(piece)
+        return logits
+
+
+@pytest.mark.parametrize("wanted", ['[-0, "Zed"]', '[-0.0, "Zed"]', '[0, "Zed"]'])
+def test_the_token_after_a_held_sign_is_chosen_past_its_zero(wanted: str) -> None:
+    """A token ending the number and opening a string (`, "Zed`) is read by grounding after
+    the `0` written in the sign's place, so an ungrounded string cannot slip in with it."""
+    pieces = [b"", b""] + [bytes([b]) for b in range(256)] + [b', "Zed']
+    vocab = Vocabulary.from_pieces(pieces, (EOS,))
+    schema = {"type": "array", "items": {"anyOf": [{"type": "number"}, {"type": "string"}]}}
+    compiled = compile_schema(schema, vocab, grounded=True)
+    grounding = compiled.grounding("Ann 5 Bob")
+    settings = SamplingSettings(max_tokens=60, seed=0, draft_tokens=0)
+    text = b"".join(Decoder(LongestTokenModel(vocab, wanted), compiled, settings, grounding=grounding).run()).decode()
+    assert text.startswith("[0, ") and "Zed" not in text
+    assert all(grounded for _start, _end, grounded in grounding.bodies)
 
 
 def test_dropped_zeros_still_count_for_the_confidence_of_their_number(vocab: Vocabulary) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from gguf_extract.cli import workers
 from gguf_extract.cli.batch import Source
 from gguf_extract.cli.exit_codes import ExitCode
 from gguf_extract.cli.workers import WORKER_DIED, Outcome, merge, start_worker
@@ -173,3 +174,22 @@ def test_ctrl_c_at_a_terminal_stops_the_workers_with_one_message(tmp_path: Path)
         f"interrupted: wrote {len(names)} of 8 results to {out} (every file there is complete);"
         " to extract the rest, rerun with --skip-existing"
     ]
+
+
+@pytest.mark.parametrize("ignoring", [0, 1, 3])
+def test_stopping_waits_for_every_worker_and_kills_those_ignoring_sigterm(ignoring: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each worker is gone once the stop returns (so the files it wrote can be counted): those
+    that take SIGTERM by it, those that ignore it killed once the one grace period is over."""
+    monkeypatch.setattr(workers, "STOP_GRACE_S", 0.2)
+    ready = "print('ready', flush=True); sys.stdin.read(); signal.pause()"
+    stubborn = f"import signal, sys; signal.signal(signal.SIGTERM, signal.SIG_IGN); {ready}"
+    willing = f"import signal, sys; {ready}"
+    started = [
+        workers.start_worker(number, [sys.executable, "-c", stubborn if number < ignoring else willing], "{}", [])
+        for number in range(3)
+    ]
+    for worker in started:
+        assert worker.lines.get().strip() == b"ready"  # its handler is set
+    workers._stop(started)
+    codes = [worker.process.returncode for worker in started]
+    assert codes == [-signal.SIGKILL] * ignoring + [-signal.SIGTERM] * (3 - ignoring)
