@@ -269,7 +269,28 @@ def drafted_composites(children: st.SearchStrategy[Any]) -> st.SearchStrategy[An
     embedded = st.tuples(EMBEDDED_IDS, children, anchored_leaves, children, OWN_DRAFTS).map(
         lambda parts: {**_as_object(parts[1]), ID: parts[0], DEFS: {"d0": parts[2], "d1": parts[3]}, **parts[4]}
     )
-    return st.one_of(composites(children), maps, tuples, tagged, negated_values, embedded)
+    # if/then/else: mostly the `if`s the compiler negates exactly (a property's listed values,
+    # required names, types); now and then an arbitrary one, which must be refused by name.
+    conditions = st.one_of(
+        st.tuples(st.lists(VALUES, min_size=1, max_size=2), st.booleans()).map(_discriminator),
+        NAMES.map(lambda name: {"required": [name]}),
+        st.sampled_from(["string", "integer", "object", "null"]).map(lambda t: {"type": t}),
+        children,
+    )
+    conditional = st.tuples(children, conditions, children, st.one_of(st.none(), children)).map(_conditional)
+    return st.one_of(composites(children), maps, tuples, tagged, negated_values, embedded, conditional)
+
+
+def _discriminator(parts: tuple[list[Any], bool]) -> dict[str, Any]:
+    values, required = parts
+    condition: dict[str, Any] = {"properties": {"kind": {"enum": values} if len(values) > 1 else {"const": values[0]}}}
+    return {**condition, "required": ["kind"]} if required else condition
+
+
+def _conditional(parts: tuple[Any, Any, Any, Any]) -> dict[str, Any]:
+    body, condition, then, otherwise = parts
+    schema = {**_as_object(body), "if": condition, "then": then}
+    return schema if otherwise is None else {**schema, "else": otherwise}
 
 
 def _tagged_one_of(parts: tuple[list[Any], Any]) -> dict[str, Any]:
