@@ -68,8 +68,15 @@ _CERTS = [None, "", "abc"]
         {"if": {"properties": {"scheme": {"const": "https"}}, "required": ["scheme"]}, "then": {"required": ["cert"]}},
         {"if": {"properties": {"scheme": {"enum": ["http", "ftp"]}}}, "else": {"required": ["cert"]}},
         {"if": {"required": ["cert"]}, "then": {"properties": {"scheme": {"const": "https"}}}},
-        {"if": {"properties": {"scheme": {"const": "https"}}}, "then": {"required": ["cert"]}, "else": {"properties": {"cert": False}}},
-        {"if": {"properties": {"scheme": {"type": "string", "const": "ftp"}}}, "then": {"properties": {"cert": {"maxLength": 0}}}},
+        {
+            "if": {"properties": {"scheme": {"const": "https"}}},
+            "then": {"required": ["cert"]},
+            "else": {"properties": {"cert": False}},
+        },
+        {
+            "if": {"properties": {"scheme": {"type": "string", "const": "ftp"}}},
+            "then": {"properties": {"cert": {"maxLength": 0}}},
+        },
     ],
 )
 def test_accepted_exactly_when_valid(conditional: dict[str, Any]) -> None:
@@ -89,10 +96,11 @@ def test_accepted_exactly_when_valid(conditional: dict[str, Any]) -> None:
 
 def test_nested_in_allof_and_under_properties() -> None:
     item = {key: SERVER[key] for key in ("type", "properties", "required", "additionalProperties")}
+    conditional = {key: SERVER[key] for key in ("if", "then", "else")}
     schema = {
         "$schema": DRAFT7,
         "type": "object",
-        "properties": {"servers": {"type": "array", "items": {"allOf": [item, {key: SERVER[key] for key in ("if", "then", "else")}]}}},
+        "properties": {"servers": {"type": "array", "items": {"allOf": [item, conditional]}}},
         "required": ["servers"],
     }
     servers = [server for value in _generated(schema) for server in value["servers"]]
@@ -115,10 +123,25 @@ def test_other_ifs_are_refused_by_name(conditional: dict[str, Any], pointer: str
 
 
 def test_if_alone_asserts_nothing_and_then_alone_is_ignored() -> None:
-    for schema in ({"$schema": DRAFT7, "type": "integer", "if": {"minimum": 5}}, {"$schema": DRAFT7, "type": "integer", "then": False}):
+    alone = ({"$schema": DRAFT7, "type": "integer", "if": {"minimum": 5}}, {"$schema": DRAFT7, "type": "integer", "then": False})
+    for schema in alone:
         assert _accepts(schema, 1) and _accepts(schema, 7)
 
 
 def test_before_draft_7_if_means_nothing() -> None:
     schema = {"$schema": "http://json-schema.org/draft-06/schema#", "type": "integer", "if": {"minimum": 5}, "then": False}
     assert _accepts(schema, 7)
+
+
+@pytest.mark.parametrize(("condition", "taken"), [(True, "then"), (False, "else")])
+def test_a_boolean_if_always_takes_one_branch(condition: bool, taken: str) -> None:
+    schema = {"$schema": DRAFT7, "type": "integer", "if": condition, "then": {"minimum": 5}, "else": {"maximum": 1}}
+    assert _accepts(schema, 7) == (taken == "then") and _accepts(schema, 0) == (taken == "else")
+    _generated(schema)
+
+
+def test_an_if_of_a_type_is_refused_as_if_where_integers_would_leave_numbers() -> None:
+    schema = {"$schema": DRAFT7, "type": "number", "if": {"type": "integer"}, "then": {"minimum": 0}}
+    with pytest.raises(UnsupportedSchema) as refusal:
+        compile_automaton(schema)
+    assert (refusal.value.keyword, refusal.value.pointer) == ("if", "/if")

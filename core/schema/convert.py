@@ -204,6 +204,8 @@ class _Reader:
         condition = self._sub("if")
         then = self._sub("then") if "then" in kept else true_sub(self.at("then"))
         otherwise = self._sub("else") if "else" in kept else true_sub(self.at("else"))
+        if isinstance(kept["if"], bool):  # `if: true` always takes `then`, `if: false` always `else`
+            return (then if kept["if"] else otherwise,)
         negated = Sub((SchemaNode(self.at("if"), nots=(condition,)),), self.at("if"))
         branches = (conjoin(condition, then, self.at("then")), conjoin(negated, otherwise, self.at("else")))
         union = SchemaNode(self.at("if"), any_of=UnionNode(self.at("if"), branches, exclusive=False))

@@ -114,7 +114,7 @@ def _without_types(build: Build, rest: SchemaNode, banned: frozenset[str], point
     kept = [t for t in generated_types(rest) if t not in banned and not (t == "integer" and "number" in banned)]
     if "integer" in banned and "number" in kept:
         # The numbers left are the non-integral ones (1.0 and 1E2 are integers).
-        build.refuse("not", pointer, "excluding integers from numbers is not supported")
+        build.refuse(_keyword(pointer), pointer, "excluding integers from numbers is not supported")
         return rest
     if not kept:
         raise SchemaError(f"`not` at {rest.pointer or '/'} excludes every type the schema allows")
