@@ -92,8 +92,9 @@ class ZeroHolder:
         """What is held once a token adding the bytes `added` is taken (`after` is past it;
         `before()`, called only if needed, is past the written text, None where unknown):
         `held` and the new bytes if they are zeros the automaton needs a digit after and the
-        number could have ended before; None where nothing is (the string check is the
-        caller's: a guess ahead of the output asks before it is known)."""
+        number could have ended before, or a sign and zeros (with `0` to write in their place,
+        where the decoder rewrites); None where nothing is (the string check is the caller's: a
+        guess ahead of the output asks before it is known)."""
         text = (held.text if held is not None else b"") + added
         choices = (held.choices if held is not None else 0) + 1
         if held is not None and held.replacement:
@@ -149,10 +150,7 @@ class ZeroHolder:
     def _signed_zero(self, text: bytes, after: Guide) -> bool:
         """`text` is a sign and zeros (`-`, `-0`, `-0.00`) the automaton needs more of the
         number after (`after` is past it)."""
-        if _SIGNED_ZERO.fullmatch(text) is None:
-            return False
-        allowed = after.allowed()
-        return not allowed.may_end and len(allowed.ids) > 0 and bool(self._continuing[allowed.ids].all())
+        return _SIGNED_ZERO.fullmatch(text) is not None and self._only(after, self._continuing)
 
     def _past_zero(self, guide: Guide) -> Guide | None:
         """A guide past `0` written at `guide`, where the number may end; None where the
@@ -164,8 +162,13 @@ class ZeroHolder:
 
     def _needs_digit(self, guide: Guide) -> bool:
         """The text so far may not end here, and only tokens starting with a digit may follow."""
+        return self._only(guide, self._digit_first)
+
+    @staticmethod
+    def _only(guide: Guide, marked: npt.NDArray[np.bool_]) -> bool:
+        """The text so far may not end at `guide`, and only `marked` tokens may follow."""
         allowed = guide.allowed()
-        return not allowed.may_end and len(allowed.ids) > 0 and bool(self._digit_first[allowed.ids].all())
+        return not allowed.may_end and len(allowed.ids) > 0 and bool(marked[allowed.ids].all())
 
     def _may_end_number(self, guide: Guide) -> bool:
         """A token that does not continue the number's digits may follow here (or the end)."""
