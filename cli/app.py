@@ -216,6 +216,7 @@ def extract(
         document_format=document_format,
         chunk=chunk,
         allow_repeats=allow_repeats,
+        debug=debug,
     )
     raise typer.Exit(_guarded(run.execute, request, debug))
 

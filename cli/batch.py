@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -108,19 +109,48 @@ def file_identity(path: Path) -> FileIdentity | None:
     return status.st_dev, status.st_ino
 
 
+# The largest result file --skip-existing reads: far above what a run writes (a budget of
+# tokens, or a long document's merged pieces), so a larger file is not a result of this command.
+RESULT_FILE_LIMIT = 64 * 1024 * 1024
+
+
 class ResultCheck:
     """Whether a result file left by an earlier run is complete: JSON that validates against
-    the schema (formats included), as the run that wrote it checked before writing."""
+    the schema (formats included), as the run that wrote it checked before writing. Only a
+    regular file of at most RESULT_FILE_LIMIT bytes is read: whatever else sits at a result's
+    path (a FIFO, a link to a device) is never waited on or read without end."""
 
     def __init__(self, schema: Schema) -> None:
         self._validator = validator_for_schema(schema)  # never retrieves a reference
 
-    def accepts(self, path: Path) -> bool:
+    def fault(self, path: Path) -> str | None:
+        """None when `path` holds a complete result; else why not, as a phrase about the file."""
         try:
-            value: Any = json.loads(path.read_text(encoding="utf-8"))
-            return best_error(self._validator, value) is None
-        except (OSError, UnicodeDecodeError, ValueError, SchemaError):
-            return False
+            data = _read_regular_file(path, RESULT_FILE_LIMIT)
+        except OSError as error:
+            return f"cannot be read ({error.strerror or error})"
+        if isinstance(data, str):
+            return data
+        try:
+            value: Any = json.loads(data.decode("utf-8"))
+            return None if best_error(self._validator, value) is None else "is not valid JSON for the schema"
+        except (UnicodeDecodeError, ValueError, SchemaError, RecursionError):
+            return "is not valid JSON for the schema"
+
+
+def _read_regular_file(path: Path, limit: int) -> bytes | str:
+    """The bytes of the regular file at `path`, or why it is not read. Opened without blocking,
+    so a FIFO answers at once, and checked on the open descriptor, so the file cannot be
+    swapped for another between the check and the read."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    with os.fdopen(descriptor, "rb") as stream:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            return "is not a regular file"
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        return f"is larger than {limit} bytes, more than a result holds"
+    return data
 
 
 def prepare_output_dir(directory: Path) -> None:

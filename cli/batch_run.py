@@ -8,8 +8,10 @@ ends with a summary line on stderr and exits non-zero if any document failed.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,7 +27,7 @@ from ..core.layout import Indenter
 from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
 from . import batch, evidence, interrupts, output, preflight, workers
-from .exit_codes import ExitCode, UsageError, exit_code_for
+from .exit_codes import ExitCode, InternalError, UsageError, exit_code_for
 from .extraction import open_and_compile, read_for, report_truncation, start_extraction
 from .hints import worded
 from .request import Request
@@ -60,6 +62,8 @@ def execute_batch(request: Request, shard: tuple[int, int] | None = None) -> Exi
     schema, _ = load_schema(request.schema)
     given = _sources(request)
     sources = batch.take_shard(given, *shard) if shard is not None else given
+    results = [batch.output_path(options.output_dir, source) for source in sources] if options.output_dir is not None else []
+    preflight.check_review_target(request, given, results)
     if options.output_dir is not None:
         preflight.check_targets(request, sources, given)
         batch.prepare_output_dir(options.output_dir)
@@ -195,10 +199,10 @@ def _pending(request: Request, schema: Schema, sources: list[batch.Source]) -> l
     pending = []
     for source in sources:
         target = batch.output_path(directory, source)
-        if not target.exists():
+        if not os.path.lexists(target):
             pending.append(source)
-        elif not check.accepts(target):
-            output.report_warning(f"{target} is not valid JSON for the schema: extracting {source.label} again")
+        elif (fault := check.fault(target)) is not None:
+            output.report_warning(f"{target} {fault}: extracting {source.label} again")
             pending.append(source)
     return pending
 
@@ -218,7 +222,12 @@ def _one(
     except ModelError:
         raise  # the model itself failed: no later document would fare better
     except ExtractError as error:
-        _failed(request, source, error, tally)
+        _failed(request, source, error, tally, page)
+        return
+    except Exception as error:  # a bug met on one document: its record says so, the batch goes on
+        if request.debug:
+            traceback.print_exc()
+        _failed(request, source, InternalError(error), tally, page)
         return
     tally.tokens += extraction.stats.output_tokens
     record: dict[str, Any] = {"source": source.label, "data": value}
@@ -234,7 +243,8 @@ def _one(
             with interrupts.committing():
                 batch.write_atomically(target, _laid_out(request, extraction.text) + "\n")
         except OSError as error:
-            _failed(request, source, OutputError(f"cannot write the result of {source.label}: {error.strerror or error}"), tally)
+            failure = OutputError(f"cannot write the result of {source.label}: {error.strerror or error}")
+            _failed(request, source, failure, tally, page)
             return
         record = {"source": source.label, "file": str(target)}  # for a --workers parent, which counts them
     with interrupts.committing():
@@ -250,12 +260,13 @@ def _laid_out(request: Request, text: str) -> str:
     return layout.feed(text) + layout.finish()
 
 
-def _failed(request: Request, source: batch.Source, error: ExtractError, tally: Tally) -> None:
+def _failed(request: Request, source: batch.Source, error: ExtractError, tally: Tally, page: evidence.ReviewPage) -> None:
     message = worded(error).message
     output.report_warning(message if source.label in message else f"{source.label}: {message}")
+    record = {"source": source.label, "error": {"type": type(error).__name__, "message": message}}
+    page.add_failure(source.label, record)
     with interrupts.committing():
         if request.batch.output_dir is None or request.batch.worker:
-            record = {"source": source.label, "error": {"type": type(error).__name__, "message": message}}
             output.JsonWriter().write(output.json_line(record))
         tally.fail(exit_code_for(error))
 

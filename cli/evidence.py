@@ -46,6 +46,12 @@ class ReviewPage:
         if self.path is not None and extraction.document is not None:
             self.documents.append(ReviewDocument(source, extraction.document, envelope(source, extraction)))
 
+    def add_failure(self, source: str, record: dict[str, Any]) -> None:
+        """A document that failed, shown with its error (`record` as a batch's error line)."""
+        if self.path is not None:
+            self.documents.append(ReviewDocument(source, "", record))
+
     def write(self) -> None:
-        if self.path is not None and self.documents:
+        """The page, whatever became of the documents: one that every document failed says so."""
+        if self.path is not None:
             write_review(self.path, self.documents, self.min_confidence)

@@ -18,6 +18,8 @@ class ExitCode(IntEnum):
     GENERATION = 6
     OUTPUT = 7
     WORKER = 8  # a --workers process died before giving every document's result
+    INTERNAL = 70  # an error nobody foresaw: a bug (sysexits.h's EX_SOFTWARE)
+    READER_GONE = 141  # stdout's reader left (a closed pipe): 128 + SIGPIPE, as for `cat | head`
     INTERRUPTED = 130  # Ctrl-C (SIGINT)
     TERMINATED = 143  # SIGTERM
 
@@ -26,10 +28,27 @@ class UsageError(ExtractError):
     """The command line asks for something that cannot be done (exit 2)."""
 
 
+class InternalError(ExtractError):
+    """An exception the code did not foresee (exit 70), as one line instead of a traceback: in
+    a batch, that document's error record, and the batch goes on."""
+
+    def __init__(self, error: BaseException) -> None:
+        detail = str(error) or repr(error)
+        super().__init__(
+            f"internal error: {type(error).__name__}: {detail}",
+            hint="--debug shows the traceback; please report it with the schema and document if you can",
+        )
+
+
+# Error classes the command line defines itself, for exit_code_named.
+_CLI_ERRORS: dict[str, type[ExtractError]] = {kind.__name__: kind for kind in (UsageError, InternalError)}
+
+
 # Each family with its code; a class takes the code of the first family it belongs to. The
 # base class last: nothing raises it itself, but a caller's own subclass could reach here.
 EXIT_CODES: tuple[tuple[type[ExtractError], ExitCode], ...] = (
     (UsageError, ExitCode.USAGE),
+    (InternalError, ExitCode.INTERNAL),
     (SchemaError, ExitCode.SCHEMA),
     (ModelError, ExitCode.MODEL),
     (DocumentError, ExitCode.DOCUMENT),
@@ -51,7 +70,7 @@ def exit_code_for_kind(kind: type[ExtractError]) -> ExitCode:
 def exit_code_named(name: str) -> ExitCode | None:
     """The code of the error class called `name` (as a batch record's `type` gives it), or
     None where no error class has that name."""
-    kind = UsageError if name == UsageError.__name__ else getattr(errors, name, None)
+    kind = _CLI_ERRORS.get(name) or getattr(errors, name, None)
     if isinstance(kind, type) and issubclass(kind, ExtractError):
         return exit_code_for_kind(kind)
     return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -25,6 +26,14 @@ def _console() -> Console:
 stderr = _console()
 
 
+class ReaderGone(OutputError):
+    """stdout is a pipe whose reader has closed it (`extract ... | head -1`): the run ends at once
+    and quietly, as `cat` and `jq` do, with exit 141 (128 + SIGPIPE)."""
+
+    def __init__(self) -> None:
+        super().__init__("stdout's reader closed the pipe")
+
+
 class JsonWriter:
     """Writes raw UTF-8 to stdout as it is decided, flushing each chunk."""
 
@@ -38,6 +47,8 @@ class JsonWriter:
             stream.flush()
         except OSError as error:  # a closed pipe, a full disk
             discard_stdout()
+            if error.errno == errno.EPIPE:
+                raise ReaderGone from None
             raise OutputError(f"cannot write to stdout: {error.strerror or error}", hint="check where stdout goes") from None
 
 

@@ -4,6 +4,8 @@ may be written. Each failure is a usage error (exit 2)."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path, PurePath
@@ -17,10 +19,13 @@ from .request import Request
 def check_request(request: Request) -> tuple[int, int] | None:
     """Refuse options that do not apply to this run; returns the shard asked for, if any."""
     options = request.batch
-    if options.output_dir is None:
-        for flag, given in (("--skip-existing", options.skip_existing), ("--overwrite", options.overwrite)):
-            if given:
-                raise UsageError(f"{flag} applies only with --output-dir", hint=f"add --output-dir DIR, or drop {flag}")
+    if options.output_dir is None and options.skip_existing:
+        raise UsageError("--skip-existing applies only with --output-dir", hint="add --output-dir DIR, or drop --skip-existing")
+    if options.output_dir is None and request.review is None and options.overwrite:
+        raise UsageError(
+            "--overwrite applies only with --output-dir or --review",
+            hint="add --output-dir DIR or --review FILE, or drop --overwrite",
+        )
     if options.skip_existing and options.overwrite:
         raise UsageError(
             "--skip-existing and --overwrite exclude each other",
@@ -97,6 +102,57 @@ def check_targets(request: Request, sources: list[batch.Source], inputs: list[ba
             f"{existing[0]} exists{more}, and this run did not write it",
             hint="pass --skip-existing to keep valid results and extract the rest, or --overwrite to replace them",
         )
+
+
+def check_review_target(request: Request, inputs: list[batch.Source], results: list[Path]) -> None:
+    """Refuse a `--review` page that would replace the schema, an input document, the path list,
+    a result of this run, a folder or an existing file (without --overwrite), or that could not
+    be written, before any model loads."""
+    page = request.review
+    if page is None:
+        return
+    identity = batch.file_identity(page)
+    protected = dict(_protected_files(request, inputs))
+    if identity is not None and identity in protected:
+        raise UsageError(
+            f"refusing to write the review page to {page}: that is {protected[identity]}",
+            hint="choose another --review path, such as review.html (--overwrite never replaces the schema or an input)",
+        )
+    if any(_same_place(page, result) for result in results):
+        raise UsageError(f"--review {page} is also where a result of this run goes", hint="choose another --review path")
+    if page.is_dir():
+        raise UsageError(f"--review {page} is a directory", hint="name a file in it, such as review.html")
+    if identity is not None and not request.batch.overwrite:
+        raise UsageError(
+            f"{page} exists, and this run did not write it",
+            hint="choose another --review path, or pass --overwrite to replace it",
+        )
+    _check_folder_takes_files(page)
+
+
+def _same_place(first: Path, second: Path) -> bool:
+    try:
+        return first.resolve() == second.resolve()
+    except (OSError, RuntimeError):  # a loop of links: neither can be written anyway
+        return False
+
+
+def _check_folder_takes_files(page: Path) -> None:
+    """The folder the page goes in exists and takes a new file (a probe, created and removed)."""
+    folder = page.parent
+    if not folder.is_dir():
+        raise UsageError(
+            f"cannot write the review page {page}: the folder {folder} does not exist",
+            hint="create it, or choose another --review path",
+        )
+    try:
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".extract-probe-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise UsageError(
+            f"cannot write the review page {page}: {error.strerror or error}", hint="choose a writable folder for --review"
+        ) from None
 
 
 def _collision_hint(first: batch.Source, second: batch.Source) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from ..core.errors import ExtractError
 from . import interrupts
-from .exit_codes import ExitCode, exit_code_for
+from .exit_codes import ExitCode, InternalError, exit_code_for
 
 
 def prepare() -> None:
@@ -23,16 +23,16 @@ def prepare() -> None:
 
 def guarded(action: Callable[[], int], debug: bool = False) -> int:
     """`action()`'s exit code; for a library error, its line on stderr and its code; for
-    Ctrl-C or SIGTERM, what the output holds and 130 or 143 (see cli.interrupts)."""
+    Ctrl-C or SIGTERM, what the output holds and 130 or 143 (see cli.interrupts); for stdout's
+    reader gone, nothing more and 141; for any other exception (a bug), one line and 70."""
     from . import output  # rich, imported once a command runs: `extract --help` stays quick
 
     try:
         return int(action())
+    except output.ReaderGone:
+        return int(ExitCode.READER_GONE)
     except ExtractError as error:
-        if debug:
-            traceback.print_exc()
-        output.report_error(error)
-        return int(exit_code_for(error))
+        return report(error, debug)
     except KeyboardInterrupt as stop:
         terminated = interrupts.was_terminated(stop)
         progress = interrupts.progress_of(stop)
@@ -41,6 +41,18 @@ def guarded(action: Callable[[], int], debug: bool = False) -> int:
         code = ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED
         interrupts.exit_if_abandoned(int(code))
         return int(code)
+    except Exception as error:  # the last line of defence: never a traceback unless asked for
+        return report(InternalError(error), debug)
+
+
+def report(error: ExtractError, debug: bool) -> int:
+    """`error` on stderr (after its traceback, with --debug), and its exit code."""
+    from . import output
+
+    if debug:
+        traceback.print_exc()
+    output.report_error(error)
+    return int(exit_code_for(error))
 
 
 def reserve_standard_streams() -> None:

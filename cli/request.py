@@ -60,6 +60,7 @@ class Request:
     document_format: str | None = None  # a name from core.convert.FORMATS; None: told from each document
     chunk: bool = False  # a document too long for the context is extracted piece by piece
     allow_repeats: bool = False  # no remedy for looping strings and copied array items (core.repetition)
+    debug: bool = False  # tracebacks on stderr, for a document's unforeseen error too
 
     @property
     def is_batch(self) -> bool:

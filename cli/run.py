@@ -8,13 +8,17 @@ from pathlib import Path
 
 from ..core.check import SchemaReport, check_schema_support
 from ..core.document import check_readable
+from ..core.errors import ExtractError
 from ..core.layout import Indenter
 from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
 from . import evidence, interrupts, output, preflight, progress
+from .batch import Source
 from .batch_run import execute_batch
-from .exit_codes import ExitCode
+from .exit_codes import ExitCode, InternalError
 from .extraction import open_and_compile, read_for, report_truncation, sampling, start_extraction
+from .hints import worded
+from .output import ReaderGone
 from .request import CheckRequest, Request
 
 
@@ -24,13 +28,35 @@ def execute(request: Request) -> ExitCode:
         output.require_stdout()
     if request.is_batch:
         return execute_batch(request, shard)
+    document = request.documents[0]
+    preflight.check_review_target(request, [Source(Path(document), "")] if document != "-" else [], [])
     schema, _ = load_schema(request.schema)
-    if request.documents[0] != "-":
-        check_readable(Path(request.documents[0]))  # before the model: read once the context's limit is known
-    return interrupts.run_interruptibly(lambda: _extract_one(request, schema))
+    page = evidence.ReviewPage(request.review, request.min_confidence)
+    try:
+        if document != "-":
+            check_readable(Path(document))  # before the model: read once the context's limit is known
+        return interrupts.run_interruptibly(lambda: _extract_one(request, schema, page))
+    except Exception as error:
+        if not isinstance(error, ReaderGone):
+            _show_failure(page, document, error)
+        raise
 
 
-def _extract_one(request: Request, schema: Schema) -> ExitCode:
+def _show_failure(page: evidence.ReviewPage, document: str, error: Exception) -> None:
+    """Put the document's error on the review page, which is written all the same (a page that
+    cannot be written now is one more warning: the error itself is reported next)."""
+    if page.path is None:
+        return
+    failure = error if isinstance(error, ExtractError) else InternalError(error)
+    record = {"source": document, "error": {"type": type(failure).__name__, "message": worded(failure).message}}
+    page.add_failure(document, record)
+    try:
+        page.write()
+    except ExtractError as unwritten:
+        output.report_warning(worded(unwritten).message)
+
+
+def _extract_one(request: Request, schema: Schema, page: evidence.ReviewPage) -> ExitCode:
     """Stream the document's JSON to stdout (in the model thread: see cli.interrupts)."""
     extractor, compiled = open_and_compile(request, schema)
     text = read_for(request, extractor, request.documents[0])
@@ -52,7 +78,6 @@ def _extract_one(request: Request, schema: Schema) -> ExitCode:
                 writer.write(layout.feed(chunk) if layout else chunk)
             writer.write((layout.finish() if layout else "") + "\n")
     evidence.report(request.documents[0], extraction, request.min_confidence)
-    page = evidence.ReviewPage(request.review, request.min_confidence)
     page.add(request.documents[0], extraction)
     page.write()
     if request.stats:

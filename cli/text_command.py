@@ -17,7 +17,7 @@ from ..core.document import CONVERTED_FILE_LIMIT
 from ..core.errors import DocumentError, DocumentTooLarge, ExtractError
 from . import output
 from .batch import expand_inputs
-from .exit_codes import ExitCode, exit_code_for
+from .exit_codes import ExitCode, InternalError, exit_code_for
 from .extraction import read_text
 from .preflight import check_glob
 
@@ -47,9 +47,10 @@ def show_text(request: TextRequest) -> ExitCode:
     for number, document in enumerate(documents):
         try:
             text = _text_of(document, request)
-        except ExtractError as error:
-            output.report_error(error)
-            first_failure = first_failure or exit_code_for(error)
+        except Exception as error:  # a bug met on one document is reported as its error, and the rest are shown
+            failure = error if isinstance(error, ExtractError) else InternalError(error)
+            output.report_error(failure)
+            first_failure = first_failure or exit_code_for(failure)
             continue
         if headed:
             writer.write(("\n" if number else "") + f"==> {document} <==\n")

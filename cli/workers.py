@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
-from . import batch, interrupts
+from . import batch, interrupts, output
 from .exit_codes import ExitCode, exit_code_named
 from .request import Request
 
@@ -90,7 +90,10 @@ def run_workers(request: Request, pending: list[batch.Source], take: Callable[[O
     """Extract `pending` in `request.batch.workers` processes, handing each document's outcome
     to `take` in input order."""
     count = min(request.batch.workers, len(pending))
-    threads = request.threads or max(1, (os.cpu_count() or 1) // count)
+    cores = os.cpu_count() or 1
+    threads = request.threads or max(1, cores // count)
+    if count * threads > cores:
+        output.report_warning(oversubscribed(count, threads, cores))
     share = replace(request, threads=threads, batch=replace(request.batch, worker=True, quiet=True, workers=1)).to_json()
     workers = [start_worker(number, WORKER_COMMAND, share, pending[number::count]) for number in range(count)]
     try:
@@ -101,6 +104,16 @@ def run_workers(request: Request, pending: list[batch.Source], take: Callable[[O
     except BaseException:
         _stop(workers)
         raise
+
+
+def oversubscribed(count: int, threads: int, cores: int) -> str:
+    """The warning for workers that ask for more cores than the machine has."""
+    fewer = max(1, cores // threads)
+    return (
+        f"--workers {count} run {threads} llama.cpp thread{'s' if threads != 1 else ''} each, {count * threads} in all,"
+        f" on {cores} core{'s' if cores != 1 else ''}: they will wait for each other's cores, and each loads the model;"
+        f" use --workers {fewer}{' or fewer' if fewer > 1 else ''} (see the README's Batches)"
+    )
 
 
 def _stop(workers: list[Worker]) -> None:
