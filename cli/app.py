@@ -32,8 +32,9 @@ Examples:
 Exit codes: 0 ok (stdout holds one schema-valid JSON document, or one line per document in a
 batch), 2 usage, 3 schema refused or invalid, 4 model error, 5 document error, 6 generation
 incomplete, 7 output not writable (stdout closed or full, --output-dir failing), 8 a --workers
-process died (its documents without results get WorkerDied records), 130 interrupted
-(Ctrl-C), 143 terminated (SIGTERM). On any non-zero exit stdout is not a complete document;
+process died (its documents without results get WorkerDied records), 70 internal error (a
+bug; --debug shows the traceback), 130 interrupted (Ctrl-C), 141 stdout's reader left (a
+closed pipe, said nowhere), 143 terminated (SIGTERM). On any non-zero exit stdout is not a complete document;
 in a batch, the code is that of the first failed document, and the others were still
 extracted.
 """
