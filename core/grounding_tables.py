@@ -86,9 +86,14 @@ class GroundingText:
 
 
 def separate_unseen(text: str) -> str:
-    """`text` with each run of characters no grounded value may hold written as one BARRIER."""
+    """`text` (whitespace runs collapsed) with each run of characters no grounded value may hold,
+    with the spaces between and beside them, written as one BARRIER."""
     unseen = "".join(sorted(char for char in set(text) if unicodedata.category(char) in _UNSEEN))
-    return re.sub(f"[{re.escape(unseen)}]+", BARRIER, text) if unseen else text
+    if not unseen:
+        return text
+    # Spaces beside it are taken in: a value written up to a space there could neither go on
+    # (nothing is written across a BARRIER) nor end (no value ends with a space).
+    return re.sub(f" ?[{re.escape(unseen)}][ {re.escape(unseen)}]*", BARRIER, text)
 
 
 # Scripts written without spaces between words (or, for Hangul, with particles joined to

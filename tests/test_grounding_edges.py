@@ -37,6 +37,14 @@ def test_a_control_character_separates_words_and_stays_out_of_values() -> None:
     assert not GroundingText.of(document).occurs(b"MariaG")  # not even as the start of a value
 
 
+def test_spaces_beside_a_control_character_lead_nowhere_and_are_left_out() -> None:
+    """A value written up to a space before a control character could neither go on nor end
+    (no value ends with a space): the space is not offered."""
+    text = GroundingText.of("Maria \x01 \u200b Gonzales")
+    assert text.escaped == b"Maria\x00Gonzales"
+    assert not text.occurs(b"Maria ") and text.occurs(b"Maria", whole=True)
+
+
 def test_format_and_bidi_characters_never_enter_a_value() -> None:
     document = "\u202eairaM\u202c Gonzales, \u2066Lisbon\u2069, \ufeffPorto, zero\u200bwidth"
     for value in ["airaM", "Gonzales", "Lisbon", "Porto", "zero", "width"]:
@@ -49,7 +57,7 @@ def run(vocab: Vocabulary, schema: Any, document: str, seed: int) -> tuple[Any, 
     compiled = compile_schema(schema, vocab, grounded=True)
     grounding = compiled.grounding(document)
     assert grounding is not None
-    decoder = Decoder(FakeModel(vocab, seed), compiled, SamplingSettings(max_tokens=200, seed=seed), grounding=grounding)
+    decoder = Decoder(FakeModel(vocab, seed), compiled, SamplingSettings(max_tokens=400, seed=seed), grounding=grounding)
     output = b"".join(decoder.run())
     return json.loads(output), gather(output, document, decoder.choices, grounding.bodies)
 
