@@ -12,12 +12,14 @@ from typing import Any
 from conftest import FakeModel
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from review_dom import parse
 
 from gguf_extract.core.compiled import compile_schema
 from gguf_extract.core.decode import Decoder
 from gguf_extract.core.decode_types import SamplingSettings
 from gguf_extract.core.evidence import DocumentSearch, ValueEvidence, gather
 from gguf_extract.core.grounding_tables import GroundingText, collapse_whitespace
+from gguf_extract.core.review import ReviewDocument, render_review
 from gguf_extract.core.vocab import Vocabulary
 
 UNSEEN = ["\x01", "\x1b", "\x7f", "\x85", "\u00ad", "\u200b", "\u200d", "\u202c", "\u202e", "\u2066", "\ufeff"]
@@ -100,6 +102,19 @@ def test_numbers_have_no_span_inside_longer_numbers_or_names() -> None:
     assert [evidence[pointer].span for pointer in ("/age", "/id", "/n", "/ok")] == [None, None, None, None]
     found = gather(b"[20, 1, 3.5]", "aged 20, item 1, 3.5.", [])
     assert [found[pointer].span for pointer in ("/0", "/1", "/2")] == [(5, 7), (14, 15), (17, 20)]
+
+
+def test_a_value_found_only_inside_words_shows_as_ungrounded_on_the_review_page() -> None:
+    text = "THE SOFTWARE IS PROVIDED WITHOUT WARRANTY, LIMITED TO 2024."
+    output = b'{"license": "MIT", "year": 20}'
+    evidence = {pointer: found.as_json() for pointer, found in gather(output, text, []).items()}
+    page = render_review(
+        [ReviewDocument("LICENSE", text, {"source": "LICENSE", "data": json.loads(output), "evidence": evidence})]
+    )
+    section = parse(page).find("section", "doc")
+    table = [[cell.text() for cell in row.find_all("td")] for body in section.find_all("tbody") for row in body.find_all("tr")]
+    assert [row[-1] for row in table] == ["ungrounded", "ungrounded"]
+    assert section.find_all("mark") == []  # nothing in the text is highlighted
 
 
 WORDS = st.lists(st.sampled_from([*'ab J2日.-_ \n"\\', "John", "2024", "ab"]), min_size=1, max_size=20).map("".join)
