@@ -3,9 +3,10 @@
 For every leaf value (string, number, boolean, null) at JSON pointer P of the output:
 - `span`: [start, end) character offsets (Python str indices) into the document text as read,
   for a string or number whose text occurs in the document (a run of whitespace in the
-  document matching one space of the value), the occurrence nearest the previous value's
-  span; otherwise None. Booleans and null have no span: their words say nothing of where
-  they came from.
+  document matching one space of the value) starting and ending at word edges, as grounded
+  values do (`MIT` is not found in `LIMITED`, nor `20` in `2024`), the occurrence nearest
+  the previous value's span; otherwise None. Booleans and null have no span: their words
+  say nothing of where they came from.
 - `confidence`: the product, over the tokens the model chose that overlap the value's text,
   of the probability the model gave each (its own softmax at temperature 1, before any
   mask): a value the model would not have written without the mask scores low. Tokens
@@ -23,13 +24,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .grounding_tables import collapse_whitespace
+from .grounding_tables import collapse_whitespace, word_cuts
 from .schema.json_values import join_pointer
 
 _NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _WHITESPACE = b" \t\n\r"
-# Occurrences looked at when choosing the nearest one.
+# Occurrences at word edges looked at when choosing the nearest one, and occurrences looked
+# at in all (most of those of a letter or two lie inside words): bounds on the work per value.
 _MOST_OCCURRENCES = 4096
+_MOST_LOOKED_AT = 65536
 
 
 @dataclass(frozen=True)
@@ -144,10 +147,13 @@ def pointer_at(output: bytes, offset: int) -> str:
 
 
 class DocumentSearch:
-    """Finds values in a document, a run of whitespace matching one space."""
+    """Finds values in a document, a run of whitespace matching one space, where they start and
+    end at word edges (a value found only inside longer words is not found: a span there would
+    make an invented value look sourced)."""
 
     def __init__(self, document: str) -> None:
         self._collapsed = collapse_whitespace(document)
+        self._cut = word_cuts(self._collapsed)
         # _origin[i]: where character i of the collapsed text starts in the document.
         self._origin: list[int] = []
         position = 0
@@ -172,10 +178,11 @@ class DocumentSearch:
 
     def _starts(self, needle: str) -> list[int]:
         starts: list[int] = []
-        found = self._collapsed.find(needle)
-        while found >= 0 and len(starts) < _MOST_OCCURRENCES:
-            starts.append(found)
-            found = self._collapsed.find(needle, found + 1)
+        found, looked_at = self._collapsed.find(needle), 0
+        while found >= 0 and len(starts) < _MOST_OCCURRENCES and looked_at < _MOST_LOOKED_AT:
+            if not self._cut[found] and not self._cut[found + len(needle)]:
+                starts.append(found)
+            found, looked_at = self._collapsed.find(needle, found + 1), looked_at + 1
         return starts
 
 

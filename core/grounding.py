@@ -3,11 +3,13 @@
 The schema's automaton is shared by every document; grounding is a per-document filter on
 top of it, applied by the decoder where a grounded string's body is being written. The
 document is laid out once as the bytes a JSON string body would hold for it (`GroundingText`:
-every run of whitespace one space, quote and backslash escaped, other control characters
-left out), and a string being written is allowed to continue only along an occurrence of
-what it holds so far in those bytes, starting, and closing, only where a value may: never
-inside a word, never at a space (core/grounding_tables.py, `word_edges`). So the value, once
-closed, is a span of the document up to whitespace runs, by construction.
+every run of whitespace one space, quote and backslash escaped, each run of controls and
+format characters one NUL, which no string body holds raw: a value never holds them, nor
+joins the words on either side), and a string being written is allowed to continue only
+along an occurrence of what it holds so far in those bytes, starting, and closing, only
+where a value may: never inside a word, never at a space (core/grounding_tables.py,
+`word_edges`). So the value, once closed, is a span of the document up to whitespace runs,
+by construction.
 
 Where no allowed token continues any occurrence (a minLength the document's tail cannot
 reach, a budget too small for the occurrence's bytes), the string is released from

@@ -9,6 +9,7 @@ unescaped quote.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,8 +18,15 @@ import numpy.typing as npt
 from .vocab import IdArray, Vocabulary
 
 _WHITESPACE_RUN = re.compile(r"\s+")
-# Characters a string body cannot hold raw and that grounding does not write as escapes.
-_CONTROL = re.compile("[\x00-\x1f\ud800-\udfff]")
+# Characters no grounded value may hold, by Unicode category: controls, Cc (whitespace aside:
+# it is collapsed before); format characters, Cf (zero-width spaces and joiners, bidi
+# controls, the byte-order mark, the soft hyphen); lone surrogates, Cs. None is text a reader
+# sees as such, and a bidi control in a value reorders what is shown after it. Deleting them
+# instead would join the words on either side (`Maria\x01Gonzales` read as `MariaGonzales`).
+_UNSEEN = frozenset({"Cc", "Cf", "Cs"})
+# Each run of them is laid out as this: a JSON string body cannot hold it raw, so no value is
+# written across it, and word edges take it as a space.
+BARRIER = "\x00"
 _QUOTE = ord('"')
 _BACKSLASH = ord("\\")
 
@@ -31,8 +39,9 @@ def collapse_whitespace(text: str) -> str:
 
 @dataclass(frozen=True)
 class GroundingText:
-    """A document as the bytes of a JSON string body: whitespace runs as one space (none at
-    either end), quote and backslash escaped, other control characters left out. `boundaries[i]` says whether a
+    """A document as the bytes of a JSON string body: whitespace runs as one space, each run of
+    unseen characters (controls, format characters) as one BARRIER (neither at either end),
+    quote and backslash escaped. `boundaries[i]` says whether a
     character starts at byte i (continuation bytes and the second byte of escapes do not);
     `starts[i]` and `ends[i]` whether a grounded value may start or end there (see
     `word_edges`)."""
@@ -46,7 +55,7 @@ class GroundingText:
     def of(document: str) -> GroundingText:
         # Without the space at either end: no value starts or ends with one, and a value
         # written into a trailing space could never end.
-        text = _CONTROL.sub("", collapse_whitespace(document)).strip(" ")
+        text = separate_unseen(collapse_whitespace(document)).strip(" " + BARRIER)
         escaped = text.replace("\\", "\\\\").replace('"', '\\"').encode("utf-8")
         data = np.frombuffer(escaped, dtype=np.uint8)
         boundaries = np.ones(len(escaped) + 1, dtype=bool)
@@ -76,6 +85,17 @@ class GroundingText:
         return False
 
 
+def separate_unseen(text: str) -> str:
+    """`text` (whitespace runs collapsed) with each run of characters no grounded value may hold,
+    with the spaces between and beside them, written as one BARRIER."""
+    unseen = "".join(sorted(char for char in set(text) if unicodedata.category(char) in _UNSEEN))
+    if not unseen:
+        return text
+    # Spaces beside it are taken in: a value written up to a space there could neither go on
+    # (nothing is written across a BARRIER) nor end (no value ends with a space).
+    return re.sub(f" ?[{re.escape(unseen)}][ {re.escape(unseen)}]*", BARRIER, text)
+
+
 # Scripts written without spaces between words (or, for Hangul, with particles joined to
 # words): each character is a word of its own there, so a value may start or end at any of
 # them (`北京` inside `我住在北京市`).
@@ -96,16 +116,20 @@ def _unspaced(code: int) -> bool:
     return any(low <= code <= high for low, high in _UNSPACED)
 
 
-def word_edges(text: str, offsets: npt.NDArray[np.intp]) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    """Where in `text` (laid out as GroundingText bytes; `offsets[k]`: the byte offset of
-    character k, and of the end last) a grounded value may start, and where it may end, as
-    two arrays over those bytes. A value never cuts a word in two (letters, digits and `_`,
-    with a `.` or `-` between two of them: `3.10`, `rfc3339-validator`; in scripts written
-    without spaces, each character is a word), and never starts or
-    ends with a space: such a span is never what a field holds, and the model, stopping a
-    token early or late, would otherwise write one (`"Captur"`, `"1.4"` of `0.1.4`, `"2011 "`)."""
+def _code_points(text: str) -> npt.NDArray[np.uint32]:
+    if not text:
+        return np.zeros(0, np.uint32)
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # a lone surrogate is a point too
+
+
+def word_cuts(text: str) -> npt.NDArray[np.bool_]:
+    """Where a span of `text` would cut a word in two: `cut[k]` for the edge before character
+    k (k = 0..len(text)), true where characters k-1 and k are of one word. A word is letters,
+    digits and `_`, with a `.` or `-` between two of them (`3.10`, `rfc3339-validator`); in
+    scripts written without spaces, each character is a word. Grounded values and evidence
+    spans both start and end only where this is false."""
     size = len(text)
-    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) if size else np.zeros(0, np.uint32)
+    points = _code_points(text)
     word = np.zeros(size + 2, dtype=bool)  # padded: no word before the first character or after the last
     ascii_word = np.zeros(128, dtype=bool)
     ascii_word[[ord(c) for c in "0123456789_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"]] = True
@@ -116,9 +140,20 @@ def word_edges(text: str, offsets: npt.NDArray[np.intp]) -> tuple[npt.NDArray[np
         word[1:-1][wide] = np.isin(points[wide], list(wide_word))
     joiner = np.isin(points, [ord("."), ord("-")])
     word[1:-1] |= joiner & word[:-2] & word[2:]
-    space = np.zeros(size + 2, dtype=bool)
-    space[1:-1] = points == ord(" ")
-    cut = word[:-1] & word[1:]  # cut[k]: between characters k-1 and k (k = 0..size)
+    cut: npt.NDArray[np.bool_] = word[:-1] & word[1:]
+    return cut
+
+
+def word_edges(text: str, offsets: npt.NDArray[np.intp]) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Where in `text` (laid out as GroundingText bytes; `offsets[k]`: the byte offset of
+    character k, and of the end last) a grounded value may start, and where it may end, as
+    two arrays over those bytes. A value never cuts a word in two (`word_cuts`), and never
+    starts or ends with a space or a BARRIER: such a span is never what a field holds, and the
+    model, stopping a token early or late, would otherwise write one (`"Captur"`, `"1.4"` of
+    `0.1.4`, `"2011 "`)."""
+    cut = word_cuts(text)
+    space = np.zeros(len(text) + 2, dtype=bool)  # padded as `cut` is
+    space[1:-1] = np.isin(_code_points(text), [ord(" "), ord(BARRIER)])
     starts = np.zeros(int(offsets[-1]) + 1, dtype=bool)
     ends = np.zeros(int(offsets[-1]) + 1, dtype=bool)
     starts[offsets] = ~cut & ~space[1:]

@@ -51,6 +51,27 @@ def test_evidence_envelope_for_one_document_with_grounded_strings(tmp_path: Path
     assert _text_of(page.read_text()).count("Maria") >= 1
 
 
+def test_a_control_character_never_joins_words_into_a_grounded_value(tmp_path: Path) -> None:
+    """The words on either side of a control character stay apart: a grounded value is text
+    `extract text` shows (whitespace runs as one space), and has a span."""
+    document, schema = tmp_path / "maria.txt", tmp_path / "name.json"
+    document.write_bytes(b"Name: Maria\x01Gonzales\n")
+    schema.write_text(json.dumps({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}))
+    shown = run_extract("text", str(document))
+    assert (shown.returncode, shown.stderr) == (0, "")
+    result = run_extract("--schema", str(schema), str(document), "--grounded", "--evidence")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    envelope = json.loads(result.stdout)
+    name, found = envelope["data"]["name"], envelope["evidence"]["/name"]
+    assert "MariaGonzales" not in name
+    if found["grounded"]:
+        assert " ".join(name.split()) in " ".join(shown.stdout.split())
+        assert found["span"] is not None
+        start, end = found["span"]
+        assert " ".join(document.read_text()[start:end].split()) == name
+
+
 def test_evidence_lines_in_a_batch(tmp_path: Path) -> None:
     result = run_extract("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), str(PERSON_DOC), "--evidence", "--quiet")
     assert result.returncode == 0, result.stderr

@@ -42,8 +42,9 @@ def run(
 
 
 def test_the_document_as_string_body_bytes() -> None:
-    text = GroundingText.of('Ann  "Lee"\n\tsaid a\\b, é\x01!')
-    assert text.escaped == 'Ann \\"Lee\\" said a\\\\b, é!'.encode()
+    text = GroundingText.of('\ufeffAnn  "Lee"\n\tsaid a\\b, é\x01\u200b!\x1b')
+    # Each run of controls and format characters is one NUL, none at either end.
+    assert text.escaped == 'Ann \\"Lee\\" said a\\\\b, é\x00!'.encode()
     starts = [i for i, boundary in enumerate(text.boundaries[:-1]) if not boundary]
     # The second bytes of the escapes and of é are not character starts.
     assert [text.escaped[i : i + 1] for i in starts] == [b'"', b'"', b"\\", b"\xa9"]
