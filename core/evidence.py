@@ -24,6 +24,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from .grounding_tables import collapse_whitespace, word_cuts
 from .schema.json_values import join_pointer
 
@@ -154,6 +157,9 @@ class DocumentSearch:
     def __init__(self, document: str) -> None:
         self._collapsed = collapse_whitespace(document)
         self._cut = word_cuts(self._collapsed)
+        # A number is a word of its own where a hyphen joins it to a word (`34-year-old`,
+        # `2024-06-14`), but never part of longer digits (`20` of `2024`, `3` of `3.10`).
+        self._number_cut = word_cuts(self._collapsed, joiners=".")
         # _origin[i]: where character i of the collapsed text starts in the document.
         self._origin: list[int] = []
         position = 0
@@ -165,22 +171,32 @@ class DocumentSearch:
             position = match.end()
         self._origin.append(position)
 
-    def span(self, text: str, near: int) -> tuple[int, int] | None:
-        """The document span of the occurrence of `text` nearest the document offset `near`."""
+    def span(self, text: str, near: int, number: bool = False) -> tuple[int, int] | None:
+        """The document span of the occurrence of `text` nearest the document offset `near`;
+        for a `number` (its JSON text), one not signed otherwise in the document (`5` of `-5`)."""
         needle = collapse_whitespace(text)
         if not needle:
             return None
-        starts = self._starts(needle)
+        starts = self._starts(needle, self._number_cut if number else self._cut)
+        if number:
+            starts = [start for start in starts if not self._signed_otherwise(start, needle)]
         if not starts:
             return None
         nearest = min(starts, key=lambda start: (abs(self._origin[start] - near), -start))
         return self._origin[nearest], self._origin[nearest + len(needle) - 1] + 1
 
-    def _starts(self, needle: str) -> list[int]:
+    def _signed_otherwise(self, start: int, needle: str) -> bool:
+        """Whether a sign stands before the number at `start` that its text does not have: a
+        `-` or `+` right before it, itself not after a word (`a-5` joins words; ` -5` signs)."""
+        if needle[0] in "-+" or start == 0 or self._collapsed[start - 1] not in "-+":
+            return False
+        return start == 1 or not self._collapsed[start - 2].isalnum()
+
+    def _starts(self, needle: str, cut: npt.NDArray[np.bool_]) -> list[int]:
         starts: list[int] = []
         found, looked_at = self._collapsed.find(needle), 0
         while found >= 0 and len(starts) < _MOST_OCCURRENCES and looked_at < _MOST_LOOKED_AT:
-            if not self._cut[found] and not self._cut[found + len(needle)]:
+            if not cut[found] and not cut[found + len(needle)]:
                 starts.append(found)
             found, looked_at = self._collapsed.find(needle, found + 1), looked_at + 1
         return starts
@@ -212,7 +228,7 @@ def _leaf_span(leaf: Leaf, output: bytes, search: DocumentSearch | None, near: i
         return None
     if isinstance(leaf.value, str):
         return search.span(leaf.value, near)
-    return search.span(output[leaf.start : leaf.end].decode("ascii"), near)
+    return search.span(output[leaf.start : leaf.end].decode("ascii"), near, number=True)
 
 
 def _confidence(leaf: Leaf, choices: Sequence[TokenChoice], starts: list[int]) -> float | None:

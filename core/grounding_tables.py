@@ -122,12 +122,12 @@ def _code_points(text: str) -> npt.NDArray[np.uint32]:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # a lone surrogate is a point too
 
 
-def word_cuts(text: str) -> npt.NDArray[np.bool_]:
+def word_cuts(text: str, joiners: str = ".-") -> npt.NDArray[np.bool_]:
     """Where a span of `text` would cut a word in two: `cut[k]` for the edge before character
     k (k = 0..len(text)), true where characters k-1 and k are of one word. A word is letters,
-    digits and `_`, with a `.` or `-` between two of them (`3.10`, `rfc3339-validator`); in
-    scripts written without spaces, each character is a word. Grounded values and evidence
-    spans both start and end only where this is false."""
+    digits and `_`, with one of `joiners` between two of them (by default `.` or `-`: `3.10`,
+    `rfc3339-validator`); in scripts written without spaces, each character is a word. Grounded
+    values and evidence spans both start and end only where this is false."""
     size = len(text)
     points = _code_points(text)
     word = np.zeros(size + 2, dtype=bool)  # padded: no word before the first character or after the last
@@ -138,7 +138,7 @@ def word_cuts(text: str) -> npt.NDArray[np.bool_]:
     if wide.any():
         wide_word = {code for code in set(points[wide].tolist()) if chr(code).isalnum() and not _unspaced(code)}
         word[1:-1][wide] = np.isin(points[wide], list(wide_word))
-    joiner = np.isin(points, [ord("."), ord("-")])
+    joiner = np.isin(points, [ord(character) for character in joiners])
     word[1:-1] |= joiner & word[:-2] & word[2:]
     cut: npt.NDArray[np.bool_] = word[:-1] & word[1:]
     return cut

@@ -104,6 +104,13 @@ def test_numbers_have_no_span_inside_longer_numbers_or_names() -> None:
     assert [found[pointer].span for pointer in ("/0", "/1", "/2")] == [(5, 7), (14, 15), (17, 20)]
 
 
+def test_a_number_joined_by_a_hyphen_has_its_span_but_not_one_signed_otherwise() -> None:
+    document = "a 34-year-old, born 2024-06-14; it was -5 C"
+    found = gather(b"[34, 2024, 14, 5, -5, 6]", document, [])
+    spans = [found[f"/{index}"].span for index in range(6)]
+    assert spans == [(2, 4), (20, 24), (28, 30), None, (39, 41), None]  # 5 is not -5; 6 is not 06
+
+
 def test_a_value_found_only_inside_words_shows_as_ungrounded_on_the_review_page() -> None:
     text = "THE SOFTWARE IS PROVIDED WITHOUT WARRANTY, LIMITED TO 2024."
     output = b'{"license": "MIT", "year": 20}'
