@@ -125,6 +125,19 @@ class SchemaLogitsProcessor:
     def is_finished(self) -> bool:
         return self._held is None and not self._ending and self.guide.is_finished()
 
+    def check_sampled(self, input_ids: InputIds) -> None:
+        """Raise ValueError if the latest call saw more tokens than `input_ids`, the tokens
+        sampled so far as llama-cpp-python hands them to stopping criteria: with a draft_model
+        it hands logits processors the draft's guesses as well, which would be read as output
+        (and, being more than one token, as a new prompt). The criterion is called outside the
+        sampler, so this error reaches the caller."""
+        last = self._last_call
+        if last is not None and len(input_ids) < len(last):
+            raise ValueError(
+                f"the logits processor was given {len(last) - len(input_ids)} tokens not yet sampled"
+                " (a draft_model's guesses): the schema cannot be kept with a draft_model; make the Llama without one"
+            )
+
     def _begin(self, prompt: InputIds | None) -> None:
         """A new document, with the whole budget, after `prompt` (None: not seen yet)."""
         self.guide = Guide(self._compiled)
@@ -206,12 +219,14 @@ def llama_cpp_logits_processor(
     `Llama.create_completion(prompt, logits_processor=..., stopping_criteria=...)`, holding
     its output to `compiled`'s schema (and, with `max_tokens`, closing the document inside
     that many tokens: pass the same number to create_completion). The pair may serve one
-    completion after another, each a new document with the whole budget; not two at once.
-    Raises TypeError, ValueError or TokenBudgetTooSmall for a `max_tokens` it cannot keep
-    (see SchemaLogitsProcessor); cheap otherwise (the compiled schema is shared)."""
+    completion after another, each a new document with the whole budget; not two at once,
+    nor a Llama with a draft_model (the criterion raises ValueError). Raises TypeError,
+    ValueError or TokenBudgetTooSmall for a `max_tokens` it cannot keep (see
+    SchemaLogitsProcessor); cheap otherwise (the compiled schema is shared)."""
     processor = SchemaLogitsProcessor(compiled, max_tokens)
 
     def document_complete(input_ids: InputIds, _logits: Scores) -> bool:
+        processor.check_sampled(input_ids)
         processor.follow(input_ids)
         return processor.is_finished()
 

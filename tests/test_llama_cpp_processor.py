@@ -101,3 +101,18 @@ def test_one_pair_serves_one_completion_after_another(llm: object, max_tokens: i
         texts.append(choice["text"])
         prompt = PROMPT if len(texts) == 1 else PROMPT + texts[0] + turn
     assert texts[1] == texts[0]  # greedy, and the same prompt
+
+
+def test_a_llama_with_a_draft_model_is_refused() -> None:
+    """llama-cpp-python hands logits processors a draft model's guesses along with the token
+    sampled; read as output they broke the document. The stopping criterion refuses instead."""
+    from llama_cpp import Llama
+    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+    drafting = Llama(
+        model_path=str(bundled_model_path()), n_ctx=512, verbose=False, draft_model=LlamaPromptLookupDecoding(num_pred_tokens=10)
+    )
+    processors, stopping = llama_cpp_logits_processor(Extractor.open().compile(PAIR), max_tokens=100)
+    prompt = PROMPT.replace("<|im_end|>", ' Answer: {"name": "Ada Lovelace", "age": 36}<|im_end|>', 1)  # something to copy
+    with pytest.raises(ValueError, match="draft_model"):
+        drafting.create_completion(prompt, max_tokens=100, temperature=0, logits_processor=processors, stopping_criteria=stopping)

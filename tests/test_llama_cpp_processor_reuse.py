@@ -131,3 +131,18 @@ def test_a_completion_cut_short_is_not_read_as_the_next_ones_output(compiled: Co
     turn = PROMPT + tokens + byte_tokens("...\nAgain, in JSON:\n")
     second, _ = complete(pair, turn, '{"name": "Alan", "age": 41}', vocab, 60)
     assert second == '{"name": "Alan", "age": 41}'
+
+
+def test_a_draft_models_guesses_are_refused(compiled: CompiledSchema, vocab: Vocabulary) -> None:
+    """With a draft_model, llama-cpp-python hands the processor the sampled token and the
+    draft's guesses after it, and the stopping criteria only what was sampled: the criterion
+    raises rather than the guesses being read as output."""
+    processors, stopping = llama_cpp_logits_processor(compiled)
+    scores = np.zeros(vocab.size, dtype=np.single)
+    prompt = np.asarray(PROMPT, dtype=np.intc)
+    processors(prompt, scores)
+    assert not stopping(prompt, scores)
+    drafted = np.asarray(PROMPT + byte_tokens('{"na'), dtype=np.intc)  # `{` sampled, then three guesses
+    processors(drafted, scores)
+    with pytest.raises(ValueError, match=r"^the logits processor was given 3 tokens not yet sampled \(a draft_model's guesses\)"):
+        stopping(drafted[: len(PROMPT) + 1], scores)
