@@ -9,20 +9,31 @@ allowed ones; the stopping criterion ends generation once the document is comple
 nothing may follow. With `max_tokens` the budget is kept as this library's decoder keeps it:
 a token is allowed only if the document can still close within the budget after it.
 
+What can be wrong is refused when the pair is made, not while it runs: llama-cpp-python calls
+a logits processor from inside its sampler (a ctypes callback), where an exception is printed
+and ignored and the token is sampled from the unmasked logits. So a budget the schema's
+shortest document does not fit raises TokenBudgetTooSmall here, and a pair may be passed to
+one completion after another: each completion starts a new document (see
+`SchemaLogitsProcessor.starts_completion`), as a llama-cpp-python grammar does, rather than
+failing inside the sampler on a second prompt.
+
 This path asks the model at every token (llama-cpp-python samples one token per call), so it
 gives the schema, not this library's speed: forced text and drafts need `Extractor`.
 The lists are llama-cpp-python's shape (lists that are called), built here so that this
-module needs no import of llama_cpp; use a new pair for each completion.
+module needs no import of llama_cpp.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
+from typing import SupportsIndex
 
 import numpy as np
 import numpy.typing as npt
 
 from .compiled import CompiledSchema, token_table
+from .errors import TokenBudgetTooSmall
 from .guide import Guide
 from .held_zeros import Held, ZeroHolder
 
@@ -55,30 +66,56 @@ class SchemaLogitsProcessor:
     zeros stay in llama-cpp-python's text, which writes every token it sampled: the value is
     the same, only its form is not the shortest. For the same reason a number never ends on a
     bare point (`10.`), and a sign before zeros is not held (the decoder writes `0` for `-0.0`;
-    here nothing could replace it)."""
+    here nothing could replace it).
+
+    One completion at a time: the state of the completion under way is kept here, so a
+    processor is not for two completions running at once (threads)."""
+
+    guide: Guide  # past every token taken, held zeros included
+    _prompt_length: int | None  # None until the completion's first call
+    _last_call: InputIds | None  # the tokens the latest call saw
+    _generated: int
+    _zeros: ZeroHolder
+    _held: Held | None
+    _ending: bool  # held zeros were dropped with a zero past the digit limit: the number ends
 
     def __init__(self, compiled: CompiledSchema, max_tokens: int | None = None) -> None:
-        self.guide = Guide(compiled)  # past every token taken, held zeros included
+        """Raises TypeError for a `max_tokens` that is not a whole number (a bool is not),
+        ValueError for one below 1, TokenBudgetTooSmall for one the schema's shortest document
+        does not fit (each byte may take a token)."""
         self._compiled = compiled
-        self._max_tokens = max_tokens
-        self._prompt_length: int | None = None
-        self._generated = 0
-        self._zeros = ZeroHolder(token_table(compiled.vocab), compiled.vocab.size, rewrites=False)
-        self._held: Held | None = None
-        self._ending = False  # held zeros were dropped with a zero past the digit limit: the number ends
+        self._max_tokens = checked_budget(compiled, max_tokens)
+        self._table = token_table(compiled.vocab)
         self._eog = np.asarray(sorted(compiled.vocab.eog_ids), dtype=np.int32)
+        self._begin(None)
 
     def __call__(self, input_ids: InputIds, scores: Scores) -> Scores:
+        if self.starts_completion(input_ids):
+            self._begin(input_ids)
+        self._last_call = input_ids.copy()
         self.follow(input_ids)
         allowed = self._allowed()
         masked = np.full_like(scores, -np.inf)
         masked[allowed] = scores[allowed]
         return masked
 
+    def starts_completion(self, input_ids: InputIds) -> bool:
+        """Whether a call with `input_ids` is the first of a new completion rather than the
+        next token of the one under way. llama-cpp-python samples one token per evaluated
+        token, so the calls of one completion each bring exactly one token more than the last
+        call, which they begin with; and none follows a document that is complete. Anything
+        else is a new prompt: the same one again, another, or a chat's next turn holding the
+        last answer. (A prompt that is exactly the last prompt and all its output is one token
+        more: it carries an unfinished document on.) An O(len(input_ids)) comparison."""
+        last = self._last_call
+        if last is None or self.is_finished() or len(input_ids) != len(last) + 1:
+            return True
+        return not np.array_equal(input_ids[: len(last)], last)
+
     def follow(self, input_ids: InputIds) -> None:
-        """Advance past the tokens generated since the last look. The first call sees the
-        prompt only: everything after it is output. Raises ValueError if a token the schema
-        does not allow was generated (another processor changed the choice)."""
+        """Advance past the tokens generated since the last look. The first call of a
+        completion sees the prompt only: everything after it is output. Raises ValueError if a
+        token the schema does not allow was generated (another processor changed the choice)."""
         if self._prompt_length is None:
             self._prompt_length = len(input_ids)
         for token in input_ids[self._prompt_length + self._generated :].tolist():
@@ -87,6 +124,29 @@ class SchemaLogitsProcessor:
 
     def is_finished(self) -> bool:
         return self._held is None and not self._ending and self.guide.is_finished()
+
+    def check_sampled(self, input_ids: InputIds) -> None:
+        """Raise ValueError if the latest call saw more tokens than `input_ids`, the tokens
+        sampled so far as llama-cpp-python hands them to stopping criteria: with a draft_model
+        it hands logits processors the draft's guesses as well, which would be read as output
+        (and, being more than one token, as a new prompt). The criterion is called outside the
+        sampler, so this error reaches the caller."""
+        last = self._last_call
+        if last is not None and len(input_ids) < len(last):
+            raise ValueError(
+                f"the logits processor was given {len(last) - len(input_ids)} tokens not yet sampled"
+                " (a draft_model's guesses): the schema cannot be kept with a draft_model; make the Llama without one"
+            )
+
+    def _begin(self, prompt: InputIds | None) -> None:
+        """A new document, with the whole budget, after `prompt` (None: not seen yet)."""
+        self.guide = Guide(self._compiled)
+        self._prompt_length = None if prompt is None else len(prompt)
+        self._last_call = None
+        self._generated = 0
+        self._zeros = ZeroHolder(self._table, self._compiled.vocab.size, rewrites=False)
+        self._held = None
+        self._ending = False
 
     def _take(self, token: int) -> None:
         piece = self._compiled.vocab.pieces[token]
@@ -133,16 +193,40 @@ class SchemaLogitsProcessor:
         return ids.astype(np.intp)
 
 
+def checked_budget(compiled: CompiledSchema, max_tokens: object) -> int | None:
+    """`max_tokens` as a number of tokens (None: no budget), or the error that says why it
+    cannot be one: TypeError, ValueError, or TokenBudgetTooSmall (see SchemaLogitsProcessor).
+    Costs a look at the automaton's first state."""
+    if max_tokens is None:
+        return None
+    # A bool is an int to Python, and True would read as a budget of one token.
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, SupportsIndex):
+        kind = type(max_tokens).__name__
+        raise TypeError(f"max_tokens must be a whole number of tokens, or None for no budget, not {max_tokens!r} ({kind})")
+    budget = operator.index(max_tokens)
+    if budget < 1:  # llama-cpp-python reads a max_tokens of 0 or less as no limit at all
+        raise ValueError(f"max_tokens must be a positive number of tokens, or None for no budget, not {budget}")
+    shortest = Guide(compiled).shortest_completion()
+    if budget < shortest:
+        raise TokenBudgetTooSmall(budget, shortest)
+    return budget
+
+
 def llama_cpp_logits_processor(
     compiled: CompiledSchema, max_tokens: int | None = None
 ) -> tuple[LogitsProcessorList, StoppingCriteriaList]:
     """`(logits_processor, stopping_criteria)` for llama-cpp-python's
     `Llama.create_completion(prompt, logits_processor=..., stopping_criteria=...)`, holding
     its output to `compiled`'s schema (and, with `max_tokens`, closing the document inside
-    that many tokens: pass the same number to create_completion). One pair per completion."""
+    that many tokens: pass the same number to create_completion). The pair may serve one
+    completion after another, each a new document with the whole budget; not two at once,
+    nor a Llama with a draft_model (the criterion raises ValueError). Raises TypeError,
+    ValueError or TokenBudgetTooSmall for a `max_tokens` it cannot keep (see
+    SchemaLogitsProcessor); cheap otherwise (the compiled schema is shared)."""
     processor = SchemaLogitsProcessor(compiled, max_tokens)
 
     def document_complete(input_ids: InputIds, _logits: Scores) -> bool:
+        processor.check_sampled(input_ids)
         processor.follow(input_ids)
         return processor.is_finished()
 
