@@ -145,9 +145,10 @@ class GenerationError(ExtractError):
     """Generation could not produce a complete, schema-valid document."""
 
 
-class TokenBudgetTooSmall(GenerationError):
+class TokenBudgetTooSmall(GenerationError, ValueError):
     """The document cannot close within `max_tokens` tokens. `shortest` is the fewest bytes
-    (so at most that many tokens) the schema's shortest document takes, where it is known."""
+    (so at most that many tokens) the schema's shortest document takes, where it is known.
+    A ValueError too: it is a value of the caller's (`max_tokens`) that cannot be kept."""
 
     def __init__(self, max_tokens: int, shortest: int | None = None) -> None:
         if shortest is None:

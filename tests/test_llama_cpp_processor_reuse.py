@@ -71,6 +71,7 @@ def test_a_budget_below_the_shortest_document_is_refused_when_the_pair_is_made(c
         f" {SHORTEST - max_tokens} more than the token budget of {max_tokens} (max_tokens)"
     )
     assert refusal.value.hint == f"raise max_tokens to at least {SHORTEST}"
+    assert isinstance(refusal.value, ValueError)  # a value of the caller's that cannot be kept
 
 
 @pytest.mark.parametrize("max_tokens", [SHORTEST, np.int64(SHORTEST), None])
