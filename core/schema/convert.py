@@ -4,8 +4,10 @@ first time the compiler reaches it (by its JSON pointer).
 Keywords are read as the schema's draft reads them: keywords the draft does not define
 (`prefixItems` before 2020-12, `const` in draft 4, `x-*`, OpenAPI's `nullable`), keywords
 beside `$ref` before 2019-09, and format names JSON Schema does not define are listed as
-ignored; keywords that assert something this compiler cannot enforce are refused (see
-refusals.py: in lenient mode they are recorded and left out). A `$ref` is resolved here, so a
+ignored, with a note where that is worth a warning, except a misspelled keyword (`maxLenght`),
+which is refused (vocabulary.py judges which); keywords that assert something this compiler
+cannot enforce, or hold a string no UTF-8 document can, are refused (see refusals.py: in
+lenient mode they are recorded and left out). A `$ref` is resolved here, so a
 reference that leads nowhere is refused wherever it is reached.
 """
 
@@ -14,9 +16,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..errors import SchemaError, UnsupportedSchema
+from ..errors import MisspelledKeyword, SchemaError, UnsupportedSchema
 from .formats import FORMATS
-from .json_values import distinct_values, join_pointer, keep_values, unescape_pointer_part
+from .json_values import distinct_values, join_pointer, keep_values, lone_surrogate, unescape_pointer_part
 from .keywords import (
     ANNOTATIONS,
     ARRAY_KEYWORDS,
@@ -44,15 +46,17 @@ from .nodes import (
 )
 from .refusals import Refusals
 from .resources import Resources
-from .validation import draft_keywords, draft_name, ref_ignores_siblings
+from .validation import draft_keywords, draft_name, ref_ignores_siblings, validator_class
+from .vocabulary import Judge, KeywordNote
 
 
 class SchemaDocument:
     """One root schema and its typed nodes, converted on first use and kept by pointer.
 
-    `ignored` lists the pointers of keywords left out as meaningless in the draft;
-    `dropped_refs` holds `$ref` keywords (by pointer) to read as absent (lenient compilation
-    of a recursion that cannot stop)."""
+    `ignored` lists the pointers of keywords left out as meaningless in the draft, `notes`
+    those worth a warning and why (core.schema.vocabulary); `dropped_refs` holds `$ref`
+    keywords (by pointer) to read as absent (lenient compilation of a recursion that cannot
+    stop)."""
 
     def __init__(
         self, root: Schema, refusals: Refusals, dropped_refs: frozenset[str] = frozenset(), resources: Resources | None = None
@@ -62,6 +66,7 @@ class SchemaDocument:
         self.refusals = refusals
         self.dropped_refs = dropped_refs
         self.ignored: list[str] = []
+        self.notes: list[KeywordNote] = []
         draft = root
         if draft_name(root) == "draft-03":
             refusals.refuse(
@@ -71,6 +76,7 @@ class SchemaDocument:
         self.asserting = draft_keywords(draft)
         self.ref_only = ref_ignores_siblings(draft)
         self.draft4 = draft_name(draft) == "draft-04"
+        self.judge = Judge(validator_class(draft), isinstance(draft, dict) and "$schema" in draft)
         self._nodes: dict[str, SchemaNode | bool] = {}
         self._raw: dict[str, Any] = {"": root}
 
@@ -102,8 +108,20 @@ class SchemaDocument:
     def _quiet(self) -> SchemaDocument:
         """A reader of this document that refuses and lists nothing (nothing it reads is kept)."""
         quiet = copy.copy(self)
-        quiet.refusals, quiet.ignored = Refusals(lenient=True), []
+        quiet.refusals, quiet.ignored, quiet.notes = Refusals(lenient=True), [], []
         return quiet
+
+    def ignore(self, keyword: str, schema: dict[str, Any], pointer: str) -> None:
+        """Leave out `keyword` of `schema`, which the draft gives no meaning: refused where it
+        looks like a misspelled keyword, else listed (with a note where one is worth giving)."""
+        meant = self.judge.misspelling(keyword, schema[keyword])
+        if meant is not None:
+            self.refusals.refuse(MisspelledKeyword(keyword, pointer, meant))
+            return
+        self.ignored.append(pointer)
+        reason = self.judge.reason(keyword, schema, self.ref_only)
+        if reason is not None:
+            self.notes.append(KeywordNote(keyword, pointer, reason))
 
     def raw(self, pointer: str) -> Any:
         """The schema as written at `pointer`."""
@@ -167,10 +185,11 @@ class _Reader:
             if keyword == "$ref" or (_asserts(keyword, document.asserting, raw) and not ref_only):
                 kept[keyword] = value
             else:
-                document.ignored.append(self.at(keyword))
+                document.ignore(keyword, raw, self.at(keyword))
         for keyword in list(kept):
-            if keyword not in SUPPORTED:
-                document.refusals.refuse(UnsupportedSchema(keyword, self.at(keyword)))
+            reason = _unwritable(keyword, kept[keyword], self.at(keyword)) if keyword in SUPPORTED else ""
+            if reason is not None:
+                document.refusals.refuse(UnsupportedSchema(keyword, self.at(keyword), reason))
                 del kept[keyword]
         return kept
 
@@ -345,6 +364,27 @@ class _Reader:
             self.document.refusals.refuse(refusal)  # anchors; a reference that leads nowhere is raised
             return None
         return Reference(self.kept["$ref"], where, target)
+
+
+# Keywords whose strings may be written in a document: values, property names (keys of the
+# maps of schemas; their schemas are read on their own).
+_WRITTEN = frozenset({"const", "enum", "required", "dependentRequired"})
+_NAMED = frozenset({"properties", "patternProperties", "dependentSchemas", "dependencies"})
+
+
+def _unwritable(keyword: str, value: Any, pointer: str) -> str | None:
+    """Why `keyword` cannot be enforced: a lone surrogate in a string it may have written,
+    which no UTF-8 document can hold (`pattern` refuses its own); else None."""
+    if keyword in _NAMED and isinstance(value, dict):
+        value = {name: names if isinstance(names, list) else None for name, names in value.items()}
+    elif keyword not in _WRITTEN:
+        return None
+    found = lone_surrogate(value, pointer)
+    if found is None:
+        return None
+    where, code = found
+    inside = f" (at {where})" if where != pointer else ""
+    return f"a lone surrogate \\u{code:04x}{inside} cannot be written as UTF-8"
 
 
 def _numeric(value: Any) -> bool:

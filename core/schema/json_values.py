@@ -7,6 +7,7 @@ dependencies, so the automaton layer may import it as well as the schema layer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Iterable
 from typing import Any
 
@@ -87,6 +88,32 @@ def keep_values(values: Iterable[Any], allowed: Iterable[Any], keep: bool = True
     """The `values` JSON-equal to one of `allowed` (with keep=False: to none of them), in order."""
     keys = {json_key(value) for value in allowed}
     return [value for value in values if (json_key(value) in keys) == keep]
+
+
+def lone_surrogate(value: Any, pointer: str) -> tuple[str, int] | None:
+    """Where in `value` (a string, or an object key) the first lone surrogate is, as a pointer
+    with its own surrogates written `\\udXXX`, and its code point; None where there is none.
+    JSON text may escape one (`"\\ud800"`), but UTF-8 cannot encode it (iterative)."""
+    stack: list[tuple[Any, str]] = [(value, pointer)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str) and (found := _SURROGATE.search(item)):
+            return escaped_surrogates(where), ord(found.group())
+        if isinstance(item, dict):
+            stack.extend((name, join_pointer(where, name)) for name in item)
+            stack.extend((member, join_pointer(where, name)) for name, member in item.items())
+        elif isinstance(item, list):
+            stack.extend((member, join_pointer(where, index)) for index, member in enumerate(item))
+    return None
+
+
+def escaped_surrogates(text: str) -> str:
+    """`text` with each lone surrogate written as its JSON escape, `\\udXXX` (so that it
+    can be encoded as UTF-8)."""
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def escape_pointer_part(part: str) -> str:
