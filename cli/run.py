@@ -3,7 +3,6 @@ batch through cli.batch_run, `extract check`."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..core.check import SchemaReport, check_schema_support
@@ -65,7 +64,7 @@ def check(request: CheckRequest) -> ExitCode:
     schema, label = load_schema(request.schema)
     report = check_schema_support(schema, request.recursion_depth)
     if request.as_json:
-        output.JsonWriter().write(json.dumps({"schema": label, **report.as_dict()}, ensure_ascii=False) + "\n")
+        output.JsonWriter().write(output.json_line({"schema": label, **report.as_dict()}))
     else:
         output.JsonWriter().write(escaped_surrogates(render_report(label, report)))  # a pointer may hold one
     return ExitCode.OK if report.supported else ExitCode.SCHEMA
