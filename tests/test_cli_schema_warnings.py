@@ -65,21 +65,25 @@ def test_check_names_why_a_keyword_is_ignored(tmp_path: Path) -> None:
     }
 
 
-def test_extract_refuses_a_lone_surrogate_it_would_have_to_write(tmp_path: Path) -> None:
-    code, out, err = run("--schema", schema_file(tmp_path, '{"const": "\\ud800"}'), str(PERSON_DOC))
-    assert (code, out) == (3, "")
-    assert err.splitlines()[0] == (
-        "error: unsupported keyword 'const' at /const: a lone surrogate \\ud800 cannot be written as UTF-8"
-    )
-    assert "Traceback" not in err
+def test_check_writes_a_pointer_holding_a_lone_surrogate_as_an_escape(tmp_path: Path) -> None:
+    schema = '{"type": "object", "properties": {"\\ud800": {"type": "string"}}, "required": ["\\ud800"]}'
+    code, out, err = run("check", schema_file(tmp_path, schema))
+    assert (code, err) == (0, "")
+    assert "grounded with --grounded: /properties/\\ud800\n" in out
+    code, out, err = run("check", "--json", schema_file(tmp_path, schema))
+    assert (code, err) == (0, "")
+    assert json.loads(out)["grounded_with_flag"] == ["/properties/\ud800"]
 
 
 @pytest.mark.model
 def test_extract_warns_of_ignored_keywords_and_lenient_leaves_misspellings_out(tmp_path: Path) -> None:
     schema = {
         "type": "object",
-        "properties": {"name": {"type": "string", "maxLenght": 30, "description": "half \ud83d a pair"}},
-        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "maxLenght": 30, "description": "half \ud83d a pair"},
+            "\ud800": {"const": "\udc00"},  # written as escapes, in the document and in the prompt
+        },
+        "required": ["name", "\ud800"],
         "additionalProperties": False,
         "dependencies": {"name": ["age"]},
     }
@@ -90,4 +94,6 @@ def test_extract_warns_of_ignored_keywords_and_lenient_leaves_misspellings_out(t
         "warning: --lenient: ignoring unknown keyword 'maxLenght' at /properties/name/maxLenght: did you mean 'maxLength'?",
         f"warning: {DEPENDENCIES_NOTE}",
     ]
-    jsonschema.validate(json.loads(out), schema)
+    value = json.loads(out)
+    jsonschema.validate(value, schema)
+    assert value["\ud800"] == "\udc00" and '"\\ud800": "\\udc00"' in out

@@ -6,9 +6,8 @@ Keywords are read as the schema's draft reads them: keywords the draft does not 
 beside `$ref` before 2019-09, and format names JSON Schema does not define are listed as
 ignored, with a note where that is worth a warning, except a misspelled keyword (`maxLenght`),
 which is refused (vocabulary.py judges which); keywords that assert something this compiler
-cannot enforce, or hold a string no UTF-8 document can, are refused (see refusals.py: in
-lenient mode they are recorded and left out). A `$ref` is resolved here, so a
-reference that leads nowhere is refused wherever it is reached.
+cannot enforce are refused (see refusals.py: in lenient mode they are recorded and left out).
+A `$ref` is resolved here, so a reference that leads nowhere is refused wherever it is reached.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from typing import Any
 
 from ..errors import MisspelledKeyword, SchemaError, UnsupportedSchema
 from .formats import FORMATS
-from .json_values import distinct_values, join_pointer, keep_values, lone_surrogate, unescape_pointer_part
+from .json_values import distinct_values, join_pointer, keep_values, unescape_pointer_part
 from .keywords import (
     ANNOTATIONS,
     ARRAY_KEYWORDS,
@@ -187,9 +186,8 @@ class _Reader:
             else:
                 document.ignore(keyword, raw, self.at(keyword))
         for keyword in list(kept):
-            reason = _unwritable(keyword, kept[keyword], self.at(keyword)) if keyword in SUPPORTED else ""
-            if reason is not None:
-                document.refusals.refuse(UnsupportedSchema(keyword, self.at(keyword), reason))
+            if keyword not in SUPPORTED:
+                document.refusals.refuse(UnsupportedSchema(keyword, self.at(keyword)))
                 del kept[keyword]
         return kept
 
@@ -364,27 +362,6 @@ class _Reader:
             self.document.refusals.refuse(refusal)  # anchors; a reference that leads nowhere is raised
             return None
         return Reference(self.kept["$ref"], where, target)
-
-
-# Keywords whose strings may be written in a document: values, property names (keys of the
-# maps of schemas; their schemas are read on their own).
-_WRITTEN = frozenset({"const", "enum", "required", "dependentRequired"})
-_NAMED = frozenset({"properties", "patternProperties", "dependentSchemas", "dependencies"})
-
-
-def _unwritable(keyword: str, value: Any, pointer: str) -> str | None:
-    """Why `keyword` cannot be enforced: a lone surrogate in a string it may have written,
-    which no UTF-8 document can hold (`pattern` refuses its own); else None."""
-    if keyword in _NAMED and isinstance(value, dict):
-        value = {name: names if isinstance(names, list) else None for name, names in value.items()}
-    elif keyword not in _WRITTEN:
-        return None
-    found = lone_surrogate(value, pointer)
-    if found is None:
-        return None
-    where, code = found
-    inside = f" (at {where})" if where != pointer else ""
-    return f"a lone surrogate \\u{code:04x}{inside} cannot be written as UTF-8"
 
 
 def _numeric(value: Any) -> bool:

@@ -90,26 +90,9 @@ def keep_values(values: Iterable[Any], allowed: Iterable[Any], keep: bool = True
     return [value for value in values if (json_key(value) in keys) == keep]
 
 
-def lone_surrogate(value: Any, pointer: str) -> tuple[str, int] | None:
-    """Where in `value` (a string, or an object key) the first lone surrogate is, as a pointer
-    with its own surrogates written `\\udXXX`, and its code point; None where there is none.
-    JSON text may escape one (`"\\ud800"`), but UTF-8 cannot encode it (iterative)."""
-    stack: list[tuple[Any, str]] = [(value, pointer)]
-    while stack:
-        item, where = stack.pop()
-        if isinstance(item, str) and (found := _SURROGATE.search(item)):
-            return escaped_surrogates(where), ord(found.group())
-        if isinstance(item, dict):
-            stack.extend((name, join_pointer(where, name)) for name in item)
-            stack.extend((member, join_pointer(where, name)) for name, member in item.items())
-        elif isinstance(item, list):
-            stack.extend((member, join_pointer(where, index)) for index, member in enumerate(item))
-    return None
-
-
 def escaped_surrogates(text: str) -> str:
-    """`text` with each lone surrogate written as its JSON escape, `\\udXXX` (so that it
-    can be encoded as UTF-8)."""
+    """`text` with each lone surrogate written as its JSON escape, `\\udXXX`, so that it can
+    be encoded as UTF-8 (a schema's strings may hold one: JSON text can escape it, `"\\ud800"`)."""
     return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 

@@ -12,8 +12,8 @@ constraint its author meant without a word; ajv refuses unknown keywords for tha
 - a near miss of a keyword that asserts something (same name but for case or a trailing
   `:`, or within a small edit distance) whose value that keyword would accept: refused as
   misspelt, naming the keyword meant;
-- anything else (OpenAPI's `nullable`, vendor keywords, near misses of annotations): named
-  in a note.
+- anything else (OpenAPI's `nullable`, vendor keywords, near misses of annotations or ones
+  whose value the keyword would not take): named in a note.
 
 Tuned on the 9,557 schemas of JSONSchemaBench (bench/RESULTS.md): names that start with `_`,
 `@` or `/` are a convention for keywords switched off (`_format`), and short names are only
@@ -144,6 +144,8 @@ class Judge:
             return "a draft 3 keyword, which no later draft reads"
         if keyword in _JSON_SCHEMA_OTHERS:
             return None
+        if (meant := _near_miss(keyword, asserting=True)) is not None:  # its value does not suit `meant`
+            return f"not a JSON Schema keyword; it looks like '{meant}', but holds no value '{meant}' takes"
         meant = _near_miss(keyword, asserting=False)
         if meant is not None and _suits(meant, schema[keyword]):
             return f"not a JSON Schema keyword; did you mean '{meant}'?"
