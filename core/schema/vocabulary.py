@@ -1,6 +1,6 @@
 """What a keyword the schema's draft gives no meaning is, so that none is ignored silently.
 
-Validators ignore every such keyword, so a misspelt one (`maxLenght`, `requried`) drops the
+Validators ignore every such keyword, so a misspelled one (`maxLenght`, `requried`) drops the
 constraint its author meant without a word; ajv refuses unknown keywords for that reason
 (its strict mode). Each ignored keyword is judged here, in this order:
 
@@ -11,7 +11,7 @@ constraint its author meant without a word; ajv refuses unknown keywords for tha
   `$schema` (or the rewrite) that gives it meaning;
 - a near miss of a keyword that asserts something (same name but for case or a trailing
   `:`, or within a small edit distance) whose value that keyword would accept: refused as
-  misspelt, naming the keyword meant;
+  misspelled, naming the keyword meant;
 - anything else (OpenAPI's `nullable`, vendor keywords, near misses of annotations or ones
   whose value the keyword would not take): named in a note.
 
@@ -23,6 +23,7 @@ ever one edit from what they are taken for (`form` is not `format`, `note` is no
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -112,7 +113,7 @@ class Judge:
 
     def __init__(self, draft: type[Validator], declared: bool) -> None:
         self.draft = draft
-        self.asserting = asserting_keywords(draft) | {k for k, by in _READ_BY.items() if by in asserting_keywords(draft)}
+        self.asserting = _asserting_in(draft)
         self.declared = declared
 
     def misspelling(self, keyword: str, value: Any) -> str | None:
@@ -184,22 +185,32 @@ def _targets(asserting: bool) -> tuple[str, ...]:
     return tuple(sorted((ANNOTATIONS | _JSON_SCHEMA_OTHERS) - _DRAFT_3 - every_asserting - {"x-grounded"}))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=4096)
 def _near_miss(name: str, asserting: bool) -> str | None:
-    """The keyword `name` is nearest to, where it is near enough to be taken for it."""
+    """The keyword `name` is nearest to, where it is near enough to be taken for it (a name
+    whose length differs by more than two is never measured: its cost stays bounded)."""
     if not name or name.startswith(_DELIBERATE):
         return None
     if asserting and name in _ALIASES:
         return _ALIASES[name]
-    folded, trimmed = name.casefold(), name.strip(" :\"'")
+    folded, trimmed, letters = name.casefold(), name.strip(" :\"'"), Counter(name)
     close = []
     for keyword in _targets(asserting):
         if keyword.casefold() == folded or keyword == trimmed:
             return keyword
         shorter = min(len(name), len(keyword))
-        if shorter >= 4 and (distance := _edits(name, keyword)) <= (1 if shorter <= _SHORT else 2):
+        limit = 1 if shorter <= _SHORT else 2
+        if shorter < 4 or abs(len(name) - len(keyword)) > limit:
+            continue
+        # Letters one has and the other lacks each take an edit: a cheap bound before the costly one.
+        if max(sum((letters - _LETTERS[keyword]).values()), sum((_LETTERS[keyword] - letters).values())) > limit:
+            continue
+        if (distance := _edits(name, keyword)) <= limit:
             close.append((distance, keyword))
     return min(close)[1] if close else None
+
+
+_LETTERS = {keyword: Counter(keyword) for keyword in _targets(True) + _targets(False)}
 
 
 def _edits(first: str, second: str) -> int:
@@ -226,5 +237,7 @@ def _suits(keyword: str, value: Any) -> bool:
 
 def _known(keyword: str) -> bool:
     """Whether `keyword` is a keyword of some vocabulary above, or a vendor's (`x-`)."""
-    every = ANNOTATIONS | OTHER_ANNOTATIONS | _JSON_SCHEMA_OTHERS | _OTHER_ASSERTIONS.keys()
-    return keyword in every or keyword[:2].lower() == "x-" or _draft_giving_meaning(keyword, DRAFTS[-1][0]) is not None
+    return keyword in _KNOWN or keyword[:2].lower() == "x-" or _draft_giving_meaning(keyword, DRAFTS[-1][0]) is not None
+
+
+_KNOWN = ANNOTATIONS | OTHER_ANNOTATIONS | _JSON_SCHEMA_OTHERS | _OTHER_ASSERTIONS.keys()
