@@ -29,6 +29,7 @@ _EXPORTS = {
     "ExtractError": "core.errors",
     "SchemaError": "core.errors",
     "UnsupportedSchema": "core.errors",
+    "MisspelledKeyword": "core.errors",
     "ModelError": "core.errors",
     "ModelNotFound": "core.errors",
     "ModelNotGGUF": "core.errors",

@@ -29,6 +29,8 @@ def open_and_compile(request: Request, schema: Schema) -> tuple[Extractor, Compi
     compiled = extractor.compile(schema, request.recursion_depth, request.lenient, request.grounded)
     for refusal in compiled.relaxed:
         output.report_warning(f"--lenient: ignoring {refusal.message.removeprefix('unsupported ')}")
+    for warning in compiled.warnings:
+        output.report_warning(warning)
     return extractor, compiled
 
 

@@ -15,10 +15,12 @@ from ..core.errors import (
     DocumentNotFound,
     DocumentTooLarge,
     ExtractError,
+    MisspelledKeyword,
     ModelNotFound,
     ModelNotGGUF,
     TokenBudgetTooSmall,
     UndecodableDocument,
+    misspelling_hint,
 )
 
 
@@ -60,4 +62,6 @@ def _hint(error: ExtractError) -> str:
             return "check --model or EXTRACT_MODEL"
         case ModelNotGGUF():
             return "pass a .gguf file to --model"
+        case MisspelledKeyword():
+            return misspelling_hint(error.meant, "--lenient")
     return error.hint

@@ -3,13 +3,13 @@ batch through cli.batch_run, `extract check`."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..core.check import SchemaReport, check_schema_support
 from ..core.document import check_readable
 from ..core.errors import ExtractError
 from ..core.layout import Indenter
+from ..core.schema.json_values import escaped_surrogates
 from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
 from . import evidence, interrupts, output, preflight, progress
@@ -89,9 +89,9 @@ def check(request: CheckRequest) -> ExitCode:
     schema, label = load_schema(request.schema)
     report = check_schema_support(schema, request.recursion_depth)
     if request.as_json:
-        output.JsonWriter().write(json.dumps({"schema": label, **report.as_dict()}, ensure_ascii=False) + "\n")
+        output.JsonWriter().write(output.json_line({"schema": label, **report.as_dict()}))
     else:
-        output.JsonWriter().write(render_report(label, report))
+        output.JsonWriter().write(escaped_surrogates(render_report(label, report)))  # a pointer may hold one
     return ExitCode.OK if report.supported else ExitCode.SCHEMA
 
 
@@ -100,7 +100,8 @@ def render_report(label: str, report: SchemaReport) -> str:
     lines = [f"schema: {label} ({report.draft})", f"result: {verdict}"]
     lines.append("enforced: " + (", ".join(f"{k} x{n}" for k, n in report.enforced.items()) or "nothing"))
     lines += [f"refused: {r.pointer or '/'}: {r.message}" for r in report.refused]
-    lines += [f"ignored (no meaning in {report.draft}): {pointer}" for pointer in report.ignored]
+    reasons = {note.pointer: f": {note.reason}" for note in report.notes}
+    lines += [f"ignored (no meaning in {report.draft}): {pointer}{reasons.get(pointer, '')}" for pointer in report.ignored]
     if report.groundable or report.never_grounded:
         lines.append("grounded with --grounded: " + (", ".join(report.groundable) or "none"))
     if report.never_grounded:

@@ -2,7 +2,8 @@
 
 Compiles leniently so that every refused keyword is found in one compilation (not just the first),
 counts the keywords that are enforced, lists the ones ignored as meaningless in the schema's
-draft, and reports the automaton's size and one example document drawn from it.
+draft (with why, where that is worth a warning: core.schema.vocabulary), and reports the
+automaton's size and one example document drawn from it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .schema.json_values import join_pointer
 from .schema.keywords import ANNOTATIONS, SUPPORTED
 from .schema.load import Schema
 from .schema.validation import draft_name
+from .schema.vocabulary import KeywordNote
 
 
 @dataclass
@@ -40,6 +42,8 @@ class SchemaReport:
     # (`x-grounded: false`), by schema pointer.
     groundable: list[str] = field(default_factory=list)
     never_grounded: list[str] = field(default_factory=list)
+    # The ignored keywords worth a warning (a keyword of another draft, an unknown one), with why.
+    notes: list[KeywordNote] = field(default_factory=list)
 
     @property
     def supported(self) -> bool:
@@ -59,6 +63,7 @@ class SchemaReport:
             "seconds": round(self.seconds, 4),
             "grounded_with_flag": self.groundable,
             "never_grounded": self.never_grounded,
+            "notes": [{"keyword": n.keyword, "pointer": n.pointer, "reason": n.reason} for n in self.notes],
         }
 
 
@@ -82,6 +87,7 @@ def check_schema_support(schema: Schema, recursion_depth: int = DEFAULT_RECURSIO
         seconds=automaton.seconds,
         groundable=[label.pointer for label in labels if grounds(label, True)],
         never_grounded=[label.pointer for label in labels if not grounds(label, True)],
+        notes=automaton.notes,
     )
 
 

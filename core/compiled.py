@@ -20,6 +20,7 @@ from .index import TokenIndex
 from .schema.compiler import DEFAULT_RECURSION_DEPTH, compile_schema_tree
 from .schema.load import Schema, check_schema
 from .schema.validation import best_error, validator_for_schema
+from .schema.vocabulary import KeywordNote, summarized
 from .vocab import TokenTable, Vocabulary
 
 _TABLES: dict[str, TokenTable] = {}
@@ -47,6 +48,14 @@ class CompiledSchema:
     compile_seconds: float
     relaxed: list[UnsupportedSchema] = field(default_factory=list)
     grounded: bool = False  # plain strings are spans of the document unless `x-grounded` says otherwise
+    notes: list[KeywordNote] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What a caller should be told about keywords left out because the schema's draft
+        gives them no meaning (keywords of another draft, unknown ones): one line per keyword
+        and reason. Misspelled keywords are refused (relaxed when lenient) instead."""
+        return summarized(self.notes)
 
     @cached_property
     def grounded_pointers(self) -> list[str]:
@@ -87,8 +96,8 @@ class CompiledSchema:
 @dataclass
 class SchemaAutomaton:
     """A schema's byte automaton, before any vocabulary is involved (what `extract check`
-    reports). `ignored` lists keywords with no meaning in the schema's draft, by pointer;
-    `work` the units of compile work it took (the limit is limits.MAX_COMPILE_FUEL)."""
+    reports). `ignored` lists keywords with no meaning in the schema's draft, by pointer,
+    `notes` those worth a warning, with why; `work` the units of compile work it took (the limit is limits.MAX_COMPILE_FUEL)."""
 
     schema: Schema
     dfa: LazyDFA
@@ -96,6 +105,7 @@ class SchemaAutomaton:
     seconds: float
     relaxed: list[UnsupportedSchema] = field(default_factory=list)
     work: int = 0
+    notes: list[KeywordNote] = field(default_factory=list)
 
 
 def compile_automaton(schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False) -> SchemaAutomaton:
@@ -136,7 +146,7 @@ def _compile_checked(schema: Schema, recursion_depth: int, started: float, lenie
         raise SchemaError("no JSON document satisfies this schema")
     ignored = list(dict.fromkeys(compiled_tree.ignored))
     seconds = time.perf_counter() - started
-    return SchemaAutomaton(schema, dfa, ignored, seconds, compiled_tree.refused, compiled_tree.work)
+    return SchemaAutomaton(schema, dfa, ignored, seconds, compiled_tree.refused, compiled_tree.work, compiled_tree.notes)
 
 
 def compile_schema(
@@ -156,4 +166,5 @@ def compile_schema(
     table = token_table(vocab)
     automaton = compile_automaton(schema, recursion_depth, lenient)
     index = TokenIndex(automaton.dfa, table)
-    return CompiledSchema(schema, vocab, automaton.dfa, index, time.perf_counter() - started, automaton.relaxed, grounded)
+    seconds = time.perf_counter() - started
+    return CompiledSchema(schema, vocab, automaton.dfa, index, seconds, automaton.relaxed, grounded, automaton.notes)

@@ -43,6 +43,24 @@ class UnsupportedSchema(SchemaError):
         self.relaxable = relaxable
 
 
+class MisspelledKeyword(UnsupportedSchema):
+    """A keyword no vocabulary defines, so close to one that asserts something (`maxLenght`,
+    `requried`) that it is taken for that one misspelled: validators would ignore it, and with
+    it the constraint it was meant to be. `meant` is the keyword it is taken for."""
+
+    def __init__(self, keyword: str, pointer: str, meant: str) -> None:
+        super().__init__(keyword, pointer)
+        self.message = f"unknown keyword '{keyword}' at {pointer or '/'}: did you mean '{meant}'?"
+        self.args = (self.message,)
+        self.hint = misspelling_hint(meant, "lenient=True")
+        self.meant = meant
+
+
+def misspelling_hint(meant: str, lenient: str) -> str:
+    """What to do about a misspelled keyword, with the setting that ignores it called `lenient`."""
+    return f"rename it '{meant}' (a keyword of your own passes without a word when named 'x-...'), or pass {lenient} to ignore it"
+
+
 class ModelError(ExtractError):
     """The model file is missing, unreadable, or not a usable GGUF model."""
 

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from .errors import SchemaError
-from .schema.json_values import join_pointer
+from .schema.json_values import escaped_surrogates, join_pointer
 from .schema.load import Schema
 from .schema.resources import Resources
 
@@ -25,7 +25,9 @@ _FORMAT_SHAPES = {"date": "YYYY-MM-DD", "date-time": "YYYY-MM-DDThh:mm:ss+hh:mm"
 
 
 def build_messages(schema: Schema, document: str, instructions: str | None = None) -> list[dict[str, str]]:
-    system = f"{instructions or DEFAULT_INSTRUCTIONS}\n\n{describe_schema(schema)}"
+    # A lone surrogate (a schema's "\\ud800", in a description say) cannot be tokenized as
+    # UTF-8: the prompt shows its escape instead.
+    system = escaped_surrogates(f"{instructions or DEFAULT_INSTRUCTIONS}\n\n{describe_schema(schema)}")
     return [{"role": "system", "content": system}, {"role": "user", "content": document}]
 
 

@@ -178,14 +178,24 @@ ROWS = [
     Row(
         "OpenAPI 3.0 `nullable`",
         "ignored, as JSON Schema validators do (not a JSON Schema keyword): null is allowed only where `type` or"
-        " `enum` allows it; `extract check` lists it",
+        " `enum` allows it; `extract` warns of it and `extract check` lists it",
         {"type": ["string", "null"], "nullable": True, "maxLength": 1},
         None,
         "ab",
     ),
     Row(
-        "annotations (`title`, `description`, `default`, `examples`, ...) and keywords the draft does not define (`x-*`)",
-        "ignored, as validators do; `extract check` lists the unknown ones",
+        "another draft's keywords (`dependencies` under 2020-12, `prefixItems` under draft-07), keywords beside `$ref`"
+        " before 2019-09, unknown keywords",
+        "ignored, as validators do; `extract` warns of each (with the `$schema` that gives another draft's keyword"
+        " meaning) and `extract check` lists them; one that looks like a misspelled keyword is refused (below)",
+        {"type": "object", "properties": {"a": {"type": "null"}}, "dependencies": {"a": ["b"]}},
+        {"a": None},
+        1,
+    ),
+    Row(
+        "annotations (`title`, `description`, `default`, `examples`, ...) and other vocabularies' (`x-*`, OpenAPI's"
+        " `example` and `discriminator`, editors' `markdownDescription`)",
+        "ignored, as validators do; `extract check` lists the ones the draft does not define",
         {"type": "integer", "title": "n", "x-unit": "cm"},
         1,
         NO,

@@ -4,7 +4,8 @@ Canonical layout: one line, `", "` between members and elements, `": "` after ke
 properties in schema order. The schema is read into typed nodes once (convert.py, nodes.py),
 subschemas are merged as nodes (conjunction.py), and each kind of value has its own builder
 (build.py dispatches). Every keyword is either enforced exactly or refused with its JSON
-pointer (UnsupportedSchema): nothing is silently dropped. Generating fewer documents than the
+pointer (UnsupportedSchema), and a keyword the draft gives no meaning is listed, noted or, where
+it looks misspelled, refused (vocabulary.py): nothing is silently dropped. Generating fewer documents than the
 schema allows is fine (no additional properties are ever emitted, numbers have bounded
 digits); generating one it forbids is never fine.
 """
@@ -22,6 +23,7 @@ from .load import Schema, refuse_reference_cycles
 from .mixed_drafts import refuse_mixed_drafts
 from .refusals import DepthCut, Refusals
 from .resources import Resources
+from .vocabulary import KeywordNote
 
 DEFAULT_RECURSION_DEPTH = 3
 
@@ -29,14 +31,15 @@ DEFAULT_RECURSION_DEPTH = 3
 @dataclass
 class CompiledTree:
     """A schema's regex tree; the keywords it ignored because the schema's draft gives them
-    no meaning (unknown or vendor keywords such as `x-order`), each as a JSON pointer; and,
-    compiled leniently, the keywords refused and left out; the units of compile work it took
-    (see limits.Fuel)."""
+    no meaning (unknown or vendor keywords such as `x-order`), each as a JSON pointer, and
+    notes on those worth a warning; compiled leniently, the keywords refused and left out;
+    the units of compile work it took (see limits.Fuel)."""
 
     tree: Node
     ignored: list[str]
     refused: list[UnsupportedSchema] = field(default_factory=list)
     work: int = 0
+    notes: list[KeywordNote] = field(default_factory=list)
 
 
 def compile_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> Node:
@@ -76,4 +79,5 @@ def compile_schema_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_D
             dropped |= {cut.pointer}
             continue
         check_document_floor(tree, build.floor)
-        return CompiledTree(tree, list(dict.fromkeys(document.ignored)), refusals.found, fuel.used)
+        notes = list(dict.fromkeys(document.notes))
+        return CompiledTree(tree, list(dict.fromkeys(document.ignored)), refusals.found, fuel.used, notes)

@@ -4,9 +4,10 @@ first time the compiler reaches it (by its JSON pointer).
 Keywords are read as the schema's draft reads them: keywords the draft does not define
 (`prefixItems` before 2020-12, `const` in draft 4, `x-*`, OpenAPI's `nullable`), keywords
 beside `$ref` before 2019-09, and format names JSON Schema does not define are listed as
-ignored; keywords that assert something this compiler cannot enforce are refused (see
-refusals.py: in lenient mode they are recorded and left out). A `$ref` is resolved here, so a
-reference that leads nowhere is refused wherever it is reached.
+ignored, with a note where that is worth a warning, except a misspelled keyword (`maxLenght`),
+which is refused (vocabulary.py judges which); keywords that assert something this compiler
+cannot enforce are refused (see refusals.py: in lenient mode they are recorded and left out).
+A `$ref` is resolved here, so a reference that leads nowhere is refused wherever it is reached.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..errors import SchemaError, UnsupportedSchema
+from ..errors import MisspelledKeyword, SchemaError, UnsupportedSchema
 from .formats import FORMATS
 from .json_values import distinct_values, join_pointer, keep_values, unescape_pointer_part
 from .keywords import (
@@ -44,15 +45,17 @@ from .nodes import (
 )
 from .refusals import Refusals
 from .resources import Resources
-from .validation import draft_keywords, draft_name, ref_ignores_siblings
+from .validation import draft_keywords, draft_name, ref_ignores_siblings, validator_class
+from .vocabulary import Judge, KeywordNote
 
 
 class SchemaDocument:
     """One root schema and its typed nodes, converted on first use and kept by pointer.
 
-    `ignored` lists the pointers of keywords left out as meaningless in the draft;
-    `dropped_refs` holds `$ref` keywords (by pointer) to read as absent (lenient compilation
-    of a recursion that cannot stop)."""
+    `ignored` lists the pointers of keywords left out as meaningless in the draft, `notes`
+    those worth a warning and why (core.schema.vocabulary); `dropped_refs` holds `$ref`
+    keywords (by pointer) to read as absent (lenient compilation of a recursion that cannot
+    stop)."""
 
     def __init__(
         self, root: Schema, refusals: Refusals, dropped_refs: frozenset[str] = frozenset(), resources: Resources | None = None
@@ -62,6 +65,7 @@ class SchemaDocument:
         self.refusals = refusals
         self.dropped_refs = dropped_refs
         self.ignored: list[str] = []
+        self.notes: list[KeywordNote] = []
         draft = root
         if draft_name(root) == "draft-03":
             refusals.refuse(
@@ -71,6 +75,7 @@ class SchemaDocument:
         self.asserting = draft_keywords(draft)
         self.ref_only = ref_ignores_siblings(draft)
         self.draft4 = draft_name(draft) == "draft-04"
+        self.judge = Judge(validator_class(draft), isinstance(draft, dict) and "$schema" in draft)
         self._nodes: dict[str, SchemaNode | bool] = {}
         self._raw: dict[str, Any] = {"": root}
 
@@ -102,8 +107,20 @@ class SchemaDocument:
     def _quiet(self) -> SchemaDocument:
         """A reader of this document that refuses and lists nothing (nothing it reads is kept)."""
         quiet = copy.copy(self)
-        quiet.refusals, quiet.ignored = Refusals(lenient=True), []
+        quiet.refusals, quiet.ignored, quiet.notes = Refusals(lenient=True), [], []
         return quiet
+
+    def ignore(self, keyword: str, schema: dict[str, Any], pointer: str) -> None:
+        """Leave out `keyword` of `schema`, which the draft gives no meaning: refused where it
+        looks like a misspelled keyword, else listed (with a note where one is worth giving)."""
+        meant = self.judge.misspelling(keyword, schema[keyword])
+        if meant is not None:
+            self.refusals.refuse(MisspelledKeyword(keyword, pointer, meant))
+            return
+        self.ignored.append(pointer)
+        reason = self.judge.reason(keyword, schema, self.ref_only)
+        if reason is not None:
+            self.notes.append(KeywordNote(keyword, pointer, reason))
 
     def raw(self, pointer: str) -> Any:
         """The schema as written at `pointer`."""
@@ -167,7 +184,7 @@ class _Reader:
             if keyword == "$ref" or (_asserts(keyword, document.asserting, raw) and not ref_only):
                 kept[keyword] = value
             else:
-                document.ignored.append(self.at(keyword))
+                document.ignore(keyword, raw, self.at(keyword))
         for keyword in list(kept):
             if keyword not in SUPPORTED:
                 document.refusals.refuse(UnsupportedSchema(keyword, self.at(keyword)))

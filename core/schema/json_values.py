@@ -7,6 +7,7 @@ dependencies, so the automaton layer may import it as well as the schema layer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Iterable
 from typing import Any
 
@@ -87,6 +88,15 @@ def keep_values(values: Iterable[Any], allowed: Iterable[Any], keep: bool = True
     """The `values` JSON-equal to one of `allowed` (with keep=False: to none of them), in order."""
     keys = {json_key(value) for value in allowed}
     return [value for value in values if (json_key(value) in keys) == keep]
+
+
+def escaped_surrogates(text: str) -> str:
+    """`text` with each lone surrogate written as its JSON escape, `\\udXXX`, so that it can
+    be encoded as UTF-8 (a schema's strings may hold one: JSON text can escape it, `"\\ud800"`)."""
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def escape_pointer_part(part: str) -> str:

@@ -1,0 +1,243 @@
+"""What a keyword the schema's draft gives no meaning is, so that none is ignored silently.
+
+Validators ignore every such keyword, so a misspelled one (`maxLenght`, `requried`) drops the
+constraint its author meant without a word; ajv refuses unknown keywords for that reason
+(its strict mode). Each ignored keyword is judged here, in this order:
+
+- a JSON Schema annotation (`title`, `$comment`, ...) or one of another vocabulary that
+  only annotates (`x-*`, OpenAPI's `example`, editors' `markdownDescription`): silent;
+- a keyword of another draft (`dependencies` under 2020-12, `prefixItems` under draft-07),
+  one beside `$ref` before 2019-09, `then` without `if`: named in a note, with the
+  `$schema` (or the rewrite) that gives it meaning;
+- a near miss of a keyword that asserts something (same name but for case or a trailing
+  `:`, or within a small edit distance) whose value that keyword would accept: refused as
+  misspelled, naming the keyword meant;
+- anything else (OpenAPI's `nullable`, vendor keywords, near misses of annotations or ones
+  whose value the keyword would not take): named in a note.
+
+Tuned on the 9,557 schemas of JSONSchemaBench (bench/RESULTS.md): names that start with `_`,
+`@` or `/` are a convention for keywords switched off (`_format`), and short names are only
+ever one edit from what they are taken for (`form` is not `format`, `note` is not `not`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from .keywords import ANNOTATIONS
+from .validation import Validator, asserting_keywords, meta_schema_error, name_of
+
+# The drafts read, oldest first, with the `$schema` that declares each.
+DRAFTS: tuple[tuple[type[Validator], str], ...] = (
+    (jsonschema.Draft4Validator, "http://json-schema.org/draft-04/schema#"),
+    (jsonschema.Draft6Validator, "http://json-schema.org/draft-06/schema#"),
+    (jsonschema.Draft7Validator, "http://json-schema.org/draft-07/schema#"),
+    (jsonschema.Draft201909Validator, "https://json-schema.org/draft/2019-09/schema"),
+    (jsonschema.Draft202012Validator, "https://json-schema.org/draft/2020-12/schema"),
+)
+# Keywords that assert only through another one: jsonschema's validator of the other reads them.
+_READ_BY = {"then": "if", "else": "if", "minContains": "contains", "maxContains": "contains"}
+# Draft 3's keywords, which no draft read here gives meaning.
+_DRAFT_3 = frozenset({"extends", "disallow", "divisibleBy"})
+# JSON Schema's annotations and identifiers not in keywords.ANNOTATIONS (which the compiler
+# skips outright), and draft 3's keywords.
+_JSON_SCHEMA_OTHERS = frozenset({"contentSchema", "$vocabulary", "$dynamicAnchor", "$recursiveAnchor"}) | _DRAFT_3
+# Keywords of other vocabularies that only annotate: OpenAPI 3, JSON Hyper-Schema, and the
+# editors' hints (VS Code) that schemas from SchemaStore carry.
+OTHER_ANNOTATIONS = frozenset(
+    {
+        "example",
+        "discriminator",
+        "xml",
+        "externalDocs",
+        "links",
+        "base",
+        "markdownDescription",
+        "enumDescriptions",
+        "markdownEnumDescriptions",
+        "deprecationMessage",
+        "errorMessage",
+        "patternErrorMessage",
+        "defaultSnippets",
+        "doNotSuggest",
+        "suggestSortText",
+        "allowComments",
+        "allowTrailingCommas",
+    }
+)
+# Keywords of other vocabularies that assert something there, with what is ignored here.
+_OTHER_ASSERTIONS = {
+    "nullable": "OpenAPI's 'nullable' is not JSON Schema: null is allowed only where 'type' or 'enum' allows it",
+}
+# Names some tools use for a JSON Schema keyword that edit distance would take for another.
+_ALIASES = {"inclusiveMinimum": "minimum", "inclusiveMaximum": "maximum"}
+# A leading `_` switches a keyword off by convention; `@` is JSON-LD's; `/` a comment's.
+_DELIBERATE = ("_", "@", "/")
+_SHORT = 5  # names this long or shorter are taken for a keyword one edit away, no further
+
+
+@dataclass(frozen=True)
+class KeywordNote:
+    """A keyword left out because the schema's draft gives it no meaning, and why that is
+    worth saying (what would give it meaning, or which keyword it looks like)."""
+
+    keyword: str
+    pointer: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        return f"ignoring '{self.keyword}' at {self.pointer or '/'}: {self.reason}"
+
+
+def summarized(notes: Iterable[KeywordNote]) -> list[str]:
+    """One line per keyword and reason: the first place it is written and how many more."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for note in notes:
+        groups.setdefault((note.keyword, note.reason), []).append(note.pointer)
+    lines = []
+    for (keyword, reason), pointers in groups.items():
+        more = f" (and {len(pointers) - 1} more place{'s' if len(pointers) > 2 else ''})" if len(pointers) > 1 else ""
+        lines.append(f"ignoring '{keyword}' at {pointers[0] or '/'}{more}: {reason}")
+    return lines
+
+
+class Judge:
+    """Judges the keywords one draft gives no meaning (see the module's docstring)."""
+
+    def __init__(self, draft: type[Validator], declared: bool) -> None:
+        self.draft = draft
+        self.asserting = _asserting_in(draft)
+        self.declared = declared
+
+    def misspelling(self, keyword: str, value: Any) -> str | None:
+        """The asserting keyword that `keyword` misspells, where `value` suits it; else None."""
+        if _known(keyword):
+            return None
+        meant = _near_miss(keyword, asserting=True)
+        return meant if meant is not None and _suits(meant, value) else None
+
+    def reason(self, keyword: str, schema: dict[str, Any], ref_only: bool) -> str | None:
+        """Why `keyword` of `schema` (not a misspelling) is worth a note; None where it only
+        annotates, or where another keyword's refusal covers it. `ref_only`: the draft
+        ignores keywords beside `$ref`."""
+        if keyword in ANNOTATIONS or keyword in OTHER_ANNOTATIONS or keyword[:2].lower() == "x-":
+            return None
+        if keyword in self.asserting:
+            return self._unread(keyword, schema, ref_only)
+        meaning = _draft_giving_meaning(keyword, self.draft)
+        if meaning is not None:
+            draft, uri = meaning
+            whose = "the draft its \"$schema\" names" if self.declared else "the draft of a schema without \"$schema\""
+            return (
+                f"a {name_of(draft)} keyword, which {name_of(self.draft)} ({whose}) does not read;"
+                f" declare \"$schema\": \"{uri}\" to give it meaning"
+            )
+        if keyword in _OTHER_ASSERTIONS:
+            return _OTHER_ASSERTIONS[keyword]
+        if keyword in _DRAFT_3:
+            return "a draft 3 keyword, which no later draft reads"
+        if keyword in _JSON_SCHEMA_OTHERS:
+            return None
+        if (meant := _near_miss(keyword, asserting=True)) is not None:  # its value does not suit `meant`
+            return f"not a JSON Schema keyword; it looks like '{meant}', but holds no value '{meant}' takes"
+        meant = _near_miss(keyword, asserting=False)
+        if meant is not None and _suits(meant, schema[keyword]):
+            return f"not a JSON Schema keyword; did you mean '{meant}'?"
+        return "not a JSON Schema keyword"
+
+    def _unread(self, keyword: str, schema: dict[str, Any], ref_only: bool) -> str | None:
+        if ref_only and "$ref" in schema:
+            return (
+                f"{name_of(self.draft)} validators ignore every keyword beside '$ref'; make the '$ref' and it two"
+                " schemas of an 'allOf', or declare 2019-09 or later"
+            )
+        reader = _READ_BY.get(keyword, keyword)
+        return None if reader in schema else f"no meaning without '{reader}' beside it"
+
+
+def _draft_giving_meaning(keyword: str, draft: type[Validator]) -> tuple[type[Validator], str] | None:
+    """The draft nearest to `draft` in which `keyword` asserts, and its `$schema`; or None."""
+    order = [cls for cls, _ in DRAFTS]
+    here = order.index(draft) if draft in order else len(order) - 1
+    found = [(abs(index - here), index) for index, (cls, _) in enumerate(DRAFTS) if keyword in _asserting_in(cls)]
+    return DRAFTS[min(found)[1]] if found else None
+
+
+@functools.cache
+def _asserting_in(draft: type[Validator]) -> frozenset[str]:
+    own = asserting_keywords(draft)
+    return own | {keyword for keyword, by in _READ_BY.items() if by in own}
+
+
+@functools.cache
+def _targets(asserting: bool) -> tuple[str, ...]:
+    """The keywords a name may be a near miss of: asserting ones, or annotations."""
+    every_asserting = frozenset().union(*(_asserting_in(cls) for cls, _ in DRAFTS))
+    if asserting:
+        return tuple(sorted(every_asserting))
+    return tuple(sorted((ANNOTATIONS | _JSON_SCHEMA_OTHERS) - _DRAFT_3 - every_asserting - {"x-grounded"}))
+
+
+@functools.lru_cache(maxsize=4096)
+def _near_miss(name: str, asserting: bool) -> str | None:
+    """The keyword `name` is nearest to, where it is near enough to be taken for it (a name
+    whose length differs by more than two is never measured: its cost stays bounded)."""
+    if not name or name.startswith(_DELIBERATE):
+        return None
+    if asserting and name in _ALIASES:
+        return _ALIASES[name]
+    folded, trimmed, letters = name.casefold(), name.strip(" :\"'"), Counter(name)
+    close = []
+    for keyword in _targets(asserting):
+        if keyword.casefold() == folded or keyword == trimmed:
+            return keyword
+        shorter = min(len(name), len(keyword))
+        limit = 1 if shorter <= _SHORT else 2
+        if shorter < 4 or abs(len(name) - len(keyword)) > limit:
+            continue
+        # Letters one has and the other lacks each take an edit: a cheap bound before the costly one.
+        if max(sum((letters - _LETTERS[keyword]).values()), sum((_LETTERS[keyword] - letters).values())) > limit:
+            continue
+        if (distance := _edits(name, keyword)) <= limit:
+            close.append((distance, keyword))
+    return min(close)[1] if close else None
+
+
+_LETTERS = {keyword: Counter(keyword) for keyword in _targets(True) + _targets(False)}
+
+
+def _edits(first: str, second: str) -> int:
+    """Damerau-Levenshtein distance (optimal string alignment): insertions, deletions,
+    substitutions and swaps of neighbours, one each."""
+    before: list[int] | None = None
+    previous = list(range(len(second) + 1))
+    for i, a in enumerate(first, 1):
+        current = [i] + [0] * len(second)
+        for j, b in enumerate(second, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b))
+            if before is not None and i > 1 and j > 1 and a == second[j - 2] and first[i - 2] == b:
+                current[j] = min(current[j], before[j - 2] + 1)
+        before, previous = previous, current
+    return previous[-1]
+
+
+def _suits(keyword: str, value: Any) -> bool:
+    """Whether `value` is a valid value of `keyword` in the draft that gives it meaning (a
+    name whose value does not fit, `"multiple": true` for multipleOf, is not a misspelling)."""
+    _, uri = _draft_giving_meaning(keyword, DRAFTS[-1][0]) or DRAFTS[-1]
+    return meta_schema_error({"$schema": uri, keyword: value}) is None
+
+
+def _known(keyword: str) -> bool:
+    """Whether `keyword` is a keyword of some vocabulary above, or a vendor's (`x-`)."""
+    return keyword in _KNOWN or keyword[:2].lower() == "x-" or _draft_giving_meaning(keyword, DRAFTS[-1][0]) is not None
+
+
+_KNOWN = ANNOTATIONS | OTHER_ANNOTATIONS | _JSON_SCHEMA_OTHERS | _OTHER_ASSERTIONS.keys()

@@ -1,0 +1,191 @@
+"""Nothing in a schema is ignored silently: a keyword that looks misspelled is refused (with the
+keyword meant), a keyword of another draft or an unknown one gets a note naming it (and the
+`$schema` that gives it meaning), through the compile API; and a lone surrogate in a schema
+reaches the prompt as an escape, which UTF-8 can encode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gguf_extract.core.compiled import SchemaAutomaton, compile_automaton
+from gguf_extract.core.errors import MisspelledKeyword, UnsupportedSchema
+from gguf_extract.core.prompt import build_messages
+from gguf_extract.core.schema.vocabulary import KeywordNote, summarized
+
+DRAFT_07 = "http://json-schema.org/draft-07/schema#"
+REPORTED = {
+    "properties": {"name": {"type": "string", "maxLenght": 20}, "age": {"tpye": "integer"}},
+    "requried": ["name"],
+}
+
+
+def notes(schema: Any) -> dict[str, str]:
+    automaton = compile_automaton(schema)
+    assert not automaton.relaxed
+    return {note.pointer: note.reason for note in automaton.notes}
+
+
+# -- misspelled keywords ----------------------------------------------------------------------
+
+
+def test_a_misspelled_keyword_is_refused_naming_the_keyword_meant() -> None:
+    with pytest.raises(MisspelledKeyword) as refused:
+        compile_automaton(REPORTED)
+    error = refused.value
+    assert (error.keyword, error.pointer, error.meant) == ("requried", "/requried", "required")
+    assert error.message == "unknown keyword 'requried' at /requried: did you mean 'required'?"
+    assert "rename it 'required'" in error.hint and "lenient=True" in error.hint
+    assert isinstance(error, UnsupportedSchema) and error.relaxable
+
+
+def test_lenient_compilation_finds_every_misspelling_and_leaves_them_out() -> None:
+    automaton = compile_automaton(REPORTED, lenient=True)
+    found = {(r.keyword, r.pointer, r.meant) for r in automaton.relaxed if isinstance(r, MisspelledKeyword)}
+    assert found == {
+        ("requried", "/requried", "required"),
+        ("maxLenght", "/properties/name/maxLenght", "maxLength"),
+        ("tpye", "/properties/age/tpye", "type"),
+    }
+    assert automaton.ignored == [] and automaton.notes == []  # refused, so not listed twice
+
+
+@pytest.mark.parametrize(
+    ("schema", "keyword", "meant"),
+    [
+        ({"type": "string", "maxlength": 3}, "maxlength", "maxLength"),  # case
+        ({"anyof": [{"type": "null"}]}, "anyof", "anyOf"),
+        ({"type:": "string"}, "type:", "type"),  # a trailing colon
+        ({"type": "object", "additonalProperties": False}, "additonalProperties", "additionalProperties"),
+        ({"type": "array", "itens": {"type": "null"}}, "itens", "items"),
+        ({"type": "array", "item": {"type": "null"}}, "item", "items"),
+        ({"$defs": {"a": {"type": "null"}}, "$rel": "#/$defs/a"}, "$rel", "$ref"),
+        ({"$defs": {"a": {"type": "null"}}, "#ref": "#/$defs/a"}, "#ref", "$ref"),
+        ({"type": "object", "requires": ["a"]}, "requires", "required"),
+        ({"type": "integer", "exclusiveMinimumm": 1}, "exclusiveMinimumm", "exclusiveMinimum"),
+        ({"type": "integer", "inclusiveMinimum": 1}, "inclusiveMinimum", "minimum"),  # another tool's name
+        ({"type": "object", "additional_properties": False}, "additional_properties", "additionalProperties"),
+        ({"$schema": DRAFT_07, "type": "array", "aditionalItems": False}, "aditionalItems", "additionalItems"),
+    ],
+)
+def test_near_misses_of_asserting_keywords_are_refused(schema: dict[str, Any], keyword: str, meant: str) -> None:
+    with pytest.raises(MisspelledKeyword) as refused:
+        compile_automaton(schema)
+    assert (refused.value.keyword, refused.value.meant) == (keyword, meant)
+
+
+def test_names_that_are_data_or_other_vocabularies_are_not_taken_for_misspellings() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"maxLenght": {"type": "integer", "example": 3}, "tpye": {"enum": [{"requried": 1}]}},
+        "patternProperties": {"^requried$": {"type": "null"}},
+        "dependentSchemas": {"maxLenght": {"required": ["tpye"]}},
+        "$defs": {"tpye": {"const": {"maxLenght": 1}}},
+        "default": {"tpye": 1},
+        "examples": [{"requried": 2}],
+        "discriminator": {"propertyName": "tpye"},
+        "x-requried": True,
+        "readonly": True,
+        "_format": "date",
+        "@type": "Thing",
+        "multiple": True,  # not a multipleOf: a boolean is no divisor
+        "note": ["a list of remarks, not a schema for `not`"],
+        "form": ["a layout, not a format"],
+        "info": {"version": 1},
+        "typeof": "function",
+        "deprecated": True,
+        "contentMediaType": "text/plain",
+        "$comment": "",
+    }
+    assert notes(schema) == {
+        "/readonly": "not a JSON Schema keyword; did you mean 'readOnly'?",
+        "/_format": "not a JSON Schema keyword",
+        "/@type": "not a JSON Schema keyword",
+        "/multiple": "not a JSON Schema keyword; it looks like 'multipleOf', but holds no value 'multipleOf' takes",
+        "/note": "not a JSON Schema keyword",
+        "/form": "not a JSON Schema keyword",
+        "/info": "not a JSON Schema keyword",
+        "/typeof": "not a JSON Schema keyword",
+    }
+
+
+# -- keywords of another draft, and unknown ones ----------------------------------------------
+
+
+def test_keywords_of_another_draft_are_noted_with_the_schema_that_gives_them_meaning() -> None:
+    found = notes(
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "t": {"type": "array", "items": False, "additionalItems": False}},
+            "dependencies": {"a": ["b"]},
+            "definitions": {"unused": {}},
+        }
+    )
+    assert found == {
+        "/dependencies": 'a draft-07 keyword, which 2020-12 (the draft of a schema without "$schema") does not read;'
+        ' declare "$schema": "http://json-schema.org/draft-07/schema#" to give it meaning',
+        "/properties/t/additionalItems": 'a 2019-09 keyword, which 2020-12 (the draft of a schema without "$schema")'
+        ' does not read; declare "$schema": "https://json-schema.org/draft/2019-09/schema" to give it meaning',
+    }
+    older = notes({"$schema": DRAFT_07, "$defs": {}, "prefixItems": [{"type": "null"}], "dependentRequired": {"a": ["b"]}})
+    assert older == {
+        "/prefixItems": 'a 2020-12 keyword, which draft-07 (the draft its "$schema" names) does not read;'
+        ' declare "$schema": "https://json-schema.org/draft/2020-12/schema" to give it meaning',
+        "/dependentRequired": 'a 2019-09 keyword, which draft-07 (the draft its "$schema" names) does not read;'
+        ' declare "$schema": "https://json-schema.org/draft/2019-09/schema" to give it meaning',
+    }
+
+
+def test_keywords_read_only_beside_another_are_noted() -> None:
+    found = notes(
+        {
+            "$schema": DRAFT_07,
+            "definitions": {"s": {"type": "string"}},
+            "properties": {"r": {"$ref": "#/definitions/s", "maxLength": 2, "description": "kept"}, "t": {"then": {}}},
+        }
+    )
+    assert found == {
+        "/properties/r/maxLength": "draft-07 validators ignore every keyword beside '$ref'; make the '$ref' and it two"
+        " schemas of an 'allOf', or declare 2019-09 or later",
+        "/properties/t/then": "no meaning without 'if' beside it",
+    }
+
+
+def test_unknown_keywords_are_noted_and_annotations_are_not() -> None:
+    found = notes({"type": "object", "nullable": True, "javaType": "Person", "decription": "a person", "title": "t"})
+    assert found == {
+        "/nullable": "OpenAPI's 'nullable' is not JSON Schema: null is allowed only where 'type' or 'enum' allows it",
+        "/javaType": "not a JSON Schema keyword",
+        "/decription": "not a JSON Schema keyword; did you mean 'description'?",
+    }
+
+
+def test_warnings_give_one_line_per_keyword_and_reason() -> None:
+    automaton: SchemaAutomaton = compile_automaton(
+        {"type": "object", "properties": {k: {"type": "null", "javaType": "N"} for k in "abc"}, "javaType": "P"}
+    )
+    assert summarized(automaton.notes) == [
+        "ignoring 'javaType' at /javaType (and 3 more places): not a JSON Schema keyword"
+    ]
+    note = KeywordNote("dependencies", "", "why")
+    assert note.message == "ignoring 'dependencies' at /: why"
+
+
+# -- lone surrogates --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("schema", "shown"),
+    [
+        ({"const": "\ud800"}, '"\\ud800"'),
+        ({"enum": ["a", "\udfff"]}, '"a" | "\\udfff"'),
+        ({"type": "object", "properties": {"\ud800": {"type": "integer"}}, "required": ["\ud800"]}, "\\ud800: integer"),
+        ({"properties": {"a": {"type": "string", "description": "half \ud83d a pair"}}}, "// half \\ud83d a pair"),
+    ],
+)
+def test_a_lone_surrogate_reaches_the_prompt_escaped(schema: dict[str, Any], shown: str) -> None:
+    compile_automaton(schema)  # written as a \\u escape in a document (README: departures)
+    system = build_messages(schema, "text")[0]["content"]
+    assert shown in system
+    system.encode("utf-8")  # what tokenizing the prompt does first
