@@ -21,17 +21,23 @@ from .request import Request
 def open_and_compile(request: Request, schema: Schema) -> tuple[Extractor, CompiledSchema]:
     options = ModelOptions(request.ctx, request.threads, request.n_gpu_layers, request.use_cache)
     extractor = Extractor.open(request.model, options)
+    compiled = extractor.compile(schema, request.recursion_depth, request.lenient, request.grounded)
+    if request.batch.setup_warnings:
+        _warn_of_setup(request, extractor, compiled)
+    return extractor, compiled
+
+
+def _warn_of_setup(request: Request, extractor: Extractor, compiled: CompiledSchema) -> None:
+    """What loading the model and compiling the schema leave out or change, on stderr."""
     if extractor.cache_refusal:
         output.report_warning(f"not using the cache: {extractor.cache_refusal} (make it private to you, or pass --no-cache)")
     if extractor.context_capped:
         limit = extractor.context_limit
         output.report_warning(f"--ctx {request.ctx} is more than the model's context of {limit} tokens: using {limit}")
-    compiled = extractor.compile(schema, request.recursion_depth, request.lenient, request.grounded)
     for refusal in compiled.relaxed:
         output.report_warning(f"--lenient: ignoring {refusal.message.removeprefix('unsupported ')}")
     for warning in compiled.warnings:
         output.report_warning(warning)
-    return extractor, compiled
 
 
 def sampling(request: Request) -> SamplingSettings:

@@ -29,6 +29,7 @@ class BatchOptions:
     workers: int = 1
     overwrite: bool = False
     worker: bool = False  # one process of a --workers batch: its documents come from the parent, no summary
+    setup_warnings: bool = True  # False: another worker says what loading and compiling warn of, once for all
 
 
 @dataclass(frozen=True)

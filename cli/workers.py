@@ -94,8 +94,11 @@ def run_workers(request: Request, pending: list[batch.Source], take: Callable[[O
     threads = request.threads or max(1, cores // count)
     if count * threads > cores:
         output.report_warning(oversubscribed(count, threads, cores))
-    share = replace(request, threads=threads, batch=replace(request.batch, worker=True, quiet=True, workers=1)).to_json()
-    workers = [start_worker(number, WORKER_COMMAND, share, pending[number::count]) for number in range(count)]
+    shares = [
+        replace(request, threads=threads, batch=replace(request.batch, worker=True, quiet=True, workers=1, setup_warnings=first))
+        for first in [True] + [False] * (count - 1)  # the first worker alone warns of what setting up leaves out
+    ]
+    workers = [start_worker(number, WORKER_COMMAND, shares[number].to_json(), pending[number::count]) for number in range(count)]
     try:
         for outcome in merge(workers):
             take(outcome)

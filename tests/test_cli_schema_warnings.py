@@ -97,3 +97,16 @@ def test_extract_warns_of_ignored_keywords_and_lenient_leaves_misspellings_out(t
     value = json.loads(out)
     jsonschema.validate(value, schema)
     assert value["\ud800"] == "\udc00" and '"\\ud800": "\\udc00"' in out
+
+
+@pytest.mark.model
+def test_workers_warn_of_the_schema_once(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20}}, "dependencies": {"name": ["age"]}}
+    path = schema_file(tmp_path, json.dumps(schema))
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.txt").write_text("Maria Gonzales\n")
+    arguments = ["--schema", path, str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "--max-tokens", "30", "-q"]
+    code, out, err = run(*arguments, "--workers", "2", "--threads", "1")
+    assert code == 0, err
+    assert len(out.splitlines()) == 2
+    assert err.count(DEPENDENCIES_NOTE) == 1, err
