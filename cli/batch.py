@@ -153,13 +153,18 @@ def _read_regular_file(path: Path, limit: int) -> bytes | str:
     return data
 
 
+def probe_folder(folder: Path) -> None:
+    """Raise OSError unless `folder` takes a new file (one is created there and removed)."""
+    handle, probe = tempfile.mkstemp(dir=folder, prefix=".extract-probe-")
+    os.close(handle)
+    os.unlink(probe)
+
+
 def prepare_output_dir(directory: Path) -> None:
     """Create `directory` and check that it takes files, before any model loads."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        handle, probe = tempfile.mkstemp(dir=directory, prefix=".extract-probe-")
-        os.close(handle)
-        os.unlink(probe)
+        probe_folder(directory)
     except OSError as error:
         raise OutputError(
             f"cannot write to output directory {directory}: {error.strerror or error}", hint="choose another output directory"

@@ -4,8 +4,6 @@ may be written. Each failure is a usage error (exit 2)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path, PurePath
@@ -146,9 +144,7 @@ def _check_folder_takes_files(page: Path) -> None:
             hint="create it, or choose another --review path",
         )
     try:
-        handle, probe = tempfile.mkstemp(dir=folder, prefix=".extract-probe-")
-        os.close(handle)
-        os.unlink(probe)
+        batch.probe_folder(folder)
     except OSError as error:
         raise UsageError(
             f"cannot write the review page {page}: {error.strerror or error}", hint="choose a writable folder for --review"
