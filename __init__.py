@@ -36,6 +36,7 @@ _EXPORTS = {
     "DocumentNotFound": "core.errors",
     "UndecodableDocument": "core.errors",
     "DocumentTooLarge": "core.errors",
+    "ConversionStopped": "core.errors",
     "ContextTooSmall": "core.errors",
     "GenerationError": "core.errors",
     "TokenBudgetTooSmall": "core.errors",

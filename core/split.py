@@ -123,9 +123,12 @@ def _fitted(text: str, start: int, end: int, boundary: int, room: int, count: Ca
 
 def _runs(text: str, start: int, end: int, room: int, count: Callable[[str], int], boundary: int) -> Iterator[_Unit]:
     """text[start:end], which has no boundary to cut at, in runs of at most `room` tokens:
-    each the longest that fits, found by bisection (at least one character)."""
+    each the longest that fits (at least one character). Each run is found by trying lengths
+    that double from `room` characters, then bisecting between the last that fit and the first
+    that did not: a run of L characters costs O(L log L) characters counted, never the rest of
+    the text (bisecting over all of it made planning quadratic on a long text without spaces)."""
     while start < end:
-        low, high = start + 1, end
+        low, high = _bracket(text, start, end, room, count)
         while low < high:
             middle = (low + high + 1) // 2
             if count(text[start:middle]) <= room:
@@ -134,3 +137,16 @@ def _runs(text: str, start: int, end: int, room: int, count: Callable[[str], int
                 high = middle - 1
         yield _Unit(start, low, count(text[start:low]), boundary if low == end else _NONE)
         start = low
+
+
+def _bracket(text: str, start: int, end: int, room: int, count: Callable[[str], int]) -> tuple[int, int]:
+    """(low, high): the run from `start` may end at `low` (it fits, or is one character) and
+    ends at `high` at the latest (text[start:high + 1] does not fit, or `high` is `end`)."""
+    low, length = start + 1, room
+    while True:
+        probe = min(start + length, end)
+        if count(text[start:probe]) > room:
+            return low, probe - 1
+        if probe == end:
+            return end, end
+        low, length = probe, length * 2

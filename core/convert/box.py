@@ -26,7 +26,8 @@ from ..errors import ConversionStopped, DocumentError, UndecodableDocument
 from .limits import ConvertLimits, size_words
 from .sniff import CONVERTED_FORMATS
 
-CHILD_MODULE = f"{__package__}.child"
+# The converter's program; the request (JSON) is its last argument. Tests put another here.
+CHILD_COMMAND = [sys.executable, "-m", f"{__package__}.child"]
 _OUTCOME_LINE = 64 * 1024  # the most bytes of the outcome line read
 _SPLIT_HINT = "split it into smaller files, or convert it to text with another tool and extract from that"
 
@@ -71,7 +72,7 @@ def text_limit_error(source: str, kind: str, limits: ConvertLimits) -> Conversio
 def _run_child(request: str, data: bytes, out: IO[bytes], err: IO[bytes], wall_seconds: float) -> int | None:
     """The child's exit status (negative: the signal that ended it), or None when it ran past
     `wall_seconds` and was killed. The child never outlives this call."""
-    process = subprocess.Popen([sys.executable, "-m", CHILD_MODULE, request], stdin=subprocess.PIPE, stdout=out, stderr=err)
+    process = subprocess.Popen([*CHILD_COMMAND, request], stdin=subprocess.PIPE, stdout=out, stderr=err)
     try:
         process.communicate(data, timeout=wall_seconds)
     except subprocess.TimeoutExpired:
@@ -143,6 +144,8 @@ def _refusal(outcome: dict[str, Any], kind: str, source: str) -> DocumentError:
     """The DocumentError the converter raised, rebuilt from its outcome line."""
     if outcome["error"] == "UndecodableDocument":
         return UndecodableDocument(source, str(outcome["encoding"]), str(outcome["reason"]))
+    if outcome["error"] == "ConversionStopped":
+        return ConversionStopped(source, str(outcome["message"]), str(outcome["hint"]), outcome["limit"])
     if outcome["error"] == "DocumentError":
         return DocumentError(str(outcome["message"]), hint=str(outcome["hint"]))
     return DocumentError(

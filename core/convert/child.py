@@ -16,7 +16,7 @@ import json
 import sys
 from typing import Any, BinaryIO
 
-from ..errors import DocumentError, UndecodableDocument
+from ..errors import ConversionStopped, DocumentError, UndecodableDocument
 
 
 def main() -> None:
@@ -61,6 +61,8 @@ def convert_reporting(data: bytes, kind: str, source: str, encoding: str, text_b
         return {"stopped": "depth"}, b""
     except UndecodableDocument as error:
         return {"error": "UndecodableDocument", "encoding": error.encoding, "reason": error.reason}, b""
+    except ConversionStopped as error:  # a bound checked before converting (a DOCX's XML sizes)
+        return {"error": "ConversionStopped", "message": error.message, "hint": error.hint, "limit": error.limit}, b""
     except DocumentError as error:
         return {"error": "DocumentError", "message": error.message, "hint": error.hint}, b""
     except Exception as error:  # a converter's bug or an unexpected file: reported, never a traceback
