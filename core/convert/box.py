@@ -29,6 +29,10 @@ from .sniff import CONVERTED_FORMATS
 # The converter's program; the request (JSON) is its last argument. Tests put another here.
 CHILD_COMMAND = [sys.executable, "-m", f"{__package__}.child"]
 _OUTCOME_LINE = 64 * 1024  # the most bytes of the outcome line read
+# Exit statuses of a process that a resource limit ended (POSIX only, as the limits are).
+_SIGNALLED_LIMITS = {
+    -number: limit for name, limit in (("SIGXCPU", "cpu"), ("SIGXFSZ", "text")) if (number := getattr(signal, name, 0))
+}
 _SPLIT_HINT = "split it into smaller files, or convert it to text with another tool and extract from that"
 
 
@@ -89,9 +93,9 @@ def _run_child(request: str, data: bytes, out: IO[bytes], err: IO[bytes], wall_s
 def _outcome(status: int | None, out: IO[bytes], err: IO[bytes], kind: str, source: str, limits: ConvertLimits) -> Converted:
     if status is None:
         raise _stopped("time", kind, source, limits)
-    if status == -signal.SIGXCPU:
+    if _SIGNALLED_LIMITS.get(status) == "cpu":
         raise _stopped("cpu", kind, source, limits)
-    if status == -signal.SIGXFSZ:
+    if _SIGNALLED_LIMITS.get(status) == "text":
         raise text_limit_error(source, kind, limits)
     try:
         outcome: dict[str, Any] = json.loads(out.readline(_OUTCOME_LINE)) if status == 0 else {}

@@ -25,12 +25,14 @@ from typing import Any
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
+from .limits import HTML_MAX_DEPTH
+
 
 def _names(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-MAX_DEPTH = 256  # open elements; deeper start tags are attached beside the deepest one
+MAX_DEPTH = HTML_MAX_DEPTH  # open elements; deeper start tags are attached beside the deepest one
 # Never shown as text: code, styling, embedded objects, and navigation menus.
 INVISIBLE = frozenset(("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed", "nav"))
 _SPACES = re.compile(r"[ \t\n\r\f]{2,}|[\t\n\r\f]")

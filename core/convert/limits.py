@@ -29,7 +29,8 @@ WALL_LIMIT_S = 300
 # The most uncompressed bytes of a DOCX's XML parts (declared in the ZIP's directory; zipfile
 # inflates no member past its declared size, so a file that lies about it fails its CRC check).
 DOCX_XML_LIMIT = 64 * MIB
-# The deepest HTML nesting kept (html_tree); Chromium keeps 512.
+# The deepest HTML nesting kept (html_tree); Chromium keeps 512. markdownify recurses about three
+# Python frames a level: 256 levels stay within Python's default recursion limit of 1,000.
 HTML_MAX_DEPTH = 256
 
 
