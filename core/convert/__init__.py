@@ -22,7 +22,7 @@ __all__ = ["CONVERTED_FORMATS", "FORMATS", "TEXT_FORMATS", "ConvertLimits", "con
 def convert(data: bytes, kind: str, source: str, encoding: str = "utf-8", limits: ConvertLimits | None = None) -> str:
     """The text of `data`, a document in format `kind` (one of CONVERTED_FORMATS): lines end in
     \\n, paragraphs are separated by a blank line. Converted in a process of its own, held to
-    `limits` (core.convert.limits; a process start, about a tenth of a second, is the cost).
+    `limits` (core.convert.limits; a process start, 60 to 200 ms, is the cost).
     Raises DocumentError naming `source` when the file cannot be read as that format or holds
     no text, ConversionStopped when a bound stops the conversion or the converter crashes."""
     limits = limits or ConvertLimits()
