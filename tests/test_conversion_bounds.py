@@ -12,8 +12,10 @@ import os
 import struct
 import subprocess
 import sys
+import time
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -233,6 +235,39 @@ def test_a_crashed_converter_is_a_document_error_with_its_last_words(monkeypatch
     assert raised.value.message.startswith(
         "the DOCX converter crashed on document crash.docx (SIGABRT: out of memory in the parser), as it does when"
     )
+
+
+def ended(pid: int) -> bool:
+    """Whether process `pid` has ended (a zombie no reaper has collected yet counts)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 60) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_the_converter_ends_with_the_process_that_started_it(tmp_path: Path) -> None:
+    """A parent killed (or ended by SIGTERM) mid-conversion leaves no converter running on."""
+    pid_file = tmp_path / "converter.pid"
+    converter = "import json, os, sys, time\nfrom gguf_extract.core.convert.child import die_with_parent\n"
+    converter += f"die_with_parent(json.loads(sys.argv[-1])['parent'])\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+    converter += "time.sleep(600)"
+    parent = "import sys\nfrom gguf_extract.core.convert import box, convert\n"
+    parent += f"box.CHILD_COMMAND = [sys.executable, '-c', {converter!r}]\nconvert(b'<p>x', 'html', 'x.html')"
+    started = subprocess.Popen([sys.executable, "-c", parent])
+    try:
+        assert wait_for(lambda: pid_file.exists() and pid_file.read_text() != "")
+    finally:
+        started.kill()
+        started.wait()
+    assert wait_for(lambda: ended(int(pid_file.read_text())))
 
 
 def test_text_past_the_limit_is_refused_unless_its_head_is_all_that_is_kept() -> None:

@@ -15,6 +15,7 @@ memory limit may have caused).
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -54,7 +55,7 @@ def convert_in_box(
 
         check_encoding(encoding)  # an unknown name is the caller's LookupError, here as before
     limits = limits or ConvertLimits()
-    request = json.dumps({"kind": kind, "source": source, "encoding": encoding, "limits": asdict(limits)})
+    request = json.dumps({"kind": kind, "source": source, "encoding": encoding, "limits": asdict(limits), "parent": os.getpid()})
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         status = _run_child(request, data, out, err, limits.wall_seconds)
         out.seek(0)

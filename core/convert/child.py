@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from typing import Any, BinaryIO
 
 from ..errors import ConversionStopped, DocumentError, UndecodableDocument
 
+_PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent ends
+
 
 def main() -> None:
     request = json.loads(sys.argv[1])
+    die_with_parent(int(request["parent"]))
     limit_resources(request["limits"])
     try:
         data = sys.stdin.buffer.read()
@@ -29,6 +33,20 @@ def main() -> None:
     except MemoryError:  # reading the document, or importing the converter
         outcome = {"stopped": "memory"}, b""
     write_outcome(sys.stdout.buffer, *outcome)
+
+
+def die_with_parent(parent: int) -> None:
+    """On Linux, end this process when its parent does: a parent ended by SIGTERM (or killed)
+    abandons its conversion, which would otherwise run on until its CPU limit."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it ended before the request above was made
+        os._exit(1)
 
 
 def limit_resources(limits: dict[str, Any]) -> None:
