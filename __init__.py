@@ -37,6 +37,7 @@ _EXPORTS = {
     "DocumentNotFound": "core.errors",
     "UndecodableDocument": "core.errors",
     "DocumentTooLarge": "core.errors",
+    "ConversionStopped": "core.errors",
     "ContextTooSmall": "core.errors",
     "GenerationError": "core.errors",
     "TokenBudgetTooSmall": "core.errors",

@@ -10,14 +10,15 @@ import codecs
 from pathlib import Path
 from typing import BinaryIO
 
-from .convert import TEXT_FORMATS, convert, detect_format
+from .convert import TEXT_FORMATS, detect_format
+from .convert.box import Converted, convert_in_box, text_limit_error
+from .convert.limits import CONVERTED_FILE_LIMIT, ConvertLimits
 from .convert.sniff import SNIFF_BYTES
 from .errors import DocumentError, DocumentNotFound, DocumentTooLarge, UndecodableDocument
 
+__all__ = ["CONVERTED_FILE_LIMIT", "DEFAULT_ENCODING", "read_document", "read_stream"]
+
 DEFAULT_ENCODING = "utf-8"
-# The most bytes of a PDF, DOCX or HTML file read: their text is limited after conversion
-# (a compressed PDF holds far more text than its size), this bounds the file itself.
-CONVERTED_FILE_LIMIT = 256 * 1024 * 1024
 
 
 def check_encoding(encoding: str) -> str:
@@ -63,7 +64,8 @@ def read_stream(
 
     With `max_bytes`, text longer than that many bytes raises DocumentTooLarge, or with
     `keep_head` is cut to its head that fits; text files are read no further (an endless one
-    is refused at once), and PDF, DOCX and HTML files no further than CONVERTED_FILE_LIMIT."""
+    is refused at once), and PDF, DOCX and HTML files no further than CONVERTED_FILE_LIMIT,
+    then converted within the bounds of core.convert.limits (ConversionStopped otherwise)."""
     first = stream.read(SNIFF_BYTES)
     kind = kind or detect_format(first, name)
     if kind in TEXT_FORMATS:
@@ -80,7 +82,19 @@ def read_stream(
             f"document {source} is larger than {CONVERTED_FILE_LIMIT} bytes, the most read of a {kind.upper()} file",
             hint="split it into smaller files",
         ) from None
-    return _limit_text(convert(data, kind, source, encoding), source, max_bytes, keep_head)
+    limits = ConvertLimits()
+    text = _whole(convert_in_box(data, kind, source, encoding, limits), kind, source, max_bytes, limits)
+    return _limit_text(text, source, max_bytes, keep_head)
+
+
+def _whole(converted: Converted, kind: str, source: str, max_bytes: int | None, limits: ConvertLimits) -> str:
+    """The converted text, where it was cut at the conversion's text limit only if `max_bytes`
+    would have cut it anyway (its head then serves as well as the whole)."""
+    if converted.complete:
+        return converted.text
+    if max_bytes is None or max_bytes >= limits.text_bytes:
+        raise text_limit_error(source, kind, limits)
+    return converted.text
 
 
 def _read_rest(stream: BinaryIO, first: bytes, source: str, max_bytes: int | None) -> bytes:

@@ -109,6 +109,19 @@ class UndecodableDocument(DocumentError):
         )
         self.source = source
         self.encoding = encoding
+        self.reason = reason
+
+
+class ConversionStopped(DocumentError):
+    """A PDF, DOCX or HTML file's conversion ran into one of its bounds (core.convert.limits),
+    or its converter's process crashed. `limit` names the bound: "memory", "cpu", "time",
+    "text", "depth", "docx_xml"; None for a crash (which running out of memory in native code
+    may cause)."""
+
+    def __init__(self, source: str, message: str, hint: str, limit: str | None) -> None:
+        super().__init__(message, hint=hint)
+        self.source = source
+        self.limit = limit
 
 
 class DocumentTooLarge(DocumentError):

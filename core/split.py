@@ -123,9 +123,13 @@ def _fitted(text: str, start: int, end: int, boundary: int, room: int, count: Ca
 
 def _runs(text: str, start: int, end: int, room: int, count: Callable[[str], int], boundary: int) -> Iterator[_Unit]:
     """text[start:end], which has no boundary to cut at, in runs of at most `room` tokens:
-    each the longest that fits, found by bisection (at least one character)."""
+    each the longest that fits (at least one character). Each run is sought near the length of
+    the one before (at first, a character a token), stepping by lengths that double until it is
+    bracketed, then bisecting the bracket: a run of L characters costs O(L log L) characters
+    counted, never the rest of the text (bisecting all of it made planning quadratic)."""
+    guess = room
     while start < end:
-        low, high = start + 1, end
+        low, high = _bracket(text, start, end, guess, lambda run: count(run) <= room)
         while low < high:
             middle = (low + high + 1) // 2
             if count(text[start:middle]) <= room:
@@ -133,4 +137,27 @@ def _runs(text: str, start: int, end: int, room: int, count: Callable[[str], int
             else:
                 high = middle - 1
         yield _Unit(start, low, count(text[start:low]), boundary if low == end else _NONE)
-        start = low
+        guess, start = low - start, low
+
+
+def _bracket(text: str, start: int, end: int, guess: int, fits_text: Callable[[str], bool]) -> tuple[int, int]:
+    """(low, high): the run from `start` may end at `low` (text[start:low] fits, or is one
+    character) and ends at `high` at the latest (text[start:high + 1] does not fit, or `high` is
+    `end`). Found from `guess` characters, stepping up or down by a 64th of it, then twice that, ..."""
+
+    def fits(stop: int) -> bool:
+        return fits_text(text[start:stop])
+
+    probe, step = min(start + guess, end), max(1, guess // 64)
+    if fits(probe):
+        while probe < end:
+            following = min(probe + step, end)
+            if not fits(following):
+                return probe, following - 1
+            probe, step = following, step * 2
+        return end, end
+    while probe - step > start + 1:
+        if fits(probe - step):
+            return probe - step, probe - 1
+        probe, step = probe - step, step * 2
+    return start + 1, probe - 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -70,3 +71,21 @@ def test_text_without_spaces_is_cut_into_runs_that_fit() -> None:
 
 def test_a_document_that_fits_is_one_piece() -> None:
     assert check_pieces("short text.\n\nAnother paragraph.", 100, 10) == [(0, 31)]
+
+
+@pytest.mark.parametrize("document", ["x" * 200_000, "ab\u00e9" * 70_000, "word. " * 30_000 + "y" * 100_000])
+def test_planning_counts_each_run_not_the_rest_of_the_text(document: str) -> None:
+    """A run of text without spaces is found among lengths near its own, not by bisecting the
+    rest of the text: the characters counted stay a small multiple of the document's (bisecting
+    the rest counted about 250 times as many here, quadratic in its length)."""
+    counted = 0
+
+    def counting(text: str) -> int:
+        nonlocal counted
+        counted += len(text)
+        return words(text)
+
+    pieces = split_document(document, 50, counting, 5)
+    assert pieces[0].start == 0 and pieces[-1].end == len(document)
+    assert all(words(piece.text) <= 50 for piece in pieces)
+    assert counted < 40 * len(document)

@@ -5,32 +5,28 @@
 
 The converted text is THE document from then on: the prompt holds it, and every character
 offset (spans, pieces of a long document) counts in it. Plain text and Markdown pass through
-unchanged; PDF, HTML and DOCX go through a converter library, imported only when a document of
-that format is read, so a run over text files never loads them. This package decodes nothing
-and reads no files: core.document does that and calls it.
+unchanged; PDF, HTML and DOCX go through a converter library, in a process of its own held to
+bounds (core.convert.box, core.convert.limits): such a file is untrusted input to large
+parsers. This package reads no files: core.document does that and calls it.
 """
 
 from __future__ import annotations
 
+from .box import convert_in_box, text_limit_error
+from .limits import ConvertLimits
 from .sniff import CONVERTED_FORMATS, FORMATS, TEXT_FORMATS, detect_format
 
-__all__ = ["CONVERTED_FORMATS", "FORMATS", "TEXT_FORMATS", "convert", "detect_format"]
+__all__ = ["CONVERTED_FORMATS", "FORMATS", "TEXT_FORMATS", "ConvertLimits", "convert", "detect_format"]
 
 
-def convert(data: bytes, kind: str, source: str, encoding: str = "utf-8") -> str:
+def convert(data: bytes, kind: str, source: str, encoding: str = "utf-8", limits: ConvertLimits | None = None) -> str:
     """The text of `data`, a document in format `kind` (one of CONVERTED_FORMATS): lines end in
-    \\n, paragraphs are separated by a blank line. Raises DocumentError naming `source` when
-    the file cannot be read as that format or holds no text."""
-    if kind == "pdf":
-        from .pdf_text import pdf_to_text
-
-        return pdf_to_text(data, source)
-    if kind == "docx":
-        from .docx_text import docx_to_text
-
-        return docx_to_text(data, source)
-    if kind == "html":
-        from .html_text import decode_html, html_to_text
-
-        return html_to_text(decode_html(data, source, encoding), source)
-    raise ValueError(f"convert: {kind!r} is not one of {CONVERTED_FORMATS}")
+    \\n, paragraphs are separated by a blank line. Converted in a process of its own, held to
+    `limits` (core.convert.limits; a process start, 60 to 200 ms, is the cost).
+    Raises DocumentError naming `source` when the file cannot be read as that format or holds
+    no text, ConversionStopped when a bound stops the conversion or the converter crashes."""
+    limits = limits or ConvertLimits()
+    converted = convert_in_box(data, kind, source, encoding, limits)
+    if not converted.complete:
+        raise text_limit_error(source, kind, limits)
+    return converted.text

@@ -13,13 +13,14 @@ import codecs
 import re
 from typing import Any
 
+import markdownify
+from bs4 import Tag
+
 from ..errors import DocumentError
 
-# Never shown as text: code, styling, embedded objects, and navigation menus.
-_INVISIBLE = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed", "nav")
 _MARKUP_ONLY = ["a", "img", "b", "strong", "i", "em", "u", "span", "font"]
 _BLANK_LINES = re.compile(r"\n{3,}")
-_SPACES = re.compile(r"[ \t\n\r\f]{2,}|[\t\n\r\f]")
+_LINE = re.compile(r"^(.*)", re.MULTILINE)
 
 
 def decode_html(data: bytes, source: str, encoding: str) -> str:
@@ -59,17 +60,10 @@ def _declared_encoding(data: bytes) -> str | None:
 
 def html_to_text(page: str, source: str) -> str:
     """The readable text of the HTML `page` as Markdown. Raises DocumentError when nothing
-    readable is left."""
-    import markdownify
-    from bs4 import BeautifulSoup
+    readable is left. Time linear in the page's size; nesting is bounded (html_tree.MAX_DEPTH)."""
+    from .html_tree import parse_page
 
-    soup = BeautifulSoup(page, "html.parser")
-    for element in soup.find_all(_INVISIBLE):
-        element.decompose()
-    for element in soup.find_all(_hidden):
-        element.decompose()
-    _collapse_spaces(soup)
-    converter = markdownify.MarkdownConverter(
+    converter = _Converter(
         heading_style="ATX",
         bullets="*",
         strip=_MARKUP_ONLY,
@@ -78,30 +72,35 @@ def html_to_text(page: str, source: str) -> str:
         escape_misc=False,
         table_infer_header=True,
     )
-    text = _tidy(converter.convert_soup(soup))
+    text = _tidy(converter.convert_soup(parse_page(page)))
     if not text:
         raise DocumentError(f"document {source} is HTML with no readable text", hint="check that the page has content")
     return text
 
 
-def _collapse_spaces(soup: Any) -> None:
-    """Whitespace runs in text become one space, as a browser shows them (a line break in the
-    page's source inside a paragraph is not one on screen), except in <pre> and <textarea>."""
-    from bs4 import NavigableString
+class _Converter(markdownify.MarkdownConverter):
+    """markdownify's converter, writing list items itself: markdownify numbers an item of an
+    ordered list by counting its earlier siblings (quadratic in a list's length), where this
+    one keeps a count as the list's items are converted, in order."""
 
-    for string in list(soup.find_all(string=_SPACES)):
-        if type(string) is NavigableString and string.find_parent(("pre", "textarea")) is None:
-            string.replace_with(_SPACES.sub(" ", string))
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.items_done: dict[int, int] = {}  # id of an <ol> -> its items converted so far
 
-
-def _hidden(element: Any) -> bool:
-    """Parts the page itself hides: `hidden`, `aria-hidden="true"`, or a navigation role."""
-    attributes = getattr(element, "attrs", None) or {}
-    return (
-        "hidden" in attributes
-        or str(attributes.get("aria-hidden", "")).lower() == "true"
-        or str(attributes.get("role", "")).lower() == "navigation"
-    )
+    def convert_li(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        parent = el.parent
+        bullet = "* "  # every unordered level: the converter's `bullets` is "*"
+        if parent is not None and parent.name == "ol":
+            before = self.items_done.get(id(parent), 0)
+            self.items_done[id(parent)] = before + 1
+            start = str(parent.get("start") or "")
+            bullet = f"{(int(start) if start.isnumeric() else 1) + before}. "
+        text = (text or "").strip()
+        if not text:
+            return "\n"
+        indent = " " * len(bullet)
+        text = _LINE.sub(lambda line: indent + line.group(1) if line.group(1) else "", text)
+        return bullet + text[len(bullet) :] + "\n"
 
 
 def _tidy(text: str) -> str:
