@@ -131,10 +131,11 @@ class DecoderSteps:
 
     def _held_after(self, position: Position, token: int, after: Guide, zeros: ZeroHolder | None = None) -> Held | None:
         """What is held once `token` is taken at `position` (`after` is past it; `zeros` as in
-        _step): nothing inside a string, after pending text, or where the automaton forces
-        text after it."""
+        _step): nothing inside a string or after pending text. Text the automaton forces after
+        held zeros is then chosen token by token (the tokens it allows are its own), so that
+        the zeros may still be dropped when it ends the number (`10.000` at the digit limit)."""
         zeros = zeros or self._zeros
-        if zeros.in_string or position.pending or after.forced_text():
+        if zeros.in_string or position.pending:
             return None
         return zeros.hold(position.held, self._pieces[token], position.guide)
 

@@ -11,9 +11,10 @@ instead, which leaves the value as the model wrote it: `559.40` then `,` gives `
 Zeros are dropped only where the automaton takes the token that follows them right after the
 written text (a Guide kept there), so the output is always a text the automaton accepts; where
 it does not (`enum: [10.0]` lists `10.0` only), they are written after all. What is held: a
-point and zeros right after a number's integer digits, or zeros after digits of its fraction
-(a written `.5`, not a held point), from chosen tokens that hold nothing else, never inside a string (where a pattern
-may give zeros a meaning) nor where the automaton forces text after them.
+point and zeros right after a number's integer digits, or zeros after written digits of its
+fraction (`.5`, not a bare point: its first zero is written), from chosen tokens that hold nothing else, never inside a string (where a pattern
+may give zeros a meaning). Where the automaton forces text after them (the end of a number at
+the digit limit, the `0` of `12.` in an integer), that text is chosen token by token.
 """
 
 from __future__ import annotations
@@ -81,8 +82,9 @@ class ZeroHolder:
         return bool(piece) and piece[0] not in _DIGITS and held.before.copy().try_advance(token)
 
 
-# Where the output stands in a number: the part its last byte belongs to.
-OUTSIDE, INTEGER, FRACTION, EXPONENT = range(4)
+# Where the output stands in a number: the part its last byte belongs to (POINT: the point
+# itself, after which a zero is a digit the number needs, not one to hold).
+OUTSIDE, INTEGER, POINT, FRACTION, EXPONENT = range(5)
 
 
 class JsonNumbers:
@@ -113,9 +115,9 @@ class JsonNumbers:
     def _next_part(self, byte: int) -> int:
         part = self.part
         if byte in _DIGITS:
-            return part if part in (FRACTION, EXPONENT) else INTEGER
+            return {POINT: FRACTION, FRACTION: FRACTION, EXPONENT: EXPONENT}.get(part, INTEGER)
         if byte == 0x2E and part == INTEGER:
-            return FRACTION
+            return POINT
         if byte in b"eE" and part in (INTEGER, FRACTION):
             return EXPONENT
         if byte in b"+-" and part == EXPONENT:
