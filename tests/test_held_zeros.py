@@ -88,9 +88,10 @@ def _decode(schema: Any, model: FakeModel, max_tokens: int = 64, draft_tokens: i
         (PRICE, '{"price": -5.0, "n": -1}', '{"price": -5, "n": -1}'),
         ({"type": "number"}, "-0.000", "-0"),
         ({"type": "array", "items": {"type": "number"}}, "[-0.0, -1.50, -0.20]", "[-0, -1.5, -0.2]"),
-        # Dropped only where the automaton takes the end without them: a listed 10.0 keeps its zero.
-        ({"enum": [10.0, "a"]}, "10.0", "10.0"),
-        ({"type": "array", "items": {"enum": [2.5, 10.0]}}, "[2.5, 10.0]", "[2.5, 10.0]"),
+        # Listed numbers in any form; zeros dropped only where the automaton takes the end without
+        # them: a listed 1e15 (16 digits, beyond those a whole number is also written as) keeps `.0`.
+        ({"type": "array", "items": {"enum": [2.5, 10.0]}}, "[2.50, 10.0]", "[2.5, 10]"),
+        ({"enum": [1e15, "a"]}, "1000000000000000.00", "1000000000000000.0"),
         # `12.` in an integer (after draft 4) forces its `0`, chosen as the only token allowed, and held.
         ({"type": "integer", "minimum": 0}, "12.000", "12"),
         ({"type": "integer"}, "12.00", "12"),

@@ -192,7 +192,7 @@ def test_draft_4_has_no_const_in_one_of_or_beside_enum() -> None:
     one_of = {"$schema": DRAFT_04, "oneOf": [{"const": 1}, {"type": "string"}]}
     assert_sound_or_refused(one_of, "oneOf", "/oneOf")
     documents = assert_sound({"$schema": DRAFT_04, "enum": [1, 2], "const": 1}, 80)
-    assert {json.dumps(d) for d in documents} == {"1", "2"}
+    assert set(documents) == {1, 2}  # as 1, 1.0, 2 or 2.0
     discriminated = {
         "$schema": DRAFT_04,
         "type": "object",

@@ -81,6 +81,13 @@ def whole_floats_are_integers(document: SchemaDocument) -> bool:
     return known
 
 
+def integer_readings_agree(document: SchemaDocument) -> bool:
+    """Whether the root's validator reads `1.0` as an integer exactly where the validator of
+    each subschema does: all after draft 4, or a draft 4 root (whose stricter reading keeps
+    `1.0` out wherever it decides, so a later draft inside only accepts more)."""
+    return document.draft4 or whole_floats_are_integers(document)
+
+
 def _declares_draft4(root: Any) -> bool:
     """Whether any object in `root` has a `$schema` naming draft 3 or 4 (iterative)."""
     stack = [root]

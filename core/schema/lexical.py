@@ -143,6 +143,22 @@ def whole_spellings(canonical: Node, fractions: bool) -> Node:
     return alt(*options)
 
 
+def listed_number(value: float, as_int: bool, as_float: bool) -> Node:
+    """A number listed by enum/const, in the forms that read as the same value: its JSON text
+    and that text with trailing fraction zeros (`2.50`); a whole value of at most
+    EXACT_WHOLE_DIGITS digits as an integer (`2`, `-0` for 0) where `as_int`, and with a zero
+    fraction (`2.0`) where `as_float`: where the validator accepts the value as that type."""
+    text = json_text(value)
+    if not (float(value).is_integer() and abs(value) < 10**EXACT_WHOLE_DIGITS):
+        return decimal_spellings(text) if "e" not in text else lit(text)
+    digits = str(abs(int(value)))
+    options: list[Node] = []
+    for signed in [digits, "-" + digits] if value == 0 else [text.split(".")[0]]:
+        options += [lit(signed)] if as_int else []
+        options += [seq(lit(signed), ZERO_FRACTION)] if as_float else []
+    return alt(*options) if options else lit(text)
+
+
 def decimal_spellings(text: str) -> Node:
     """A plain decimal `text` (no exponent, no trailing fraction zeros: `2.5`, `3`) and the
     forms with trailing fraction zeros (`2.50`, `3.0`), up to MAX_FRACTION_DIGITS digits."""
