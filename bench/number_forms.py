@@ -120,13 +120,11 @@ def walk(compiled: Any, tokens: list[int]) -> int | None:
 def cause(text: bytes, start: int, end: int) -> tuple[str, str]:
     """Why bytes [start, end) of the JSON `text` were refused: the kind of the lexical item
     they touch (a number just before them, which could not end there, first), and its text."""
-    items = list(_ITEM.finditer(text))
-    touched = [m for m in items if m.start() < max(end, start + 1) and m.end() >= start]
-    for match in touched:
-        item = match.group().decode("utf-8", "replace")
-        if _kind(item).startswith("number") or match.start() >= start:
-            return _kind(item), item
-    return "end of document", ""
+    touched = [m for m in _ITEM.finditer(text) if m.start() < max(end, start + 1) and m.end() >= start]
+    kinds = [(_kind(m.group().decode("utf-8", "replace")), m.group().decode("utf-8", "replace")) for m in touched]
+    numbers = [each for each in kinds if each[0].startswith("number")]
+    inside = [each for m, each in zip(touched, kinds, strict=True) if m.end() > start]
+    return (numbers or inside or [("end of document", "")])[0]
 
 
 def _kind(item: str) -> str:

@@ -36,7 +36,10 @@ from ..automaton.regex import (
 
 MAX_INTEGER_DIGITS = 19
 MAX_FRACTION_DIGITS = 17
-MAX_EXPONENT_DIGITS = 2
+MAX_EXPONENT_DIGITS = 3
+# The largest exponent written (either sign): 19 integer digits times 10**288 stay below the
+# largest double (1.8e308), so no number written reads as infinity.
+MAX_EXPONENT = 288
 # Whole numbers within bounds or listed by a multipleOf take a zero fraction (`12.0`) up to
 # this many digits: a double holds every integer up to 2**53 (16 digits) exactly, so the
 # validator, reading `12.0` as a float, compares and divides the same value as for `12`.
@@ -87,9 +90,10 @@ def _integer_digits() -> Node:
 def number_node() -> Node:
     """Every JSON number text within the digit limits: an optional `-`, integer digits without
     a leading zero, an optional fraction (trailing zeros allowed), an optional exponent (`e`
-    or `E`, an optional sign, leading zeros allowed): `-0`, `1.50`, `1E+05`, `0.0e0`."""
+    or `E`, an optional sign, leading zeros allowed, up to MAX_EXPONENT): `-0`, `1.50`,
+    `1E+05`, `0.0e0`, `9.5e+102`."""
     fraction = seq(lit("."), Repeat(DIGIT, 1, MAX_FRACTION_DIGITS))
-    exponent = seq(EXPONENT_MARK, optional(char_set("+-")), Repeat(DIGIT, 1, MAX_EXPONENT_DIGITS))
+    exponent = seq(EXPONENT_MARK, optional(char_set("+-")), _exponent_digits(0, None))
     return seq(optional(lit("-")), _integer_digits(), optional(fraction), optional(exponent))
 
 
@@ -117,8 +121,8 @@ def _fraction_zeros_after(shift: int) -> Node:
 
 def _exponent_digits(low: int, high: int | None) -> Node:
     """Exponent digits (at most MAX_EXPONENT_DIGITS, leading zeros allowed) of a value in
-    [low, high] (None: up to the largest)."""
-    top = 10**MAX_EXPONENT_DIGITS - 1 if high is None else high
+    [low, high] (None: up to MAX_EXPONENT)."""
+    top = MAX_EXPONENT if high is None else high
     options: list[Node] = []
     for width in range(1, MAX_EXPONENT_DIGITS + 1):
         first, last = max(low, 10 ** (width - 1) if width > 1 else 0), min(top, 10**width - 1)
