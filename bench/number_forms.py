@@ -173,7 +173,9 @@ def measure(entry: dict[str, Any], documents: int, tokenize: Tokenize, vocab: An
             start = sum(len(vocab.pieces[t]) for t in tokens[:refused])
             end = start + (len(vocab.pieces[tokens[refused]]) if refused < len(tokens) else 0)
             kind, item = cause(text, start, end)
-            result["rejected"].append({"cause": kind, "item": item[:40], "text": text[max(0, start - 40) : end + 20].decode("utf-8", "replace")})
+            result["rejected"].append(
+                {"cause": kind, "item": item[:40], "text": text[max(0, start - 40) : end + 20].decode("utf-8", "replace")}
+            )
     except (SchemaError, RecursionError, _Timeout):
         result["status"] = "not compiled"
     finally:
@@ -212,7 +214,8 @@ def report(results: list[dict[str, Any]], seconds: float) -> None:
     rejected = [(r["id"], each) for r in results for each in r["rejected"]]
     schemas = {schema for schema, _ in rejected}
     print(f"schemas: {len(results)} sampled, {len(compiled)} compiled")
-    print(f"instances (json.dumps, float forms): {walked} walked, {accepted} accepted, {len(rejected)} rejected in {len(schemas)} schemas")
+    rejections = f"{len(rejected)} rejected in {len(schemas)} schemas"
+    print(f"instances (json.dumps, float forms): {walked} walked, {accepted} accepted, {rejections}")
     by_cause = collections.Counter(each["cause"] for _, each in rejected)
     schemas_by_cause = {kind: len({s for s, each in rejected if each["cause"] == kind}) for kind in by_cause}
     for kind, count in by_cause.most_common():
@@ -235,7 +238,10 @@ def main() -> None:
     args = parser.parse_args()
     vocab, tokenize = byte_vocabulary() if args.bytes else model_vocabulary()
     started = time.perf_counter()
-    results = [measure(entry, args.documents, tokenize, vocab, not args.unicode) for entry in corpus_sample(args.schemas, args.seed, args.corpus)]
+    results = [
+        measure(entry, args.documents, tokenize, vocab, not args.unicode)
+        for entry in corpus_sample(args.schemas, args.seed, args.corpus)
+    ]
     if args.out:
         args.out.write_text("".join(json.dumps(r) + "\n" for r in results), encoding="utf-8")
     report(results, time.perf_counter() - started)

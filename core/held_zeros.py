@@ -10,11 +10,12 @@ instead, which leaves the value as the model wrote it: `559.40` then `,` gives `
 
 Zeros are dropped only where the automaton takes the token that follows them right after the
 written text (a Guide kept there), so the output is always a text the automaton accepts; where
-it does not (`enum: [10.0]` lists `10.0` only), they are written after all. What is held: a
-point and zeros right after a number's integer digits, or zeros after written digits of its
-fraction (`.5`, not a bare point: its first zero is written), from chosen tokens that hold nothing else, never inside a string (where a pattern
-may give zeros a meaning). Where the automaton forces text after them (the end of a number at
-the digit limit, the `0` of `12.` in an integer), that text is chosen token by token.
+it does not (`enum: [1e15]` is written `1000000000000000.0` only), they are written after all.
+What is held: a point and zeros right after a number's integer digits, or zeros after written
+digits of its fraction (`.5`, not a bare point: its first zero is written), from chosen tokens
+that hold nothing else, never inside a string (where a pattern may give zeros a meaning).
+Where the automaton forces text after them (the end of a number at the digit limit, the `0` of
+`12.` in an integer), that text is chosen token by token, so the zeros may still go.
 """
 
 from __future__ import annotations

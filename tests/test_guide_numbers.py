@@ -85,6 +85,8 @@ CASES: list[tuple[Any, list[str]]] = [
     ({"$schema": DRAFT_04, "type": "integer", "enum": [0, 1]}, ["0", "-0", "1", "1.0", "-0.0"]),
     ({"type": "integer", "not": {"const": 1}}, ["2", "2.0", "1", "1.0", "1.00"]),
 ]
+
+
 @pytest.mark.parametrize(("schema", "texts"), CASES, ids=[json.dumps(schema)[:60] for schema, _ in CASES])
 def test_a_number_is_accepted_exactly_when_valid(schema: Any, texts: list[str], vocab: Vocabulary) -> None:
     compiled = compile_for(schema, vocab)

@@ -319,7 +319,9 @@ def test_an_id_beside_ref_starts_a_resource_from_2019_09(draft: str, expected: s
     defs = "definitions" if draft == DRAFT_07 else "$defs"
     inner = {"$id": "in.json", "$ref": f"#/{defs}/v", defs: {"v": {"type": "string"}}}
     schema = {"$schema": draft, defs: {"v": {"type": "integer"}, "inner": inner}, "$ref": f"#/{defs}/inner"}
-    assert all(("integer" if is_integer(d) else type(d).__name__.replace("str", "string")) == expected for d in assert_sound(schema))
+    assert all(
+        ("integer" if is_integer(d) else type(d).__name__.replace("str", "string")) == expected for d in assert_sound(schema)
+    )
 
 
 def test_an_id_that_is_only_a_fragment_embeds_nothing() -> None:

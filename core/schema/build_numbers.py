@@ -32,8 +32,8 @@ from .json_values import join_pointer
 from .lexical import (
     BOUNDED_FRACTION_DIGITS,
     BOUNDED_INTEGER_DIGITS,
-    generated_integers,
     decimal_spellings,
+    generated_integers,
     integer_node,
     integer_range,
     number_node,
@@ -136,7 +136,9 @@ def integer_values(number: NumberNode, pointer: str, fractions: bool, banned: li
     else:
         canonical = integer_node() if plain else integer_range(low, high)
     if banned:
-        canonical = intersect(canonical if isinstance(canonical, Machine) else machine_from_tree(canonical), excluding_machine(banned))
+        canonical = intersect(
+            canonical if isinstance(canonical, Machine) else machine_from_tree(canonical), excluding_machine(banned)
+        )
         if is_empty(canonical):
             raise SchemaError(f"`not` at {pointer or '/'} excludes every value the schema allows")
     return whole_spellings(canonical, fractions)

@@ -20,7 +20,6 @@ from typing import Any
 
 from ..automaton.charnfa import intersect, is_empty, machine_from_tree
 from ..automaton.regex import (
-    EMPTY,
     Machine,
     Node,
     Repeat,
