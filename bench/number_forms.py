@@ -176,8 +176,10 @@ def measure(entry: dict[str, Any], documents: int, tokenize: Tokenize, vocab: An
             result["rejected"].append(
                 {"cause": kind, "item": item[:40], "text": text[max(0, start - 40) : end + 20].decode("utf-8", "replace")}
             )
-    except (SchemaError, RecursionError, _Timeout):
+    except (SchemaError, RecursionError):
         result["status"] = "not compiled"
+    except _Timeout:
+        result["status"] = f"still running after {TIMEOUT_S} s"
     finally:
         signal.alarm(0)
     return result
@@ -211,9 +213,10 @@ def report(results: list[dict[str, Any]], seconds: float) -> None:
     walked = sum(r["walked"] for r in results)
     accepted = sum(r["accepted"] for r in results)
     compiled = [r for r in results if r.get("status") != "not compiled"]
+    late = [r["id"] for r in results if r.get("status", "").startswith("still running")]
     rejected = [(r["id"], each) for r in results for each in r["rejected"]]
     schemas = {schema for schema, _ in rejected}
-    print(f"schemas: {len(results)} sampled, {len(compiled)} compiled")
+    print(f"schemas: {len(results)} sampled, {len(compiled)} compiled" + (f", {len(late)} cut off: {late[:3]}" if late else ""))
     rejections = f"{len(rejected)} rejected in {len(schemas)} schemas"
     print(f"instances (json.dumps, float forms): {walked} walked, {accepted} accepted, {rejections}")
     by_cause = collections.Counter(each["cause"] for _, each in rejected)

@@ -8,6 +8,11 @@ generated. Multiples of a whole divisor come from a remainder automaton (one sta
 remainder, after the divisor's factors of 10), or are listed one by one when the bounds hold
 few; 1/n divisors (0.01) divide every integer, and where no integer fits the bounds the
 decimal multiples the validator itself accepts are listed.
+
+Integers, multiples and exclusions are computed on canonical texts (`12`), and the other forms
+of each value are added after (lexical.whole_spellings: `-0`, `12.0`), so a value excluded or
+refused is so in every form. Whether `12.0` is an integer depends on the draft: jsonschema's
+draft 4 type checker says no, later ones yes (whole_floats_are_integers).
 """
 
 from __future__ import annotations
