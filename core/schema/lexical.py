@@ -155,11 +155,11 @@ def listed_number(value: float, as_int: bool, as_float: bool) -> Node:
     if not (float(value).is_integer() and abs(value) < 10**EXACT_WHOLE_DIGITS):
         return decimal_spellings(text) if "e" not in text else lit(text)
     digits = str(abs(int(value)))
-    options: list[Node] = []
+    options: list[Node] = [lit(text)]
     for signed in [digits, "-" + digits] if value == 0 else [text.split(".")[0]]:
         options += [lit(signed)] if as_int else []
         options += [seq(lit(signed), ZERO_FRACTION)] if as_float else []
-    return alt(*options) if options else lit(text)
+    return alt(*options)
 
 
 def decimal_spellings(text: str) -> Node:
