@@ -43,6 +43,7 @@ from .lexical import (
     integer_range,
     number_node,
     number_range,
+    range_spellings,
     whole_number_node,
     whole_spellings,
 )
@@ -136,6 +137,8 @@ def integer_values(number: NumberNode, pointer: str, fractions: bool, banned: li
     plain = low is None and high is None
     if number.multiple_of is None and plain and fractions and not banned:
         return whole_number_node()
+    if number.multiple_of is None and not banned:
+        return range_spellings(low, high, fractions)
     if number.multiple_of is not None:
         canonical = _multiples(low, high, number.multiple_of, join_pointer(pointer, "multipleOf"))
     else:
@@ -165,7 +168,7 @@ def number_values(number: NumberNode, pointer: str, accepts: Accepts) -> Node:
     whole_low, whole_high = integer_bounds(number)
     if whole_low is None or whole_high is None or whole_low <= whole_high:
         # Beyond the decimal digits (minimum 12345678901.5): whole numbers, without exponent.
-        return whole_spellings(integer_range(whole_low, whole_high), fractions=True)
+        return range_spellings(whole_low, whole_high, fractions=True)
     bound = number.minimum or number.maximum
     assert bound is not None  # both exist: no whole number lies between them
     raise departure(

@@ -75,6 +75,7 @@ def unsigned_digits() -> Node:
     return alt(lit("0"), seq(NONZERO_DIGIT, Repeat(DIGIT, 0, MAX_INTEGER_DIGITS - 1)))
 
 
+@functools.cache
 def integer_node() -> Node:
     """Integers in canonical form (`0`, `-12`; no `-0`, no leading zeros): what multipleOf
     and exclusions are computed on, before whole_spellings adds the other forms."""
@@ -86,6 +87,7 @@ def _integer_digits() -> Node:
     return alt(lit("0"), seq(NONZERO_DIGIT, Repeat(DIGIT, 0, MAX_INTEGER_DIGITS - 1)))
 
 
+@functools.cache
 def number_node() -> Node:
     """Every JSON number text within the digit limits: an optional `-`, integer digits without
     a leading zero, an optional fraction (trailing zeros allowed), an optional exponent (`e`
@@ -96,6 +98,7 @@ def number_node() -> Node:
     return seq(optional(lit("-")), _integer_digits(), optional(fraction), optional(exponent))
 
 
+@functools.cache
 def whole_number_node() -> Node:
     """The texts of number_node whose value is whole, an integer in the drafts after 4: `1`,
     `-0`, `1.0`, `1e2`, `2.5e1`, `1.2345678901234567e+19` (a fraction's digits past the
@@ -128,6 +131,19 @@ def _exponent_digits(low: int, high: int | None) -> Node:
         if first <= last:
             padding = Repeat(lit("0"), 0, MAX_EXPONENT_DIGITS - width)
             options.append(seq(padding, _same_width_range(str(first), str(last))))
+    return alt(*options)
+
+
+def range_spellings(low: int | None, high: int | None, fractions: bool) -> Node:
+    """integer_range(low, high) in every form whole_spellings gives, built as trees (no
+    machine products, as for any integer with bounds)."""
+    options = [integer_node() if low is None and high is None else integer_range(low, high)]
+    exact = 10**EXACT_WHOLE_DIGITS - 1
+    short_low, short_high = max(-exact, -exact if low is None else low), min(exact, exact if high is None else high)
+    if fractions and short_low <= short_high:
+        options.append(seq(integer_range(short_low, short_high), ZERO_FRACTION))
+    if (low is None or low <= 0) and (high is None or high >= 0):
+        options.append(seq(lit("-0"), optional(ZERO_FRACTION)) if fractions else lit("-0"))
     return alt(*options)
 
 
