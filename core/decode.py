@@ -38,6 +38,7 @@ from .decode_steps import END, DecoderSteps, Position, Step
 from .decode_types import DecodeStats, Logits, SamplingSettings, TokenModel
 from .errors import TokenBudgetTooSmall
 from .grounding import Grounding
+from .held_zeros import ZeroHolder
 from .repetition import ItemWatch, avoid, closing_brackets
 from .sampling import probability, sample
 from .vocab import IdArray
@@ -108,8 +109,6 @@ class Decoder(DecoderSteps):
         made there, if one was."""
         if position.held is not None:
             position = yield from self._settle(position, token)
-            if position.ending:
-                return position, None  # the token was dropped with the zeros: choose how the number ends
         if token == END:
             self.stats.output_tokens = position.used
             return None, None
@@ -146,11 +145,13 @@ class Decoder(DecoderSteps):
         guesses = self._history.continuation(most + _FORCED_TOKENS_PER_DRAFT, then=step.evaluated)
         drafted: list[Step] = []
         position, cursor, size = step.after, 0, len(step.evaluated)
+        zeros = self._zeros.copy()  # follows the guessed text, ahead of the output
         while cursor < len(guesses) and len(drafted) < most:
-            guess = self._guessed_step(position, guesses[cursor])
+            guess = self._guessed_step(position, guesses[cursor], zeros)
             if guess is None or guess.final_tokens or size + len(guess.evaluated) > LARGEST_DRAFT_BATCH:
                 break
             drafted.append(guess)
+            zeros.feed(guess.text)
             size += len(guess.evaluated)
             if guess.evaluated != guesses[cursor : cursor + len(guess.evaluated)] or not guess.evaluated:
                 break
@@ -159,7 +160,7 @@ class Decoder(DecoderSteps):
             drafted = drafted[: self._repeats.draftable([guess.text for guess in drafted])]
         return drafted
 
-    def _guessed_step(self, position: Position, token: int) -> Step | None:
+    def _guessed_step(self, position: Position, token: int, zeros: ZeroHolder) -> Step | None:
         if not self._pieces[token].startswith(position.pending):
             return None
         after = position.guide.copy()
@@ -167,9 +168,9 @@ class Decoder(DecoderSteps):
             return None
         if position.skipped + after.tokens_taken + after.shortest_completion() > self.settings.max_tokens:
             return None
-        if self._held_after(position, token, after) is not None:
+        if self._held_after(position, token, after, zeros) is not None:
             return None  # zeros the choice might hold: the output there is decided token by token
-        return self._step(position, token, after)
+        return self._step(position, token, after, zeros)
 
     def _verify(self, step: Step, drafted: list[Step]) -> Generator[bytes, None, tuple[Position, int | None]]:
         """Evaluate `step` and the drafted steps in one batch, then keep each drafted step

@@ -11,8 +11,9 @@ Invariants:
   forced run, held back so the model may merge it with what follows (a space before a
   value, a quote before its first characters). The next token must start with it.
 - `held` is text evaluated but not written: zeros that end a number's fraction so far,
-  written once a digit follows, dropped if the number ends (core.held_zeros). No guesses are
-  drafted while text is held.
+  written once a digit follows, dropped if the number ends where the written text may end it
+  (core.held_zeros). The guide is past the held text; the Held keeps one before it. No
+  guesses are drafted while text is held.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ class Position:
     pending: bytes = b""
     held: Held | None = None
     skipped: int = 0  # tokens evaluated whose text was dropped
-    ending: bool = False  # held zeros were just dropped: the number ends here
 
     @property
     def used(self) -> int:
@@ -88,7 +88,7 @@ class DecoderSteps:
         self.choices: list[TokenChoice] = []  # every token chosen, with the model's probability for it
         self.written = 0  # output bytes so far
         self._probability: float | None = None  # the model's probability for the latest choice
-        self._zeros = ZeroHolder(self._table, compiled.vocab.size)
+        self._zeros = ZeroHolder()
         self._repeats = RepetitionGuard() if settings.stop_repeats else None
 
     # -- steps -------------------------------------------------------------------------
@@ -100,10 +100,12 @@ class DecoderSteps:
         after.advance(token)
         return after
 
-    def _step(self, position: Position, token: int, after: Guide) -> Step:
-        """Choosing `token` at `position`; `after` is the position's guide past it."""
+    def _step(self, position: Position, token: int, after: Guide, zeros: ZeroHolder | None = None) -> Step:
+        """Choosing `token` at `position`; `after` is the position's guide past it. `zeros`:
+        the holder that has followed the output up to `position` (by default the decoding's:
+        a guess ahead of the output brings its own)."""
         piece = self._pieces[token]
-        held = None if self._zeros.in_string else self._held_after(position, token, after)
+        held = self._held_after(position, token, after, zeros)
         if held is not None:
             return Step(token, b"", [token], position.at(after, held=held))
         forced = after.forced_text()
@@ -127,51 +129,36 @@ class DecoderSteps:
 
     # -- zeros held at the end of a number (core.held_zeros) ---------------------------
 
-    def _held_after(self, position: Position, token: int, after: Guide) -> Held | None:
-        """What is held once `token` is taken at `position` (`after` is past it)."""
-        added = self._pieces[token][len(position.pending) :]
-        return self._zeros.hold(position.held, added, after, lambda: self._past_pending(position))
-
-    def _past_pending(self, position: Position) -> Guide | None:
-        """The position's guide past its pending text (None if that text's tokens do not fit)."""
-        guide = position.guide.copy()
-        if position.pending and not all(guide.try_advance(t) for t in self.canonical_tokens(position.pending)):
+    def _held_after(self, position: Position, token: int, after: Guide, zeros: ZeroHolder | None = None) -> Held | None:
+        """What is held once `token` is taken at `position` (`after` is past it; `zeros` as in
+        _step): nothing inside a string or after pending text. Text the automaton forces after
+        held zeros is then chosen token by token (the tokens it allows are its own), so that
+        the zeros may still be dropped when it ends the number (`10.000` at the digit limit)."""
+        zeros = zeros or self._zeros
+        if zeros.in_string or position.pending:
             return None
-        return guide
+        return zeros.hold(position.held, self._pieces[token], position.guide)
 
     def _settle(self, position: Position, token: int) -> Generator[bytes, None, Position]:
-        """Where `token` leaves the text held at `position`: still held (another zero), written
-        (a digit follows it: the held tokens' choices keep their places) or dropped (the
-        number ends: a held sign's `0` is written in its place, and their choices are put on
-        the number's last byte, so they still count for it). A
-        zero the automaton cannot take there is dropped too, unevaluated: `ending`."""
+        """Where `token` (or END) leaves the text held at `position`: still held (more zeros);
+        dropped, where the token ends the number and the automaton takes it right after the
+        written text (the token is then taken there, and the held tokens' choices are put on
+        the number's last byte, so they still count for it); or written."""
         held = position.held
         assert held is not None
-        after = position.guide.copy()
-        if token != END and after.try_advance(token):
-            if self._held_after(position, token, after) is not None:
-                return position
-            yield self._emit(held.text)
-            return position.at(position.guide)
-        if held.replacement:
-            yield self._emit(held.replacement)
-        last = max(self.written - 1, 0)
-        kept = len(self.choices) - held.choices
-        self.choices[kept:] = [TokenChoice(last, self.written, choice.probability) for choice in self.choices[kept:]]
-        skipped = position.skipped + position.guide.tokens_taken - held.before.tokens_taken
-        # After a held sign the token is chosen again, past the `0` written in the sign's place:
-        # grounding and the rest read the output so far, and it was chosen before the `0`.
-        ending = token != END and (bool(held.replacement) or self._zeros.overflows(after, token))
-        return Position(held.before, skipped=skipped, ending=ending)
+        if token != END and self._held_after(position, token, self._after(position, token)) is not None:
+            return position
+        if self._zeros.droppable(held, None if token == END else token, b"" if token == END else self._pieces[token]):
+            last = max(self.written - 1, 0)
+            kept = len(self.choices) - held.choices
+            self.choices[kept:] = [TokenChoice(last, self.written, choice.probability) for choice in self.choices[kept:]]
+            return Position(held.before, skipped=position.skipped + position.guide.tokens_taken - held.before.tokens_taken)
+        yield self._emit(held.text)
+        return position.at(position.guide)
 
     def _allowed(self, position: Position) -> Allowed:
-        """The choices at `position` (see core.held_zeros for those while text is held)."""
-        budget = self.settings.max_tokens - position.used
-        if position.held is not None:
-            return self._zeros.candidates(position.held, position.guide, budget)
-        if position.ending:
-            return self._zeros.ending(position.guide, budget)
-        return position.guide.allowed(budget, position.pending)
+        """The choices at `position`: the automaton's, held text or not."""
+        return position.guide.allowed(self.settings.max_tokens - position.used, position.pending)
 
     # -- the output --------------------------------------------------------------------
 

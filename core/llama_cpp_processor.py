@@ -32,10 +32,9 @@ from typing import SupportsIndex
 import numpy as np
 import numpy.typing as npt
 
-from .compiled import CompiledSchema, token_table
+from .compiled import CompiledSchema
 from .errors import TokenBudgetTooSmall
 from .guide import Guide
-from .held_zeros import Held, ZeroHolder
 
 Scores = npt.NDArray[np.single]
 InputIds = npt.NDArray[np.intc]
@@ -60,24 +59,17 @@ class StoppingCriteriaList(list[Callable[[InputIds, Scores], bool]]):
 class SchemaLogitsProcessor:
     """Masks llama-cpp-python's logits to the tokens `compiled` allows next (see the module).
 
-    Numbers follow the schema's shortest form as this library's decoder does, with the zeros
-    that end a fraction held (core.held_zeros): a model writing `10.0` may then end the number
-    (the automaton reads `10`), where a plain mask would force another digit (`10.01`). Those
-    zeros stay in llama-cpp-python's text, which writes every token it sampled: the value is
-    the same, only its form is not the shortest. For the same reason a number never ends on a
-    bare point (`10.`), and a sign before zeros is not held (the decoder writes `0` for `-0.0`;
-    here nothing could replace it).
+    The mask is the Guide's and nothing else: the automaton takes every form of a number, so
+    a model writing `10.0` may end the number there, and llama-cpp-python's text keeps the
+    form the model sampled (`10.0`; this library's decoder writes `10`, see core.held_zeros).
 
     One completion at a time: the state of the completion under way is kept here, so a
     processor is not for two completions running at once (threads)."""
 
-    guide: Guide  # past every token taken, held zeros included
+    guide: Guide  # past every token taken
     _prompt_length: int | None  # None until the completion's first call
     _last_call: InputIds | None  # the tokens the latest call saw
     _generated: int
-    _zeros: ZeroHolder
-    _held: Held | None
-    _ending: bool  # held zeros were dropped with a zero past the digit limit: the number ends
 
     def __init__(self, compiled: CompiledSchema, max_tokens: int | None = None) -> None:
         """Raises TypeError for a `max_tokens` that is not a whole number (a bool is not),
@@ -85,7 +77,6 @@ class SchemaLogitsProcessor:
         does not fit (each byte may take a token)."""
         self._compiled = compiled
         self._max_tokens = checked_budget(compiled, max_tokens)
-        self._table = token_table(compiled.vocab)
         self._eog = np.asarray(sorted(compiled.vocab.eog_ids), dtype=np.int32)
         self._begin(None)
 
@@ -119,11 +110,11 @@ class SchemaLogitsProcessor:
         if self._prompt_length is None:
             self._prompt_length = len(input_ids)
         for token in input_ids[self._prompt_length + self._generated :].tolist():
-            self._take(int(token))
+            self.guide.advance(int(token))
             self._generated += 1
 
     def is_finished(self) -> bool:
-        return self._held is None and not self._ending and self.guide.is_finished()
+        return self.guide.is_finished()
 
     def check_sampled(self, input_ids: InputIds) -> None:
         """Raise ValueError if the latest call saw more tokens than `input_ids`, the tokens
@@ -144,51 +135,10 @@ class SchemaLogitsProcessor:
         self._prompt_length = None if prompt is None else len(prompt)
         self._last_call = None
         self._generated = 0
-        self._zeros = ZeroHolder(self._table, self._compiled.vocab.size, rewrites=False)
-        self._held = None
-        self._ending = False
-
-    def _take(self, token: int) -> None:
-        piece = self._compiled.vocab.pieces[token]
-        if self._held is not None:
-            self._settle(token, piece)
-            return
-        self._ending = False
-        after = self.guide.copy()
-        after.advance(token)
-        before = self.guide
-        held = None if self._zeros.in_string else self._zeros.hold(None, piece, after, lambda: before)
-        self.guide, self._held = after, held
-        if held is None:
-            self._zeros.feed(piece)
-
-    def _settle(self, token: int, piece: bytes) -> None:
-        """`token` after held zeros: more zeros (still held), a digit (the zeros count), or
-        the number's end (the automaton goes back to before the zeros)."""
-        held = self._held
-        assert held is not None
-        after = self.guide.copy()
-        if after.try_advance(token):
-            self.guide, self._held = after, self._zeros.hold(held, piece, after, lambda: None)
-            if self._held is None:
-                self._zeros.feed(piece)
-            return
-        self._held, overflow = None, self._zeros.overflows(self.guide, token)
-        self.guide = held.before.copy()
-        if overflow:
-            self._ending = True  # the zero goes with the others; the next token ends the number
-            return
-        self.guide.advance(token)
-        self._zeros.feed(piece)
 
     def _allowed(self) -> npt.NDArray[np.intp]:
         budget = None if self._max_tokens is None else self._max_tokens - self._generated
-        if self._held is not None:
-            allowed = self._zeros.candidates(self._held, self.guide, budget)
-        elif self._ending:
-            allowed = self._zeros.ending(self.guide, budget)
-        else:
-            allowed = self.guide.allowed(budget)
+        allowed = self.guide.allowed(budget)
         ids = np.union1d(allowed.ids, self._eog) if allowed.may_end else np.unique(allowed.ids)
         return ids.astype(np.intp)
 

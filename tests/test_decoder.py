@@ -4,6 +4,7 @@ inside its budget, forced text is never sampled, and budgets too small are refus
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 import jsonschema
@@ -72,7 +73,12 @@ def test_random_models_always_finish_valid_inside_budget(vocab: Vocabulary, seed
     jsonschema.validate(json.loads(text), SCHEMA, format_checker=jsonschema.FormatChecker())
     assert decoder.stats.output_tokens <= max_tokens
     evaluated = b"".join(vocab.pieces[t] for t in model.evaluated)
-    assert text.encode().startswith(evaluated)
+    assert short_numbers(text.encode()).startswith(short_numbers(evaluated))  # held zeros are evaluated, not written
+
+
+def short_numbers(text: bytes) -> bytes:
+    """`text` with the zeros that end each fraction, and a point left bare, taken out."""
+    return re.sub(rb"(?<=[0-9])\.(?![0-9])", b"", re.sub(rb"(\.[0-9]*?)0+(?![0-9])", rb"\1", text))
 
 
 def test_forced_text_is_evaluated_in_batches_not_sampled(vocab: Vocabulary) -> None:

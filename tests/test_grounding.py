@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema
 import numpy as np
 import numpy.typing as npt
-from conftest import FakeModel
+from conftest import EOS, FakeModel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -190,7 +190,8 @@ class ChosenProbabilities(FakeModel):
 def test_confidence_is_the_product_of_the_chosen_tokens_probabilities(vocab: Vocabulary) -> None:
     one, two = vocab.pieces.index(b"1"), vocab.pieces.index(b"2")
     compiled = compile_schema({"type": "integer", "minimum": 10, "maximum": 99}, vocab)
-    decoder = Decoder(ChosenProbabilities(vocab, [one, two]), compiled, SamplingSettings(temperature=0.0, draft_tokens=0))
+    model = ChosenProbabilities(vocab, [one, two, EOS])  # then the end, not `12.0`, which the schema allows too
+    decoder = Decoder(model, compiled, SamplingSettings(temperature=0.0, draft_tokens=0))
     output = b"".join(decoder.run())
     assert output == b"12"
     evidence = gather(output, "it is 12.", decoder.choices)

@@ -1,9 +1,9 @@
-"""The llama-cpp-python processor holds the zeros that end a number's fraction as the decoder
-does (core.held_zeros): a model that wants `559.40` and then `,` may end the number there,
-where a plain mask of the shortest-form automaton forces another digit (`559.401`: valid, and
-a wrong value). llama-cpp-python writes every token it sampled, so the zeros stay in its text;
-the value is what the model wanted. The loop below is llama-cpp-python's own, in small:
-processors, then the greedy choice, then the stopping criteria."""
+"""The llama-cpp-python processor masks with the Guide alone, and the automaton takes every
+number text whose value the schema allows: a model that wants `559.40` and then `,` writes
+exactly that, never forced on to another digit (`559.401`: valid, and a wrong value).
+llama-cpp-python writes every token it sampled, so its text is the model's. The loop below
+is llama-cpp-python's own, in small: processors, then the greedy choice, then the stopping
+criteria."""
 
 from __future__ import annotations
 
@@ -61,6 +61,9 @@ def complete(schema: Any, wanted: str, vocab: Vocabulary, max_tokens: int | None
         ({"type": "number"}, "10.0"),
         ({"type": "array", "items": {"type": "number"}}, "[2.50, 3.0]"),
         (PRICE, '{"price": -0.050, "n": -1}'),
+        (PRICE, '{"price": -0.0, "n": -0}'),
+        (PRICE, '{"price": 1E+05, "n": 1.0}'),
+        (BOUNDED, '{"price": 10.00}'),
     ],
 )
 @pytest.mark.parametrize("max_tokens", [None, 40])
@@ -73,21 +76,19 @@ def test_a_fraction_may_end_in_the_zeros_the_model_wants(
 
 
 @pytest.mark.parametrize("number", ["-00", "-0.", "10.", "-0.0"])
-def test_what_llama_cpp_python_writes_is_json_where_nothing_held_can_be_dropped(number: str, vocab: Vocabulary) -> None:
-    """Its text keeps every token sampled: no sign is held (no `0` could replace it, `-00` is
-    not JSON) and no number ends on a bare point (`10.`), so the model writes a digit there."""
+def test_what_llama_cpp_python_writes_is_json(number: str, vocab: Vocabulary) -> None:
+    """Its text keeps every token sampled: `-00` and `10.` are not JSON, so the mask has the
+    model write something else there (`-0`, a digit after the point)."""
     text = complete(PRICE, f'{{"price": {number}, "n": 1}}', vocab, 40)
     value = json.loads(text)
     jsonschema.validate(value, PRICE)
 
 
-def test_zeros_past_the_digit_limit_end_the_number(vocab: Vocabulary) -> None:
-    """A model looping on zeros gets its number ended where the automaton takes no more of
-    them, not a digit it did not want."""
-    text = complete(BOUNDED, '{"price": 10.' + "0" * 12 + "}", vocab)
-    value = json.loads(text)
-    assert value == {"price": 10}
-    jsonschema.validate(value, BOUNDED)
+def test_zeros_up_to_the_digit_limit_may_end_the_number(vocab: Vocabulary) -> None:
+    """A fraction holds 17 digits: a model writing as many zeros ends the number there, not
+    on a digit it did not want."""
+    wanted = '{"price": 10.' + "0" * 17 + "}"
+    assert complete(BOUNDED, wanted, vocab) == wanted
 
 
 def test_zeros_inside_strings_are_not_held(vocab: Vocabulary) -> None:
@@ -116,7 +117,7 @@ def test_the_value_written_is_the_value_wanted(whole: int, fraction: str, zeros:
 )
 def test_any_run_of_signs_points_and_zeros_gives_json(wanted: str, ending: str, vocab: Vocabulary) -> None:
     """Whatever mix of signs, points and zeros a model wants in a number, llama-cpp-python's
-    text is JSON that validates: nothing it wrote needs dropping."""
+    text is JSON that validates."""
     schema = {"type": "array", "items": {"type": "number"}, "maxItems": 3}
     text = complete(schema, f"[{wanted}{ending}", vocab, 40)
     jsonschema.validate(json.loads(text), schema)

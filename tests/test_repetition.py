@@ -299,13 +299,14 @@ def test_where_the_remedy_stops_nothing_it_leaves_no_trace(vocab: Vocabulary) ->
 
 def test_an_item_whose_number_ends_in_held_zeros_is_reviewed_too(vocab: Vocabulary) -> None:
     """`.0` after 12 is held (core.held_zeros) and dropped when `}, ` ends the number and
-    starts the next item in one token: the review comes after the held text is settled."""
+    starts the next item in one token: the review comes after the held text is settled. (The
+    last item allows no `}, `: the model's next choice, `}]`, ends the array.)"""
     merged = Vocabulary.from_pieces([*vocab.pieces, b"}, ", b"}]"], vocab.eog_ids)
     item = {"type": "object", "properties": {"p": {"type": "number"}}, "required": ["p"]}
     schema = {"type": "object", "properties": {"items": {"type": "array", "items": item, "maxItems": 6}}, "required": ["items"]}
 
     def model() -> FavouringModel:
-        return FavouringModel(merged, 0, [b"12", b"[", b"{"], {b"12": [b"."], b".": [b"0"], b"0": [b"}, "]})
+        return FavouringModel(merged, 0, [b"12", b"[", b"{"], {b"12": [b"."], b".": [b"0"], b"0": [b"}, ", b"}]"]})
 
     assert generate(merged, schema, model(), guard=False)["items"] == [{"p": 12}] * 6
     assert generate(merged, schema, model(), guard=True)["items"] == [{"p": 12}]

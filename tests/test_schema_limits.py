@@ -76,18 +76,18 @@ def _first_documents(schema: dict[str, Any], count: int = 5) -> tuple[list[str],
 )
 def test_divisor_beyond_the_generated_digits_gives_zero(schema: dict[str, Any]) -> None:
     texts, states = _first_documents(schema)
-    assert set(texts) == {"0"} and states < 10
+    assert {json.loads(text) for text in texts} == {0} and states < 40  # 0, -0, 0.0, ...
 
 
 def test_divisor_with_factors_of_ten_compiles_small() -> None:
     texts, states = _first_documents({"type": "integer", "multipleOf": 10000000})
-    assert all(text == "0" or text.endswith("0000000") for text in texts)
+    assert all(json.loads(text) % 10000000 == 0 for text in texts)
     assert states < 500
 
 
 def test_few_multiples_within_bounds_are_listed_for_any_divisor() -> None:
     texts, _ = _first_documents({"type": "integer", "multipleOf": 999983, "minimum": -3000000, "maximum": 3000000}, 30)
-    assert {int(text) for text in texts} <= {k * 999983 for k in range(-3, 4)}
+    assert {json.loads(text) for text in texts} <= {k * 999983 for k in range(-3, 4)}
     with pytest.raises(SchemaError, match="no integer within the bounds"):
         compile_automaton({"type": "integer", "multipleOf": 999983, "minimum": 1, "maximum": 999982})
     assert MAX_LISTED_MULTIPLES >= 7

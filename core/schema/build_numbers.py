@@ -8,30 +8,44 @@ generated. Multiples of a whole divisor come from a remainder automaton (one sta
 remainder, after the divisor's factors of 10), or are listed one by one when the bounds hold
 few; 1/n divisors (0.01) divide every integer, and where no integer fits the bounds the
 decimal multiples the validator itself accepts are listed.
+
+Integers, multiples and exclusions are computed on canonical texts (`12`), and the other forms
+of each value are added after (lexical.whole_spellings: `-0`, `12.0`), so a value excluded or
+refused is so in every form. Whether `12.0` is an integer depends on the draft: jsonschema's
+draft 4 type checker says no, later ones yes (whole_floats_are_integers).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+import jsonschema
+from jsonschema.validators import validator_for
+
 from ..automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, machine_from_tree, multiple_machine
 from ..automaton.regex import Alt, Chars, Machine, Node, Repeat, Seq, alt, lit
 from ..errors import SchemaError, UnsupportedSchema
+from .convert import SchemaDocument
 from .json_values import join_pointer
 from .lexical import (
     BOUNDED_FRACTION_DIGITS,
     BOUNDED_INTEGER_DIGITS,
+    decimal_spellings,
     generated_integers,
     integer_node,
     integer_range,
     number_node,
     number_range,
+    range_spellings,
+    whole_number_node,
+    whole_spellings,
 )
 from .limits import MAX_DIVISOR_STATES, MAX_LISTED_MULTIPLES
 from .nodes import NumberNode, SchemaNode
@@ -43,16 +57,12 @@ Accepts = Callable[[Any], bool]
 
 
 def integer_tree(build: Build, node: SchemaNode) -> Node:
-    """The integers `node` allows, in canonical form, without its excluded values."""
+    """The integers `node` allows, without its excluded values, in every form the validator
+    reads as an integer: `1.0` too after draft 4, whose type checker takes whole floats."""
     number = node.number or NumberNode(node.pointer, frozenset())
-    tree = _relaxed(build, number, lambda current: integer_values(current, node.pointer))
     banned = [json.dumps(int(value)) for value in node.excluded if _is_whole(value)]
-    if not banned:
-        return tree
-    machine = intersect(tree if isinstance(tree, Machine) else machine_from_tree(tree), excluding_machine(banned))
-    if is_empty(machine):
-        raise SchemaError(f"`not` at {node.pointer or '/'} excludes every value the schema allows")
-    return machine
+    fractions = whole_floats_are_integers(build.document)
+    return _relaxed(build, number, lambda current: integer_values(current, node.pointer, fractions, banned))
 
 
 def number_tree(build: Build, node: SchemaNode) -> Node:
@@ -61,6 +71,45 @@ def number_tree(build: Build, node: SchemaNode) -> Node:
     return _relaxed(
         build, number, lambda current: number_values(current, node.pointer, lambda value: bool(build.accepts(node, value)))
     )
+
+
+_WHOLE_FLOATS: weakref.WeakKeyDictionary[SchemaDocument, bool] = weakref.WeakKeyDictionary()
+
+
+def whole_floats_are_integers(document: SchemaDocument) -> bool:
+    """Whether every validator of the schema reads `1.0` as an integer: the drafts after 4 do,
+    draft 4's type checker does not. A subschema declaring its own `$schema` is validated
+    under that draft, so one naming draft 3 or 4 anywhere keeps integers to `1` (found once
+    per document)."""
+    known = _WHOLE_FLOATS.get(document)
+    if known is None:
+        known = _WHOLE_FLOATS[document] = not document.draft4 and not _declares_draft4(document.root)
+    return known
+
+
+def integer_readings_agree(document: SchemaDocument) -> bool:
+    """Whether the root's validator reads `1.0` as an integer exactly where the validator of
+    each subschema does: all after draft 4, or a draft 4 root (whose stricter reading keeps
+    `1.0` out wherever it decides, so a later draft inside only accepts more)."""
+    return document.draft4 or whole_floats_are_integers(document)
+
+
+def _declares_draft4(root: Any) -> bool:
+    """Whether any object in `root` has a `$schema` naming draft 3 or 4 (iterative)."""
+    stack = [root]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            declared = value.get("$schema")
+            if isinstance(declared, str) and validator_for(value, default=jsonschema.Draft202012Validator) in _NO_WHOLE_FLOATS:
+                return True
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
+
+
+_NO_WHOLE_FLOATS = (jsonschema.Draft3Validator, jsonschema.Draft4Validator)
 
 
 def _relaxed(build: Build, number: NumberNode, values: Callable[[NumberNode], Node]) -> Node:
@@ -78,14 +127,29 @@ def _is_whole(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer()
 
 
-def integer_values(number: NumberNode, pointer: str) -> Node:
-    """The integers `number`'s bounds and multipleOf allow, in canonical form."""
+def integer_values(number: NumberNode, pointer: str, fractions: bool, banned: list[str] | None = None) -> Node:
+    """The integers `number`'s bounds and multipleOf allow, but the canonical texts `banned`,
+    in every form (see whole_spellings; `fractions`: a zero fraction too). Unbounded, they
+    take an exponent as well where `fractions` (`1e2`)."""
     low, high = integer_bounds(number)
     if low is not None and high is not None and low > high:
         raise SchemaError(f"no integer satisfies the bounds at {pointer or '/'}")
+    plain = low is None and high is None
+    if number.multiple_of is None and plain and fractions and not banned:
+        return whole_number_node()
+    if number.multiple_of is None and not banned:
+        return range_spellings(low, high, fractions)
     if number.multiple_of is not None:
-        return _multiples(low, high, number.multiple_of, join_pointer(pointer, "multipleOf"))
-    return integer_node() if low is None and high is None else integer_range(low, high)
+        canonical = _multiples(low, high, number.multiple_of, join_pointer(pointer, "multipleOf"))
+    else:
+        canonical = integer_node() if plain else integer_range(low, high)
+    if banned:
+        canonical = intersect(
+            canonical if isinstance(canonical, Machine) else machine_from_tree(canonical), excluding_machine(banned)
+        )
+        if is_empty(canonical):
+            raise SchemaError(f"`not` at {pointer or '/'} excludes every value the schema allows")
+    return whole_spellings(canonical, fractions)
 
 
 def number_values(number: NumberNode, pointer: str, accepts: Accepts) -> Node:
@@ -103,8 +167,8 @@ def number_values(number: NumberNode, pointer: str, accepts: Accepts) -> Node:
         return node
     whole_low, whole_high = integer_bounds(number)
     if whole_low is None or whole_high is None or whole_low <= whole_high:
-        # Beyond the decimal digits (minimum 12345678901.5): whole numbers, written as integers.
-        return integer_range(whole_low, whole_high)
+        # Beyond the decimal digits (minimum 12345678901.5): whole numbers, without exponent.
+        return range_spellings(whole_low, whole_high, fractions=True)
     bound = number.minimum or number.maximum
     assert bound is not None  # both exist: no whole number lies between them
     raise departure(
@@ -122,7 +186,7 @@ def _number_multiples(number: NumberNode, pointer: str, accepts: Accepts) -> Nod
     low, high = integer_bounds(number)
     whole_fits = low is None or high is None or low <= high
     if whole_fits or not isinstance(divisor, float) or divisor.is_integer():
-        return integer_values(number, pointer)
+        return integer_values(number, pointer, fractions=True)
     texts = _decimal_multiples(number, Decimal(repr(divisor)), join_pointer(pointer, "multipleOf"))
     kept = [text for text in texts if accepts(json.loads(text))]
     if not kept:
@@ -132,7 +196,7 @@ def _number_multiples(number: NumberNode, pointer: str, accepts: Accepts) -> Nod
             f"multipleOf {divisor!r} on numbers is generated as whole numbers, or as decimals the validator's float"
             f" division accepts; none of those lies {_interval(number)}",
         )
-    return alt(*(lit(text) for text in kept))
+    return alt(*(decimal_spellings(text) for text in kept))
 
 
 def _decimal_multiples(number: NumberNode, step: Decimal, pointer: str) -> list[str]:

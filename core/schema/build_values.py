@@ -7,16 +7,41 @@ from typing import TYPE_CHECKING, Any
 
 from ..automaton.regex import Node, alt, lit
 from ..errors import SchemaError
+from .build_numbers import integer_readings_agree
 from .json_values import distinct_values, keep_values
-from .lexical import json_text
+from .lexical import json_text, listed_number
 from .nodes import SchemaNode, Sub
+from .validation import Validator
 
 if TYPE_CHECKING:
     from .build import Build
 
 
 def enum_tree(build: Build, node: SchemaNode) -> Node:
-    return alt(*(lit(json_text(value)) for value in listed_values(build, node)))
+    """The listed values' JSON texts; a number in every form read as the same value that the
+    keywords beside the list accept too (`2`, `2.0`, `2.00` for a listed 2 where a float is
+    accepted: see lexical.listed_number)."""
+    values = listed_values(build, node)
+    if not any(_is_number(value) for value in values):
+        return alt(*(lit(json_text(value)) for value in values))
+    checker = build.validator(node.without(values=None, excluded=()))
+    floats = integer_readings_agree(build.document)
+    return alt(*(_listed_tree(value, checker, floats) for value in values))
+
+
+def _listed_tree(value: Any, checker: Validator, floats: bool) -> Node:
+    """One listed value's texts; `floats`: a whole number may be written as a float (see
+    build_numbers.integer_readings_agree)."""
+    if not _is_number(value):
+        return lit(json_text(value))
+    whole = float(value).is_integer()
+    as_int = whole and checker.is_valid(int(value))
+    as_float = whole and floats and checker.is_valid(float(value))
+    return listed_number(value, as_int, as_float)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def listed_values(build: Build, node: SchemaNode) -> list[Any]:
