@@ -271,7 +271,6 @@ class Extractor:
             self._model = GGUFModel.load(self.model_path, wanted, self.options.n_threads, self.options.n_gpu_layers)
         return self._model
 
-
     # -- many documents together (core.parallel) ----------------------------------------
 
     def extract_many(
