@@ -36,8 +36,9 @@ from .schema.load import Schema
 
 _CONTEXT_STEP = 256
 # The context of the model that only lends its weights to a multi-sequence context
-# (core.parallel): as small as llama.cpp allows, since it is never used.
-_WEIGHTS_ONLY_CONTEXT = 64
+# (core.parallel): the smallest llama.cpp makes (it rounds a smaller one up, and
+# llama-cpp-python would then size its own token list for the smaller one).
+_WEIGHTS_ONLY_CONTEXT = 256
 T = TypeVar("T")
 
 
