@@ -140,8 +140,12 @@ class SequencePool:
         self.work = threading.Lock()  # held by the thread whose Python runs (see the module docstring)
         self.views = [SequenceView(self, seq) for seq in range(n_seq)]
         self._cond = threading.Condition()
-        self._active = 0
-        self._growing = 0  # documents waiting for larger slots: no other document starts meanwhile
+        # Every view starts counted, so the first decode waits for every thread's first
+        # document; a view leaves the count to wait in `fit`, or when no document is left for it.
+        self._active = n_seq
+        for view in self.views:
+            view.active = True
+        self._waiting: dict[int, int] = {}  # views waiting in `fit`, with the room each needs
         self._pending: list[_Request] = []
         self._stopped = False
         self._scheduler = threading.Thread(target=self._serve, name="extract-decode", daemon=True)
@@ -159,39 +163,43 @@ class SequencePool:
     # -- admission ---------------------------------------------------------------------
 
     def fit(self, view: SequenceView, n_tokens: int) -> None:
-        """Count `view` in the barrier with room for `n_tokens` (its prompt and budget). Where
-        its slot is too small, wait until no document is in flight and make the context again
-        with larger slots. Called by the view's thread holding `work` (released while waiting).
-        Raises Cancelled once the run is stopped."""
+        """Have `view` counted in the barrier with room for `n_tokens` (its prompt and budget).
+        Where its slot is too small, or another document waits for larger slots, it waits
+        until no document is in flight; then every waiting view is admitted at once, the
+        context made again first where a slot is too small. Called by the view's thread
+        holding `work` (released while waiting). Raises Cancelled once the run is stopped."""
         room = n_tokens - len(self.prefix) + _SLOT_MARGIN
-        if view.active and room <= self.slot:
+        if view.active and room <= self.slot and not self._waiting:
             return
         self.work.release()
         try:
             with self._cond:
                 self._leave(view)
-                self._wait_for_room(room)
-                self._active += 1
-                view.active = True
+                self._waiting[view.seq] = room
+                try:
+                    while not view.active:
+                        if self._stopped:
+                            raise Cancelled
+                        if self._active == 0:
+                            self._admit()
+                        else:
+                            self._cond.wait()
+                finally:
+                    self._waiting.pop(view.seq, None)
         finally:
             self.work.acquire()
 
-    def _wait_for_room(self, room: int) -> None:
-        growing = False
-        try:
-            while room > self.slot or self._growing > growing:
-                if self._stopped:
-                    raise Cancelled
-                if room > self.slot and not growing:
-                    growing, self._growing = True, self._growing + 1
-                if growing and self._active == 0:
-                    self._remake(room)
-                    growing, self._growing = False, self._growing - 1
-                    self._cond.notify_all()
-                    continue
-                self._cond.wait()
-        finally:
-            self._growing -= growing
+    def _admit(self) -> None:
+        """Every waiting view counted in the barrier, all at once (so which documents share
+        the next decode does not depend on the threads' timing), once the context has room."""
+        needed = max(self._waiting.values())
+        if needed > self.slot:
+            self._remake(needed)
+        for seq in self._waiting:
+            self.views[seq].active = True
+            self._active += 1
+        self._waiting.clear()
+        self._cond.notify_all()
 
     def release(self, view: SequenceView) -> None:
         """`view`'s document is done: no longer counted in the barrier."""
@@ -352,12 +360,14 @@ class ParallelRun(Generic[T]):
                         outcome: Outcome[T] = Outcome(action())
                     except BaseException as error:  # the document's own failure, in its place
                         outcome = Outcome(None, error)
-                    finally:
-                        self._pool.release(view)
                     with self._cond:
                         self._results[index] = outcome
                         self._cond.notify_all()
         finally:
+            # Counted in the barrier until no document is left for it, the next document
+            # included: it joins the very next decode, whatever the threads' timing, so the
+            # documents that share each decode are the same from one run to the next.
+            self._pool.release(view)
             with self._cond:
                 self._running -= 1
                 self._cond.notify_all()
