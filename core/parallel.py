@@ -135,7 +135,7 @@ class SequencePool:
         self._context: SequenceContext | None = None
         self.prefix = prefix
         self.tokenize = tokenize
-        self.n_batch = 1
+        self.n_batch = 1  # the context's, once made
         self.slot = 0  # cells each sequence may use beyond the prefix
         self.work = threading.Lock()  # held by the thread whose Python runs (see the module docstring)
         self.views = [SequenceView(self, seq) for seq in range(n_seq)]
@@ -194,7 +194,8 @@ class SequencePool:
         the next decode does not depend on the threads' timing), once the context has room."""
         needed = max(self._waiting.values())
         if needed > self.slot:
-            self._remake(needed)
+            with self.work:  # free now (no view is active); the caller's output waits while stderr is silenced
+                self._remake(needed)
         for seq in self._waiting:
             self.views[seq].active = True
             self._active += 1

@@ -77,5 +77,6 @@ def test_extract_many_yields_extractions_and_errors_in_input_order() -> None:
             assert isinstance(result, Extraction) and result.document == text
             jsonschema.validate(result.value, SCHEMA)
             assert result.stats.output_tokens > 0 and result.evidence
-    first = extractor.extract(compiled, PEOPLE[0], settings)
-    assert first.run() == results[0].value if isinstance(results[0], Extraction) else False
+    first = results[0]
+    assert isinstance(first, Extraction)
+    assert extractor.extract(compiled, PEOPLE[0], settings).run() == first.value  # one after another, afterwards
