@@ -80,3 +80,24 @@ def test_extract_many_yields_extractions_and_errors_in_input_order() -> None:
     first = results[0]
     assert isinstance(first, Extraction)
     assert extractor.extract(compiled, PEOPLE[0], settings).run() == first.value  # one after another, afterwards
+
+
+def test_parallel_chunked_documents_are_valid_and_in_order(tmp_path: Path) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    folder = tmp_path / "long"
+    folder.mkdir()
+    people = " ".join(f"Person {n} is called Grace Hopper and is {20 + n} years old." for n in range(60))
+    (folder / "a.txt").write_text(people)  # about three pieces of a 512-token context
+    (folder / "b.txt").write_text("Alan Turing, 41.")
+    environment = {**os.environ, "EXTRACT_CACHE_DIR": str(tmp_path / "cache")}
+    options = ["--max-tokens", "40", "--ctx", "512", "--chunk", "--stats", str(folder)]
+    base = [sys.executable, "-m", "gguf_extract", "-s", str(schema), *options]
+    runs = [subprocess.run([*base, "--parallel", n], capture_output=True, env=environment, timeout=600) for n in "21"]
+    assert [run.returncode for run in runs] == [0, 0], runs[0].stderr.decode()
+    together, single = ([json.loads(line) for line in run.stdout.decode().splitlines()] for run in runs)
+    assert [Path(line["source"]).name for line in together] == ["a.txt", "b.txt"]
+    assert together[0]["stats"]["pieces"] > 1
+    for line in together:
+        jsonschema.validate(line["data"], SCHEMA)
+    assert [("data" in line) for line in together] == [("data" in line) for line in single]
