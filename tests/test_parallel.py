@@ -4,8 +4,11 @@ decode with it."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -162,3 +165,11 @@ def test_closing_the_outcomes_early_stops_the_run_and_frees_the_context() -> Non
     assert harness.contexts[-1].closed
     assert len(harness.log) < 9 * 30  # the documents after the stop were never run
     assert harness.pool.stopped
+
+
+def test_parallel_below_one_is_refused_before_any_model_loads(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Ada, 36.")
+    command = [sys.executable, "-m", "gguf_extract", "-s", "person", str(tmp_path / "a.txt"), str(tmp_path / "a.txt")]
+    run = subprocess.run([*command, "--parallel", "0"], capture_output=True, timeout=120, check=False)
+    assert run.returncode == 2 and run.stdout == b""
+    assert "--parallel" in run.stderr.decode() and "greater than or equal to 1" in run.stderr.decode()
