@@ -193,9 +193,12 @@ class SequencePool:
         """Every waiting view counted in the barrier, all at once (so which documents share
         the next decode does not depend on the threads' timing), once the context has room."""
         needed = max(self._waiting.values())
-        if needed > self.slot:
-            with self.work:  # free now (no view is active); the caller's output waits while stderr is silenced
-                self._remake(needed)
+        if needed > self.slot or self._context is None:
+            try:
+                with self.work:  # free now (no view is active); the caller's output waits while stderr is silenced
+                    self._remake(needed)
+            finally:
+                self._cond.notify_all()  # on failure, another waiting view tries in its turn
         for seq in self._waiting:
             self.views[seq].active = True
             self._active += 1
@@ -219,16 +222,20 @@ class SequencePool:
         if self._context is not None:
             self._context.close()
             self._context = None
-        self.slot = -(-room // _SLOT_STEP) * _SLOT_STEP
-        context = self._open_context(len(self.views), len(self.views) * (len(self.prefix) + self.slot))
-        for start in range(0, len(self.prefix), context.n_batch):
-            piece = self.prefix[start : start + context.n_batch]
-            context.decode([(0, start, piece, [len(piece) - 1])])
-        for view in self.views[1:]:
-            context.copy_sequence(0, view.seq)
+        slot = -(-room // _SLOT_STEP) * _SLOT_STEP
+        context = self._open_context(len(self.views), len(self.views) * (len(self.prefix) + slot))
+        try:
+            for start in range(0, len(self.prefix), context.n_batch):
+                piece = self.prefix[start : start + context.n_batch]
+                context.decode([(0, start, piece, [len(piece) - 1])])
+            for view in self.views[1:]:
+                context.copy_sequence(0, view.seq)
+        except BaseException:
+            context.close()
+            raise
         for view in self.views:
             view.tokens = list(self.prefix)
-        self._context, self.n_batch = context, context.n_batch
+        self._context, self.n_batch, self.slot = context, context.n_batch, slot
 
     # -- the lockstep barrier ----------------------------------------------------------
 
@@ -265,8 +272,9 @@ class SequencePool:
                     return
                 requests, self._pending = sorted(self._pending, key=lambda r: r.seq), []
                 context = self._context
-            assert context is not None
             try:
+                if context is None:  # fit admits no view without a context: a bug, reported to each document
+                    raise RuntimeError("no context to decode in")
                 for group in _groups(requests, context.n_batch):
                     found = context.decode([(r.seq, r.start, r.tokens, r.rows) for r in group])
                     for request, logits in zip(group, found, strict=True):

@@ -173,3 +173,14 @@ def test_parallel_below_one_is_refused_before_any_model_loads(tmp_path: Path) ->
     run = subprocess.run([*command, "--parallel", "0"], capture_output=True, timeout=120, check=False)
     assert run.returncode == 2 and run.stdout == b""
     assert "--parallel" in run.stderr.decode() and "greater than or equal to 1" in run.stderr.decode()
+
+
+def test_a_context_that_cannot_be_made_fails_every_document_and_nothing_waits_for_ever() -> None:
+    def refuse(n_seq: int, n_ctx: int) -> Any:
+        raise ModelError(f"no memory for {n_ctx} cells")
+
+    local = threading.local()
+    pool = SequencePool(refuse, 3, PREFIX, lambda text, bos, special: list(text))
+    jobs = [lambda p=p: generate(local.view, p, 5) for p in PROMPTS[:5]]
+    outcomes = list(ParallelRun(pool, jobs, lambda view: setattr(local, "view", view)).outcomes())
+    assert len(outcomes) == 5 and all(isinstance(outcome.error, ModelError) for outcome in outcomes)
