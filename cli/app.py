@@ -145,6 +145,15 @@ def extract(
     workers: Annotated[
         int, typer.Option("--workers", min=1, max=64, help="Run the batch in N processes (each loads the model).")
     ] = 1,
+    parallel: Annotated[
+        int,
+        typer.Option(
+            "--parallel",
+            min=1,
+            max=64,
+            help="In a batch, decode N documents together as sequences of one context (1: one after another).",
+        ),
+    ] = 1,
     indent: Annotated[
         Optional[int],  # noqa: UP045
         typer.Option("--indent", min=0, max=16, help="Pretty-print with N spaces (streamed; costs no tokens)."),
@@ -209,7 +218,7 @@ def extract(
         truncate=truncate,
         indent=indent,
         encoding=encoding,
-        batch=BatchOptions(files_from, glob, output_dir, skip_existing, shard, quiet, workers, overwrite),
+        batch=BatchOptions(files_from, glob, output_dir, skip_existing, shard, quiet, workers, overwrite, parallel=parallel),
         grounded=grounded,
         evidence=evidence,
         min_confidence=min_confidence,

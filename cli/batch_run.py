@@ -12,17 +12,19 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from ..core.chunked import ChunkedExtraction
 from ..core.compiled import CompiledSchema
 from ..core.errors import DocumentError, ExtractError, ModelError, OutputError
-from ..core.extract import Extractor
+from ..core.extract import Extraction, Extractor
 from ..core.layout import Indenter
 from ..core.schema.load import Schema
 from ..core.schema.sources import load_schema
@@ -123,9 +125,12 @@ def _extract_here(request: Request, schema: Schema, pending: list[batch.Source],
     page = evidence.ReviewPage(request.review, request.min_confidence)
     try:
         with _progress(request, len(pending)) as advance:
-            for source in pending:
-                _one(request, extractor, compiled, source, tally, page)
-                advance(tally.tokens)
+            if request.batch.parallel > 1 and len(pending) > 1:
+                _extract_together(request, extractor, compiled, pending, tally, page, advance)
+            else:
+                for source in pending:
+                    _one(request, extractor, compiled, source, tally, page)
+                    advance(tally.tokens)
     finally:
         page.write()  # an interrupted batch's page shows the documents done
 
@@ -216,19 +221,60 @@ def _one(
     page: evidence.ReviewPage,
 ) -> None:
     try:
-        extraction = start_extraction(request, extractor, compiled, read_for(request, extractor, source.path))
-        report_truncation(source.label, extraction)
-        value = extraction.run()
-    except ModelError:
-        raise  # the model itself failed: no later document would fare better
-    except ExtractError as error:
-        _failed(request, source, error, tally, page)
+        extraction = _extracted(request, extractor, compiled, source)
+    except Exception as error:
+        _failure(request, source, error, tally, page)
         return
-    except Exception as error:  # a bug met on one document: its record says so, the batch goes on
+    _deliver(request, source, extraction, tally, page)
+
+
+def _extract_together(
+    request: Request,
+    extractor: Extractor,
+    compiled: CompiledSchema,
+    pending: list[batch.Source],
+    tally: Tally,
+    page: evidence.ReviewPage,
+    advance: Callable[[int], None],
+) -> None:
+    """--parallel: the documents decoded N at a time (core.parallel), delivered in input order."""
+    jobs = (partial(_extracted, request, extractor, compiled, source) for source in pending)
+    outcomes = extractor.run_parallel(jobs, compiled, request.instructions, request.batch.parallel)
+    for source, outcome in zip(pending, outcomes, strict=True):
+        if outcome.error is not None:
+            _failure(request, source, outcome.error, tally, page)
+        else:
+            assert outcome.value is not None
+            _deliver(request, source, outcome.value, tally, page)
+        advance(tally.tokens)
+
+
+def _extracted(
+    request: Request, extractor: Extractor, compiled: CompiledSchema, source: batch.Source
+) -> Extraction | ChunkedExtraction:
+    """The finished extraction of `source` (raises what reading or extracting it raises)."""
+    extraction = start_extraction(request, extractor, compiled, read_for(request, extractor, source.path))
+    report_truncation(source.label, extraction)
+    extraction.run()
+    return extraction
+
+
+def _failure(request: Request, source: batch.Source, error: BaseException, tally: Tally, page: evidence.ReviewPage) -> None:
+    """`source` failed with `error`: its record, and the batch goes on, unless the model itself failed."""
+    if isinstance(error, ModelError) or not isinstance(error, Exception):
+        raise error  # the model itself failed: no later document would fare better
+    if not isinstance(error, ExtractError):  # a bug met on one document: its record says so
         if request.debug:
-            traceback.print_exc()
-        _failed(request, source, InternalError(error), tally, page)
-        return
+            traceback.print_exception(error)
+        error = InternalError(error)
+    _failed(request, source, error, tally, page)
+
+
+def _deliver(
+    request: Request, source: batch.Source, extraction: Extraction | ChunkedExtraction, tally: Tally, page: evidence.ReviewPage
+) -> None:
+    """`source`'s result: its line on stdout or its file, the evidence and review page, counted."""
+    value = extraction.value
     tally.tokens += extraction.stats.output_tokens
     record: dict[str, Any] = {"source": source.label, "data": value}
     if request.evidence:

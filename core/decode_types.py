@@ -31,6 +31,18 @@ class TokenModel(Protocol):
         ...
 
 
+class PromptModel(TokenModel, Protocol):
+    """A model an Extraction evaluates its prompt on: core.model.GGUFModel, or one sequence of
+    several decoded together (core.parallel.SequenceView)."""
+
+    @property
+    def n_batch(self) -> int: ...
+
+    def rollback(self, n_past: int) -> None: ...
+
+    def holds(self, tokens: list[int]) -> bool: ...
+
+
 @dataclass(frozen=True)
 class SamplingSettings:
     max_tokens: int = 1024

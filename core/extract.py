@@ -13,26 +13,33 @@ and the token budget (never above the model's trained context).
 from __future__ import annotations
 
 import codecs
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .cache import cached_vocabulary, unsafe_reason
 from .compiled import CompiledSchema, compile_schema
 from .decode import Decoder
-from .decode_types import DecodeStats, SamplingSettings
-from .errors import ContextTooSmall, DocumentError
+from .decode_types import DecodeStats, PromptModel, SamplingSettings
+from .errors import ContextTooSmall, DocumentError, ExtractError
 from .evidence import ValueEvidence, gather, pointer_at
 from .grounding import Grounding
-from .model import ChatPrompt, GGUFModel, bundled_model_path, render_chat
+from .model import ChatPrompt, GGUFModel, SequenceContext, bundled_model_path, render_chat
+from .parallel import Outcome, ParallelRun, SequencePool, SequenceView
 from .prompt import build_messages
 from .schema.compiler import DEFAULT_RECURSION_DEPTH
 from .schema.load import Schema
 
 _CONTEXT_STEP = 256
+# The context of the model that only lends its weights to a multi-sequence context
+# (core.parallel): the smallest llama.cpp makes (it rounds a smaller one up, and
+# llama-cpp-python would then size its own token list for the smaller one).
+_WEIGHTS_ONLY_CONTEXT = 256
+T = TypeVar("T")
 
 
 @dataclass
@@ -70,6 +77,9 @@ class Extractor:
         self.vocabulary = cached_vocabulary(model_path, self.tokenizer.vocabulary, options.use_cache)
         self._model: GGUFModel | None = None
         self._shared_prefixes: dict[tuple[int, str | None], tuple[CompiledSchema, list[int]]] = {}
+        # The sequence a thread of a parallel run extracts on (core.parallel): its extractions
+        # find it in model_for, so that extract and ChunkedExtraction work there unchanged.
+        self._bound = threading.local()
 
     @staticmethod
     def open(model_path: Path | str | None = None, options: ModelOptions | None = None) -> Extractor:
@@ -230,8 +240,9 @@ class Extractor:
         """The model with weights, once an extraction has loaded it."""
         return self._model
 
-    def model_for(self, n_tokens: int) -> GGUFModel:
-        """The loaded model, (re)loaded with a context of at least `n_tokens`."""
+    def model_for(self, n_tokens: int) -> PromptModel:
+        """The loaded model, (re)loaded with a context of at least `n_tokens`; in a thread of
+        a parallel run, its sequence, with room for `n_tokens` (which may wait)."""
         limit = self.tokenizer.n_ctx_train
         if n_tokens > limit:
             raise ContextTooSmall(
@@ -251,12 +262,72 @@ class Extractor:
                 larger_context_helps=True,
                 truncate_helps=False,
             )
+        view: SequenceView | None = getattr(self._bound, "view", None)
+        if view is not None:
+            return view.fit(n_tokens)
         wanted = self.options.n_ctx or min(limit, -(-n_tokens // _CONTEXT_STEP) * _CONTEXT_STEP)
         if self._model is None or self._model.n_ctx < max(n_tokens, wanted):
             if self._model is not None:
                 self._model.close()
             self._model = GGUFModel.load(self.model_path, wanted, self.options.n_threads, self.options.n_gpu_layers)
         return self._model
+
+    # -- many documents together (core.parallel) ----------------------------------------
+
+    def extract_many(
+        self,
+        compiled: CompiledSchema,
+        documents: Iterable[str],
+        settings: SamplingSettings | None = None,
+        instructions: str | None = None,
+        truncate: bool = False,
+        parallel: int = 1,
+    ) -> Iterator[Extraction | ExtractError]:
+        """Each document's finished extraction (as `extract(...).run()` leaves it: value, text,
+        evidence, stats), in input order; a document that fails gives its ExtractError in its
+        place and the others go on. `parallel` documents are decoded together as sequences of
+        one context (core.parallel); 1 is one after another. Any other exception is raised."""
+
+        def job(document: str) -> Extraction:
+            extraction = self.extract(compiled, document, settings, instructions, truncate)
+            extraction.run()
+            return extraction
+
+        jobs = (lambda document=document: job(document) for document in documents)
+        for outcome in self.run_parallel(jobs, compiled, instructions, parallel):
+            if isinstance(outcome.error, ExtractError):
+                yield outcome.error
+            elif outcome.error is not None:
+                raise outcome.error
+            else:
+                assert outcome.value is not None
+                yield outcome.value
+
+    def run_parallel(
+        self, jobs: Iterable[Callable[[], T]], compiled: CompiledSchema, instructions: str | None = None, parallel: int = 1
+    ) -> Iterator[Outcome[T]]:
+        """Run `jobs` (each extracting with `compiled` and `instructions`, whose shared prompt
+        prefix is evaluated once for all) `parallel` at a time, each on one sequence of a
+        shared context; outcomes in input order. With `parallel` 1, one after another here."""
+        if parallel <= 1:
+            for action in jobs:
+                try:
+                    yield Outcome(action())
+                except Exception as error:
+                    yield Outcome(None, error)
+            return
+        prefix = self.shared_prefix(compiled, instructions)
+        pool = SequencePool(self._sequence_context, parallel, prefix, self.tokenizer.tokenize)
+        yield from ParallelRun(pool, jobs, self._bind).outcomes()
+
+    def _sequence_context(self, n_seq: int, n_ctx: int) -> SequenceContext:
+        if self._model is None:
+            options = self.options
+            self._model = GGUFModel.load(self.model_path, _WEIGHTS_ONLY_CONTEXT, options.n_threads, options.n_gpu_layers)
+        return SequenceContext(self._model, n_seq, n_ctx)
+
+    def _bind(self, view: SequenceView | None) -> None:
+        self._bound.view = view
 
 
 def _common_length(first: list[int], second: list[int]) -> int:
@@ -336,7 +407,7 @@ class Extraction:
         if decoder.budget_bound_at is not None:
             self.budget_closed_at = self.stats.budget_closed_at = pointer_at(output, decoder.budget_bound_at)
 
-    def _evaluate_prompt(self, model: GGUFModel) -> int:
+    def _evaluate_prompt(self, model: PromptModel) -> int:
         """Evaluate the prompt: the shared prefix (instructions and schema) as one batch, then
         the rest as another, so that the numbers, and the output, are the same whether or not
         the prefix was already in the context from the previous document. Returns how many
@@ -352,7 +423,7 @@ class Extraction:
         self._evaluate_reporting(model, self._prompt_tokens[len(prefix) :])
         return reused
 
-    def _evaluate_reporting(self, model: GGUFModel, tokens: list[int]) -> None:
+    def _evaluate_reporting(self, model: PromptModel, tokens: list[int]) -> None:
         """model.eval(tokens), a batch at a time when progress is asked for: eval cuts a list
         into batches of n_batch from its start, so these are the same batches, and the same numbers."""
         if self.on_prompt_progress is None:

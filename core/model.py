@@ -324,6 +324,81 @@ class GGUFModel:
         self._llama.close()
 
 
+class SequenceContext:
+    """One llama.cpp context holding `n_seq` sequences (ids 0 to n_seq - 1), each with a KV
+    cache of its own of n_ctx / n_seq cells, on the weights of a loaded GGUFModel. `decode`
+    takes tokens of several sequences in one llama_decode. Not thread-safe: one caller at a time.
+
+    Not kv_unified: with one shared cache a token's attention runs over every sequence's
+    cells (masked), so its cost grows with the documents in flight; on this product's prompts
+    (a thousand tokens and more) that cost more than batching saved."""
+
+    def __init__(self, model: GGUFModel, n_seq: int, n_ctx: int) -> None:
+        lib = model._lib
+        llama = model._llama
+        params = type(llama.context_params).from_buffer_copy(llama.context_params)
+        params.n_ctx, params.n_seq_max, params.kv_unified = n_ctx, n_seq, False
+        params.n_batch = params.n_ubatch = _SEQUENCE_BATCH
+        from llama_cpp._internals import LlamaBatch, LlamaContext
+
+        try:
+            with _quiet_native_logs():
+                self._context = LlamaContext(model=llama._model, params=params, verbose=False)
+        except ValueError as error:
+            raise ModelError(f"llama.cpp could not make a context of {n_ctx} tokens for {n_seq} sequences: {error}") from None
+        self._batch = LlamaBatch(n_tokens=_SEQUENCE_BATCH, embd=0, n_seq_max=1, verbose=False)
+        self._lib = lib
+        self._memory = lib.llama_get_memory(self._context.ctx)
+        self.n_vocab = model.n_vocab
+        self.n_seq = n_seq
+        self.n_ctx = n_ctx
+        self.n_batch = _SEQUENCE_BATCH
+
+    def decode(self, requests: list[tuple[int, int, list[int], list[int]]]) -> list[npt.NDArray[np.float32]]:
+        """One llama_decode of every request (sequence, position of its first token, tokens,
+        rows: indices into its tokens whose logits are wanted), at most n_batch tokens in all.
+        Each sequence's cells from the request's position on are dropped first (what was
+        rolled back). Returns each request's logits rows, copied: the buffer is llama.cpp's and
+        the next decode overwrites it. Raises ModelError where llama.cpp fails."""
+        batch, lib = self._batch.batch, self._lib
+        count = 0
+        for seq, start, tokens, rows in requests:
+            lib.llama_memory_seq_rm(self._memory, seq, start, -1)
+            wanted = set(rows)
+            for offset, token in enumerate(tokens):
+                batch.token[count], batch.pos[count] = token, start + offset
+                batch.n_seq_id[count], batch.seq_id[count][0] = 1, seq
+                batch.logits[count] = offset in wanted
+                count += 1
+        if not 0 < count <= self.n_batch:
+            raise ValueError(f"decode: {count} tokens (at most {self.n_batch})")
+        batch.n_tokens = count
+        code = lib.llama_decode(self._context.ctx, batch)
+        if code != 0:
+            raise ModelError(
+                f"llama.cpp could not evaluate {count} tokens of {len(requests)} sequences (llama_decode returned {code})",
+                hint="decode fewer documents at once",
+            )
+        outputs = sum(len(rows) for _, _, _, rows in requests)
+        logits = np.ctypeslib.as_array(lib.llama_get_logits(self._context.ctx), shape=(outputs, self.n_vocab)).copy()
+        ends = np.cumsum([len(rows) for _, _, _, rows in requests]).tolist()
+        return [logits[end - len(rows) : end] for (_, _, _, rows), end in zip(requests, ends, strict=True)]
+
+    def copy_sequence(self, source: int, target: int) -> None:
+        """Make `target` hold what `source` holds (copied at the next decode; llama.cpp copies
+        between separate caches only whole)."""
+        self._lib.llama_memory_seq_rm(self._memory, target, -1, -1)
+        self._lib.llama_memory_seq_cp(self._memory, source, target, -1, -1)
+
+    def close(self) -> None:
+        self._batch.close()
+        self._context.close()
+
+
+# Tokens in one multi-sequence llama_decode: llama.cpp's default n_batch, as GGUFModel.load.
+_SEQUENCE_BATCH = 512
+
+
 def _load(path: Path, **kwargs: Any) -> Any:
     try:
         with _quiet_native_logs():

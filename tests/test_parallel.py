@@ -1,0 +1,186 @@
+"""The multi-sequence scheduler (core.parallel) on a fake context: each sequence's logits depend
+on its own tokens only, so every job's output must equal its output alone, whatever shares a
+decode with it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gguf_extract.core.errors import ModelError
+from gguf_extract.core.parallel import Outcome, ParallelRun, SequencePool, SequenceView
+
+VOCAB = 50
+
+
+class FakeContext:
+    """A context of `n_seq` sequences whose logits after a token favour a token computed from
+    the sequence's whole history: outputs depend on a sequence's own tokens alone."""
+
+    def __init__(self, n_seq: int, n_ctx: int, log: list[Any], fail_after: int | None = None) -> None:
+        self.n_seq, self.n_ctx, self.n_batch = n_seq, n_ctx, 16
+        self.cells: dict[int, list[int]] = {seq: [] for seq in range(n_seq)}
+        self.log = log
+        self.fail_after = fail_after
+        self.closed = False
+
+    def decode(self, requests: list[tuple[int, int, list[int], list[int]]]) -> list[np.ndarray]:
+        assert not self.closed and 0 < sum(len(tokens) for _, _, tokens, _ in requests) <= self.n_batch
+        assert [seq for seq, _, _, _ in requests] == sorted({seq for seq, _, _, _ in requests})
+        if self.fail_after is not None and len(self.log) >= self.fail_after:
+            raise ModelError("the fake model fails")
+        self.log.append([seq for seq, _, _, _ in requests])
+        found = []
+        for seq, start, tokens, rows in requests:
+            assert start <= len(self.cells[seq]), "a request must follow the sequence's cells"
+            history = self.cells[seq] = self.cells[seq][:start] + tokens
+            found.append(np.stack([_logits(history[: start + row + 1]) for row in rows]))
+        return found
+
+    def copy_sequence(self, source: int, target: int) -> None:
+        self.cells[target] = list(self.cells[source])
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _logits(history: list[int]) -> np.ndarray:
+    row = np.zeros(VOCAB, dtype=np.float32)
+    row[(sum((i + 1) * t for i, t in enumerate(history)) * 7 + len(history)) % VOCAB] = 1.0
+    return row
+
+
+def generate(view: SequenceView, prompt: list[int], steps: int, fail_at: int | None = None) -> list[int]:
+    """A tiny greedy decoding on `view`: the prompt, then `steps` tokens, one at a time, with
+    a two-token draft now and then (eval_with_logits) and a rollback after it."""
+    prefix = view.pool.prefix
+    view.fit(len(prefix) + len(prompt) + steps)
+    assert view.holds(prefix)
+    view.rollback(len(prefix))
+    view.eval(prompt)
+    logits = view.last_logits()
+    out: list[int] = []
+    for step in range(steps):
+        if step == fail_at:
+            raise ValueError(f"failed at step {step}")
+        token = int(np.argmax(logits))
+        out.append(token)
+        if step % 3 == 2:
+            logits = view.eval_with_logits([token, 1], [0, 1])[0]
+            view.discard(1)  # the guess is dropped, as a rejected draft is
+        else:
+            view.eval([token])
+            logits = view.last_logits()
+    return out
+
+
+class Harness:
+    def __init__(self, n_seq: int, prefix: list[int], fail_after: int | None = None) -> None:
+        self.log: list[Any] = []
+        self.contexts: list[FakeContext] = []
+        self.local = threading.local()
+        self.fail_after = fail_after
+        self.pool = SequencePool(self._open, n_seq, prefix, lambda text, bos, special: list(text))
+
+    def _open(self, n_seq: int, n_ctx: int) -> Any:
+        context = FakeContext(n_seq, n_ctx, self.log, self.fail_after)
+        self.contexts.append(context)
+        return context
+
+    def bind(self, view: SequenceView | None) -> None:
+        self.local.view = view
+
+    def run(self, jobs: list[Callable[[SequenceView], list[int]]]) -> Iterator[Outcome[list[int]]]:
+        calls = [lambda job=job: job(self.local.view) for job in jobs]
+        return ParallelRun(self.pool, calls, self.bind).outcomes()
+
+
+PREFIX = [3, 1, 4, 1, 5, 9, 2, 6]
+PROMPTS = [[7, 7, i, i + 1] * (1 + i % 5) for i in range(9)]
+
+
+def alone(prompt: list[int], steps: int) -> list[int]:
+    harness = Harness(1, PREFIX)
+    (outcome,) = harness.run([lambda view: generate(view, prompt, steps)])
+    assert outcome.error is None and outcome.value is not None
+    return outcome.value
+
+
+def test_each_sequence_gives_its_output_alone_in_input_order_with_slots_refilled() -> None:
+    expected = [alone(prompt, 10 + i) for i, prompt in enumerate(PROMPTS)]
+    harness = Harness(3, PREFIX)
+    outcomes = list(harness.run([lambda view, p=p, i=i: generate(view, p, 10 + i) for i, p in enumerate(PROMPTS)]))
+    assert [outcome.value for outcome in outcomes] == expected
+    assert max(len(seqs) for seqs in harness.log) == 3  # three sequences shared decodes
+    assert {seq for seqs in harness.log for seq in seqs} == {0, 1, 2}  # nine documents on three sequences
+
+
+def test_a_job_that_raises_midway_gets_its_error_in_place_and_the_others_finish() -> None:
+    expected = [alone(prompt, 12) for prompt in PROMPTS[:5]]
+    harness = Harness(3, PREFIX)
+    jobs = [lambda view, p=p, i=i: generate(view, p, 12, fail_at=4 if i == 1 else None) for i, p in enumerate(PROMPTS[:5])]
+    outcomes = list(harness.run(jobs))
+    assert isinstance(outcomes[1].error, ValueError) and outcomes[1].value is None
+    assert [o.value for i, o in enumerate(outcomes) if i != 1] == [e for i, e in enumerate(expected) if i != 1]
+
+
+def test_a_job_that_fails_before_using_its_sequence_does_not_hold_the_others() -> None:
+    def unreadable(view: SequenceView) -> list[int]:
+        raise OSError("cannot read")
+
+    harness = Harness(2, PREFIX)
+    outcomes = list(harness.run([unreadable, lambda view: generate(view, PROMPTS[0], 5), unreadable]))
+    assert isinstance(outcomes[0].error, OSError) and isinstance(outcomes[2].error, OSError)
+    assert outcomes[1].value == alone(PROMPTS[0], 5)
+
+
+def test_a_document_needing_a_larger_slot_waits_and_the_context_is_made_again() -> None:
+    prompts = [[5] * 4, [6] * 4, [8] * 600, [9] * 4]
+    expected = [alone(prompt, 6) for prompt in prompts]
+    harness = Harness(2, PREFIX)
+    outcomes = list(harness.run([lambda view, p=p: generate(view, p, 6) for p in prompts]))
+    assert [o.value for o in outcomes] == expected
+    assert len(harness.contexts) == 2 and harness.contexts[0].closed
+    assert harness.contexts[1].n_ctx > harness.contexts[0].n_ctx
+
+
+def test_a_failing_decode_fails_the_documents_in_flight_and_nothing_waits_for_ever() -> None:
+    harness = Harness(3, PREFIX, fail_after=8)
+    outcomes = list(harness.run([lambda view, p=p: generate(view, p, 20) for p in PROMPTS[:4]]))
+    assert all(isinstance(outcome.error, ModelError) for outcome in outcomes)
+
+
+def test_closing_the_outcomes_early_stops_the_run_and_frees_the_context() -> None:
+    harness = Harness(2, PREFIX)
+    outcomes = harness.run([lambda view, p=p: generate(view, p, 30) for p in PROMPTS])
+    first = next(outcomes)
+    assert first.value == alone(PROMPTS[0], 30)
+    outcomes.close()
+    assert harness.contexts[-1].closed
+    assert len(harness.log) < 9 * 30  # the documents after the stop were never run
+    assert harness.pool.stopped
+
+
+def test_parallel_below_one_is_refused_before_any_model_loads(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Ada, 36.")
+    command = [sys.executable, "-m", "gguf_extract", "-s", "person", str(tmp_path / "a.txt"), str(tmp_path / "a.txt")]
+    run = subprocess.run([*command, "--parallel", "0"], capture_output=True, timeout=120, check=False)
+    assert run.returncode == 2 and run.stdout == b""
+    assert "--parallel" in run.stderr.decode() and "greater than or equal to 1" in run.stderr.decode()
+
+
+def test_a_context_that_cannot_be_made_fails_every_document_and_nothing_waits_for_ever() -> None:
+    def refuse(n_seq: int, n_ctx: int) -> Any:
+        raise ModelError(f"no memory for {n_ctx} cells")
+
+    local = threading.local()
+    pool = SequencePool(refuse, 3, PREFIX, lambda text, bos, special: list(text))
+    jobs = [lambda p=p: generate(local.view, p, 5) for p in PROMPTS[:5]]
+    outcomes = list(ParallelRun(pool, jobs, lambda view: setattr(local, "view", view)).outcomes())
+    assert len(outcomes) == 5 and all(isinstance(outcome.error, ModelError) for outcome in outcomes)
