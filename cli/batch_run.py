@@ -8,6 +8,7 @@ ends with a summary line on stderr and exits non-zero if any document failed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -239,14 +240,16 @@ def _extract_together(
 ) -> None:
     """--parallel: the documents decoded N at a time (core.parallel), delivered in input order."""
     jobs = (partial(_extracted, request, extractor, compiled, source) for source in pending)
-    outcomes = extractor.run_parallel(jobs, compiled, request.instructions, request.batch.parallel)
-    for source, outcome in zip(pending, outcomes, strict=True):
-        if outcome.error is not None:
-            _failure(request, source, outcome.error, tally, page)
-        else:
-            assert outcome.value is not None
-            _deliver(request, source, outcome.value, tally, page)
-        advance(tally.tokens)
+    # Closed at once if delivering raises (a closed stdout, a failed model): the documents in
+    # flight stop and the context is freed then, not whenever the traceback is dropped.
+    with contextlib.closing(extractor.run_parallel(jobs, compiled, request.instructions, request.batch.parallel)) as outcomes:
+        for source, outcome in zip(pending, outcomes, strict=True):
+            if outcome.error is not None:
+                _failure(request, source, outcome.error, tally, page)
+            else:
+                assert outcome.value is not None
+                _deliver(request, source, outcome.value, tally, page)
+            advance(tally.tokens)
 
 
 def _extracted(

@@ -13,6 +13,7 @@ and the token budget (never above the model's trained context).
 from __future__ import annotations
 
 import codecs
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -294,14 +295,15 @@ class Extractor:
             return extraction
 
         jobs = (lambda document=document: job(document) for document in documents)
-        for outcome in self.run_parallel(jobs, compiled, instructions, parallel):
-            if isinstance(outcome.error, ExtractError):
-                yield outcome.error
-            elif outcome.error is not None:
-                raise outcome.error
-            else:
-                assert outcome.value is not None
-                yield outcome.value
+        with contextlib.closing(self.run_parallel(jobs, compiled, instructions, parallel)) as outcomes:
+            for outcome in outcomes:
+                if isinstance(outcome.error, ExtractError):
+                    yield outcome.error
+                elif outcome.error is not None:
+                    raise outcome.error
+                else:
+                    assert outcome.value is not None
+                    yield outcome.value
 
     def run_parallel(
         self, jobs: Iterable[Callable[[], T]], compiled: CompiledSchema, instructions: str | None = None, parallel: int = 1

@@ -316,3 +316,13 @@ def test_a_batch_goes_on_past_documents_the_converters_refused(tmp_path: Path) -
     assert records[2]["error"]["type"] == "ConversionStopped"
     assert "more than the 64 MiB read of a DOCX" in records[2]["error"]["message"]
     assert "4 documents: 3 extracted, 1 failed" in result.stderr.decode() and "Traceback" not in result.stderr.decode()
+
+
+@pytest.mark.parametrize("start", ["½", "²", "9" * 5000, "-3", ""])
+def test_an_ordered_list_start_that_is_no_plain_number_counts_from_one(start: str) -> None:
+    page = f'<ol start="{start}"><li>first</li><li>second</li></ol>'
+    assert html_to_text(page, "list.html") == "1. first\n2. second"
+
+
+def test_an_ordered_list_counts_from_its_start() -> None:
+    assert html_to_text('<ol start="7"><li>a</li><li>b</li></ol>', "list.html") == "7. a\n8. b"

@@ -316,3 +316,12 @@ def test_workers_beyond_the_cores_are_named_once(tmp_path: Path, schema: Path) -
     err = result.stderr.decode()
     assert err.count("warning: --workers 2 run") == 1, err
     assert f"{2 * cores} in all, on {cores} core" in err and "they will wait for each other's cores" in err
+
+
+def test_the_review_page_never_replaces_the_model_file(tmp_path: Path, schema: Path) -> None:
+    (tmp_path / "model.gguf").write_bytes(b"GGUF not really")
+    result = run(
+        tmp_path, "--schema", "person.json", "person.txt", "--review", "model.gguf", "--model", "model.gguf", "--overwrite"
+    )
+    assert_usage_error(result, "refusing to write the review page to model.gguf: that is the model file model.gguf")
+    assert (tmp_path / "model.gguf").read_bytes() == b"GGUF not really"

@@ -94,7 +94,7 @@ class _Converter(markdownify.MarkdownConverter):
             before = self.items_done.get(id(parent), 0)
             self.items_done[id(parent)] = before + 1
             start = str(parent.get("start") or "")
-            bullet = f"{(int(start) if start.isnumeric() else 1) + before}. "
+            bullet = f"{(int(start) if start.isascii() and start.isdecimal() and len(start) <= 9 else 1) + before}. "
         text = (text or "").strip()
         if not text:
             return "\n"
