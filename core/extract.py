@@ -16,7 +16,7 @@ import codecs
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 from pathlib import Path
@@ -307,7 +307,7 @@ class Extractor:
 
     def run_parallel(
         self, jobs: Iterable[Callable[[], T]], compiled: CompiledSchema, instructions: str | None = None, parallel: int = 1
-    ) -> Iterator[Outcome[T]]:
+    ) -> Generator[Outcome[T], None, None]:
         """Run `jobs` (each extracting with `compiled` and `instructions`, whose shared prompt
         prefix is evaluated once for all) `parallel` at a time, each on one sequence of a
         shared context; outcomes in input order. With `parallel` 1, one after another here."""
