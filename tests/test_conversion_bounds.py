@@ -326,3 +326,24 @@ def test_an_ordered_list_start_that_is_no_plain_number_counts_from_one(start: st
 
 def test_an_ordered_list_counts_from_its_start() -> None:
     assert html_to_text('<ol start="7"><li>a</li><li>b</li></ol>', "list.html") == "7. a\n8. b"
+
+
+def test_open_elements_inside_a_part_left_out_are_capped_as_the_tree_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each implied end tag walks the open elements: inside a hidden part (<svg>) as outside it,
+    they are capped, so a page of unclosed cells under thousands of open elements stays linear."""
+    from gguf_extract.core.convert import html_tree
+
+    deepest = 0
+    walk = html_tree.PageSoup._open_names
+
+    def counted(self: html_tree.PageSoup) -> object:
+        nonlocal deepest
+        names = list(walk(self))
+        deepest = max(deepest, len(names))
+        return iter(names)
+
+    monkeypatch.setattr(html_tree.PageSoup, "_open_names", counted)
+    n = 3000
+    page = "<p>before</p><svg><tr>" + "<div>" * n + "<td>x" * n + "</svg><p>after</p>"
+    assert html_to_text(page, "hidden.html") == "before\n\nafter"
+    assert deepest <= 2 * html_tree.MAX_DEPTH + 4

@@ -119,6 +119,8 @@ class PageSoup(BeautifulSoup):
         self._close_implied(name)
         if self.skipped or name in INVISIBLE or hidden(attrs):
             if not self.builder.can_be_empty_element(name):  # a void element (<img>) has no end tag to wait for
+                if len(self.skipped) > MAX_DEPTH:  # capped as the tree is, so no walk over open names grows with the page
+                    self._end_skipped(self.skipped[-1])
                 self.skipped.append(name)
                 self.skipped_count[name] += 1
             return None  # the parser then sends no end tag for it
