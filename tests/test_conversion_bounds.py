@@ -347,3 +347,10 @@ def test_open_elements_inside_a_part_left_out_are_capped_as_the_tree_is(monkeypa
     page = "<p>before</p><svg><tr>" + "<div>" * n + "<td>x" * n + "</svg><p>after</p>"
     assert html_to_text(page, "hidden.html") == "before\n\nafter"
     assert deepest <= 2 * html_tree.MAX_DEPTH + 4
+
+
+def test_an_outcome_quoting_a_long_message_stays_one_readable_line() -> None:
+    stream = io.BytesIO()
+    child.write_outcome(stream, {"error": "failed", "message": "\u2028" * 100_000}, b"")
+    line = stream.getvalue().split(b"\n")[0]
+    assert len(line) < 32 * 1024 and json.loads(line)["error"] == "failed"

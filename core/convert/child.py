@@ -93,8 +93,14 @@ def convert_reporting(data: bytes, kind: str, source: str, encoding: str, text_b
     return {"cut": True}, text[:end]
 
 
+# The most characters of one message in the outcome: a message may quote the document, and the
+# line must stay within what the parent reads of it (core.convert.box), escapes included.
+_MESSAGE_CHARACTERS = 2000
+
+
 def write_outcome(stream: BinaryIO, outcome: dict[str, Any], text: bytes) -> None:
-    stream.write(json.dumps(outcome).encode("utf-8") + b"\n")
+    short = {key: value[:_MESSAGE_CHARACTERS] if isinstance(value, str) else value for key, value in outcome.items()}
+    stream.write(json.dumps(short).encode("utf-8") + b"\n")
     stream.write(text)
     stream.flush()
 
