@@ -385,7 +385,15 @@ class ParallelRun(Generic[T]):
         """The next job (the caller holds `work`), or None when there are none or the run stopped."""
         if self._pool.stopped:
             return None
-        job = next(self._jobs, None)
+        try:
+            job = next(self._jobs, None)
+        except Exception as error:  # the caller's jobs failed to come: the run ends there, that error in place
+            with self._cond:
+                self._results[self._taken] = Outcome(None, error)
+                self._taken += 1
+                self._cond.notify_all()
+            self._jobs = enumerate(())
+            return None
         if job is not None:
             with self._cond:
                 self._taken = job[0] + 1

@@ -184,3 +184,16 @@ def test_a_context_that_cannot_be_made_fails_every_document_and_nothing_waits_fo
     jobs = [lambda p=p: generate(local.view, p, 5) for p in PROMPTS[:5]]
     outcomes = list(ParallelRun(pool, jobs, lambda view: setattr(local, "view", view)).outcomes())
     assert len(outcomes) == 5 and all(isinstance(outcome.error, ModelError) for outcome in outcomes)
+
+
+def test_jobs_that_fail_to_come_end_the_run_with_that_error_in_place() -> None:
+    harness = Harness(2, PREFIX)
+
+    def jobs() -> Iterator[Callable[[], list[int]]]:
+        for prompt in PROMPTS[:2]:
+            yield lambda p=prompt: generate(harness.local.view, p, 6)
+        raise OSError("the list of documents could not be read")
+
+    outcomes = list(ParallelRun(harness.pool, jobs(), harness.bind).outcomes())
+    assert [o.value for o in outcomes[:2]] == [alone(p, 6) for p in PROMPTS[:2]]
+    assert len(outcomes) == 3 and isinstance(outcomes[2].error, OSError)
