@@ -11,29 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
-SCHEMA = {
-    "type": "object",
-    "properties": {"name": {"type": "string", "maxLength": 24}, "age": {"type": "integer", "minimum": 0, "maximum": 120}},
-    "required": ["name", "age"],
-    "additionalProperties": False,
-}
-NO_MODEL = "/nowhere/model.gguf"  # a refusal before the model loads exits 2; after, this exits 4
+from cli_runs import NO_MODEL, SCHEMA, assert_usage_error
 
 
 def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     environment = {**os.environ, "EXTRACT_CACHE_DIR": str(tmp_path / "cache")}
     command = [sys.executable, "-m", "gguf_extract", "--max-tokens", "40", *args]
     return subprocess.run(command, capture_output=True, env=environment, timeout=600, check=False, cwd=tmp_path)
-
-
-def assert_usage_error(result: subprocess.CompletedProcess[bytes], *fragments: str) -> str:
-    err = result.stderr.decode()
-    assert result.returncode == 2, err
-    assert result.stdout == b"" and "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in err, err
-    return err
 
 
 @pytest.fixture

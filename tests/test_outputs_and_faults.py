@@ -14,14 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runs import NO_MODEL, SCHEMA, assert_usage_error
 
-SCHEMA = {
-    "type": "object",
-    "properties": {"name": {"type": "string", "maxLength": 24}, "age": {"type": "integer", "minimum": 0, "maximum": 120}},
-    "required": ["name", "age"],
-    "additionalProperties": False,
-}
-NO_MODEL = "/nowhere/model.gguf"  # a refusal before the model loads exits 2; after, this exits 4
 LINE = "Ada Lovelace was 36 years old.\n"
 
 
@@ -39,15 +33,6 @@ def run_patched(tmp_path: Path, patch: str, *args: str) -> subprocess.CompletedP
     return subprocess.run(
         [sys.executable, "-c", script, *args], capture_output=True, env=environment, timeout=600, check=False, cwd=tmp_path
     )
-
-
-def assert_usage_error(result: subprocess.CompletedProcess[bytes], *fragments: str) -> str:
-    err = result.stderr.decode()
-    assert result.returncode == 2, err
-    assert result.stdout == b"" and "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in err, err
-    return err
 
 
 @pytest.fixture
