@@ -22,12 +22,15 @@ import sys
 import tempfile
 import time
 import zipfile
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the fixture makers the tests use: tests/document_files.py
+from document_files import pdf_inflating_to  # noqa: E402
+
 MIB = 1 << 20
+BOMB_TEXT = b"Hello from a large page"  # the PDF bomb's one line of text
 WORD = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
 
@@ -112,28 +115,6 @@ def docx_tiny(paragraphs: int) -> bytes:
     return docx(body)
 
 
-def pdf_bomb(size: int) -> bytes:
-    """One page with a line of text, whose content stream inflates to `size` bytes."""
-    compressor = zlib.compressobj(9)
-    stream = compressor.compress(b"BT /F1 24 Tf 72 720 Td (Hello from a large page) Tj ET\n")
-    stream += b"".join(compressor.compress(b" " * MIB) for _ in range(size // MIB)) + compressor.flush()
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    pdf, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(pdf))
-        pdf += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    table = len(pdf)
-    pdf += b"xref\n0 6\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    pdf += b"trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % table
-    return bytes(pdf)
-
-
 INPUTS: list[tuple[str, str, Callable[[], bytes]]] = [
     ("html-5mb.html", "an ordinary 5 MB page", lambda: html_page(5 * 10**6)),
     ("html-flat-5mb.html", "5 MB of lines under one element", lambda: html_flat(5 * 10**6)),
@@ -143,7 +124,7 @@ INPUTS: list[tuple[str, str, Callable[[], bytes]]] = [
     ("docx-bomb-1gib.docx", "DOCX, document.xml inflating to 1 GiB", lambda: docx_bomb(1024 * MIB)),
     ("docx-6m-paragraphs.docx", "DOCX of 6 M one-letter paragraphs", lambda: docx_tiny(6_000_000)),
     ("docx-1m-paragraphs.docx", "DOCX of 1 M one-letter paragraphs", lambda: docx_tiny(1_000_000)),
-    ("pdf-bomb-1.5gb.pdf", "PDF, content stream inflating to 1.5 GB", lambda: pdf_bomb(1500 * 10**6)),
+    ("pdf-bomb-1.5gb.pdf", "PDF, content stream inflating to 1.5 GB", lambda: pdf_inflating_to(1500 * 10**6, BOMB_TEXT)),
 ]
 
 

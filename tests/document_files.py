@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import zlib
 from pathlib import Path
 
 LINE_ITEMS = [
@@ -118,3 +119,26 @@ def write_all(folder: Path) -> dict[str, Path]:
         paths[kind] = folder / name
         paths[kind].write_bytes(data)
     return paths
+
+
+def pdf_inflating_to(size: int, text: bytes = b"Hello") -> bytes:
+    """A one-page PDF with a line of `text`, whose content stream inflates to `size` bytes (a run
+    of spaces compresses to almost nothing: a PDF bomb when `size` is large)."""
+    compressor = zlib.compressobj(9)
+    stream = compressor.compress(b"BT /F1 24 Tf 72 720 Td (" + text + b") Tj ET\n")
+    stream += b"".join(compressor.compress(b" " * (1 << 20)) for _ in range(size >> 20)) + compressor.flush()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    pdf, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(pdf))
+        pdf += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    table = len(pdf)
+    pdf += b"xref\n0 6\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    pdf += b"trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % table
+    return bytes(pdf)

@@ -14,13 +14,12 @@ import subprocess
 import sys
 import time
 import zipfile
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from bs4.element import PageElement, Tag
-from document_files import PAGE, report_docx
+from document_files import PAGE, pdf_inflating_to, report_docx
 
 from gguf_extract.core.convert import ConvertLimits, box, child, convert, dispatch
 from gguf_extract.core.convert.html_text import html_to_text
@@ -52,29 +51,6 @@ def docx_with_text_of(size: int) -> bytes:
                 part.write(b"a " * (1 << 19))
             part.write(b"</w:t></w:r></w:p></w:body></w:document>")
     return buffer.getvalue()
-
-
-def pdf_inflating_to(size: int) -> bytes:
-    """A one-page PDF with a line of text, whose content stream inflates to `size` bytes."""
-    compressor = zlib.compressobj(9)
-    stream = compressor.compress(b"BT /F1 24 Tf 72 720 Td (Hello) Tj ET\n")
-    stream += b"".join(compressor.compress(b" " * (1 << 20)) for _ in range(size >> 20)) + compressor.flush()
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
-        b" /Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    pdf, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(pdf))
-        pdf += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    table = len(pdf)
-    pdf += b"xref\n0 6\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    pdf += b"trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % table
-    return bytes(pdf)
 
 
 # -- HTML: one linear pass, as a browser parses ------------------------------------------------

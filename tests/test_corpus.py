@@ -8,28 +8,14 @@ schema must validate with jsonschema (formats checked). Improvements are recorde
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
+from bench_modules import bench_module
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_EVERY = 20
 WALKS = 5
 
 
-def _coverage_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("corpus_coverage", ROOT / "bench" / "corpus_coverage.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["corpus_coverage"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-coverage = _coverage_module()
+coverage = bench_module("corpus_coverage")
 
 
 @pytest.mark.skipif(not coverage.CORPUS.exists(), reason="the shared JSONSchemaBench corpus is not present")

@@ -9,30 +9,20 @@ value must occur in its document. No model is loaded.
 from __future__ import annotations
 
 import email.parser
-import importlib.util
 import json
 import random
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import jsonschema
 import pytest
+from bench_modules import bench_module
 from hypothesis import given
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 DEVSET = ROOT / "bench" / "devset"
-
-
-def bench_module(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 sys.path.insert(0, str(ROOT / "bench"))  # bench/accuracy.py imports its sibling accuracy_scoring

@@ -7,15 +7,12 @@ byte of the hand vocabulary, and must be accepted exactly when jsonschema says v
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from bench_modules import bench_module
 from conftest import EOS, compile_for
 
 from gguf_extract.core.compiled import CompiledSchema
@@ -23,7 +20,6 @@ from gguf_extract.core.guide import new_bitmask
 from gguf_extract.core.schema.validation import validator_for_schema
 from gguf_extract.core.vocab import Vocabulary
 
-ROOT = Path(__file__).resolve().parent.parent
 DRAFT_04 = "http://json-schema.org/draft-04/schema#"
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 
@@ -129,16 +125,7 @@ def test_a_zero_after_the_point_leaves_the_number_free_to_end(vocab: Vocabulary)
 # --- property: json.dumps forms of documents sampled from corpus schemas -------------------
 
 
-def _number_forms() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("number_forms", ROOT / "bench" / "number_forms.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["number_forms"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-number_forms = _number_forms()
+number_forms = bench_module("number_forms")
 
 
 @pytest.mark.skipif(not number_forms.CORPUS.exists(), reason="the shared JSONSchemaBench corpus is not present")

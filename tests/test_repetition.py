@@ -5,16 +5,14 @@ output stays valid."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import numpy as np
 import numpy.typing as npt
 import pytest
+from bench_modules import bench_module
 from conftest import FakeModel, compile_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,19 +22,7 @@ from gguf_extract.core.decode_types import SamplingSettings
 from gguf_extract.core.repetition import JsonScanner, RepetitionGuard, avoid, loops
 from gguf_extract.core.vocab import Vocabulary
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _scoring() -> Any:
-    spec = importlib.util.spec_from_file_location("accuracy_scoring", ROOT / "bench" / "accuracy_scoring.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["accuracy_scoring"] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-scoring = _scoring()
+scoring = bench_module("accuracy_scoring")
 
 # ---- the loop test ------------------------------------------------------------------------
 
