@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..schema.json_values import MUST_ESCAPE, UNESCAPED_RANGES
+from .escapes import FIRST_WIDE_ESCAPED, Position, hex_escape_sequences
 from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, Text, TextLabel
 from .utf8 import utf8_sequences
 
@@ -266,7 +267,8 @@ class NFA:
 
     def _machine_state(self, node: Machine, position: int, nxt: int, edges: list[Edge], epsilons: list[int]) -> None:
         """One machine state: each character edge written the way JSON requires (escapes
-        for quote, backslash and control characters)."""
+        for quote, backslash and control characters), or as the `\\u` escape a serializer
+        with ASCII output writes for characters from U+007F up."""
         for low, high, target in node.edges[position]:
             following = self._state(node, nxt, position=target)
             plain = _without_escaped(low, high)
@@ -274,31 +276,47 @@ class NFA:
                 entry: list[Edge] = []
                 self._chars(tuple(plain), following, entry)
                 epsilons.append(self._built_state(entry))
-            escaped = [c for c in MUST_ESCAPE if low <= c <= high]
-            if escaped:
-                epsilons.append(self._escapes(escaped, following))
+            escapes = self._escapes(low, high, following)
+            if escapes is not None:
+                epsilons.append(escapes)
         if position in node.accepts:
             epsilons.append(nxt)
 
-    def _escapes(self, characters: list[int], nxt: int) -> int:
-        """A trie of escapes: `\\` then a short letter, or `u00` and two hex digits."""
+    def _escapes(self, low: int, high: int, nxt: int) -> int | None:
+        """The escapes of the characters in [low, high] as a trie from the backslash: a short
+        letter where one exists, and `u` with four hex digits (either case; a surrogate pair
+        beyond U+FFFF) for the characters JSON must escape and those from U+007F up. None
+        when no character there has an escape here."""
         after: list[Edge] = []
-        by_high: dict[int, list[int]] = {}
-        for character in characters:
+        escaped = [c for c in MUST_ESCAPE if low <= c <= high]
+        for character in escaped:
             short = _SHORT_ESCAPES.get(character)
             if short:
                 after.append((short[1], short[1], nxt))
-            else:
-                by_high.setdefault(character >> 4, []).append(character)
-        if by_high:
-            nibbles = [
-                (_HEX[high], _HEX[high], self._built_state([(_HEX[c & 15], _HEX[c & 15], nxt) for c in group]))
-                for high, group in by_high.items()
-            ]
-            u00 = self._built_state(nibbles)
-            zero = self._built_state([(0x30, 0x30, u00)])
-            after.append((0x75, 0x75, self._built_state([(0x30, 0x30, zero)])))
+        code_points = _runs(escaped)
+        if high >= FIRST_WIDE_ESCAPED:
+            code_points.append((max(low, FIRST_WIDE_ESCAPED), high))
+        sequences = [sequence for first, last in code_points for sequence in hex_escape_sequences(first, last)]
+        if sequences:
+            after.append((0x75, 0x75, self._positions_trie(sequences, nxt)))
+        if not after:
+            return None
         return self._built_state([(0x5C, 0x5C, self._built_state(after))])
+
+    def _positions_trie(self, sequences: list[tuple[Position, ...]], nxt: int) -> int:
+        """A state matching any of `sequences` (byte positions) then going on to `nxt`;
+        sequences share their tails (one state per distinct position and target)."""
+        tails: dict[tuple[Position, int], int] = {}
+        entry: list[Edge] = []
+        for sequence in sequences:
+            target = nxt
+            for position in reversed(sequence[1:]):
+                state = tails.get((position, target))
+                if state is None:
+                    state = tails[(position, target)] = self._built_state([(low, high, target) for low, high in position])
+                target = state
+            entry += [(low, high, target) for low, high in sequence[0]]
+        return self._built_state(entry)
 
 
 def _all_nodes(tree: Node) -> list[Node]:
@@ -418,7 +436,15 @@ def _machine_distances(node: Machine) -> list[int | None]:
 _SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t"}
 
 
-_HEX = b"0123456789abcdef"
+def _runs(code_points: list[int]) -> list[tuple[int, int]]:
+    """Sorted code points as ranges of consecutive ones."""
+    runs: list[tuple[int, int]] = []
+    for code_point in code_points:
+        if runs and runs[-1][1] == code_point - 1:
+            runs[-1] = (runs[-1][0], code_point)
+        else:
+            runs.append((code_point, code_point))
+    return runs
 
 
 def _without_escaped(low: int, high: int) -> list[tuple[int, int]]:

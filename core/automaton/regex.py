@@ -12,6 +12,7 @@ import functools
 from dataclasses import dataclass, field
 
 from ..schema.json_values import UNESCAPED_RANGES
+from .escapes import FIRST_WIDE_ESCAPED, hex_escape_sequences
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,7 +65,7 @@ class Text(Repeat):
     number), each written unescaped or as an escape, as JSON allows; the closing quote
     follows. `label` marks a plain string value's body (see TextLabel).
 
-    It is the repeat of one JSON string character (`item`, set from the bound), so it matches
+    It is the repeat of one JSON string character (`item`, STRING_CHAR), so it matches
     exactly what that repeat matches and whatever reads a repeat reads it right; the
     automaton recognises it by its type to take shortcuts over text (NFA.text_run)."""
 
@@ -72,7 +73,7 @@ class Text(Repeat):
     label: TextLabel | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "item", STRING_CHAR if self.high is None else SHORT_STRING_CHAR)
+        object.__setattr__(self, "item", STRING_CHAR)
 
 
 @dataclass(frozen=True, eq=False)
@@ -178,17 +179,41 @@ def length_range(node: Node) -> tuple[int, int | None]:
 # holds without an escape: all but controls, quote and backslash.
 _UNESCAPED_CHAR = Chars(UNESCAPED_RANGES)
 HEX_DIGIT = chars((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
-# A \uXXXX escape outside the surrogate block, so that every escape is exactly one character
-# (surrogate pairs would count as two here but as one for jsonschema's maxLength).
-_NON_SURROGATE_HEX4 = alt(
-    seq(chars((0x30, 0x39), (0x41, 0x43), (0x45, 0x46), (0x61, 0x63), (0x65, 0x66)), HEX_DIGIT, HEX_DIGIT, HEX_DIGIT),
-    seq(char_set("dD"), chars((0x30, 0x37)), HEX_DIGIT, HEX_DIGIT),
-)
+
+
+@functools.lru_cache(maxsize=1024)
+def unicode_escape(low: int, high: int) -> Node:
+    """`\\u` escapes (either case) of every character in [low, high]: four hex digits, or a
+    surrogate pair beyond U+FFFF, so that every escape is exactly one character (as
+    jsonschema's maxLength counts it); lone surrogates are no character and are left out."""
+    options = [seq(*(Chars(position) for position in sequence)) for sequence in hex_escape_sequences(low, high)]
+    return seq(lit("\\u"), alt(*options))
+
+
+# Any character, written as itself, with its short escape, or as a `\\u` escape. Length-bounded
+# strings repeat it once per position; the NFA is lazy, so only the escapes a token reaches
+# are ever built.
 STRING_CHAR: Node = alt(
     _UNESCAPED_CHAR,
-    seq(lit("\\"), alt(char_set('"\\/bfnrt'), seq(lit("u"), _NON_SURROGATE_HEX4))),
+    seq(lit("\\"), char_set('"\\/bfnrt')),
+    unicode_escape(0, 0x10FFFF),
 )
-# In length-bounded strings each position is its own copy of the character automaton, so
-# there characters are written raw or with a two-byte escape (no \uXXXX, which only control
-# characters other than \b\f\n\r\t would need): about half the automaton states.
-SHORT_STRING_CHAR: Node = alt(_UNESCAPED_CHAR, seq(lit("\\"), char_set('"\\/bfnrt')))
+
+
+def json_literal(text: str) -> Node:
+    """The JSON text `text` (a listed value, a property name), with each character from
+    U+007F up (found only inside its strings) also accepted as the `\\u` escape a serializer
+    with ASCII output writes for it; all-ASCII text stays one literal."""
+    if all(ord(character) < FIRST_WIDE_ESCAPED for character in text):
+        return lit(text)
+    parts: list[Node] = []
+    plain_start = 0
+    for index, character in enumerate(text):
+        if ord(character) >= FIRST_WIDE_ESCAPED:
+            if plain_start < index:
+                parts.append(lit(text[plain_start:index]))
+            parts.append(alt(lit(character), unicode_escape(ord(character), ord(character))))
+            plain_start = index + 1
+    if plain_start < len(text):
+        parts.append(lit(text[plain_start:]))
+    return seq(*parts)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..automaton.regex import Node, lit
+from ..automaton.regex import Node, json_literal, lit
 from ..errors import SchemaError, UnsupportedSchema
 from .build_values import finite_texts
 from .json_values import join_pointer
@@ -72,7 +72,7 @@ def _unique_array(build: Build, array: ArrayNode) -> Node | None:
     if values is None:
         build.refuse("uniqueItems", where, "only arrays whose items are enum, const, boolean or null values")
         return None
-    members: list[tuple[Node, bool]] = [(lit(text), False) for text in values]
+    members: list[tuple[Node, bool]] = [(json_literal(text), False) for text in values]
     if object_nodes(members, low, high) > MAX_OBJECT_NODES:
         reason = f"{len(values)} distinct values with minItems/maxItems need more than {MAX_OBJECT_NODES} automaton nodes"
         build.refuse("uniqueItems", where, reason)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..automaton.regex import Node, alt, lit, seq
+from ..automaton.regex import Node, alt, json_literal, lit, seq
 from ..errors import SchemaError, UnsupportedSchema
 from .build_strings import strings
 from .build_values import listed_values
@@ -69,7 +69,7 @@ def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> list[
             if required:
                 raise SchemaError(f"required property {name!r} cannot have any value at {obj.pointer or '/'}")
             continue
-        key = lit(json_text(name) + ": ")
+        key = seq(json_literal(json_text(name)), lit(": "))
         try:
             members.append((seq(key, build.value(sub)), required))
         except UnsupportedSchema:
@@ -202,7 +202,7 @@ def _key_node(build: Build, key_sub: Sub) -> Node | None:
         return None
     if node.values is not None:
         names = [value for value in listed_values(build, node) if isinstance(value, str)]
-        return alt(*(lit(json_text(name)) for name in names)) if names else None
+        return alt(*(json_literal(json_text(name)) for name in names)) if names else None
     if node.keywords() - {"type", "minLength", "maxLength", "format", "pattern"}:
         build.refuse("propertyNames", key_sub.pointer, "only string keywords (pattern, lengths, format) or enum/const")
         return string_node()

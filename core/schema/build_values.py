@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..automaton.regex import Node, alt, lit
+from ..automaton.regex import Node, alt, json_literal
 from ..errors import SchemaError
 from .build_numbers import integer_readings_agree
 from .json_values import distinct_values, keep_values
@@ -23,7 +23,7 @@ def enum_tree(build: Build, node: SchemaNode) -> Node:
     accepted: see lexical.listed_number)."""
     values = listed_values(build, node)
     if not any(_is_number(value) for value in values):
-        return alt(*(lit(json_text(value)) for value in values))
+        return alt(*(json_literal(json_text(value)) for value in values))
     checker = build.validator(node.without(values=None, excluded=()))
     floats = integer_readings_agree(build.document)
     return alt(*(_listed_tree(value, checker, floats) for value in values))
@@ -33,7 +33,7 @@ def _listed_tree(value: Any, checker: Validator, floats: bool) -> Node:
     """One listed value's texts; `floats`: a whole number may be written as a float (see
     build_numbers.integer_readings_agree)."""
     if not _is_number(value):
-        return lit(json_text(value))
+        return json_literal(json_text(value))
     whole = float(value).is_integer()
     as_int = whole and checker.is_valid(int(value))
     as_float = whole and floats and checker.is_valid(float(value))

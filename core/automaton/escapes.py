@@ -1,0 +1,95 @@
+"""Code-point ranges to the bytes of JSON's `\\u` escapes for them.
+
+JSON may write any character of a string as `\\u` and four hex digits (either case), and a
+character beyond U+FFFF as a surrogate pair (`\\ud83d\\ude00`). Serializers with ASCII output
+do so for every character from U+007F up (Python's `json.dumps` by default), so a text they
+wrote holds such escapes wherever the characters are. As for UTF-8 (core.automaton.utf8), a
+range of code points becomes a few sequences of byte positions, each position a set of byte
+ranges (a hex digit is `0-9`, `a-f` or `A-F`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from math import prod
+
+# One byte position: the byte ranges allowed there.
+Position = tuple[tuple[int, int], ...]
+# Code points a serializer with ASCII output writes as escapes: DEL and everything above.
+FIRST_WIDE_ESCAPED = 0x7F
+
+_SURROGATES = (0xD800, 0xDFFF)
+_BMP_END = 0xFFFF
+_LAST = 0x10FFFF
+# A character beyond U+FFFF, less 0x10000, is 20 bits: the high surrogate carries the top 10
+# (D800 + them: the hex digits `d`, 8 + 2 bits, 4 bits, 4 bits), the low surrogate the rest
+# (DC00 + them: `d`, C + 2 bits, 4 bits, 4 bits).
+_PAIR_RADICES = (4, 16, 16, 4, 16, 16)
+_BACKSLASH_U: tuple[Position, Position] = (((0x5C, 0x5C),), ((0x75, 0x75),))
+_LETTER_D: Position = ((0x44, 0x44), (0x64, 0x64))
+
+
+@lru_cache(maxsize=4096)
+def hex_escape_sequences(low: int, high: int) -> tuple[tuple[Position, ...], ...]:
+    """The byte positions after `\\u` of every escape of a code point in [low, high]: four hex
+    digits for a character up to U+FFFF (surrogates themselves left out: alone they are no
+    character), a surrogate pair beyond (`d83d\\ude00`, the second `\\u` included). Cached: a
+    character class comes back on edge after edge."""
+    found: list[tuple[Position, ...]] = []
+    for part_low, part_high in ((low, min(high, _SURROGATES[0] - 1)), (max(low, _SURROGATES[1] + 1), min(high, _BMP_END))):
+        if part_low <= part_high:
+            for digits in digit_ranges(part_low, part_high, (16, 16, 16, 16)):
+                found.append(tuple(_hex_position(first, last) for first, last in digits))
+    if high > _BMP_END:
+        pair_low, pair_high = max(low, _BMP_END + 1) - 0x10000, min(high, _LAST) - 0x10000
+        if pair_low <= pair_high:
+            for digits in digit_ranges(pair_low, pair_high, _PAIR_RADICES):
+                (a, b), (c, d), (e, f), (g, h), (i, j), (k, m) = digits
+                found.append(
+                    (
+                        _LETTER_D,
+                        _hex_position(8 + a, 8 + b),
+                        _hex_position(c, d),
+                        _hex_position(e, f),
+                        *_BACKSLASH_U,
+                        _LETTER_D,
+                        _hex_position(12 + g, 12 + h),
+                        _hex_position(i, j),
+                        _hex_position(k, m),
+                    )
+                )
+    return tuple(found)
+
+
+def digit_ranges(low: int, high: int, radices: tuple[int, ...]) -> list[list[tuple[int, int]]]:
+    """[low, high] as sequences of per-digit ranges in the mixed radix `radices` (most
+    significant first): every number in the range matches exactly one sequence."""
+    if len(radices) == 1:
+        return [[(low, high)]]
+    rest = radices[1:]
+    unit = prod(rest)
+    first, last = low // unit, high // unit
+    if first == last:
+        return [[(first, first), *tail] for tail in digit_ranges(low % unit, high % unit, rest)]
+    found: list[list[tuple[int, int]]] = []
+    if low % unit:
+        found += [[(first, first), *tail] for tail in digit_ranges(low % unit, unit - 1, rest)]
+        first += 1
+    ending: list[list[tuple[int, int]]] = []
+    if high % unit != unit - 1:
+        ending = [[(last, last), *tail] for tail in digit_ranges(0, high % unit, rest)]
+        last -= 1
+    if first <= last:
+        found.append([(first, last), *((0, radix - 1) for radix in rest)])
+    return found + ending
+
+
+def _hex_position(first: int, last: int) -> Position:
+    """The bytes of a hex digit in [first, last]: `0-9`, and `A-F` and `a-f` (both cases)."""
+    ranges: list[tuple[int, int]] = []
+    if first <= 9:
+        ranges.append((0x30 + first, 0x30 + min(last, 9)))
+    if last >= 10:
+        letter_low, letter_high = max(first, 10) - 10, last - 10
+        ranges += [(0x41 + letter_low, 0x41 + letter_high), (0x61 + letter_low, 0x61 + letter_high)]
+    return tuple(ranges)
