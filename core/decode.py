@@ -127,7 +127,7 @@ class Decoder(DecoderSteps):
         return (yield from self._verify(step, drafted))
 
     def _start(self) -> Position:
-        guide = self.compiled.guide()
+        guide = self.compiled.guide(generating=True)
         shortest = guide.shortest_completion()
         if shortest > self.settings.max_tokens:
             raise TokenBudgetTooSmall(self.settings.max_tokens, shortest)

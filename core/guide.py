@@ -1,7 +1,10 @@
 """A Guide: one position in a compiled schema's automaton, advanced token by token.
 
-It answers which tokens may come next (as ids, or as a bitmask in the layout llguidance and
-XGrammar use: bit `t % 32` of 32-bit word `t // 32` is token `t`), moves past a chosen token,
+It walks one of the schema's two automata: the one of every text the schema allows (what a
+sampler may write and a check must accept), or the subset a generator writes (no undeclared
+properties: what this library's decoder writes). It answers which tokens may come next (as
+ids, or as a bitmask in the layout llguidance and XGrammar use: bit `t % 32` of 32-bit word
+`t // 32` is token `t`), moves past a chosen token,
 takes tokens back, and says what the schema forces next and how few bytes can still finish
 the document. This library's own decoder uses nothing else of a compiled schema.
 
@@ -61,10 +64,11 @@ class _Trail:
 class Guide:
     """A position in `compiled`'s automaton (see the module's docstring)."""
 
-    def __init__(self, compiled: CompiledSchema) -> None:
+    def __init__(self, compiled: CompiledSchema, generating: bool = False) -> None:
+        """At the start of `compiled`'s automaton of every valid text, or with `generating` of
+        the subset a generator writes (no undeclared properties: the decoder's)."""
         self._compiled = compiled
-        self._dfa = compiled._dfa
-        self._index = compiled._index
+        self._dfa, self._index = (compiled._dfa, compiled._index) if generating else compiled.accepting
         self._trail = _Trail(self._dfa.start, None, 0)
 
     def copy(self) -> Guide:

@@ -54,8 +54,9 @@ def test_index_matches_brute_force(prefix: str, vocab: Vocabulary) -> None:
 
 def test_cursor_walks_a_document_token_by_token(vocab: Vocabulary) -> None:
     compiled = compile_for(PERSON, vocab)
+    assert compiled.guide(generating=True).forced_text() == b'{"name": "'
     cursor = compiled.guide()
-    assert cursor.forced_text() == b'{"name": "'
+    assert cursor.forced_text() == b'{"'  # an undeclared property may come first
     for piece in ['{"', "name", '": ', '"', "John", '",', ' "', "age", '":', " ", "12", "}"]:
         token = vocab.pieces.index(piece.encode())
         assert token in cursor.allowed_token_ids()

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import functools
 import heapq
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ..schema.json_values import MUST_ESCAPE, UNESCAPED_RANGES
 from .escapes import FIRST_WIDE_ESCAPED, Position, hex_escape_sequences
-from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, Text, TextLabel
+from .regex import Accepted, Alt, Chars, Lit, Machine, Node, Repeat, Seq, Text, TextLabel
 from .utf8 import utf8_sequences
 
 Edge = tuple[int, int, int]  # low byte, high byte, target state
@@ -45,14 +46,17 @@ class NFA:
     acceptance is unreachable). Read edges through `edges_of` / `epsilons_of`, which expand
     a state on first use."""
 
-    def __init__(self, tree: Node) -> None:
+    def __init__(self, tree: Node, accepting_all: bool = False) -> None:
+        """`accepting_all`: also match the Accepted parts of `tree` (every text the schema
+        allows, for checking what a sampler wrote); without it, only what the generator writes."""
+        self.accepting_all = accepting_all
         self._edges: list[list[Edge] | None] = []
         self._epsilons: list[list[int]] = []
         self._pending: list[_Pending | None] = []
         self.distance: list[int] = []
         self._memo: dict[tuple[int, int, int, int, int], int] = {}
         self._text_runs: dict[int, tuple[int, int] | None] = {}
-        self._shortest = _ShortestMatch()
+        self._shortest = _ShortestMatch(accepting_all)
         self._shortest.measure(tree)
         self._tree = tree  # keeps every node alive, so ids in the memo stay unique
         self.accept = self._new_state(0)
@@ -226,6 +230,9 @@ class NFA:
             epsilons.extend(self.named(option, nxt) for option in node.options)
         elif isinstance(node, Machine):
             self._machine_state(node, pending.position, nxt, edges, epsilons)
+        elif isinstance(node, Accepted):
+            if self.accepting_all:
+                epsilons.append(self.named(node.item, nxt))
         elif pending.position == 0:
             low, high = node.low, node.high
             epsilons.append(self._named_repeat(node, nxt, low, -1 if high is None else high - low))
@@ -332,24 +339,29 @@ def _all_nodes(tree: Node) -> list[Node]:
             stack.extend(node.parts)
         elif isinstance(node, Alt):
             stack.extend(node.options)
-        elif isinstance(node, Repeat):
+        elif isinstance(node, Repeat | Accepted):
             stack.append(node.item)
     return list(seen.values())
 
 
-def build_nfa(tree: Node) -> NFA:
-    """The lazy NFA of `tree` (only the tree's shortest matches are computed now)."""
-    return NFA(tree)
+def build_nfa(tree: Node, accepting_all: bool = False) -> NFA:
+    """The lazy NFA of `tree` (only the tree's shortest matches are computed now); see NFA
+    for `accepting_all`."""
+    return NFA(tree, accepting_all)
 
 
 class _ShortestMatch:
-    """Fewest bytes each node matches (None: it matches nothing), over a DAG. Kept on the
-    nodes themselves (a node never changes): a tree shared by compilations (a format's, a
-    string character's) is measured once per process, not once per schema."""
+    """Fewest bytes each node matches (None: it matches nothing), over a DAG, for both
+    automata at once (the generator's, where Accepted matches nothing, and the one accepting
+    every text), so the second NFA of a tree costs no second pass. Kept on the nodes
+    themselves (a node never changes): a tree shared by compilations (a format's, a string
+    character's) is measured once per process, not once per schema."""
 
-    @staticmethod
-    def of(node: Node) -> int | None:
-        found: int | None = node.__dict__[_SHORTEST]
+    def __init__(self, accepting_all: bool) -> None:
+        self._which = int(accepting_all)
+
+    def of(self, node: Node) -> int | None:
+        found: int | None = node.__dict__[_SHORTEST][self._which]
         return found
 
     @staticmethod
@@ -358,33 +370,53 @@ class _ShortestMatch:
         return found
 
     def measure(self, node: Node) -> int | None:
-        kept = node.__dict__
-        if _SHORTEST in kept:
-            found: int | None = kept[_SHORTEST]
-            return found
-        result = self._measure(node)
-        kept[_SHORTEST] = result
-        return result
+        return self._both(node)[self._which]
 
-    def _measure(self, node: Node) -> int | None:
+    def _both(self, node: Node) -> _Shortest:
+        kept = node.__dict__
+        found: _Shortest | None = kept.get(_SHORTEST)
+        if found is None:
+            found = kept[_SHORTEST] = self._measure(node)
+        return found
+
+    def _measure(self, node: Node) -> _Shortest:
         if isinstance(node, Lit):
-            return len(node.data)
+            return len(node.data), len(node.data)
         if isinstance(node, Chars):
-            return _fewest_bytes(node.ranges)
+            fewest = _fewest_bytes(node.ranges)
+            return fewest, fewest
         if isinstance(node, Seq):
-            parts = [self.measure(part) for part in node.parts]  # every part: each may be named later
-            return None if None in parts else sum(p for p in parts if p is not None)
+            parts = [self._both(part) for part in node.parts]  # every part: each may be named later
+            return _sum(part[0] for part in parts), _sum(part[1] for part in parts)
         if isinstance(node, Alt):
-            options = [s for s in map(self.measure, node.options) if s is not None]
-            return min(options) if options else None
+            options = [self._both(option) for option in node.options]
+            return _least(option[0] for option in options), _least(option[1] for option in options)
         if isinstance(node, Machine):
             distances = _machine_distances(node)
             node.__dict__[_DISTANCES] = distances
-            return distances[node.start]
-        item = self.measure(node.item)
+            return distances[node.start], distances[node.start]
+        if isinstance(node, Accepted):
+            return None, self._both(node.item)[1]
+        item = self._both(node.item)
         if node.low == 0:
-            return 0
-        return None if item is None else node.low * item
+            return 0, 0
+        return tuple(None if each is None else node.low * each for each in item)  # type: ignore[return-value]
+
+
+_Shortest = tuple[int | None, int | None]  # (the generator's automaton, the one accepting every text)
+
+
+def _sum(values: Iterable[int | None]) -> int | None:
+    total = 0
+    for value in values:
+        if value is None:
+            return None
+        total += value
+    return total
+
+
+def _least(values: Iterable[int | None]) -> int | None:
+    return min((value for value in values if value is not None), default=None)
 
 
 # Where a node keeps its measurements (frozen dataclasses: written to __dict__ directly).

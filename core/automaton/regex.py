@@ -89,7 +89,16 @@ class Machine:
     accepts: frozenset[int]
 
 
-Node = Lit | Chars | Seq | Alt | Repeat | Machine
+@dataclass(frozen=True, eq=False)
+class Accepted:
+    """Texts the schema allows that the generator never writes (undeclared properties where
+    `additionalProperties` allows them): matched by the automaton that checks what a sampler
+    wrote (the public Guide), not by the one the decoder generates from (see NFA)."""
+
+    item: Node
+
+
+Node = Lit | Chars | Seq | Alt | Repeat | Machine | Accepted
 
 EMPTY: Node = Seq(())
 
@@ -129,7 +138,8 @@ def char_set(text: str) -> Chars:
 
 
 def text_nodes(tree: Node) -> list[Text]:
-    """The Text nodes of `tree` (a DAG: a shared node is met once), in document order."""
+    """The Text nodes of `tree` the generator may write (a DAG: a shared node is met once), in
+    document order."""
     found: list[Text] = []
     seen: set[int] = set()
     stack = [tree]
@@ -140,7 +150,7 @@ def text_nodes(tree: Node) -> list[Text]:
         seen.add(id(node))
         if isinstance(node, Text):
             found.append(node)
-        elif isinstance(node, Repeat):
+        elif isinstance(node, Repeat):  # not into Accepted: what is never generated holds no value written
             stack.append(node.item)
         elif isinstance(node, Seq):
             stack.extend(reversed(node.parts))

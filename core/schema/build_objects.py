@@ -9,12 +9,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..automaton.charnfa import excluding_machine
 from ..automaton.regex import Node, alt, json_literal, lit, seq
 from ..errors import SchemaError, UnsupportedSchema
 from .build_strings import strings
 from .build_values import listed_values
 from .json_values import join_pointer
-from .lexical import json_text, string_node
+from .lexical import QUOTE, json_text, string_node
 from .limits import MAX_OBJECT_NODES
 from .nodes import (
     ObjectNode,
@@ -30,7 +31,7 @@ from .nodes import (
     true_sub,
 )
 from .refusals import DepthCut
-from .trees import GENERIC_DEPTH, any_value, count_bounds, generic_object, object_nodes, object_of
+from .trees import ACCEPTED_DEPTH, GENERIC_DEPTH, any_value, count_bounds, generic_object, object_nodes, object_of
 
 if TYPE_CHECKING:
     from .build import Build
@@ -56,7 +57,7 @@ def object_tree(build: Build, node: SchemaNode) -> Node:
     low, high = _counts(build, obj, members)
     build.fuel.burn(obj.pointer, "member", object_nodes(members, low, high))
     try:
-        return object_of(members, low, high)
+        return object_of(members, low, high, undeclared=_undeclared_member(build, obj, properties))
     except SchemaError:
         raise SchemaError(f"no object at {obj.pointer or '/'} can have between {low} and {high} of its properties") from None
 
@@ -78,6 +79,18 @@ def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> list[
             if required:
                 raise  # an optional property past the recursion depth, or with no valid value, is not written
     return members
+
+
+def _undeclared_member(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> Node | None:
+    """A member whose name is none the object declares or requires, with any value, which the
+    automaton accepts but never generates, where additionalProperties is absent or true; None
+    elsewhere (a schema there, patternProperties or propertyNames would decide the values or
+    names: a departure, see the README)."""
+    if obj.patterns or obj.names is not None or not obj.extra.is_true() or obj.max_properties is not None:
+        return None  # (undeclared members would count towards maxProperties)
+    names = list(dict.fromkeys([*properties, *(name for name, _ in obj.properties), *obj.required]))
+    key = seq(QUOTE, excluding_machine(names), QUOTE) if names else string_node()
+    return seq(key, lit(": "), any_value(ACCEPTED_DEPTH - 1))
 
 
 def _counts(build: Build, obj: ObjectNode, members: list[Member]) -> tuple[int, int | None]:

@@ -17,7 +17,7 @@ import collections
 import functools
 from collections import deque
 
-from ..automaton.regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq
+from ..automaton.regex import Accepted, Alt, Chars, Lit, Machine, Node, Repeat, Seq
 from ..errors import SchemaError, UnsupportedSchema
 
 # Fewest bytes a value (and so the whole document) may need: far above real documents (the
@@ -104,7 +104,11 @@ class Floor:
             return sum(p[0] for p in parts), sum(p[1] for p in parts)
         if isinstance(node, Alt):
             # The option a shortest document takes: its free text is what a walk there meets.
-            return min((self.of(option) for option in node.options), default=(0, 0))
+            # Texts only accepted, never generated, are no document the generator must write.
+            written = [option for option in node.options if not isinstance(option, Accepted)]
+            return min((self.of(option) for option in written), default=(0, 0))
+        if isinstance(node, Accepted):
+            return self.of(node.item)
         if isinstance(node, Repeat):
             item_bytes, item_text = self.of(node.item)
             return node.low * item_bytes, node.low * item_text

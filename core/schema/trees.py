@@ -5,11 +5,17 @@ builders decide what the parts are.
 
 from __future__ import annotations
 
-from ..automaton.regex import EMPTY, Node, Repeat, alt, lit, optional, seq
+import functools
+from collections.abc import Callable
+
+from ..automaton.regex import EMPTY, Accepted, Node, Repeat, alt, lit, optional, seq
 from ..errors import SchemaError
 from .lexical import number_node, string_node
 
 GENERIC_DEPTH = 2  # nesting allowed inside objects or arrays whose contents are unconstrained
+# Nesting accepted inside values only accepted, never generated (undeclared properties): a
+# document from elsewhere nests deeper than a generator needs to, and an automaton needs a bound.
+ACCEPTED_DEPTH = 8
 
 
 def tuple_array(heads: list[Node], tail: Node | None, low: int, high: int | None) -> Node:
@@ -41,10 +47,16 @@ def array_of(item: Node, low: int, high: int | None) -> Node:
 
 
 def object_of(
-    members: list[tuple[Node, bool]], min_count: int = 0, max_count: int | None = None, brackets: tuple[str, str] = ("{", "}")
+    members: list[tuple[Node, bool]],
+    min_count: int = 0,
+    max_count: int | None = None,
+    brackets: tuple[str, str] = ("{", "}"),
+    undeclared: Node | None = None,
 ) -> Node:
     """`{` members in order, optional ones skippable, `", "` between those present, `}`,
-    with between `min_count` and `max_count` members present.
+    with between `min_count` and `max_count` members present. `undeclared` (a member with a
+    key no declared member has), where the counts do not bind: any number of them before,
+    between and after the members, accepted but never generated (Accepted).
 
     Built from the end, one shared tail per (member, members written so far), where the
     count saturates at the largest value that still matters; so the tree stays linear in
@@ -56,6 +68,10 @@ def object_of(
     tails: list[Node | None] = [
         EMPTY if min_count <= c <= (cap if max_count is not None else c) else None for c in range(cap + 1)
     ]
+    if undeclared is not None and (min_count, max_count) != (0, None):
+        undeclared = None  # they would count: a departure (see the README)
+    with_undeclared = _undeclared_before(undeclared) if undeclared is not None else _unchanged
+    tails = with_undeclared(tails)
     for member, required in reversed(members):
         following: list[Node | None] = []
         for written in range(cap + 1):
@@ -64,11 +80,31 @@ def object_of(
             absent = None if required else tails[written]
             options = [o for o in (present, absent) if o is not None]
             following.append(alt(*options) if options else None)
-        tails = following
+        tails = with_undeclared(following)
     body = tails[0]
     if body is None:
         raise SchemaError("no object satisfies the property count bounds")
     return seq(lit(brackets[0]), body, lit(brackets[1]))
+
+
+def _unchanged(tails: list[Node | None]) -> list[Node | None]:
+    return tails
+
+
+def _undeclared_before(member: Node) -> Callable[[list[Node | None]], list[Node | None]]:
+    """Tails (with no member written yet, with some: counts that do not bind) that also take
+    any number of undeclared members first, each accepted only."""
+    more = Repeat(seq(lit(", "), member), 0, None)
+
+    def extended(tails: list[Node | None]) -> list[Node | None]:
+        empty, written = tails
+        if written is None:
+            return tails
+        first = Accepted(seq(member, more, written))
+        after = Accepted(seq(lit(", "), member, more, written))
+        return [first if empty is None else alt(empty, first), alt(written, after)]
+
+    return extended
 
 
 def count_bounds(members: list[tuple[Node, bool]], min_count: int, max_count: int | None) -> tuple[int, int | None]:
@@ -99,6 +135,7 @@ def generic_object(value: Node, min_count: int = 0, max_count: int | None = None
     return seq(lit("{"), body if min_count > 0 else optional(body), lit("}"))
 
 
+@functools.cache
 def any_value(depth: int) -> Node:
     """Any JSON value, with objects and arrays nested at most `depth` levels."""
     scalars = [lit("null"), lit("true"), lit("false"), number_node(), string_node()]
