@@ -11,7 +11,8 @@ model's context rather than the output: it is fed evaluated tokens, and taken ba
 rest.
 
 The state holds no model: the decoder evaluates tokens and hands the state what it needs
-(the logits row current, the tokens evaluated), so one decoder may run several states.
+(the logits row current, the tokens evaluated), so decodings of several documents may each
+keep a state of their own while sharing a model and the step mechanics (core.decode_steps).
 
 Invariants of a position:
 - The guide has taken the tokens evaluated so far, less those whose text was dropped
