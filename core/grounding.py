@@ -24,6 +24,8 @@ their positions in the list (core/positions.py), not by a pass over every candid
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .automaton.dfa import LazyDFA
@@ -48,9 +50,24 @@ def text_labels(tree: Node) -> list[TextLabel]:
     return list(dict.fromkeys(node.label for node in text_nodes(tree) if node.label is not None))
 
 
+@dataclass(frozen=True)
+class _Place:
+    """What a Grounding knows of the output at one point (its snapshot)."""
+
+    state: int
+    written: int
+    body_start: int | None
+    escaped: bool
+    ends: tuple[int, ...] | None
+    released: bool
+    bodies: int  # how many bodies had closed
+
+
 class Grounding:
     """Follows one generation's output and filters the tokens allowed inside grounded string
-    bodies. `feed` every byte written, in order; `restrict` the candidates at each choice."""
+    bodies. `feed` every byte written, in order; `restrict` the candidates at each choice. A
+    follower of the decoding (core.decode_state): `restrict` may release the open body, so a
+    snapshot covers that too."""
 
     def __init__(self, dfa: LazyDFA, vocab: Vocabulary, document: str, default: bool) -> None:
         self._dfa = dfa
@@ -126,6 +143,15 @@ class Grounding:
     def _enter_if_grounded(self) -> None:
         if self._dfa.starts_text(self._state) and self.applies(self._dfa.text_label(self._state)):
             self._body_start, self._escaped, self._ends, self._released = self._written, False, None, False
+
+    def snapshot(self) -> _Place:
+        """Where the output stands (the caches are kept: they depend on the document only)."""
+        return _Place(self._state, self._written, self._body_start, self._escaped, self._ends, self._released, len(self.bodies))
+
+    def restore(self, snapshot: _Place) -> None:
+        self._state, self._written, self._body_start = snapshot.state, snapshot.written, snapshot.body_start
+        self._escaped, self._ends, self._released = snapshot.escaped, snapshot.ends, snapshot.released
+        del self.bodies[snapshot.bodies :]
 
     # -- filtering -----------------------------------------------------------------------
 

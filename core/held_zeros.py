@@ -41,7 +41,8 @@ class Held:
 
 
 class ZeroHolder:
-    """Follows one generation's output (`feed` every byte written) and decides what is held."""
+    """Follows one generation's output (`feed` every byte written) and decides what is held;
+    a follower of the decoding (core.decode_state)."""
 
     def __init__(self) -> None:
         self._numbers = JsonNumbers()
@@ -54,11 +55,11 @@ class ZeroHolder:
         """Take in bytes just written to the output."""
         self._numbers.feed(written)
 
-    def copy(self) -> ZeroHolder:
-        """An independent holder at the same place in the output (to follow guessed text)."""
-        twin = ZeroHolder()
-        twin._numbers = copy.copy(self._numbers)
-        return twin
+    def snapshot(self) -> JsonNumbers:
+        return copy.copy(self._numbers)
+
+    def restore(self, snapshot: JsonNumbers) -> None:
+        self._numbers = copy.copy(snapshot)
 
     def hold(self, held: Held | None, added: bytes, before: Guide) -> Held | None:
         """What is held once a chosen token adding the bytes `added` is taken (`before` is past

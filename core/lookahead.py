@@ -46,6 +46,14 @@ class TokenHistory:
     def truncate(self, length: int) -> None:
         self._length = min(self._length, length)
 
+    def snapshot(self) -> int:
+        return self._length
+
+    def restore(self, snapshot: int) -> None:
+        """Back to the history at `snapshot` (the tokens before it are never overwritten:
+        tokens are only added at the end)."""
+        self.truncate(snapshot)
+
     def continuation(self, most: int, then: Sequence[int] = ()) -> list[int]:
         """Up to `most` tokens that followed the latest earlier occurrence of the longest
         suffix (of 4, else 3 tokens) of the history followed by `then`; empty when none."""

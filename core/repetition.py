@@ -203,6 +203,12 @@ class RepetitionGuard:
     def feed(self, data: bytes) -> None:
         self.scanner.feed(data)
 
+    def snapshot(self) -> JsonScanner:
+        return self.scanner.copy()
+
+    def restore(self, snapshot: JsonScanner) -> None:
+        self.scanner = snapshot.copy()
+
     def loops(self, new: bytes) -> bool:
         """Whether writing `new` next would make the open string's tail loop (see `loops`);
         False outside strings and for bytes that only close the string."""
@@ -231,18 +237,6 @@ class RepetitionGuard:
                 return frame.id
         return None
 
-    def draftable(self, guesses: list[bytes]) -> int:
-        """How many of `guesses` (to be written in order next) come before the first that
-        would start another item of an array (`continued_array`)."""
-        if not any(b"," in guess for guess in guesses):
-            return len(guesses)
-        guard = RepetitionGuard(self.scanner.copy())
-        for count, guess in enumerate(guesses):
-            if guard.continued_array(guess) is not None:
-                return count
-            guard.feed(guess)
-        return len(guesses)
-
     def closes(self, new: bytes, array: int) -> bool:
         """Whether writing `new` next closes the open array `array`."""
         after = self.scanner.copy()
@@ -269,8 +263,11 @@ class ItemWatch:
     def feed(self, data: bytes) -> None:
         self.guard.feed(data)
 
-    def loops(self, new: bytes) -> bool:
-        return self.guard.loops(new)
+    def snapshot(self) -> JsonScanner:
+        return self.guard.snapshot()
+
+    def restore(self, snapshot: JsonScanner) -> None:
+        self.guard.restore(snapshot)
 
     def _frame(self) -> _Array | None:
         scanner = self.guard.scanner

@@ -165,11 +165,22 @@ def test_a_watch_says_whether_the_next_item_copies_an_earlier_one() -> None:
     assert last.repeats and not last.wants_more
 
 
-def test_drafts_stop_before_another_array_item() -> None:
+def test_a_guard_taken_back_to_a_snapshot_sees_the_output_as_it_was() -> None:
+    """The decoder feeds guessed text to the guard (a guess starting another item ends the
+    draft) and restores it after: what it says is then as before the guesses."""
     guard = guard_after(b'{"names": ["grep", "egrep')
-    assert guard.draftable([b'"', b", ", b'"grep']) == 1
-    assert guard.draftable([b'"', b"]"]) == 2
-    assert guard.draftable([b"rep", b"-x"]) == 2
+    mark = guard.snapshot()
+    assert guard.continued_array(b'"') is None
+    guard.feed(b'"')
+    array = guard.continued_array(b", ")
+    assert array is not None
+    guard.feed(b', "grep')
+    guard.restore(mark)
+    assert guard.continued_array(b'", ') == array and guard.continued_array(b", ") is None
+    guard.feed(b'"]')
+    assert guard.scanner.array(array) is None  # restoring again gives the snapshot, as many times as needed
+    guard.restore(mark)
+    assert guard.scanner.array(array) is not None and bytes(guard.scanner.output) == b'{"names": ["grep", "egrep'
 
 
 # ---- the decoder with a model that loves to repeat ----------------------------------------
