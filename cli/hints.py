@@ -18,6 +18,7 @@ from ..core.errors import (
     MisspelledKeyword,
     ModelNotFound,
     ModelNotGGUF,
+    SequenceSlotRefused,
     TokenBudgetTooSmall,
     UndecodableDocument,
     misspelling_hint,
@@ -64,4 +65,9 @@ def _hint(error: ExtractError) -> str:
             return "pass a .gguf file to --model"
         case MisspelledKeyword():
             return misspelling_hint(error.meant, "--lenient")
+        case SequenceSlotRefused():
+            return (
+                "lower --max-tokens, pass --chunk with a smaller --ctx (pieces that fit it),"
+                " or a smaller --parallel (--parallel 1: one after another)"
+            )
     return error.hint
