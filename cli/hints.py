@@ -46,6 +46,10 @@ def worded(error: ExtractError) -> Wording:
             return Wording(error.message, f"{remedies}; or pass --chunk to extract from all of it piece by piece")
         case ContextTooSmall():
             return Wording(error.message, error.remedies("--max-tokens", "--ctx", "--truncate"))
+        case SequenceSlotRefused():
+            # Only a batch meets it, whose error records carry the message alone: the remedy goes in it.
+            remedy = "lower --max-tokens, pass --chunk with a smaller --ctx, or a smaller --parallel (1: one after another)"
+            return Wording(f"{error.message}; {remedy}", remedy)
     return Wording(error.message, _hint(error))
 
 
@@ -65,9 +69,4 @@ def _hint(error: ExtractError) -> str:
             return "pass a .gguf file to --model"
         case MisspelledKeyword():
             return misspelling_hint(error.meant, "--lenient")
-        case SequenceSlotRefused():
-            return (
-                "lower --max-tokens, pass --chunk with a smaller --ctx (pieces that fit it),"
-                " or a smaller --parallel (--parallel 1: one after another)"
-            )
     return error.hint
