@@ -39,6 +39,7 @@ _EXPORTS = {
     "DocumentTooLarge": "core.errors",
     "ConversionStopped": "core.errors",
     "ContextTooSmall": "core.errors",
+    "SequenceSlotRefused": "core.errors",
     "GenerationError": "core.errors",
     "TokenBudgetTooSmall": "core.errors",
     "OutputError": "core.errors",

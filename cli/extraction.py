@@ -5,12 +5,13 @@ limit."""
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from ..core.chunked import CHUNKED_TEXT_LIMIT, ChunkedExtraction
 from ..core.compiled import CompiledSchema
 from ..core.decode_types import SamplingSettings
-from ..core.document import read_document, read_stream
+from ..core.document import Converting, read_document, read_stream
 from ..core.errors import DocumentError, DocumentTooLarge, UndecodableDocument
 from ..core.extract import Extraction, Extractor, ModelOptions
 from ..core.schema.load import Schema
@@ -50,9 +51,10 @@ def read_for(request: Request, extractor: Extractor, document: str | Path) -> st
     """The document's text, read no further than its extraction can use: what the context
     holds, or with --chunk what pieces are made of (CHUNKED_TEXT_LIMIT)."""
     if not request.chunk:
-        return read_text(document, request.encoding, extractor.document_byte_limit, request.truncate, request.document_format)
+        limit = extractor.document_byte_limit
+        return read_text(document, request.encoding, limit, request.truncate, request.document_format, extractor.aside)
     try:
-        return read_text(document, request.encoding, CHUNKED_TEXT_LIMIT, False, request.document_format)
+        return read_text(document, request.encoding, CHUNKED_TEXT_LIMIT, False, request.document_format, extractor.aside)
     except DocumentTooLarge:
         raise DocumentError(
             f"document {document} has more than {CHUNKED_TEXT_LIMIT} bytes of text, the most read with --chunk",
@@ -75,18 +77,27 @@ def report_truncation(source: str, extraction: Extraction | ChunkedExtraction) -
         output.report_warning(f"{source}: --truncate left out the last {dropped} tokens of the document to fit the context")
 
 
-def read_text(document: str | Path, encoding: str, max_bytes: int | None, truncate: bool, kind: str | None = None) -> str:
-    """The document's text (converted from `kind`, or the format its content tells); `-` is
-    stdin. At most `max_bytes` of text are kept (a longer document cannot fit the context):
-    more is an error, or with `truncate` the head is kept."""
+def read_text(
+    document: str | Path,
+    encoding: str,
+    max_bytes: int | None,
+    truncate: bool,
+    kind: str | None = None,
+    converting: Converting = nullcontext,
+) -> str:
+    """The document's text (converted from `kind`, or the format its content tells, inside a
+    `converting()` context); `-` is stdin. At most `max_bytes` of text are kept (a longer
+    document cannot fit the context): more is an error, or with `truncate` the head is kept."""
     try:
-        return _read_document_or_head(document, encoding, max_bytes, truncate, kind)
+        return _read_document_or_head(document, encoding, max_bytes, truncate, kind, converting)
     except UnicodeError as error:  # idna and punycode fail with UnicodeError, not UnicodeDecodeError
         raise UndecodableDocument(str(document), encoding, str(error)) from None
 
 
-def _read_document_or_head(document: str | Path, encoding: str, max_bytes: int | None, truncate: bool, kind: str | None) -> str:
+def _read_document_or_head(
+    document: str | Path, encoding: str, max_bytes: int | None, truncate: bool, kind: str | None, converting: Converting
+) -> str:
     """The text of `document` (`-`: stdin), its head that fits `max_bytes` with `truncate`."""
     if document == "-":
-        return read_stream(sys.stdin.buffer, "<stdin>", encoding, max_bytes, kind, truncate)
-    return read_document(Path(document), encoding, max_bytes, kind, truncate)
+        return read_stream(sys.stdin.buffer, "<stdin>", encoding, max_bytes, kind, truncate, converting=converting)
+    return read_document(Path(document), encoding, max_bytes, kind, truncate, converting)

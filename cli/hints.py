@@ -18,6 +18,7 @@ from ..core.errors import (
     MisspelledKeyword,
     ModelNotFound,
     ModelNotGGUF,
+    SequenceSlotRefused,
     TokenBudgetTooSmall,
     UndecodableDocument,
     misspelling_hint,
@@ -45,6 +46,10 @@ def worded(error: ExtractError) -> Wording:
             return Wording(error.message, f"{remedies}; or pass --chunk to extract from all of it piece by piece")
         case ContextTooSmall():
             return Wording(error.message, error.remedies("--max-tokens", "--ctx", "--truncate"))
+        case SequenceSlotRefused():
+            # Only a batch meets it, whose error records carry the message alone: the remedy goes in it.
+            remedy = "lower --max-tokens, pass --chunk with a smaller --ctx, or a smaller --parallel (1: one after another)"
+            return Wording(f"{error.message}; {remedy}", remedy)
     return Wording(error.message, _hint(error))
 
 

@@ -7,6 +7,8 @@ text returned is the document from then on: offsets into it are what spans refer
 from __future__ import annotations
 
 import codecs
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import BinaryIO
 
@@ -16,9 +18,12 @@ from .convert.limits import CONVERTED_FILE_LIMIT, ConvertLimits
 from .convert.sniff import SNIFF_BYTES
 from .errors import DocumentError, DocumentNotFound, DocumentTooLarge, UndecodableDocument
 
-__all__ = ["CONVERTED_FILE_LIMIT", "DEFAULT_ENCODING", "read_document", "read_stream"]
+__all__ = ["CONVERTED_FILE_LIMIT", "DEFAULT_ENCODING", "Converting", "read_document", "read_stream"]
 
 DEFAULT_ENCODING = "utf-8"
+# A context a conversion runs in: Extractor.aside in a parallel run, so that the other
+# documents go on decoding while a child process converts this one.
+Converting = Callable[[], AbstractContextManager[object]]
 
 
 def check_encoding(encoding: str) -> str:
@@ -39,13 +44,18 @@ def is_text_encoding(name: str) -> bool:
 
 
 def read_document(
-    path: Path, encoding: str = DEFAULT_ENCODING, max_bytes: int | None = None, kind: str | None = None, keep_head: bool = False
+    path: Path,
+    encoding: str = DEFAULT_ENCODING,
+    max_bytes: int | None = None,
+    kind: str | None = None,
+    keep_head: bool = False,
+    converting: Converting = nullcontext,
 ) -> str:
     """The text of the file at `path` (see read_stream). Raises DocumentError naming the file."""
     check_readable(path)
     try:
         with path.open("rb") as stream:
-            return read_stream(stream, str(path), encoding, max_bytes, kind, keep_head, name=str(path))
+            return read_stream(stream, str(path), encoding, max_bytes, kind, keep_head, name=str(path), converting=converting)
     except OSError as error:
         raise DocumentError(f"cannot read document {path}: {error.strerror or error}") from None
 
@@ -58,6 +68,7 @@ def read_stream(
     kind: str | None = None,
     keep_head: bool = False,
     name: str | None = None,
+    converting: Converting = nullcontext,
 ) -> str:
     """The text of the document in `stream`, in format `kind` (a name from
     core.convert.FORMATS), or the format its first bytes and `name` tell when None.
@@ -65,7 +76,8 @@ def read_stream(
     With `max_bytes`, text longer than that many bytes raises DocumentTooLarge, or with
     `keep_head` is cut to its head that fits; text files are read no further (an endless one
     is refused at once), and PDF, DOCX and HTML files no further than CONVERTED_FILE_LIMIT,
-    then converted within the bounds of core.convert.limits (ConversionStopped otherwise)."""
+    then converted within the bounds of core.convert.limits (ConversionStopped otherwise),
+    inside a `converting()` context."""
     first = stream.read(SNIFF_BYTES)
     kind = kind or detect_format(first, name)
     if kind in TEXT_FORMATS:
@@ -83,7 +95,9 @@ def read_stream(
             hint="split it into smaller files",
         ) from None
     limits = ConvertLimits()
-    text = _whole(convert_in_box(data, kind, source, encoding, limits), kind, source, max_bytes, limits)
+    with converting():
+        converted = convert_in_box(data, kind, source, encoding, limits)
+    text = _whole(converted, kind, source, max_bytes, limits)
     return _limit_text(text, source, max_bytes, keep_head)
 
 

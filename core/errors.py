@@ -172,6 +172,24 @@ class ContextTooSmall(DocumentError):
         return ", ".join(steps[:-1]) + f"{',' if len(steps) > 2 else ''} or {steps[-1]}"
 
 
+class SequenceSlotRefused(DocumentError):
+    """Several documents decoded together (Extractor.run_parallel): this one's prompt and budget
+    need `needed` tokens, and llama.cpp could not make a context holding `sequences` sequences
+    of that size (`reason`, its refusal). The others went on in a context of the size before;
+    this document alone fits where fewer are decoded at once."""
+
+    def __init__(self, needed: int, sequences: int, reason: str) -> None:
+        super().__init__(
+            f"the prompt and budget need {needed} tokens, and llama.cpp could not make a context of {sequences}"
+            f" sequences of that size to decode it with the others ({reason})",
+            hint="lower max_tokens, extract it piece by piece with a smaller n_ctx (ChunkedExtraction),"
+            " or decode fewer documents at once (parallel=1: one after another)",
+        )
+        self.needed = needed
+        self.sequences = sequences
+        self.reason = reason
+
+
 class GenerationError(ExtractError):
     """Generation could not produce a complete, schema-valid document."""
 

@@ -275,6 +275,20 @@ class Extractor:
 
     # -- many documents together (core.parallel) ----------------------------------------
 
+    @contextlib.contextmanager
+    def aside(self) -> Iterator[None]:
+        """A context for slow work outside the model, such as converting a document, in a job
+        of `run_parallel`: the job's sequence is not waited for meanwhile, so the other
+        documents go on decoding (it joins them again when its extraction starts). Which
+        decodes a document then shares depends on how long the work took. Elsewhere it does
+        nothing. Nothing in the context may use this extractor."""
+        view: SequenceView | None = getattr(self._bound, "view", None)
+        if view is None:
+            yield
+            return
+        with view.aside():
+            yield
+
     def extract_many(
         self,
         compiled: CompiledSchema,

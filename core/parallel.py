@@ -22,19 +22,28 @@ runs without it.
 Memory: the shared prompt prefix (instructions and schema outline) is evaluated once, on
 sequence 0, and copied to every other (llama_memory_seq_cp). Each sequence has a cache of its
 own (core.model.SequenceContext): the prefix and a slot for a document's own prompt part and
-output, sized from the first document (rounded up to 256). A document that needs a larger slot
+output, sized from the first documents (rounded up to 256). A document that needs a larger slot
 waits until the documents in flight are done, and the context is made again with slots of its
-size.
+size. Where llama.cpp cannot make that context, that document alone fails (SequenceSlotRefused)
+and the context is made again at the size before, for the others; only where no context at all
+can be made is it the model's failure (ModelError), every document's.
+
+Slow work outside the model (converting a PDF in a child process) is done `aside`: the
+sequence is not waited for meanwhile and joins the decodes again when its document asks for
+its slot. Everything else keeps a sequence counted between documents, so that which documents
+share each decode does not depend on the threads' timing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from .decode_types import Logits
+from .errors import ModelError, SequenceSlotRefused
 from .model import SequenceContext
 
 T = TypeVar("T")
@@ -88,6 +97,11 @@ class SequenceView:
         SequencePool.fit). Cheap when it fits."""
         self.pool.fit(self, n_tokens)
         return self
+
+    def aside(self) -> contextlib.AbstractContextManager[None]:
+        """A context for slow work outside the model (see SequencePool.aside): the other
+        sequences are not held up by it."""
+        return self.pool.aside(self)
 
     def tokenize(self, text: bytes, add_bos: bool = False, special: bool = False) -> list[int]:
         return self.pool.tokenize(text, add_bos, special)
@@ -146,6 +160,7 @@ class SequencePool:
         for view in self.views:
             view.active = True
         self._waiting: dict[int, int] = {}  # views waiting in `fit`, with the room each needs
+        self._refusals: dict[int, BaseException] = {}  # waiting views whose room cannot be made, with why
         self._pending: list[_Request] = []
         self._stopped = False
         self._scheduler = threading.Thread(target=self._serve, name="extract-decode", daemon=True)
@@ -166,49 +181,100 @@ class SequencePool:
         """Have `view` counted in the barrier with room for `n_tokens` (its prompt and budget).
         Where its slot is too small, or another document waits for larger slots, it waits
         until no document is in flight; then every waiting view is admitted at once, the
-        context made again first where a slot is too small. Called by the view's thread
-        holding `work` (released while waiting). Raises Cancelled once the run is stopped."""
+        context made again first where a slot is too small. A view back from `aside` whose
+        slot is large enough joins the next decode at once. Called by the view's thread
+        holding `work` (released while waiting). Raises Cancelled once the run is stopped;
+        SequenceSlotRefused where llama.cpp cannot make slots of this size (the others go on),
+        ModelError where it cannot make a context at all."""
         room = n_tokens - len(self.prefix) + _SLOT_MARGIN
         if view.active and room <= self.slot and not self._waiting:
             return
         self.work.release()
         try:
             with self._cond:
+                if self._fits_now(room) and not view.active:
+                    self._join(view)
+                    return
                 self._leave(view)
                 self._waiting[view.seq] = room
                 try:
                     while not view.active:
                         if self._stopped:
                             raise Cancelled
+                        if (refusal := self._refusals.pop(view.seq, None)) is not None:
+                            raise refusal
                         if self._active == 0:
                             self._admit()
                         else:
                             self._cond.wait()
                 finally:
                     self._waiting.pop(view.seq, None)
+                    self._refusals.pop(view.seq, None)  # unused where this view raised otherwise
         finally:
             self.work.acquire()
 
+    def _fits_now(self, room: int) -> bool:
+        """Whether a document needing `room` may join the decodes under way (caller holds `_cond`)."""
+        return not self._stopped and self._context is not None and room <= self.slot and not self._waiting
+
     def _admit(self) -> None:
         """Every waiting view counted in the barrier, all at once (so which documents share
-        the next decode does not depend on the threads' timing), once the context has room."""
-        needed = max(self._waiting.values())
-        if needed > self.slot or self._context is None:
+        the next decode does not depend on the threads' timing), once the context has room.
+        Where llama.cpp cannot make slots that large, the views needing that much are refused
+        (SequenceSlotRefused, raised by each in `fit`) and the context is made for the others,
+        at least at the size before: as one after another, only the document too large
+        fails. Where even that cannot be made, the model fails: its ModelError is raised here
+        and given to the refused views; each other waiting view tries again in its turn."""
+        refused: list[tuple[int, int, ModelError]] = []  # (sequence, room, llama.cpp's refusal)
+        while True:
+            needed = max(self._waiting.values(), default=0)
+            if self._context is not None and needed <= self.slot:
+                break
+            # The size before where nobody needs more; with none before and nobody waiting,
+            # the smallest: whether any context can be made tells the model's fault from a size's.
+            size = max(needed, self.slot) or _SLOT_STEP
             try:
                 with self.work:  # free now (no view is active); the caller's output waits while stderr is silenced
-                    self._remake(needed)
+                    self._remake(size)
+            except ModelError as refusal:
+                too_large = [seq for seq, room in self._waiting.items() if room == size]
+                if not too_large:
+                    self._refusals.update((seq, refusal) for seq, _, _ in refused)
+                    raise
+                for seq in too_large:
+                    del self._waiting[seq]
+                    refused.append((seq, size, refusal))
             finally:
-                self._cond.notify_all()  # on failure, another waiting view tries in its turn
+                self._cond.notify_all()
+        for seq, room, error in refused:
+            self._refusals[seq] = SequenceSlotRefused(room + len(self.prefix) - _SLOT_MARGIN, len(self.views), str(error))
         for seq in self._waiting:
-            self.views[seq].active = True
-            self._active += 1
+            self._join(self.views[seq])
         self._waiting.clear()
         self._cond.notify_all()
+
+    def _join(self, view: SequenceView) -> None:
+        if not view.active:
+            view.active = True
+            self._active += 1
 
     def release(self, view: SequenceView) -> None:
         """`view`'s document is done: no longer counted in the barrier."""
         with self._cond:
             self._leave(view)
+
+    @contextlib.contextmanager
+    def aside(self, view: SequenceView) -> Iterator[None]:
+        """A context for slow work outside the model on `view`'s thread (converting its
+        document): `view` is not waited for meanwhile, and `work` is free, so the other
+        sequences go on decoding. It is counted again when its document next asks for its
+        slot (fit). Called holding `work`; so it is once the context ends, however it ends."""
+        self.work.release()
+        try:
+            self.release(view)
+            yield
+        finally:
+            self.work.acquire()
 
     def _leave(self, view: SequenceView) -> None:
         if view.active:

@@ -4,10 +4,12 @@ text the model reads, and refused with one clear line when they cannot be read. 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -103,6 +105,23 @@ def test_damaged_pdf_is_a_document_error() -> None:
 
 
 # -- HTML ------------------------------------------------------------------------------
+
+
+def test_only_a_conversion_runs_inside_the_converting_context(tmp_path: Path) -> None:
+    entered: list[str] = []
+
+    @contextlib.contextmanager
+    def converting() -> Iterator[None]:  # a parallel run's Extractor.aside: the others decode meanwhile
+        entered.append("in")
+        yield
+        entered.append("out")
+
+    (tmp_path / "page.html").write_text(PAGE)
+    (tmp_path / "notes.txt").write_text("plain words")
+    assert read_document(tmp_path / "notes.txt", converting=converting) == "plain words"
+    assert entered == []
+    assert read_document(tmp_path / "page.html", converting=converting) == text_of(PAGE.encode(), "page.html")
+    assert entered == ["in", "out"]
 
 
 def test_html_loses_scripts_styles_and_navigation_but_keeps_headings_lists_and_rows() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from gguf_extract.core.errors import ModelError
+from gguf_extract.core.errors import ModelError, SequenceSlotRefused
 from gguf_extract.core.parallel import Outcome, ParallelRun, SequencePool, SequenceView
 
 VOCAB = 50
@@ -56,9 +56,12 @@ def _logits(history: list[int]) -> np.ndarray:
     return row
 
 
-def generate(view: SequenceView, prompt: list[int], steps: int, fail_at: int | None = None) -> list[int]:
+def generate(
+    view: SequenceView, prompt: list[int], steps: int, fail_at: int | None = None, on_step: Callable[[], None] = lambda: None
+) -> list[int]:
     """A tiny greedy decoding on `view`: the prompt, then `steps` tokens, one at a time, with
-    a two-token draft now and then (eval_with_logits) and a rollback after it."""
+    a two-token draft now and then (eval_with_logits) and a rollback after it; `on_step`
+    called before each."""
     prefix = view.pool.prefix
     view.fit(len(prefix) + len(prompt) + steps)
     assert view.holds(prefix)
@@ -67,6 +70,7 @@ def generate(view: SequenceView, prompt: list[int], steps: int, fail_at: int | N
     logits = view.last_logits()
     out: list[int] = []
     for step in range(steps):
+        on_step()
         if step == fail_at:
             raise ValueError(f"failed at step {step}")
         token = int(np.argmax(logits))
@@ -81,14 +85,20 @@ def generate(view: SequenceView, prompt: list[int], steps: int, fail_at: int | N
 
 
 class Harness:
-    def __init__(self, n_seq: int, prefix: list[int], fail_after: int | None = None) -> None:
+    """A pool on fake contexts; `most_cells`: larger contexts are refused, as llama.cpp refuses
+    one it has no memory for."""
+
+    def __init__(self, n_seq: int, prefix: list[int], fail_after: int | None = None, most_cells: int | None = None) -> None:
         self.log: list[Any] = []
         self.contexts: list[FakeContext] = []
         self.local = threading.local()
         self.fail_after = fail_after
+        self.most_cells = most_cells
         self.pool = SequencePool(self._open, n_seq, prefix, lambda text, bos, special: list(text))
 
     def _open(self, n_seq: int, n_ctx: int) -> Any:
+        if self.most_cells is not None and n_ctx > self.most_cells:
+            raise ModelError(f"llama.cpp could not make a context of {n_ctx} tokens for {n_seq} sequences")
         context = FakeContext(n_seq, n_ctx, self.log, self.fail_after)
         self.contexts.append(context)
         return context
@@ -148,6 +158,77 @@ def test_a_document_needing_a_larger_slot_waits_and_the_context_is_made_again() 
     assert [o.value for o in outcomes] == expected
     assert len(harness.contexts) == 2 and harness.contexts[0].closed
     assert harness.contexts[1].n_ctx > harness.contexts[0].n_ctx
+
+
+def test_a_document_whose_slot_cannot_be_made_fails_alone_and_the_others_go_on_at_the_size_before() -> None:
+    prompts = [[5] * 4, [6] * 4, [8] * 600, [9] * 4, [4] * 300]
+    expected = [alone(prompt, 6) for prompt in prompts]
+    harness = Harness(2, PREFIX, most_cells=1100)  # two slots of 600 tokens are refused, of 300 made
+    outcomes = list(harness.run([lambda view, p=p: generate(view, p, 6) for p in prompts]))
+    refusal = outcomes[2].error
+    assert isinstance(refusal, SequenceSlotRefused) and outcomes[2].value is None
+    assert refusal.needed == len(PREFIX) + 600 + 6 and refusal.sequences == 2
+    assert "could not make a context" in refusal.reason and "parallel=1" in refusal.hint
+    assert [o.value for i, o in enumerate(outcomes) if i != 2] == [e for i, e in enumerate(expected) if i != 2]
+    sizes = [context.n_ctx for context in harness.contexts]
+    assert sizes[1] == sizes[0] < sizes[2] <= 1100  # made again at the size before, then larger for the 300 tokens
+
+
+def test_a_first_document_whose_slot_cannot_be_made_fails_alone() -> None:
+    prompts = [[8] * 600, [5] * 4, [6] * 4]
+    harness = Harness(2, PREFIX, most_cells=1000)
+    outcomes = list(harness.run([lambda view, p=p: generate(view, p, 6) for p in prompts]))
+    assert isinstance(outcomes[0].error, SequenceSlotRefused)
+    assert [o.value for o in outcomes[1:]] == [alone(p, 6) for p in prompts[1:]]
+
+
+def test_where_not_even_the_smallest_context_can_be_made_it_is_the_model_that_fails() -> None:
+    harness = Harness(2, PREFIX, most_cells=100)  # less than two of the smallest slots
+    outcomes = list(harness.run([lambda view, p=p: generate(view, p, 6) for p in [[8] * 600, [5] * 4, [6] * 4]]))
+    assert all(type(outcome.error) is ModelError for outcome in outcomes)
+
+
+def test_a_job_aside_is_not_waited_for_and_joins_the_decodes_when_its_document_is_ready() -> None:
+    aside, progressed = threading.Event(), threading.Event()
+    steps_seen_aside = 0
+
+    def count_steps_while_aside() -> None:
+        nonlocal steps_seen_aside
+        if aside.is_set():
+            steps_seen_aside += 1
+            if steps_seen_aside == 5:
+                progressed.set()
+
+    def converting(view: SequenceView) -> list[int]:
+        with view.aside():  # as a PDF converts in a child process
+            aside.set()
+            assert progressed.wait(timeout=120), "the other sequence made no progress while this one was aside"
+        return generate(view, PROMPTS[2], 8)
+
+    harness = Harness(2, PREFIX)
+    jobs = [
+        lambda view: generate(view, PROMPTS[0], 40, on_step=count_steps_while_aside),
+        lambda view: generate(view, PROMPTS[1], 2),
+        converting,
+    ]
+    outcomes = list(harness.run(jobs))
+    assert [o.error for o in outcomes] == [None, None, None]
+    assert [o.value for o in outcomes] == [alone(PROMPTS[0], 40), alone(PROMPTS[1], 2), alone(PROMPTS[2], 8)]
+    assert steps_seen_aside >= 5
+
+
+def test_a_first_job_aside_does_not_hold_the_first_decode() -> None:
+    progressed = threading.Event()
+
+    def converting(view: SequenceView) -> list[int]:
+        with view.aside():
+            assert progressed.wait(timeout=120), "the first decode waited for a document aside"
+        return generate(view, PROMPTS[1], 4)
+
+    harness = Harness(2, PREFIX)
+    jobs = [converting, lambda view: generate(view, PROMPTS[0], 30, on_step=lambda: progressed.set())]
+    outcomes = list(harness.run(jobs))
+    assert [o.value for o in outcomes] == [alone(PROMPTS[1], 4), alone(PROMPTS[0], 30)]
 
 
 def test_a_failing_decode_fails_the_documents_in_flight_and_nothing_waits_for_ever() -> None:

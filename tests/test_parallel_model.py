@@ -101,3 +101,45 @@ def test_parallel_chunked_documents_are_valid_and_in_order(tmp_path: Path) -> No
     for line in together:
         jsonschema.validate(line["data"], SCHEMA)
     assert [("data" in line) for line in together] == [("data" in line) for line in single]
+
+
+# The command, with llama.cpp refusing multi-sequence contexts of more than 1,000 cells a
+# sequence, as it does when memory runs out; one-sequence contexts are made as usual.
+REFUSING_LARGE_SLOTS = """
+import runpy
+from gguf_extract.core import extract
+from gguf_extract.core.errors import ModelError
+
+made = extract.SequenceContext
+
+def refusing(model, n_seq, n_ctx):
+    if n_ctx // n_seq > 1000:
+        raise ModelError(f"llama.cpp could not make a context of {n_ctx} tokens for {n_seq} sequences: out of memory")
+    return made(model, n_seq, n_ctx)
+
+extract.SequenceContext = refusing
+runpy.run_module("gguf_extract", run_name="__main__")
+"""
+
+
+def test_a_document_whose_slots_cannot_be_made_fails_alone_and_succeeds_one_after_another(tmp_path: Path) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for number, text in enumerate(["Ada Lovelace is 36 years old.", "Alan Turing, 41.", "Grace Hopper (85)"]):
+        (folder / f"doc{number}.txt").write_text(text)
+    (folder / "doc1-long.txt").write_text(" ".join(f"Item {n} was noted by Edsger Dijkstra, aged 72." for n in range(80)))
+    environment = {**os.environ, "EXTRACT_CACHE_DIR": str(tmp_path / "cache")}
+    base = [sys.executable, "-c", REFUSING_LARGE_SLOTS, "-s", str(schema), "--max-tokens", "40", str(folder)]
+    together, single = (subprocess.run([*base, "--parallel", n], capture_output=True, env=environment, timeout=600) for n in "21")
+    assert together.returncode == 5 and single.returncode == 0, together.stderr.decode() + single.stderr.decode()
+    lines, alone = ([json.loads(line) for line in run.stdout.decode().splitlines()] for run in (together, single))
+    assert [Path(line["source"]).name for line in lines] == ["doc0.txt", "doc1-long.txt", "doc1.txt", "doc2.txt"]
+    error = lines[1]["error"]
+    assert error["type"] == "SequenceSlotRefused" and "out of memory" in error["message"], error
+    assert "--max-tokens" in error["message"] and "--parallel" in error["message"]
+    assert "data" in alone[1] and "error" not in alone[1]
+    for line in lines[:1] + lines[2:]:
+        jsonschema.validate(line["data"], SCHEMA)
+    assert "4 documents: 3 extracted, 1 failed" in together.stderr.decode()
