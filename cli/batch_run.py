@@ -62,7 +62,7 @@ def execute_batch(request: Request, shard: tuple[int, int] | None = None) -> Exi
         raise UsageError(
             "--indent does not apply to JSON Lines (one document per line)", hint="add --output-dir for indented files"
         )
-    schema, _ = load_schema(request.schema)
+    schema = load_schema(request.schema)
     given = _sources(request)
     sources = batch.take_shard(given, *shard) if shard is not None else given
     results = [batch.output_path(options.output_dir, source) for source in sources] if options.output_dir is not None else []
@@ -90,7 +90,7 @@ def execute_share(request: Request, sources: list[batch.Source]) -> ExitCode:
     for the parent to pass on and count; no summary, no progress."""
     tally = Tally()
     try:
-        schema, _ = load_schema(request.schema)
+        schema = load_schema(request.schema)
         if request.batch.output_dir is not None:
             batch.prepare_output_dir(request.batch.output_dir)
         if sources:

@@ -21,7 +21,9 @@ from .request import Request
 def open_and_compile(request: Request, schema: Schema) -> tuple[Extractor, CompiledSchema]:
     options = ModelOptions(request.ctx, request.threads, request.n_gpu_layers, request.use_cache)
     extractor = Extractor.open(request.model, options)
-    compiled = extractor.compile(schema, request.recursion_depth, request.lenient, request.grounded)
+    compiled = extractor.compile(
+        schema, recursion_depth=request.recursion_depth, lenient=request.lenient, grounded=request.grounded
+    )
     if request.batch.setup_warnings:
         _warn_of_setup(request, extractor, compiled)
     return extractor, compiled

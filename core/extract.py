@@ -89,13 +89,13 @@ class Extractor:
         return Extractor(path, options or ModelOptions())
 
     def compile(
-        self, schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False, grounded: bool = False
+        self, schema: Schema, *, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False, grounded: bool = False
     ) -> CompiledSchema:
         """Compile `schema` for this model's vocabulary (cheap; reuse the result). With
         `grounded`, every plain string value (no format, pattern, enum or const) is written as a
         span of the document (core.grounding); a schema's `x-grounded` annotation overrides
         that per string either way."""
-        return compile_schema(schema, self.vocabulary, recursion_depth, lenient, grounded)
+        return compile_schema(schema, self.vocabulary, recursion_depth=recursion_depth, lenient=lenient, grounded=grounded)
 
     def prompt_for(self, compiled: CompiledSchema, document: str, instructions: str | None = None) -> ChatPrompt:
         if not document.strip():

@@ -59,7 +59,8 @@ class _Trail:
 
 
 class Guide:
-    """A position in `compiled`'s automaton (see the module's docstring)."""
+    """A position in `compiled`'s automaton (see the module's docstring). Made by
+    `CompiledSchema.guide()`, at the automaton's start."""
 
     def __init__(self, compiled: CompiledSchema) -> None:
         self._compiled = compiled
