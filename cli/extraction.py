@@ -7,13 +7,22 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..core.chunked import CHUNKED_TEXT_LIMIT, ChunkedExtraction
-from ..core.compiled import CompiledSchema
-from ..core.decode_types import SamplingSettings
-from ..core.document import read_document, read_stream
-from ..core.errors import DocumentError, DocumentTooLarge, UndecodableDocument
-from ..core.extract import Extraction, Extractor, ModelOptions
-from ..core.schema.load import Schema
+from gguf_extract import (
+    CHUNKED_TEXT_LIMIT,
+    ChunkedExtraction,
+    CompiledSchema,
+    DocumentError,
+    DocumentTooLarge,
+    ExtractionRun,
+    Extractor,
+    ModelOptions,
+    SamplingSettings,
+    Schema,
+    UndecodableDocument,
+    read_document,
+    read_stream,
+)
+
 from . import output
 from .request import Request
 
@@ -64,14 +73,14 @@ def read_for(request: Request, extractor: Extractor, document: str | Path) -> st
 
 def start_extraction(
     request: Request, extractor: Extractor, compiled: CompiledSchema, text: str
-) -> Extraction | ChunkedExtraction:
+) -> ExtractionRun:
     """The extraction from `text`: piece by piece with --chunk, else in one prompt."""
     if request.chunk:
         return ChunkedExtraction(extractor, compiled, text, sampling(request), request.instructions)
     return extractor.extract(compiled, text, sampling(request), request.instructions, request.truncate)
 
 
-def report_truncation(source: str, extraction: Extraction | ChunkedExtraction) -> None:
+def report_truncation(source: str, extraction: ExtractionRun) -> None:
     dropped = extraction.stats.document_tokens_dropped
     if dropped:
         output.report_warning(f"{source}: --truncate left out the last {dropped} tokens of the document to fit the context")

@@ -15,9 +15,9 @@ from typing import Any
 
 from .automaton.sample import sample_accepted
 from .compiled import compile_automaton
+from .defaults import DEFAULT_RECURSION_DEPTH
 from .errors import UnsupportedSchema
 from .grounding import grounds, text_labels
-from .schema.compiler import DEFAULT_RECURSION_DEPTH
 from .schema.json_values import join_pointer
 from .schema.keywords import ANNOTATIONS, SUPPORTED
 from .schema.load import Schema

@@ -13,11 +13,12 @@ from typing import Any
 
 from .automaton.dfa import DEAD, LazyDFA
 from .automaton.nfa import build_nfa
+from .defaults import DEFAULT_RECURSION_DEPTH
 from .errors import GenerationError, SchemaError, UnsupportedSchema
 from .grounding import Grounding, grounds, text_labels
 from .guide import Guide
 from .index import TokenIndex
-from .schema.compiler import DEFAULT_RECURSION_DEPTH, compile_schema_tree
+from .schema.compiler import compile_schema_tree
 from .schema.load import Schema, check_schema
 from .schema.validation import best_error, validator_for_schema
 from .schema.vocabulary import KeywordNote, summarized

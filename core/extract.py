@@ -26,13 +26,13 @@ from .cache import cached_vocabulary, unsafe_reason
 from .compiled import CompiledSchema, compile_schema
 from .decode import Decoder
 from .decode_types import DecodeStats, PromptModel, SamplingSettings
+from .defaults import DEFAULT_GPU_LAYERS, DEFAULT_RECURSION_DEPTH
 from .errors import ContextTooSmall, DocumentError, ExtractError
 from .evidence import ValueEvidence, gather, pointer_at
 from .grounding import Grounding
 from .model import ChatPrompt, GGUFModel, SequenceContext, bundled_model_path, render_chat
 from .parallel import Outcome, ParallelRun, SequencePool, SequenceView
 from .prompt import build_messages
-from .schema.compiler import DEFAULT_RECURSION_DEPTH
 from .schema.load import Schema
 
 _CONTEXT_STEP = 256
@@ -62,7 +62,7 @@ class ExtractionStats(DecodeStats):
 class ModelOptions:
     n_ctx: int | None = None
     n_threads: int | None = None
-    n_gpu_layers: int = -1
+    n_gpu_layers: int = DEFAULT_GPU_LAYERS
     use_cache: bool = True  # the on-disk cache of the model's vocabulary (core.cache)
 
 

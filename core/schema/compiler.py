@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..automaton.regex import Node
+from ..defaults import DEFAULT_RECURSION_DEPTH
 from ..errors import UnsupportedSchema
 from .build import Build
 from .convert import SchemaDocument
@@ -24,8 +25,6 @@ from .mixed_drafts import refuse_mixed_drafts
 from .refusals import DepthCut, Refusals
 from .resources import Resources
 from .vocabulary import KeywordNote
-
-DEFAULT_RECURSION_DEPTH = 3
 
 
 @dataclass
