@@ -1,31 +1,131 @@
 """gguf-extract: schema-valid JSON from documents with local GGUF models.
 
-The public API is re-exported here lazily so that `extract --help` never imports numpy or
-llama.cpp.
+The library's whole public API is the names in `_EXPORTS` (and `__all__`), each documented in the
+README's "Library reference"; the command line (`cli/`) uses nothing else of the library. They
+are imported lazily, on first use, so that `extract --help` never imports numpy or llama.cpp; a
+type checker reads them from the imports under TYPE_CHECKING, which tests/test_facade.py holds
+equal to `_EXPORTS`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-_EXPORTS = {
+if TYPE_CHECKING:
+    from .core.check import SchemaReport as SchemaReport
+    from .core.check import check_schema_support as check_schema_support
+    from .core.chunked import CHUNKED_TEXT_LIMIT as CHUNKED_TEXT_LIMIT
+    from .core.chunked import ChunkedExtraction as ChunkedExtraction
+    from .core.compiled import CompiledSchema as CompiledSchema
+    from .core.decode_types import SamplingSettings as SamplingSettings
+    from .core.defaults import DEFAULT_ENCODING as DEFAULT_ENCODING
+    from .core.defaults import DEFAULT_GPU_LAYERS as DEFAULT_GPU_LAYERS
+    from .core.defaults import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
+    from .core.defaults import DEFAULT_RECURSION_DEPTH as DEFAULT_RECURSION_DEPTH
+    from .core.defaults import DEFAULT_TEMPERATURE as DEFAULT_TEMPERATURE
+    from .core.defaults import DEFAULT_TOP_P as DEFAULT_TOP_P
+    from .core.document import CONVERTED_FILE_LIMIT as CONVERTED_FILE_LIMIT
+    from .core.document import DOCUMENT_FORMATS as DOCUMENT_FORMATS
+    from .core.document import Converting as Converting
+    from .core.document import check_encoding as check_encoding
+    from .core.document import check_readable as check_readable
+    from .core.document import is_text_encoding as is_text_encoding
+    from .core.document import read_document as read_document
+    from .core.document import read_stream as read_stream
+    from .core.errors import ContextTooSmall as ContextTooSmall
+    from .core.errors import ConversionStopped as ConversionStopped
+    from .core.errors import DocumentError as DocumentError
+    from .core.errors import DocumentNotFound as DocumentNotFound
+    from .core.errors import DocumentTooLarge as DocumentTooLarge
+    from .core.errors import ExtractError as ExtractError
+    from .core.errors import GenerationError as GenerationError
+    from .core.errors import MisspelledKeyword as MisspelledKeyword
+    from .core.errors import ModelError as ModelError
+    from .core.errors import ModelNotFound as ModelNotFound
+    from .core.errors import ModelNotGGUF as ModelNotGGUF
+    from .core.errors import OutputError as OutputError
+    from .core.errors import ReviewError as ReviewError
+    from .core.errors import SchemaError as SchemaError
+    from .core.errors import SequenceSlotRefused as SequenceSlotRefused
+    from .core.errors import TokenBudgetTooSmall as TokenBudgetTooSmall
+    from .core.errors import UndecodableDocument as UndecodableDocument
+    from .core.errors import UnsupportedSchema as UnsupportedSchema
+    from .core.errors import misspelling_hint as misspelling_hint
+    from .core.extract import Extraction as Extraction
+    from .core.extract import ExtractionStats as ExtractionStats
+    from .core.extract import Extractor as Extractor
+    from .core.extract import ModelOptions as ModelOptions
+    from .core.extraction_run import ExtractionRun as ExtractionRun
+    from .core.files import write_atomically as write_atomically
+    from .core.guide import Guide as Guide
+    from .core.guide import new_bitmask as new_bitmask
+    from .core.layout import Indenter as Indenter
+    from .core.llama_cpp_processor import llama_cpp_logits_processor as llama_cpp_logits_processor
+    from .core.model import bundled_model_path as bundled_model_path
+    from .core.parallel import Outcome as Outcome
+    from .core.review import ReviewDocument as ReviewDocument
+    from .core.review import render_review as render_review
+    from .core.review import write_review as write_review
+    from .core.schema.load import Schema as Schema
+    from .core.schema.sources import load_schema as load_schema
+    from .core.schema.sources import packaged_schema_names as packaged_schema_names
+    from .core.schema.sources import schema_label as schema_label
+    from .core.schema.validation import best_error as best_error
+    from .core.schema.validation import validator_for_schema as validator_for_schema
+    from .core.vocab import Vocabulary as Vocabulary
+
+# Each public name and the module that defines it, by what it is for.
+_EXPORTS: dict[str, str] = {
+    # Extraction: open a model, compile a schema, extract
     "Extractor": "core.extract",
-    "Extraction": "core.extract",
-    "ExtractionStats": "core.extract",
-    "ChunkedExtraction": "core.chunked",
     "ModelOptions": "core.extract",
     "SamplingSettings": "core.decode_types",
-    "CompiledSchema": "core.compiled",
-    "Guide": "core.guide",
-    "new_bitmask": "core.guide",
-    "llama_cpp_logits_processor": "core.llama_cpp_processor",
-    "compile_schema": "core.compiled",
-    "Vocabulary": "core.vocab",
-    "load_schema_file": "core.schema.load",
+    "Extraction": "core.extract",
+    "ChunkedExtraction": "core.chunked",
+    "ExtractionRun": "core.extraction_run",
+    "ExtractionStats": "core.extract",
+    "Outcome": "core.parallel",
+    "bundled_model_path": "core.model",
+    # Schemas
+    "Schema": "core.schema.load",
     "load_schema": "core.schema.sources",
+    "schema_label": "core.schema.sources",
+    "packaged_schema_names": "core.schema.sources",
+    "CompiledSchema": "core.compiled",
     "check_schema_support": "core.check",
     "SchemaReport": "core.check",
-    "ChatPrompt": "core.model",
+    "validator_for_schema": "core.schema.validation",
+    "best_error": "core.schema.validation",
+    # Token by token: the guide, and llama-cpp-python's own API held to a schema
+    "Guide": "core.guide",
+    "new_bitmask": "core.guide",
+    "Vocabulary": "core.vocab",
+    "llama_cpp_logits_processor": "core.llama_cpp_processor",
+    # Documents
+    "read_document": "core.document",
+    "read_stream": "core.document",
+    "check_readable": "core.document",
+    "check_encoding": "core.document",
+    "is_text_encoding": "core.document",
+    "DOCUMENT_FORMATS": "core.document",
+    "Converting": "core.document",
+    "CONVERTED_FILE_LIMIT": "core.document",
+    "CHUNKED_TEXT_LIMIT": "core.chunked",
+    # Output: indented JSON, whole files, the review page
+    "Indenter": "core.layout",
+    "write_atomically": "core.files",
+    "ReviewDocument": "core.review",
+    "write_review": "core.review",
+    "render_review": "core.review",
+    # Defaults: the values the command line shows and uses
+    "DEFAULT_MAX_TOKENS": "core.defaults",
+    "DEFAULT_TEMPERATURE": "core.defaults",
+    "DEFAULT_TOP_P": "core.defaults",
+    "DEFAULT_GPU_LAYERS": "core.defaults",
+    "DEFAULT_RECURSION_DEPTH": "core.defaults",
+    "DEFAULT_ENCODING": "core.defaults",
+    # Errors: one family, each with a message and a hint
     "ExtractError": "core.errors",
     "SchemaError": "core.errors",
     "UnsupportedSchema": "core.errors",
@@ -44,6 +144,7 @@ _EXPORTS = {
     "TokenBudgetTooSmall": "core.errors",
     "OutputError": "core.errors",
     "ReviewError": "core.errors",
+    "misspelling_hint": "core.errors",
 }
 __all__ = sorted(_EXPORTS)
 
@@ -51,6 +152,8 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name: str) -> Any:
     if name not in _EXPORTS:
         raise AttributeError(f"module 'gguf_extract' has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -132,7 +132,7 @@ def main() -> int:
     compiled_by_name = {}
     for document in documents:
         name = document["schema"]
-        schema, _ = load_schema(name)
+        schema = load_schema(name)
         compiled = compiled_by_name.setdefault(name, extractor.compile(schema))
         prompt = extractor.prompt_for(compiled, document["text"]).text
         tokens = extractor.tokenizer.tokenize(prompt.encode(), special=True)

@@ -100,7 +100,7 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
     from gguf_extract.core.automaton.sample import sample_accepted
     from gguf_extract.core.compiled import compile_schema
     from gguf_extract.core.errors import SchemaError
-    from gguf_extract.core.guide import Guide, new_bitmask
+    from gguf_extract.core.guide import new_bitmask
 
     if trace_memory:
         tracemalloc.start()
@@ -109,7 +109,7 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
         compiled = compile_schema(schema, _STATE["vocabulary"])
         index = compiled._index
         if _STATE.get("public"):
-            Guide(compiled).fill_mask(new_bitmask(compiled.vocab.size))
+            compiled.guide().fill_mask(new_bitmask(compiled.vocab.size))
         else:
             index.transitions(compiled._dfa.start)
     except SchemaError as error:
@@ -156,19 +156,19 @@ def _peak(traced: bool) -> int | None:
 def _walk_public(compiled: Any, sequences: list[list[int]]) -> dict[str, Any]:
     """Each step through the public Guide, as a library user's sampler would: fill_mask into
     one preallocated bitmask, then advance; allowed_token_ids (which allocates) timed apart."""
-    from gguf_extract.core.guide import Guide, new_bitmask
+    from gguf_extract.core.guide import new_bitmask
 
     bitmask = new_bitmask(compiled.vocab.size)
     mask_seconds: list[float] = []
     ids_seconds: list[float] = []
     for tokens in sequences:
-        guide = Guide(compiled)
+        guide = compiled.guide()
         for token in tokens:
             tick = time.perf_counter()
             guide.fill_mask(bitmask)
             guide.advance(token)
             mask_seconds.append(time.perf_counter() - tick)
-        guide = Guide(compiled)
+        guide = compiled.guide()
         for token in tokens:
             tick = time.perf_counter()
             guide.allowed_token_ids()

@@ -9,6 +9,15 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from gguf_extract import (
+    DEFAULT_ENCODING,
+    DEFAULT_GPU_LAYERS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_RECURSION_DEPTH,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TOP_P,
+)
+
 from . import interrupts, process
 from .exit_codes import ExitCode
 
@@ -41,7 +50,7 @@ extracted.
 
 
 def _known_encoding(name: str) -> str:
-    from ..core.document import check_encoding, is_text_encoding
+    from gguf_extract import check_encoding, is_text_encoding
 
     try:
         canonical = check_encoding(name)
@@ -55,10 +64,10 @@ def _known_encoding(name: str) -> str:
 
 
 def _known_format(name: str | None) -> str | None:
-    from ..core.convert.sniff import FORMATS
+    from gguf_extract import DOCUMENT_FORMATS
 
-    if name is not None and name not in FORMATS:
-        raise typer.BadParameter(f"unknown format {name!r}; use one of {', '.join(FORMATS)}")
+    if name is not None and name not in DOCUMENT_FORMATS:
+        raise typer.BadParameter(f"unknown format {name!r}; use one of {', '.join(DOCUMENT_FORMATS)}")
     return name
 
 
@@ -92,9 +101,11 @@ def extract(
         Optional[Path],  # noqa: UP045 - typer needs Optional on Python 3.10
         typer.Option(envvar="EXTRACT_MODEL", help="GGUF model file [default: bundled SmolLM2-135M-Instruct]."),
     ] = None,
-    max_tokens: Annotated[int, typer.Option(min=1, help="Most output tokens; the JSON always closes inside it.")] = 1024,
-    temperature: Annotated[float, typer.Option(min=0.0, help="0 is greedy and deterministic.")] = 0.0,
-    top_p: Annotated[float, typer.Option(min=0.0, max=1.0, help="Nucleus sampling when temperature > 0.")] = 1.0,
+    max_tokens: Annotated[
+        int, typer.Option(min=1, help="Most output tokens; the JSON always closes inside it.")
+    ] = DEFAULT_MAX_TOKENS,
+    temperature: Annotated[float, typer.Option(min=0.0, help="0 is greedy and deterministic.")] = DEFAULT_TEMPERATURE,
+    top_p: Annotated[float, typer.Option(min=0.0, max=1.0, help="Nucleus sampling when temperature > 0.")] = DEFAULT_TOP_P,
     seed: Annotated[Optional[int], typer.Option(min=0, help="Random seed for sampling (0 or more).")] = None,  # noqa: UP045
     allow_repeats: Annotated[
         bool,
@@ -104,7 +115,9 @@ def extract(
             " takes another token and an array the model would fill with a copy is closed).",
         ),
     ] = False,
-    n_gpu_layers: Annotated[int, typer.Option(help="Layers on the GPU; -1 is all (when the build has a GPU).")] = -1,
+    n_gpu_layers: Annotated[
+        int, typer.Option(help="Layers on the GPU; -1 is all (when the build has a GPU).")
+    ] = DEFAULT_GPU_LAYERS,
     threads: Annotated[Optional[int], typer.Option(min=1, help="CPU threads [default: all cores].")] = None,  # noqa: UP045
     ctx: Annotated[
         Optional[int],  # noqa: UP045
@@ -115,7 +128,9 @@ def extract(
         bool,
         typer.Option("--lenient", help="Ignore keywords that cannot be enforced (listed on stderr); output is still validated."),
     ] = False,
-    recursion_depth: Annotated[int, typer.Option(min=1, max=32, help="How deep recursive $ref schemas are unrolled.")] = 3,
+    recursion_depth: Annotated[
+        int, typer.Option(min=1, max=32, help="How deep recursive $ref schemas are unrolled.")
+    ] = DEFAULT_RECURSION_DEPTH,
     stats: Annotated[bool, typer.Option("--stats", help="Print one JSON line of figures on stderr.")] = False,
     files_from: Annotated[
         Optional[str],  # noqa: UP045
@@ -163,13 +178,11 @@ def extract(
     ] = False,
     chunk: Annotated[
         bool,
-        typer.Option(
-            "--chunk", help="Extract from a document too long for the context piece by piece, and merge the results."
-        ),
+        typer.Option("--chunk", help="Extract from a document too long for the context piece by piece, and merge the results."),
     ] = False,
     encoding: Annotated[
         str, typer.Option("--encoding", callback=_known_encoding, help="The documents' text encoding (any Python codec name).")
-    ] = "utf-8",
+    ] = DEFAULT_ENCODING,
     document_format: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--format", callback=_known_format, help=FORMAT_HELP, show_default=False),
@@ -237,7 +250,9 @@ check_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exce
 @check_app.command(context_settings={"help_option_names": ["-h", "--help"]})
 def check(
     schema: Annotated[str, typer.Argument(help="JSON Schema file, packaged schema name, or module:Class.")],
-    recursion_depth: Annotated[int, typer.Option(min=1, max=32, help="How deep recursive $ref schemas are unrolled.")] = 3,
+    recursion_depth: Annotated[
+        int, typer.Option(min=1, max=32, help="How deep recursive $ref schemas are unrolled.")
+    ] = DEFAULT_RECURSION_DEPTH,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
@@ -261,7 +276,7 @@ def text(
     ] = None,
     encoding: Annotated[
         str, typer.Option("--encoding", callback=_known_encoding, help="The documents' text encoding (any Python codec name).")
-    ] = "utf-8",
+    ] = DEFAULT_ENCODING,
     glob: Annotated[str, typer.Option("--glob", help="In directories, take files whose names match this pattern.")] = "*",
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
@@ -288,7 +303,8 @@ def _guarded(action: Callable[[Any], int], request: Any, debug: bool) -> int:
 
 def _cannot_write_help(error: OSError) -> int:
     """Click's own output (--help, usage) failed to reach stdout: one line, exit 7."""
-    from ..core.errors import OutputError
+    from gguf_extract import OutputError
+
     from . import output
 
     output.discard_stdout()

@@ -18,10 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import files
-from ..core.errors import OutputError, SchemaError
-from ..core.schema.load import Schema
-from ..core.schema.validation import best_error, validator_for_schema
+import gguf_extract
+from gguf_extract import OutputError, Schema, SchemaError, best_error, validator_for_schema
 
 
 @dataclass(frozen=True)
@@ -172,6 +170,6 @@ def prepare_output_dir(directory: Path) -> None:
 
 
 def write_atomically(target: Path, text: str) -> None:
-    """Write `text` to `target` whole or not at all (core.files), creating its folder first."""
+    """Write `text` to `target` whole or not at all (the library's write_atomically), creating its folder first."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    files.write_atomically(target, text)
+    gguf_extract.write_atomically(target, text)

@@ -22,13 +22,19 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..core.chunked import ChunkedExtraction
-from ..core.compiled import CompiledSchema
-from ..core.errors import DocumentError, ExtractError, ModelError, OutputError
-from ..core.extract import Extraction, Extractor
-from ..core.layout import Indenter
-from ..core.schema.load import Schema
-from ..core.schema.sources import load_schema
+from gguf_extract import (
+    CompiledSchema,
+    DocumentError,
+    ExtractError,
+    ExtractionRun,
+    Extractor,
+    Indenter,
+    ModelError,
+    OutputError,
+    Schema,
+    load_schema,
+)
+
 from . import batch, evidence, interrupts, output, preflight, workers
 from .exit_codes import ExitCode, InternalError, UsageError, exit_code_for
 from .extraction import open_and_compile, read_for, report_truncation, start_extraction
@@ -62,7 +68,7 @@ def execute_batch(request: Request, shard: tuple[int, int] | None = None) -> Exi
         raise UsageError(
             "--indent does not apply to JSON Lines (one document per line)", hint="add --output-dir for indented files"
         )
-    schema, _ = load_schema(request.schema)
+    schema = load_schema(request.schema)
     given = _sources(request)
     sources = batch.take_shard(given, *shard) if shard is not None else given
     results = [batch.output_path(options.output_dir, source) for source in sources] if options.output_dir is not None else []
@@ -90,7 +96,7 @@ def execute_share(request: Request, sources: list[batch.Source]) -> ExitCode:
     for the parent to pass on and count; no summary, no progress."""
     tally = Tally()
     try:
-        schema, _ = load_schema(request.schema)
+        schema = load_schema(request.schema)
         if request.batch.output_dir is not None:
             batch.prepare_output_dir(request.batch.output_dir)
         if sources:
@@ -254,7 +260,7 @@ def _extract_together(
 
 def _extracted(
     request: Request, extractor: Extractor, compiled: CompiledSchema, source: batch.Source
-) -> Extraction | ChunkedExtraction:
+) -> ExtractionRun:
     """The finished extraction of `source` (raises what reading or extracting it raises)."""
     extraction = start_extraction(request, extractor, compiled, read_for(request, extractor, source.path))
     report_truncation(source.label, extraction)
@@ -274,7 +280,7 @@ def _failure(request: Request, source: batch.Source, error: BaseException, tally
 
 
 def _deliver(
-    request: Request, source: batch.Source, extraction: Extraction | ChunkedExtraction, tally: Tally, page: evidence.ReviewPage
+    request: Request, source: batch.Source, extraction: ExtractionRun, tally: Tally, page: evidence.ReviewPage
 ) -> None:
     """`source`'s result: its line on stdout or its file, the evidence and review page, counted."""
     value = extraction.value

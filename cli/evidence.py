@@ -6,19 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..core.chunked import ChunkedExtraction
-from ..core.extract import Extraction
-from ..core.review import ReviewDocument, write_review
+from gguf_extract import ExtractionRun, ReviewDocument, write_review
+
 from . import output
 
 
-def envelope(source: str, extraction: Extraction | ChunkedExtraction) -> dict[str, Any]:
+def envelope(source: str, extraction: ExtractionRun) -> dict[str, Any]:
     """`{"source", "data", "evidence"}` for one document."""
     evidence = {pointer: found.as_json() for pointer, found in extraction.evidence.items()}
     return {"source": source, "data": extraction.value, "evidence": evidence}
 
 
-def report(source: str, extraction: Extraction | ChunkedExtraction, min_confidence: float | None) -> None:
+def report(source: str, extraction: ExtractionRun, min_confidence: float | None) -> None:
     """Warn on stderr about values below `min_confidence`, and where the budget closed the document."""
     if extraction.budget_closed_at is not None:
         output.report_warning(
@@ -42,7 +41,7 @@ class ReviewPage:
         self.min_confidence = min_confidence
         self.documents: list[ReviewDocument] = []
 
-    def add(self, source: str, extraction: Extraction | ChunkedExtraction) -> None:
+    def add(self, source: str, extraction: ExtractionRun) -> None:
         if self.path is not None and extraction.document is not None:
             self.documents.append(ReviewDocument(source, extraction.document, envelope(source, extraction)))
 

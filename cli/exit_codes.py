@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from ..core import errors
-from ..core.errors import DocumentError, ExtractError, GenerationError, ModelError, OutputError, ReviewError, SchemaError
+import gguf_extract
+from gguf_extract import DocumentError, ExtractError, GenerationError, ModelError, OutputError, ReviewError, SchemaError
 
 
 class ExitCode(IntEnum):
@@ -70,7 +70,7 @@ def exit_code_for_kind(kind: type[ExtractError]) -> ExitCode:
 def exit_code_named(name: str) -> ExitCode | None:
     """The code of the error class called `name` (as a batch record's `type` gives it), or
     None where no error class has that name."""
-    kind = _CLI_ERRORS.get(name) or getattr(errors, name, None)
+    kind = _CLI_ERRORS.get(name) or getattr(gguf_extract, name, None)
     if isinstance(kind, type) and issubclass(kind, ExtractError):
         return exit_code_for_kind(kind)
     return None

@@ -8,13 +8,23 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-from ..core.chunked import CHUNKED_TEXT_LIMIT, ChunkedExtraction
-from ..core.compiled import CompiledSchema
-from ..core.decode_types import SamplingSettings
-from ..core.document import Converting, read_document, read_stream
-from ..core.errors import DocumentError, DocumentTooLarge, UndecodableDocument
-from ..core.extract import Extraction, Extractor, ModelOptions
-from ..core.schema.load import Schema
+from gguf_extract import (
+    CHUNKED_TEXT_LIMIT,
+    ChunkedExtraction,
+    CompiledSchema,
+    Converting,
+    DocumentError,
+    DocumentTooLarge,
+    ExtractionRun,
+    Extractor,
+    ModelOptions,
+    SamplingSettings,
+    Schema,
+    UndecodableDocument,
+    read_document,
+    read_stream,
+)
+
 from . import output
 from .request import Request
 
@@ -22,7 +32,9 @@ from .request import Request
 def open_and_compile(request: Request, schema: Schema) -> tuple[Extractor, CompiledSchema]:
     options = ModelOptions(request.ctx, request.threads, request.n_gpu_layers, request.use_cache)
     extractor = Extractor.open(request.model, options)
-    compiled = extractor.compile(schema, request.recursion_depth, request.lenient, request.grounded)
+    compiled = extractor.compile(
+        schema, recursion_depth=request.recursion_depth, lenient=request.lenient, grounded=request.grounded
+    )
     if request.batch.setup_warnings:
         _warn_of_setup(request, extractor, compiled)
     return extractor, compiled
@@ -64,14 +76,14 @@ def read_for(request: Request, extractor: Extractor, document: str | Path) -> st
 
 def start_extraction(
     request: Request, extractor: Extractor, compiled: CompiledSchema, text: str
-) -> Extraction | ChunkedExtraction:
+) -> ExtractionRun:
     """The extraction from `text`: piece by piece with --chunk, else in one prompt."""
     if request.chunk:
         return ChunkedExtraction(extractor, compiled, text, sampling(request), request.instructions)
     return extractor.extract(compiled, text, sampling(request), request.instructions, request.truncate)
 
 
-def report_truncation(source: str, extraction: Extraction | ChunkedExtraction) -> None:
+def report_truncation(source: str, extraction: ExtractionRun) -> None:
     dropped = extraction.stats.document_tokens_dropped
     if dropped:
         output.report_warning(f"{source}: --truncate left out the last {dropped} tokens of the document to fit the context")

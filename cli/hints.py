@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..core.errors import (
+from gguf_extract import (
     ContextTooSmall,
     DocumentNotFound,
     DocumentTooLarge,

@@ -12,7 +12,8 @@ from typing import Any, BinaryIO
 
 from rich.console import Console
 
-from ..core.errors import ExtractError, OutputError
+from gguf_extract import ExtractError, OutputError
+
 from .hints import worded
 
 
@@ -67,8 +68,13 @@ def json_line(record: Any) -> str:
     """`record` as one line of JSON. A file name that is not UTF-8 reaches Python with its
     undecodable bytes as lone surrogates (PEP 383), which UTF-8 cannot encode: they are written
     as \\udcXX escapes, which json.loads and os.fsencode turn back into the same bytes."""
-    text = json.dumps(record, ensure_ascii=False)
-    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text) + "\n"
+    return escaped_surrogates(json.dumps(record, ensure_ascii=False)) + "\n"
+
+
+def escaped_surrogates(text: str) -> str:
+    """`text` with each lone surrogate written as its JSON escape, `\\udXXX`, so that it can be
+    encoded as UTF-8."""
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

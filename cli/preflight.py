@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path, PurePath
 
-from ..core.schema.sources import packaged_schema_names
+from gguf_extract import packaged_schema_names
+
 from . import batch
 from .exit_codes import UsageError
 from .request import Request

@@ -9,7 +9,8 @@ import sys
 import traceback
 from collections.abc import Callable
 
-from ..core.errors import ExtractError
+from gguf_extract import ExtractError
+
 from . import interrupts
 from .exit_codes import ExitCode, InternalError, exit_code_for
 

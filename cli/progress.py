@@ -9,13 +9,13 @@ from contextlib import contextmanager
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from ..core.chunked import ChunkedExtraction
-from ..core.extract import Extraction
+from gguf_extract import ChunkedExtraction, ExtractionRun
+
 from . import output
 
 
 @contextmanager
-def shown(extraction: Extraction | ChunkedExtraction, quiet: bool) -> Iterator[None]:
+def shown(extraction: ExtractionRun, quiet: bool) -> Iterator[None]:
     """Show `extraction`'s progress while the block runs it (nothing when quiet or not on a terminal)."""
     if quiet or not output.stderr.is_terminal:
         yield

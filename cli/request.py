@@ -14,6 +14,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gguf_extract import DEFAULT_ENCODING
+
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
@@ -53,7 +55,7 @@ class Request:
     use_cache: bool = True
     truncate: bool = False
     indent: int | None = None
-    encoding: str = "utf-8"
+    encoding: str = DEFAULT_ENCODING
     batch: BatchOptions = BatchOptions()
     grounded: bool = False
     evidence: bool = False

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.check import SchemaReport, check_schema_support
-from ..core.document import check_readable
-from ..core.errors import ExtractError
-from ..core.layout import Indenter
-from ..core.schema.json_values import escaped_surrogates
-from ..core.schema.load import Schema
-from ..core.schema.sources import load_schema
+from gguf_extract import (
+    ExtractError,
+    Indenter,
+    Schema,
+    SchemaReport,
+    check_readable,
+    check_schema_support,
+    load_schema,
+    schema_label,
+)
+
 from . import evidence, interrupts, output, preflight, progress
 from .batch import Source
 from .batch_run import execute_batch
@@ -30,7 +34,7 @@ def execute(request: Request) -> ExitCode:
         return execute_batch(request, shard)
     document = request.documents[0]
     preflight.check_review_target(request, [Source(Path(document), "")] if document != "-" else [], [])
-    schema, _ = load_schema(request.schema)
+    schema = load_schema(request.schema)
     page = evidence.ReviewPage(request.review, request.min_confidence)
     try:
         if document != "-":
@@ -86,12 +90,12 @@ def _extract_one(request: Request, schema: Schema, page: evidence.ReviewPage) ->
 
 
 def check(request: CheckRequest) -> ExitCode:
-    schema, label = load_schema(request.schema)
-    report = check_schema_support(schema, request.recursion_depth)
+    schema, label = load_schema(request.schema), schema_label(request.schema)
+    report = check_schema_support(schema, recursion_depth=request.recursion_depth)
     if request.as_json:
         output.JsonWriter().write(output.json_line({"schema": label, **report.as_dict()}))
     else:
-        output.JsonWriter().write(escaped_surrogates(render_report(label, report)))  # a pointer may hold one
+        output.JsonWriter().write(output.escaped_surrogates(render_report(label, report)))  # a pointer may hold one
     return ExitCode.OK if report.supported else ExitCode.SCHEMA
 
 

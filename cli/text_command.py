@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.document import CONVERTED_FILE_LIMIT
-from ..core.errors import DocumentError, DocumentTooLarge, ExtractError
+from gguf_extract import CONVERTED_FILE_LIMIT, DEFAULT_ENCODING, DocumentError, DocumentTooLarge, ExtractError
+
 from . import output
 from .batch import expand_inputs
 from .exit_codes import ExitCode, InternalError, exit_code_for
@@ -25,7 +25,7 @@ from .preflight import check_glob
 @dataclass(frozen=True)
 class TextRequest:
     documents: tuple[str, ...]
-    encoding: str = "utf-8"
+    encoding: str = DEFAULT_ENCODING
     document_format: str | None = None
     glob: str = "*"
 

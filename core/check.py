@@ -15,9 +15,9 @@ from typing import Any
 
 from .automaton.sample import sample_accepted
 from .compiled import compile_automaton
+from .defaults import DEFAULT_RECURSION_DEPTH
 from .errors import UnsupportedSchema
 from .grounding import grounds, text_labels
-from .schema.compiler import DEFAULT_RECURSION_DEPTH
 from .schema.json_values import join_pointer
 from .schema.keywords import ANNOTATIONS, SUPPORTED
 from .schema.load import Schema
@@ -67,10 +67,10 @@ class SchemaReport:
         }
 
 
-def check_schema_support(schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> SchemaReport:
+def check_schema_support(schema: Schema, *, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> SchemaReport:
     """Report on `schema`. Raises SchemaError when it is invalid or unsatisfiable even with
     the refused keywords left out."""
-    automaton = compile_automaton(schema, recursion_depth, lenient=True)
+    automaton = compile_automaton(schema, recursion_depth=recursion_depth, lenient=True)
     example = sample_accepted(automaton.dfa, random.Random(0), soft_limit=200).decode("utf-8")
     labels = text_labels(automaton.dfa.tree)
     return SchemaReport(

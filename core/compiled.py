@@ -13,11 +13,12 @@ from typing import Any
 
 from .automaton.dfa import DEAD, LazyDFA
 from .automaton.nfa import build_nfa
+from .defaults import DEFAULT_RECURSION_DEPTH
 from .errors import GenerationError, SchemaError, UnsupportedSchema
 from .grounding import Grounding, grounds, text_labels
 from .guide import Guide
 from .index import TokenIndex
-from .schema.compiler import DEFAULT_RECURSION_DEPTH, compile_schema_tree
+from .schema.compiler import compile_schema_tree
 from .schema.load import Schema, check_schema
 from .schema.validation import best_error, validator_for_schema
 from .schema.vocabulary import KeywordNote, summarized
@@ -118,7 +119,9 @@ class SchemaAutomaton:
     notes: list[KeywordNote] = field(default_factory=list)
 
 
-def compile_automaton(schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False) -> SchemaAutomaton:
+def compile_automaton(
+    schema: Schema, *, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False
+) -> SchemaAutomaton:
     """Check `schema` and build its automaton. Raises SchemaError / UnsupportedSchema (with
     the keyword and its JSON pointer) when it is invalid or cannot be enforced exactly.
 
@@ -144,7 +147,7 @@ def _deep_recursion(limit: int = 20_000) -> Iterator[None]:
 
 def _compile_checked(schema: Schema, recursion_depth: int, started: float, lenient: bool) -> SchemaAutomaton:
     try:
-        compiled_tree = compile_schema_tree(schema, recursion_depth, lenient)
+        compiled_tree = compile_schema_tree(schema, recursion_depth=recursion_depth, lenient=lenient)
     except RecursionError:
         raise SchemaError("the schema nests too deeply to compile", hint="flatten deeply nested sub-schemas") from None
     try:
@@ -162,6 +165,7 @@ def _compile_checked(schema: Schema, recursion_depth: int, started: float, lenie
 def compile_schema(
     schema: Schema,
     vocab: Vocabulary,
+    *,
     recursion_depth: int = DEFAULT_RECURSION_DEPTH,
     lenient: bool = False,
     grounded: bool = False,
@@ -174,7 +178,7 @@ def compile_schema(
     reading such objects back from a file would run whatever code the file names."""
     started = time.perf_counter()
     table = token_table(vocab)
-    automaton = compile_automaton(schema, recursion_depth, lenient)
+    automaton = compile_automaton(schema, recursion_depth=recursion_depth, lenient=lenient)
     index = TokenIndex(automaton.dfa, table)
     seconds = time.perf_counter() - started
     return CompiledSchema(schema, vocab, automaton.dfa, index, seconds, automaton.relaxed, grounded, automaton.notes)

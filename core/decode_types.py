@@ -9,6 +9,8 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from .defaults import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TOP_P
+
 Logits = npt.NDArray[np.float32]
 
 
@@ -45,9 +47,9 @@ class PromptModel(TokenModel, Protocol):
 
 @dataclass(frozen=True)
 class SamplingSettings:
-    max_tokens: int = 1024
-    temperature: float = 0.0
-    top_p: float = 1.0
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    temperature: float = DEFAULT_TEMPERATURE
+    top_p: float = DEFAULT_TOP_P
     seed: int | None = None
     draft_tokens: int = 8  # guessed tokens evaluated with each chosen one; 0 turns speculation off
     stop_repeats: bool = True  # no string tail looping, no array item copying an earlier one (core.repetition)

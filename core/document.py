@@ -15,12 +15,13 @@ from typing import BinaryIO
 from .convert import TEXT_FORMATS, detect_format
 from .convert.box import Converted, convert_in_box, text_limit_error
 from .convert.limits import CONVERTED_FILE_LIMIT, ConvertLimits
+from .convert.sniff import FORMATS as DOCUMENT_FORMATS  # the formats read_document takes as `kind`
 from .convert.sniff import SNIFF_BYTES
+from .defaults import DEFAULT_ENCODING
 from .errors import DocumentError, DocumentNotFound, DocumentTooLarge, UndecodableDocument
 
-__all__ = ["CONVERTED_FILE_LIMIT", "DEFAULT_ENCODING", "Converting", "read_document", "read_stream"]
+__all__ = ["CONVERTED_FILE_LIMIT", "DEFAULT_ENCODING", "DOCUMENT_FORMATS", "Converting", "read_document", "read_stream"]
 
-DEFAULT_ENCODING = "utf-8"
 # A context a conversion runs in: Extractor.aside in a parallel run, so that the other
 # documents go on decoding while a child process converts this one.
 Converting = Callable[[], AbstractContextManager[object]]

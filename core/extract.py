@@ -26,13 +26,13 @@ from .cache import cached_vocabulary, unsafe_reason
 from .compiled import CompiledSchema, compile_schema
 from .decode import Decoder
 from .decode_types import DecodeStats, PromptModel, SamplingSettings
+from .defaults import DEFAULT_GPU_LAYERS, DEFAULT_RECURSION_DEPTH
 from .errors import ContextTooSmall, DocumentError, ExtractError
 from .evidence import ValueEvidence, gather, pointer_at
 from .grounding import Grounding
 from .model import ChatPrompt, GGUFModel, SequenceContext, bundled_model_path, render_chat
 from .parallel import Outcome, ParallelRun, SequencePool, SequenceView
 from .prompt import build_messages
-from .schema.compiler import DEFAULT_RECURSION_DEPTH
 from .schema.load import Schema
 
 _CONTEXT_STEP = 256
@@ -62,7 +62,7 @@ class ExtractionStats(DecodeStats):
 class ModelOptions:
     n_ctx: int | None = None
     n_threads: int | None = None
-    n_gpu_layers: int = -1
+    n_gpu_layers: int = DEFAULT_GPU_LAYERS
     use_cache: bool = True  # the on-disk cache of the model's vocabulary (core.cache)
 
 
@@ -89,13 +89,13 @@ class Extractor:
         return Extractor(path, options or ModelOptions())
 
     def compile(
-        self, schema: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False, grounded: bool = False
+        self, schema: Schema, *, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False, grounded: bool = False
     ) -> CompiledSchema:
         """Compile `schema` for this model's vocabulary (cheap; reuse the result). With
         `grounded`, every plain string value (no format, pattern, enum or const) is written as a
         span of the document (core.grounding); a schema's `x-grounded` annotation overrides
         that per string either way."""
-        return compile_schema(schema, self.vocabulary, recursion_depth, lenient, grounded)
+        return compile_schema(schema, self.vocabulary, recursion_depth=recursion_depth, lenient=lenient, grounded=grounded)
 
     def prompt_for(self, compiled: CompiledSchema, document: str, instructions: str | None = None) -> ChatPrompt:
         if not document.strip():

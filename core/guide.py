@@ -62,7 +62,8 @@ class _Trail:
 
 
 class Guide:
-    """A position in `compiled`'s automaton (see the module's docstring)."""
+    """A position in `compiled`'s automaton (see the module's docstring). Made by
+    `CompiledSchema.guide()`, at the automaton's start."""
 
     def __init__(self, compiled: CompiledSchema, generating: bool = False) -> None:
         """At the start of `compiled`'s automaton of every valid text, or with `generating` of

@@ -39,7 +39,7 @@ def test_mask_ids_and_walk_agree_along_documents(vocab: Vocabulary, schema: dict
     compiled = compile_for(schema, vocab)
     bitmask = new_bitmask(vocab.size)
     for seed in range(4):
-        guide = Guide(compiled)
+        guide = compiled.guide()
         for byte in random_walk(compiled, seed, 60).encode():
             guide.fill_mask(bitmask)
             assert ids_in(bitmask) == set(guide.allowed_token_ids().tolist()) == walked(vocab, guide)
@@ -51,7 +51,7 @@ def test_mask_ids_and_walk_agree_along_documents(vocab: Vocabulary, schema: dict
 
 
 def test_bitmask_layout_is_llguidance_s(vocab: Vocabulary) -> None:
-    guide = Guide(compile_for({"const": "a"}, vocab))
+    guide = compile_for({"const": "a"}, vocab).guide()
     bitmask = new_bitmask(vocab.size)
     assert bitmask.shape == (mask_words(vocab.size),) == (-(-vocab.size // 32),)
     guide.fill_mask(bitmask)
@@ -61,7 +61,7 @@ def test_bitmask_layout_is_llguidance_s(vocab: Vocabulary) -> None:
 
 
 def test_refusals_leave_the_guide_where_it_was(vocab: Vocabulary) -> None:
-    guide = Guide(compile_for({"type": "integer"}, vocab))
+    guide = compile_for({"type": "integer"}, vocab).guide()
     for bad in (-1, vocab.size, 10**6):
         with pytest.raises(ValueError, match="outside the vocabulary"):
             guide.advance(bad)
@@ -76,7 +76,7 @@ def test_refusals_leave_the_guide_where_it_was(vocab: Vocabulary) -> None:
 
 def test_rollback_and_copy(vocab: Vocabulary) -> None:
     compiled = compile_for({"type": "string", "maxLength": 3}, vocab)
-    guide = Guide(compiled)
+    guide = compiled.guide()
     start = guide.state
     for byte in b'"ab':
         guide.advance(byte + 2)
@@ -96,7 +96,7 @@ def test_allowed_arrays_agree_with_ids_under_a_prefix_and_a_budget(vocab: Vocabu
     budget filters a plain walk gives: a token kept by the budget leaves room to close."""
     compiled = compile_for(schema, vocab)
     for seed in range(3):
-        guide = Guide(compiled)
+        guide = compiled.guide()
         for byte in random_walk(compiled, seed, 40).encode():
             for budget in (None, 1, 2, 5):
                 for prefix in (b"", bytes([byte])):
@@ -126,7 +126,7 @@ def test_copies_share_nothing_they_change(vocab: Vocabulary) -> None:
     """A copy moves on its own: advancing or rolling back one leaves the other where it was,
     however long the shared trail."""
     compiled = compile_for({"type": "string"}, vocab)
-    guide = Guide(compiled)
+    guide = compiled.guide()
     for byte in b'"' + b"x" * 500:
         guide.advance(byte + 2)
     twin = guide.copy()
@@ -134,6 +134,6 @@ def test_copies_share_nothing_they_change(vocab: Vocabulary) -> None:
     guide.rollback(400)
     assert (guide.tokens_taken, twin.tokens_taken) == (101, 502)
     twin.rollback(502)
-    assert twin.state == Guide(compiled).state and guide.tokens_taken == 101
+    assert twin.state == compiled.guide().state and guide.tokens_taken == 101
     guide.advance(2 + ord('"'))
     assert guide.is_finished() and not twin.is_accepting()

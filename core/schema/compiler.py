@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..automaton.regex import Node
+from ..defaults import DEFAULT_RECURSION_DEPTH
 from ..errors import UnsupportedSchema
 from .build import Build
 from .convert import SchemaDocument
@@ -24,8 +25,6 @@ from .mixed_drafts import refuse_mixed_drafts
 from .refusals import DepthCut, Refusals
 from .resources import Resources
 from .vocabulary import KeywordNote
-
-DEFAULT_RECURSION_DEPTH = 3
 
 
 @dataclass
@@ -42,12 +41,14 @@ class CompiledTree:
     notes: list[KeywordNote] = field(default_factory=list)
 
 
-def compile_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> Node:
+def compile_tree(root: Schema, *, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> Node:
     """The regex tree of every document in canonical layout that `root` accepts."""
-    return compile_schema_tree(root, recursion_depth).tree
+    return compile_schema_tree(root, recursion_depth=recursion_depth).tree
 
 
-def compile_schema_tree(root: Schema, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False) -> CompiledTree:
+def compile_schema_tree(
+    root: Schema, *, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False
+) -> CompiledTree:
     """Like compile_tree, also listing the keywords that were ignored as meaningless.
 
     A recursive `$ref` is expanded at most `recursion_depth` times along any path; deeper

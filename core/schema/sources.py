@@ -25,21 +25,32 @@ def packaged_schema_names() -> list[str]:
     return sorted(entry.name.removesuffix(".json") for entry in folder.iterdir() if entry.name.endswith(".json"))
 
 
-def load_schema(spec: str) -> tuple[Schema, str]:
-    """The schema `spec` names and a label for messages. Raises SchemaError."""
+def load_schema(spec: str) -> Schema:
+    """The schema `spec` names (see the module's docstring), checked. Raises SchemaError."""
     path = Path(spec)
     if path.exists():
-        return load_schema_file(path), str(path)
+        return load_schema_file(path)
     match = _CLASS_SPEC.match(spec)
     if match:
-        return _pydantic_schema(match["module"], match["name"]), spec
+        return _pydantic_schema(match["module"], match["name"])
     if spec in packaged_schema_names():
         with resources.as_file(resources.files("gguf_extract.schemas") / f"{spec}.json") as packaged:
-            return load_schema_file(packaged), f"{spec} (packaged)"
+            return load_schema_file(packaged)
     raise SchemaError(
         f"schema file not found: {spec}",
         hint=f"pass a JSON Schema file, module:Class for a pydantic model, or one of: {', '.join(packaged_schema_names())}",
     )
+
+
+def schema_label(spec: str) -> str:
+    """What messages call the schema `spec` names, found as load_schema finds it: the file's
+    path, the `module:Class`, or the packaged schema's name marked `(packaged)`."""
+    path = Path(spec)
+    if path.exists():
+        return str(path)
+    if _CLASS_SPEC.match(spec) or spec not in packaged_schema_names():
+        return spec
+    return f"{spec} (packaged)"
 
 
 def _pydantic_schema(module_name: str, class_name: str) -> Schema:
