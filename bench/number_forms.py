@@ -15,6 +15,8 @@ a string, or anything else.
     python bench/number_forms.py --schemas 1000 --seed 7 --documents 3
     python bench/number_forms.py --bytes               # one token per byte (no model needed)
     python bench/number_forms.py --unicode             # strings unescaped: numbers behind them seen too
+    python bench/number_forms.py --variant undeclared  # an undeclared property in each object where valid
+    python bench/number_forms.py --variant reordered   # each object's members shuffled
 
 Prints the instances walked and accepted, and rejections by cause with a few examples.
 """
@@ -70,6 +72,41 @@ def floated(instance: Any, is_valid: Callable[[Any], bool]) -> Any:
         if is_valid(candidate):
             instance = candidate
     return instance
+
+
+def with_undeclared(instance: Any, is_valid: Callable[[Any], bool], rng: random.Random) -> Any:
+    """`instance` with an undeclared property (`"x-extra": "value"`) put at a random place in
+    each of its objects where the whole instance stays valid, as a document from elsewhere may
+    have one the schema allows but does not declare."""
+    for path in list(_object_paths(instance, ()))[:MAX_FLOATED]:
+        members = list(_at(instance, path).items())
+        if "x-extra" in _at(instance, path):
+            continue
+        members.insert(rng.randint(0, len(members)), ("x-extra", "value"))
+        candidate = _replaced(instance, path, dict(members))
+        if is_valid(candidate):
+            instance = candidate
+    return instance
+
+
+def reordered(instance: Any, is_valid: Callable[[Any], bool], rng: random.Random) -> Any:
+    """`instance` with the members of each of its objects shuffled (valid still: order never
+    matters to a validator), as a document from elsewhere may order them."""
+    for path in list(_object_paths(instance, ()))[:MAX_FLOATED]:
+        members = list(_at(instance, path).items())
+        rng.shuffle(members)
+        instance = _replaced(instance, path, dict(members))
+    return instance
+
+
+def _object_paths(value: Any, path: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+    if isinstance(value, dict):
+        yield path
+        for key, item in value.items():
+            yield from _object_paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _object_paths(item, (*path, index))
 
 
 def _integer_paths(value: Any, path: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
@@ -142,9 +179,13 @@ def _kind(item: str) -> str:
     return "number: other"
 
 
-def measure(entry: dict[str, Any], documents: int, tokenize: Tokenize, vocab: Any, ascii: bool = True) -> dict[str, Any]:
+def measure(
+    entry: dict[str, Any], documents: int, tokenize: Tokenize, vocab: Any, ascii: bool = True, variant: str = "floats"
+) -> dict[str, Any]:
     """Compile one entry, then walk `documents` json.dumps-serialized float-form instances
-    (`ascii`: other characters written as `\\u` escapes, json.dumps's default)."""
+    (`ascii`: other characters written as `\\u` escapes, json.dumps's default); `variant`
+    `undeclared` adds an undeclared property to each object where valid, `reordered`
+    shuffles each object's members."""
     from gguf_extract.core.automaton.sample import sample_accepted
     from gguf_extract.core.compiled import compile_automaton, compile_schema
     from gguf_extract.core.errors import SchemaError
@@ -160,6 +201,10 @@ def measure(entry: dict[str, Any], documents: int, tokenize: Tokenize, vocab: An
         rng = random.Random(entry["id"])
         for _ in range(documents):
             instance = floated(json.loads(sample_accepted(automaton.dfa, rng)), validator.is_valid)
+            if variant == "undeclared":
+                instance = with_undeclared(instance, validator.is_valid, rng)
+            elif variant == "reordered":
+                instance = reordered(instance, validator.is_valid, rng)
             text = json.dumps(instance, ensure_ascii=ascii).encode()
             tokens = tokenize(text)
             if not validator.is_valid(instance) or not tokens:
@@ -237,12 +282,18 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=5, help="instances walked per schema")
     parser.add_argument("--bytes", action="store_true", help="one token per byte instead of SmolLM2's tokens")
     parser.add_argument("--unicode", action="store_true", help="json.dumps(ensure_ascii=False): strings as written")
+    parser.add_argument(
+        "--variant",
+        choices=["floats", "undeclared", "reordered"],
+        default="floats",
+        help="also add an undeclared property to each object where valid, or shuffle each object's members",
+    )
     parser.add_argument("--out", type=Path, help="write per-schema results (JSON Lines)")
     args = parser.parse_args()
     vocab, tokenize = byte_vocabulary() if args.bytes else model_vocabulary()
     started = time.perf_counter()
     results = [
-        measure(entry, args.documents, tokenize, vocab, not args.unicode)
+        measure(entry, args.documents, tokenize, vocab, not args.unicode, args.variant)
         for entry in corpus_sample(args.schemas, args.seed, args.corpus)
     ]
     if args.out:
