@@ -17,6 +17,7 @@ a string, or anything else.
     python bench/number_forms.py --unicode             # strings unescaped: numbers behind them seen too
     python bench/number_forms.py --variant undeclared  # an undeclared property in each object where valid
     python bench/number_forms.py --variant reordered   # each object's members shuffled
+    python bench/number_forms.py --variant reordered --every-valid-text   # the Guide taking any order
 
 Prints the instances walked and accepted, and rejections by cause with a few examples.
 """
@@ -137,13 +138,13 @@ def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
     return {key: _replaced(item, rest, new) if key == head else item for key, item in value.items()}
 
 
-def walk(compiled: Any, tokens: list[int]) -> int | None:
+def walk(compiled: Any, tokens: list[int], every_valid_text: bool = False) -> int | None:
     """Drive the public Guide along `tokens` then an end-of-generation token, as a sampler
     would: fill_mask, test the token's bit, advance. The index of the first token whose bit is
     clear (len(tokens) for the end), or None when all of it is accepted."""
     from gguf_extract.core.guide import new_bitmask
 
-    guide = compiled.guide()
+    guide = compiled.guide(every_valid_text=every_valid_text)
     bitmask = new_bitmask(compiled.vocab.size).view(np.uint32)
     eog = compiled.vocab.eog_ids[0]
     for step, token in enumerate([*tokens, eog]):
@@ -180,12 +181,19 @@ def _kind(item: str) -> str:
 
 
 def measure(
-    entry: dict[str, Any], documents: int, tokenize: Tokenize, vocab: Any, ascii: bool = True, variant: str = "floats"
+    entry: dict[str, Any],
+    documents: int,
+    tokenize: Tokenize,
+    vocab: Any,
+    ascii: bool = True,
+    variant: str = "floats",
+    every_valid_text: bool = False,
 ) -> dict[str, Any]:
     """Compile one entry, then walk `documents` json.dumps-serialized float-form instances
     (`ascii`: other characters written as `\\u` escapes, json.dumps's default); `variant`
     `undeclared` adds an undeclared property to each object where valid, `reordered`
-    shuffles each object's members."""
+    shuffles each object's members; `every_valid_text` walks the Guide that takes any order and
+    undeclared properties (`compiled.guide(every_valid_text=True)`)."""
     from gguf_extract.core.automaton.sample import sample_accepted
     from gguf_extract.core.compiled import compile_automaton, compile_schema
     from gguf_extract.core.errors import SchemaError
@@ -211,7 +219,7 @@ def measure(
                 result["skipped"] += 1
                 continue
             result["walked"] += 1
-            refused = walk(compiled, tokens)
+            refused = walk(compiled, tokens, every_valid_text)
             if refused is None:
                 result["accepted"] += 1
                 continue
@@ -288,12 +296,17 @@ def main() -> None:
         default="floats",
         help="also add an undeclared property to each object where valid, or shuffle each object's members",
     )
+    parser.add_argument(
+        "--every-valid-text",
+        action="store_true",
+        help="walk compiled.guide(every_valid_text=True) (any order, undeclared properties)",
+    )
     parser.add_argument("--out", type=Path, help="write per-schema results (JSON Lines)")
     args = parser.parse_args()
     vocab, tokenize = byte_vocabulary() if args.bytes else model_vocabulary()
     started = time.perf_counter()
     results = [
-        measure(entry, args.documents, tokenize, vocab, not args.unicode, args.variant)
+        measure(entry, args.documents, tokenize, vocab, not args.unicode, args.variant, args.every_valid_text)
         for entry in corpus_sample(args.schemas, args.seed, args.corpus)
     ]
     if args.out:

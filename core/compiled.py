@@ -67,17 +67,18 @@ class CompiledSchema:
     def grounds_any(self) -> bool:
         return bool(self.grounded_pointers)
 
-    def guide(self, *, generating: bool = False) -> Guide:
-        """A new Guide at the start of the automaton of every text this schema allows (cheap;
-        one per generation), or with `generating` of the subset a generator writes: no
-        undeclared properties (the decoder's)."""
-        return Guide(self, generating)
+    def guide(self, *, every_valid_text: bool = False) -> Guide:
+        """A new Guide at the start of this schema's automaton (cheap; one per generation): the
+        texts the decoder writes (declared properties in schema order), or with
+        `every_valid_text` also members in any order and undeclared properties where
+        `additionalProperties` allows them (slower: see the README's departures)."""
+        return Guide(self, every_valid_text)
 
     @cached_property
     def accepting(self) -> tuple[LazyDFA, TokenIndex]:
-        """The automaton of every text the schema allows (undeclared properties where
-        `additionalProperties` allows them, too) and its token index, built on first use;
-        `_dfa` and `_index` are the generator's, a subset (see NFA)."""
+        """The automaton of every text the schema allows (members in any order, undeclared
+        properties where `additionalProperties` allows them) and its token index, built on
+        first use; `_dfa` and `_index` are the generator's, a subset (see NFA)."""
         dfa = LazyDFA(build_nfa(self._dfa.tree, accepting_all=True))
         return dfa, TokenIndex(dfa, self._index.table)
 

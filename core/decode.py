@@ -63,7 +63,7 @@ def start_state(
     copying from) in the history drafts are looked up in."""
     history = TokenHistory(seen, len(seen) + settings.max_tokens)
     repeats = RepetitionGuard() if settings.stop_repeats else None
-    return DecodeState(Position(compiled.guide(generating=True)), Followers(history, repeats, grounding))
+    return DecodeState(Position(compiled.guide()), Followers(history, repeats, grounding))
 
 
 class Decoder:

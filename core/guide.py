@@ -1,8 +1,8 @@
 """A Guide: one position in a compiled schema's automaton, advanced token by token.
 
-It walks one of the schema's two automata: the one of every text the schema allows (what a
-sampler may write and a check must accept), or the subset a generator writes (no undeclared
-properties: what this library's decoder writes). It answers which tokens may come next (as
+It walks one of the schema's two automata: the texts this library's decoder writes (declared
+properties in schema order), or every text the schema allows (members in any order,
+undeclared properties too: for checking texts from elsewhere). It answers which tokens may come next (as
 ids, or as a bitmask in the layout llguidance and XGrammar use: bit `t % 32` of 32-bit word
 `t // 32` is token `t`), moves past a chosen token,
 takes tokens back, and says what the schema forces next and how few bytes can still finish
@@ -65,11 +65,11 @@ class Guide:
     """A position in `compiled`'s automaton (see the module's docstring). Made by
     `CompiledSchema.guide()`, at the automaton's start."""
 
-    def __init__(self, compiled: CompiledSchema, generating: bool = False) -> None:
-        """At the start of `compiled`'s automaton of every valid text, or with `generating` of
-        the subset a generator writes (no undeclared properties: the decoder's)."""
+    def __init__(self, compiled: CompiledSchema, every_valid_text: bool = False) -> None:
+        """At the start of `compiled`'s automaton of the texts the decoder writes, or with
+        `every_valid_text` of every text the schema allows (see CompiledSchema.guide)."""
         self._compiled = compiled
-        self._dfa, self._index = (compiled._dfa, compiled._index) if generating else compiled.accepting
+        self._dfa, self._index = compiled.accepting if every_valid_text else (compiled._dfa, compiled._index)
         self._trail = _Trail(self._dfa.start, None, 0)
 
     def copy(self) -> Guide:

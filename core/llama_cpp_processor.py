@@ -131,7 +131,7 @@ class SchemaLogitsProcessor:
 
     def _begin(self, prompt: InputIds | None) -> None:
         """A new document, with the whole budget, after `prompt` (None: not seen yet)."""
-        self.guide = self._compiled.guide(generating=True)
+        self.guide = self._compiled.guide()
         self._prompt_length = None if prompt is None else len(prompt)
         self._last_call = None
         self._generated = 0
@@ -156,7 +156,7 @@ def checked_budget(compiled: CompiledSchema, max_tokens: object) -> int | None:
     budget = operator.index(max_tokens)
     if budget < 1:  # llama-cpp-python reads a max_tokens of 0 or less as no limit at all
         raise ValueError(f"max_tokens must be a positive number of tokens, or None for no budget, not {budget}")
-    shortest = compiled.guide(generating=True).shortest_completion()
+    shortest = compiled.guide().shortest_completion()
     if budget < shortest:
         raise TokenBudgetTooSmall(budget, shortest)
     return budget

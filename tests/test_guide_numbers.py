@@ -24,11 +24,11 @@ DRAFT_04 = "http://json-schema.org/draft-04/schema#"
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 
 
-def walks(compiled: CompiledSchema, text: str) -> bool:
+def walks(compiled: CompiledSchema, text: str, every_valid_text: bool = False) -> bool:
     """Whether a sampler can write `text` and then end: at each byte's token (the hand
     vocabulary's byte tokens follow the control and end tokens) fill_mask, test the bit,
     advance; then the end-of-generation token."""
-    guide = compiled.guide()
+    guide = compiled.guide(every_valid_text=every_valid_text)
     bitmask = new_bitmask(compiled.vocab.size)
     words = bitmask.view(np.uint32)
     for token in [byte + 2 for byte in text.encode()] + [EOS]:

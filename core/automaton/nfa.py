@@ -22,7 +22,7 @@ from typing import Any
 
 from ..schema.json_values import MUST_ESCAPE, UNESCAPED_RANGES
 from .escapes import FIRST_WIDE_ESCAPED, Position, hex_escape_sequences
-from .regex import Accepted, Alt, Chars, Lit, Machine, Node, Repeat, Seq, Text, TextLabel
+from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq, Text, TextLabel
 from .utf8 import utf8_sequences
 
 Edge = tuple[int, int, int]  # low byte, high byte, target state
@@ -47,7 +47,7 @@ class NFA:
     a state on first use."""
 
     def __init__(self, tree: Node, accepting_all: bool = False) -> None:
-        """`accepting_all`: also match the Accepted parts of `tree` (every text the schema
+        """`accepting_all`: take the `accepted` side of each Either in `tree` (every text the schema
         allows, for checking what a sampler wrote); without it, only what the generator writes."""
         self.accepting_all = accepting_all
         self._edges: list[list[Edge] | None] = []
@@ -188,6 +188,9 @@ class NFA:
         if isinstance(node, Machine):
             inside = self._shortest.machine(node)[position]
             return -1 if inside is None else inside + after
+        if isinstance(node, AnyOrder):
+            inside = self._shortest.any_order(node, position >> 1, bool(position & 1))
+            return -1 if inside is None else inside + after
         shortest = self._shortest.of(node)
         return -1 if shortest is None else shortest + after
 
@@ -230,9 +233,10 @@ class NFA:
             epsilons.extend(self.named(option, nxt) for option in node.options)
         elif isinstance(node, Machine):
             self._machine_state(node, pending.position, nxt, edges, epsilons)
-        elif isinstance(node, Accepted):
-            if self.accepting_all:
-                epsilons.append(self.named(node.item, nxt))
+        elif isinstance(node, Either):
+            epsilons.append(self.named(node.accepted if self.accepting_all else node.generated, nxt))
+        elif isinstance(node, AnyOrder):
+            self._any_order(node, pending.position, nxt, epsilons)
         elif pending.position == 0:
             low, high = node.low, node.high
             epsilons.append(self._named_repeat(node, nxt, low, -1 if high is None else high - low))
@@ -271,6 +275,22 @@ class NFA:
             again = self._named_repeat(node, nxt, 0, spare - 1 if spare > 0 else -1)
             epsilons.append(self.named(node.item, again))
         epsilons.append(nxt)
+
+    def _any_order(self, node: AnyOrder, position: int, nxt: int, epsilons: list[int]) -> None:
+        """One state of members in any order: the position's bits above the lowest say which
+        members were written, the lowest whether anything was (so `", "` comes first)."""
+        written, wrote = position >> 1, position & 1
+        forms = node.later if wrote else node.written_first
+        for index, form in enumerate(forms):
+            if index < len(node.members):
+                if written >> index & 1:
+                    continue
+                following = self._state(node, nxt, position=((written | 1 << index) << 1) | 1)
+            else:  # an undeclared member: any number of them
+                following = self._state(node, nxt, position=(written << 1) | 1)
+            epsilons.append(self.named(form, following))
+        if all(written >> index & 1 for index in node.required):
+            epsilons.append(nxt)
 
     def _machine_state(self, node: Machine, position: int, nxt: int, edges: list[Edge], epsilons: list[int]) -> None:
         """One machine state: each character edge written the way JSON requires (escapes
@@ -339,8 +359,12 @@ def _all_nodes(tree: Node) -> list[Node]:
             stack.extend(node.parts)
         elif isinstance(node, Alt):
             stack.extend(node.options)
-        elif isinstance(node, Repeat | Accepted):
+        elif isinstance(node, Repeat):
             stack.append(node.item)
+        elif isinstance(node, Either):
+            stack.extend((node.generated, node.accepted))
+        elif isinstance(node, AnyOrder):
+            stack.extend((*node.written_first, *node.later))
     return list(seen.values())
 
 
@@ -352,7 +376,7 @@ def build_nfa(tree: Node, accepting_all: bool = False) -> NFA:
 
 class _ShortestMatch:
     """Fewest bytes each node matches (None: it matches nothing), over a DAG, for both
-    automata at once (the generator's, where Accepted matches nothing, and the one accepting
+    automata at once (the generator's, through each Either's `generated`, and the one accepting
     every text), so the second NFA of a tree costs no second pass. Kept on the nodes
     themselves (a node never changes): a tree shared by compilations (a format's, a string
     character's) is measured once per process, not once per schema."""
@@ -361,13 +385,22 @@ class _ShortestMatch:
         self._which = int(accepting_all)
 
     def of(self, node: Node) -> int | None:
-        found: int | None = node.__dict__[_SHORTEST][self._which]
-        return found
+        """The node's fewest bytes (measured now if it never was: a node AnyOrder makes)."""
+        return self._both(node)[self._which]
 
     @staticmethod
     def machine(node: Machine) -> list[int | None]:
         found: list[int | None] = node.__dict__[_DISTANCES]
         return found
+
+    def any_order(self, node: AnyOrder, written: int, wrote: bool) -> int | None:
+        """Fewest bytes to finish members in any order, `written` (bits) written so far:
+        each required member not yet written, `", "` before each but a first."""
+        missing = [self.of(node.members[index]) for index in node.required if not written >> index & 1]
+        total = _sum(missing)
+        if total is None or not missing:
+            return total
+        return total + 2 * len(missing) - (0 if wrote else 2)
 
     def measure(self, node: Node) -> int | None:
         return self._both(node)[self._which]
@@ -395,8 +428,13 @@ class _ShortestMatch:
             distances = _machine_distances(node)
             node.__dict__[_DISTANCES] = distances
             return distances[node.start], distances[node.start]
-        if isinstance(node, Accepted):
-            return None, self._both(node.item)[1]
+        if isinstance(node, Either):
+            return self._both(node.generated)[0], self._both(node.accepted)[1]
+        if isinstance(node, AnyOrder):
+            for member in node.written_first:
+                self._both(member)
+            fewest = self.any_order(node, 0, False)
+            return fewest, fewest
         item = self._both(node.item)
         if node.low == 0:
             return 0, 0

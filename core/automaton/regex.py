@@ -90,15 +90,42 @@ class Machine:
 
 
 @dataclass(frozen=True, eq=False)
-class Accepted:
-    """Texts the schema allows that the generator never writes (undeclared properties where
-    `additionalProperties` allows them): matched by the automaton that checks what a sampler
-    wrote (the public Guide), not by the one the decoder generates from (see NFA)."""
+class Either:
+    """`generated` in the automaton the generator writes from, `accepted` (which matches every
+    text `generated` does, and more: members in any order, undeclared properties) in the one
+    that checks what a sampler wrote (the public Guide); see NFA. One or the other, never
+    both, so the accepting automaton holds no second copy of what both match."""
 
-    item: Node
+    generated: Node
+    accepted: Node
 
 
-Node = Lit | Chars | Seq | Alt | Repeat | Machine | Accepted
+@dataclass(frozen=True, eq=False)
+class AnyOrder:
+    """The members of an object (or the distinct values of an array) in any order: each at
+    most once, every required one, `", "` between those present, and any number of
+    `undeclared` members among them (None: none). Only ever an Either's `accepted`. The NFA tracks
+    which members were written in a state's position, built lazily, so n members cost only
+    the orders a text takes, never n! or 2**n up front."""
+
+    members: tuple[Node, ...]
+    required: frozenset[int]  # indices into members
+    undeclared: Node | None = None
+
+    @functools.cached_property
+    def later(self) -> tuple[Node, ...]:
+        """Each member, then the undeclared one, written after another (`", "` before it):
+        made on first use (only the accepting automaton reads them) and kept, so the NFA
+        names the same nodes every time."""
+        return tuple(seq(lit(", "), member) for member in self.written_first)
+
+    @property
+    def written_first(self) -> tuple[Node, ...]:
+        """Each member, then the undeclared one, written first."""
+        return self.members + ((self.undeclared,) if self.undeclared is not None else ())
+
+
+Node = Lit | Chars | Seq | Alt | Repeat | Machine | Either | AnyOrder
 
 EMPTY: Node = Seq(())
 
@@ -150,7 +177,9 @@ def text_nodes(tree: Node) -> list[Text]:
         seen.add(id(node))
         if isinstance(node, Text):
             found.append(node)
-        elif isinstance(node, Repeat):  # not into Accepted: what is never generated holds no value written
+        elif isinstance(node, Either):  # what is never generated holds no value written
+            stack.append(node.generated)
+        elif isinstance(node, Repeat):
             stack.append(node.item)
         elif isinstance(node, Seq):
             stack.extend(reversed(node.parts))

@@ -17,7 +17,7 @@ import collections
 import functools
 from collections import deque
 
-from ..automaton.regex import Accepted, Alt, Chars, Lit, Machine, Node, Repeat, Seq
+from ..automaton.regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq
 from ..errors import SchemaError, UnsupportedSchema
 
 # Fewest bytes a value (and so the whole document) may need: far above real documents (the
@@ -104,11 +104,11 @@ class Floor:
             return sum(p[0] for p in parts), sum(p[1] for p in parts)
         if isinstance(node, Alt):
             # The option a shortest document takes: its free text is what a walk there meets.
-            # Texts only accepted, never generated, are no document the generator must write.
-            written = [option for option in node.options if not isinstance(option, Accepted)]
-            return min((self.of(option) for option in written), default=(0, 0))
-        if isinstance(node, Accepted):
-            return self.of(node.item)
+            return min((self.of(option) for option in node.options), default=(0, 0))
+        if isinstance(node, Either):  # what the generator must write
+            return self.of(node.generated)
+        if isinstance(node, AnyOrder):  # only an Either's accepted side, never measured here
+            return 0, 0
         if isinstance(node, Repeat):
             item_bytes, item_text = self.of(node.item)
             return node.low * item_bytes, node.low * item_text

@@ -6,9 +6,8 @@ builders decide what the parts are.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 
-from ..automaton.regex import EMPTY, Accepted, Node, Repeat, alt, lit, optional, seq
+from ..automaton.regex import EMPTY, AnyOrder, Either, Node, Repeat, alt, lit, optional, seq
 from ..errors import SchemaError
 from .lexical import number_node, string_node
 
@@ -54,9 +53,9 @@ def object_of(
     undeclared: Node | None = None,
 ) -> Node:
     """`{` members in order, optional ones skippable, `", "` between those present, `}`,
-    with between `min_count` and `max_count` members present. `undeclared` (a member with a
-    key no declared member has), where the counts do not bind: any number of them before,
-    between and after the members, accepted but never generated (Accepted).
+    with between `min_count` and `max_count` members present. Where the counts do not bind,
+    the members in any order too, with any number of `undeclared` ones (a member with a key
+    no declared member has) among them, accepted but never generated (Either, AnyOrder).
 
     Built from the end, one shared tail per (member, members written so far), where the
     count saturates at the largest value that still matters; so the tree stays linear in
@@ -68,10 +67,6 @@ def object_of(
     tails: list[Node | None] = [
         EMPTY if min_count <= c <= (cap if max_count is not None else c) else None for c in range(cap + 1)
     ]
-    if undeclared is not None and (min_count, max_count) != (0, None):
-        undeclared = None  # they would count: a departure (see the README)
-    with_undeclared = _undeclared_before(undeclared) if undeclared is not None else _unchanged
-    tails = with_undeclared(tails)
     for member, required in reversed(members):
         following: list[Node | None] = []
         for written in range(cap + 1):
@@ -80,31 +75,14 @@ def object_of(
             absent = None if required else tails[written]
             options = [o for o in (present, absent) if o is not None]
             following.append(alt(*options) if options else None)
-        tails = with_undeclared(following)
+        tails = following
     body = tails[0]
     if body is None:
         raise SchemaError("no object satisfies the property count bounds")
+    if (min_count, max_count) == (0, None):  # counts that bind would need counting: a departure
+        needed = frozenset(index for index, (_, is_required) in enumerate(members) if is_required)
+        body = Either(body, AnyOrder(tuple(member for member, _ in members), needed, undeclared))
     return seq(lit(brackets[0]), body, lit(brackets[1]))
-
-
-def _unchanged(tails: list[Node | None]) -> list[Node | None]:
-    return tails
-
-
-def _undeclared_before(member: Node) -> Callable[[list[Node | None]], list[Node | None]]:
-    """Tails (with no member written yet, with some: counts that do not bind) that also take
-    any number of undeclared members first, each accepted only."""
-    more = Repeat(seq(lit(", "), member), 0, None)
-
-    def extended(tails: list[Node | None]) -> list[Node | None]:
-        empty, written = tails
-        if written is None:
-            return tails
-        first = Accepted(seq(member, more, written))
-        after = Accepted(seq(lit(", "), member, more, written))
-        return [first if empty is None else alt(empty, first), alt(written, after)]
-
-    return extended
 
 
 def count_bounds(members: list[tuple[Node, bool]], min_count: int, max_count: int | None) -> tuple[int, int | None]:
