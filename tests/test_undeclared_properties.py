@@ -2,7 +2,7 @@
 text that has them (anywhere among the declared ones, with any value), exactly when
 jsonschema says valid; the generator (the decoder's Guide, `generating=True`) never writes
 them. Where the counts bind, or patternProperties, propertyNames or an additionalProperties
-schema decide, they stay refused: the README's departures."""
+schema decide, they stay refused: the departures of docs/schema-support.md."""
 
 from __future__ import annotations
 

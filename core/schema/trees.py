@@ -69,7 +69,7 @@ def object_of(
         EMPTY if min_count <= c <= (cap if max_count is not None else c) else None for c in range(cap + 1)
     ]
     if undeclared is not None and (min_count, max_count) != (0, None):
-        undeclared = None  # they would count: a departure (see the README)
+        undeclared = None  # they would count: a departure (see docs/schema-support.md)
     with_undeclared = _undeclared_before(undeclared) if undeclared is not None else _unchanged
     tails = with_undeclared(tails)
     for member, required in reversed(members):
