@@ -1,4 +1,4 @@
-"""Process exit codes, documented in the README and in --help, and the one map from every
+"""Process exit codes, documented in docs/exit-codes.md and in --help, and the one map from every
 error class to its code."""
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def oversubscribed(count: int, threads: int, cores: int) -> str:
     return (
         f"--workers {count} run {threads} llama.cpp thread{'s' if threads != 1 else ''} each, {count * threads} in all,"
         f" on {cores} core{'s' if cores != 1 else ''}: they will wait for each other's cores, and each loads the model;"
-        f" use --workers {fewer}{' or fewer' if fewer > 1 else ''} (see the README's Batches)"
+        f" use --workers {fewer}{' or fewer' if fewer > 1 else ''} (see docs/batches.md)"
     )
 
 

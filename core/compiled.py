@@ -71,7 +71,7 @@ class CompiledSchema:
         """A new Guide at the start of this schema's automaton (cheap; one per generation): the
         texts the decoder writes (declared properties in schema order), or with
         `every_valid_text` also members in any order and undeclared properties where
-        `additionalProperties` allows them (slower: see the README's departures)."""
+        `additionalProperties` allows them (slower: see the departures in docs/schema-support.md)."""
         return Guide(self, every_valid_text)
 
     @cached_property

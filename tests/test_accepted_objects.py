@@ -2,10 +2,10 @@
 the public Guide accepts a text that has them (declared members in any order, undeclared ones
 anywhere among them with any value; an array of distinct listed values in any order), exactly
 when jsonschema says valid, through `compiled.guide(every_valid_text=True)`; the default Guide
-(what the decoder writes) takes declared members in schema order and no undeclared ones. Where the counts bind, or
-patternProperties, propertyNames or an additionalProperties schema decide, the rest stays
-refused, and so does a name written twice (RFC 8259: names should be unique; parsers differ on
-which value counts): the README's departures."""
+(what the decoder writes) takes declared members in schema order and no undeclared ones.
+Where the counts bind, or patternProperties, propertyNames or an additionalProperties schema
+decide, the rest stays refused, and so does a name written twice (RFC 8259: names should be unique; parsers differ on
+which value counts): the departures of docs/schema-support.md."""
 
 from __future__ import annotations
 

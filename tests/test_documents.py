@@ -329,8 +329,8 @@ def test_extract_text_refuses_an_unknown_format_name() -> None:
 @pytest.mark.parametrize(
     ("marker", "sample"), [("extract-text-invoice", "invoice.pdf"), ("extract-text-lovelace", "lovelace.html")]
 )
-def test_the_readme_shows_the_samples_text_as_extract_text_prints_it(marker: str, sample: str) -> None:
+def test_the_documents_page_shows_the_samples_text_as_extract_text_prints_it(marker: str, sample: str) -> None:
     root = Path(__file__).resolve().parent.parent
-    readme = (root / "README.md").read_text()
-    block = readme.split(f"<!-- {marker}:start -->\n```\n")[1].split("```\n")[0]
+    page = (root / "docs" / "documents.md").read_text()
+    block = page.split(f"<!-- {marker}:start -->\n```\n")[1].split("```\n")[0]
     assert block == read_document(root / "samples" / sample) + "\n"

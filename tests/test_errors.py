@@ -30,7 +30,7 @@ FLAG = re.compile(r"--[a-z]")
 # CSS custom properties (the review page's style): `var(--ink)`, and `--ink:` declared.
 CSS_PROPERTY = re.compile(r"var\(--[\w-]+\)|(?:^|[{;])\s*--[\w-]+:", re.MULTILINE)
 ERROR_CLASSES = [kind for _, kind in inspect.getmembers(errors, inspect.isclass) if issubclass(kind, ExtractError)]
-# The README's exit-code table, by the family each class belongs to.
+# The exit-code table of docs/exit-codes.md, by the family each class belongs to.
 DOCUMENTED = {
     errors.SchemaError: ExitCode.SCHEMA,
     errors.ModelError: ExitCode.MODEL,

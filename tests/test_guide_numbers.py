@@ -104,7 +104,7 @@ def test_a_number_is_accepted_exactly_when_valid(schema: Any, texts: list[str], 
     ],
 )
 def test_the_departures_are_refused_though_valid(schema: Any, refused: str, accepted: str, vocab: Vocabulary) -> None:
-    """What the README's departures list: valid, and refused (so that a sampler is never let
+    """What the departures (docs/schema-support.md) list: valid, and refused (so that a sampler is never let
     into a number it could not finish), where another form near it gets through."""
     compiled = compile_for(schema, vocab)
     assert valid(schema, refused) and not walks(compiled, refused)

@@ -1,8 +1,8 @@
-"""The README's supported-keyword table, generated from the examples checked here.
+"""The supported-keyword table of docs/schema-support.md, generated from the examples checked here.
 
 Each row names keywords, says how they are enforced and carries an example schema with a
 document it must accept and one it must reject (every accepted one also validates with
-jsonschema). The test fails when the README's table differs from the rendered rows;
+jsonschema). The test fails when the documented table differs from the rendered rows;
 `python tests/test_keyword_table.py --write` rewrites it.
 """
 
@@ -19,7 +19,7 @@ from gguf_extract.core.automaton.dfa import DEAD
 from gguf_extract.core.compiled import compile_automaton
 from gguf_extract.core.schema.validation import validator_for_schema
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+TABLE_PAGE = Path(__file__).resolve().parent.parent / "docs" / "schema-support.md"
 START, END = "<!-- keyword-table:start -->", "<!-- keyword-table:end -->"
 
 
@@ -211,8 +211,8 @@ def render() -> str:
     return "\n".join(lines)
 
 
-def readme_table() -> str:
-    text = README.read_text(encoding="utf-8")
+def documented_table() -> str:
+    text = TABLE_PAGE.read_text(encoding="utf-8")
     return text.split(START, 1)[1].split(END, 1)[0].strip()
 
 
@@ -230,11 +230,11 @@ def test_row_example_behaves_as_stated(row: Row) -> None:
         assert not accepts(row.schema, row.rejected)
 
 
-def test_readme_table_is_generated_from_these_rows() -> None:
-    assert readme_table() == render(), "run: python tests/test_keyword_table.py --write"
+def test_the_documented_table_is_generated_from_these_rows() -> None:
+    assert documented_table() == render(), "run: python tests/test_keyword_table.py --write"
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
-    text = README.read_text(encoding="utf-8")
+    text = TABLE_PAGE.read_text(encoding="utf-8")
     head, rest = text.split(START, 1)
-    README.write_text(f"{head}{START}\n{render()}\n{END}{rest.split(END, 1)[1]}", encoding="utf-8")
+    TABLE_PAGE.write_text(f"{head}{START}\n{render()}\n{END}{rest.split(END, 1)[1]}", encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The library API as the README documents it, on the bundled model."""
+"""The library API as docs/library.md documents it, on the bundled model."""
 
 from __future__ import annotations
 

@@ -212,6 +212,6 @@ def test_bounded_number_texts(bounds: tuple[Decimal, bool, Decimal, bool], writt
     assert [text for text in never if _node_accepts(node, text)] == []
 
 
-def test_digit_limits_are_what_the_readme_says() -> None:
+def test_digit_limits_are_what_the_departures_say() -> None:
     assert (MAX_INTEGER_DIGITS, MAX_FRACTION_DIGITS, MAX_EXPONENT_DIGITS, MAX_EXPONENT) == (19, 17, 3, 288)
     assert (BOUNDED_INTEGER_DIGITS, BOUNDED_FRACTION_DIGITS, BOUNDED_TRAILING_ZEROS, EXACT_WHOLE_DIGITS) == (10, 5, 12, 15)

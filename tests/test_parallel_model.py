@@ -50,7 +50,7 @@ def test_parallel_batch_is_valid_in_order_with_the_failure_in_place_as_one_after
         jsonschema.validate(line["data"], SCHEMA)
     alone = [json.loads(line) for line in single.stdout.decode().splitlines()]
     assert [("data" in line) for line in lines] == [("data" in line) for line in alone]
-    assert lines == alone  # these short documents decode to the same values either way (README: Batches)
+    assert lines == alone  # these short documents decode to the same values either way (docs/batches.md)
     stderr = together.stderr.decode()
     assert f"{len(PEOPLE)} documents: 5 extracted, 1 failed" in stderr and "is empty" in stderr
 

@@ -185,7 +185,7 @@ def test_warnings_give_one_line_per_keyword_and_reason() -> None:
     ],
 )
 def test_a_lone_surrogate_reaches_the_prompt_escaped(schema: dict[str, Any], shown: str) -> None:
-    compile_automaton(schema)  # written as a \\u escape in a document (README: departures)
+    compile_automaton(schema)  # written as a \\u escape in a document (docs/schema-support.md: departures)
     system = build_messages(schema, "text")[0]["content"]
     assert shown in system
     system.encode("utf-8")  # what tokenizing the prompt does first

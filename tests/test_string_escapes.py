@@ -4,7 +4,7 @@ Serializers with ASCII output (Python's json.dumps by default) write every chara
 U+007F up as a `\\u` escape, and one beyond U+FFFF as a surrogate pair; a sampler driving the
 Guide through such a text must be able to write it and end, exactly when jsonschema says the
 value is valid. Printable ASCII written as an escape (`\\u0041`, `\\/`) is accepted only in free
-text: the README's departures."""
+text: the departures of docs/schema-support.md."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_escapes_of_what_is_no_valid_value_are_refused(schema: Any, text: str, v
     ],
 )
 def test_printable_ascii_as_an_escape_is_the_named_departure(schema: Any, text: str, vocab: Vocabulary) -> None:
-    """Valid, but refused outside free text (the README's departures): a printable ASCII
+    """Valid, but refused outside free text (the departures of docs/schema-support.md): a printable ASCII
     character is written as itself there, so a literal stays forced text."""
     assert valid(schema, text)
     assert not walks(compile_for(schema, vocab), text)

@@ -5,7 +5,7 @@
 The process runs core.convert.child, started afresh through subprocess (fork and exec, nothing
 inherited: the parent may hold a loaded model and llama.cpp's threads, which a forked copy
 must not touch). It costs a Python start and the converter's import: 60 to 200 ms a document
-on a 2-core machine (the README's Documents section has the figures). Every way it can end becomes a value
+on a 2-core machine (docs/documents.md has the figures). Every way it can end becomes a value
 or a DocumentError naming the document: its text, a refusal the converter gave (damaged file,
 no text layer), a bound hit (ConversionStopped: memory, CPU time, wall time, size of text,
 nesting), or a crash of native code (ConversionStopped with no bound, which the converter's

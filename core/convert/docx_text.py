@@ -1,7 +1,7 @@
 """DOCX to text: mammoth turns the Word document into semantic HTML (headings from heading
 styles, lists, tables), which then takes the HTML path (html_text).
 
-Chosen over python-docx (see the README's "Document formats"): mammoth is pure Python and
+Chosen over python-docx (see "Why these converters" in docs/documents.md): mammoth is pure Python and
 small (python-docx needs lxml), and it keeps headings and list items as such, where a
 python-docx walk gives paragraphs without their roles. Images and comments are dropped (an
 image is never read). Before anything is inflated, the XML parts' uncompressed sizes, as the

@@ -1,4 +1,4 @@
-"""Every bound on reading a PDF, DOCX or HTML file, in one place (the README's Documents section
+"""Every bound on reading a PDF, DOCX or HTML file, in one place (docs/documents.md
 lists them, with what happens when one is hit).
 
 Such a file is untrusted input to large parsers (PDFium is C++): a few megabytes can inflate to

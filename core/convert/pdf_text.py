@@ -1,6 +1,6 @@
 """PDF to text through pypdfium2, the Python binding of PDFium (the PDF engine of Chrome).
 
-Chosen over pypdf and pdfminer.six (see the README's "Document formats"): PDFium writes each
+Chosen over pypdf and pdfminer.six (see "Why these converters" in docs/documents.md): PDFium writes each
 table row on one line with its cells in order, opens files encrypted only against copying or
 printing (AES included) with no extra package, and reads damaged files as a browser would.
 Pages are separated by a blank line. A PDF that opens but holds no text is a scan (or images

@@ -233,7 +233,7 @@ def _plain(value: Decimal) -> str:
 
 def departure(keyword: str, pointer: str, why: str) -> SchemaError:
     """The error for a place where the schema has valid values but none of those generated
-    (see the README's departures). A SchemaError, as for an unsatisfiable place: where the
+    (see the departures in docs/schema-support.md). A SchemaError, as for an unsatisfiable place: where the
     value is optional (a property, an anyOf branch) it is simply not generated."""
     return SchemaError(
         f"'{keyword}' at {pointer}: {why}",

@@ -85,7 +85,7 @@ def _undeclared_member(build: Build, obj: ObjectNode, properties: dict[str, Sub]
     """A member whose name is none the object declares or requires, with any value, which the
     automaton accepts but never generates, where additionalProperties is absent or true; None
     elsewhere (a schema there, patternProperties or propertyNames would decide the values or
-    names: a departure, see the README)."""
+    names: a departure, see docs/schema-support.md)."""
     if obj.patterns or obj.names is not None or not obj.extra.is_true() or obj.max_properties is not None:
         return None  # (undeclared members would count towards maxProperties)
     names = list(dict.fromkeys([*properties, *(name for name, _ in obj.properties), *obj.required]))

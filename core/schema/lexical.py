@@ -4,8 +4,8 @@ Every JSON number text is accepted wherever the schema accepts its value: `1.0` 
 as well as `1`, `-0`, `1E+05`, `2.5e-07` (the form Python's json.dumps writes for 2.5e-7).
 Numbers with bounds, and whole numbers listed by a multipleOf, are written without exponent,
 and whole numbers there take a zero fraction (`12.0`) only up to EXACT_WHOLE_DIGITS digits,
-the integers a double still holds exactly. Digit counts are bounded (see the README's
-departures) so a model can never spin digits forever: integer digits, fraction digits
+the integers a double still holds exactly. Digit counts are bounded (see the departures in
+docs/schema-support.md) so a model can never spin digits forever: integer digits, fraction digits
 (trailing zeros counted) and exponent digits (leading zeros counted); the bounds are far
 beyond values found in documents. A short form is the decoder's preference, not the
 automaton's (core.held_zeros).
