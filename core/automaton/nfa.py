@@ -375,18 +375,19 @@ def build_nfa(tree: Node, accepting_all: bool = False) -> NFA:
 
 
 class _ShortestMatch:
-    """Fewest bytes each node matches (None: it matches nothing), over a DAG, for both
-    automata at once (the generator's, through each Either's `generated`, and the one accepting
-    every text), so the second NFA of a tree costs no second pass. Kept on the nodes
-    themselves (a node never changes): a tree shared by compilations (a format's, a string
-    character's) is measured once per process, not once per schema."""
+    """Fewest bytes each node matches (None: it matches nothing), over a DAG, for one of the
+    two automata (the generator's, through each Either's `generated`, or the one accepting
+    every text), so the generator's never measures what only the other reads. Kept on the
+    nodes themselves (a node never changes), one entry per automaton: a tree shared by
+    compilations (a format's, a string character's) is measured once per process."""
 
     def __init__(self, accepting_all: bool) -> None:
-        self._which = int(accepting_all)
+        self._accepting_all = accepting_all
+        self._key = _SHORTEST_ALL if accepting_all else _SHORTEST
 
     def of(self, node: Node) -> int | None:
         """The node's fewest bytes (measured now if it never was: a node AnyOrder makes)."""
-        return self._both(node)[self._which]
+        return self.measure(node)
 
     @staticmethod
     def machine(node: Machine) -> list[int | None]:
@@ -396,52 +397,43 @@ class _ShortestMatch:
     def any_order(self, node: AnyOrder, written: int, wrote: bool) -> int | None:
         """Fewest bytes to finish members in any order, `written` (bits) written so far:
         each required member not yet written, `", "` before each but a first."""
-        missing = [self.of(node.members[index]) for index in node.required if not written >> index & 1]
+        missing = [self.measure(node.members[index]) for index in node.required if not written >> index & 1]
         total = _sum(missing)
         if total is None or not missing:
             return total
         return total + 2 * len(missing) - (0 if wrote else 2)
 
     def measure(self, node: Node) -> int | None:
-        return self._both(node)[self._which]
-
-    def _both(self, node: Node) -> _Shortest:
         kept = node.__dict__
-        found: _Shortest | None = kept.get(_SHORTEST)
-        if found is None:
-            found = kept[_SHORTEST] = self._measure(node)
-        return found
+        if self._key in kept:
+            found: int | None = kept[self._key]
+            return found
+        result = kept[self._key] = self._measure(node)
+        return result
 
-    def _measure(self, node: Node) -> _Shortest:
+    def _measure(self, node: Node) -> int | None:
         if isinstance(node, Lit):
-            return len(node.data), len(node.data)
+            return len(node.data)
         if isinstance(node, Chars):
-            fewest = _fewest_bytes(node.ranges)
-            return fewest, fewest
+            return _fewest_bytes(node.ranges)
         if isinstance(node, Seq):
-            parts = [self._both(part) for part in node.parts]  # every part: each may be named later
-            return _sum(part[0] for part in parts), _sum(part[1] for part in parts)
+            return _sum([self.measure(part) for part in node.parts])  # every part: each may be named later
         if isinstance(node, Alt):
-            options = [self._both(option) for option in node.options]
-            return _least(option[0] for option in options), _least(option[1] for option in options)
+            return _least([self.measure(option) for option in node.options])
         if isinstance(node, Machine):
-            distances = _machine_distances(node)
-            node.__dict__[_DISTANCES] = distances
-            return distances[node.start], distances[node.start]
+            if _DISTANCES not in node.__dict__:
+                node.__dict__[_DISTANCES] = _machine_distances(node)
+            return self.machine(node)[node.start]
         if isinstance(node, Either):
-            return self._both(node.generated)[0], self._both(node.accepted)[1]
+            return self.measure(node.accepted if self._accepting_all else node.generated)
         if isinstance(node, AnyOrder):
             for member in node.written_first:
-                self._both(member)
-            fewest = self.any_order(node, 0, False)
-            return fewest, fewest
-        item = self._both(node.item)
+                self.measure(member)
+            return self.any_order(node, 0, False)
+        item = self.measure(node.item)
         if node.low == 0:
-            return 0, 0
-        return tuple(None if each is None else node.low * each for each in item)  # type: ignore[return-value]
-
-
-_Shortest = tuple[int | None, int | None]  # (the generator's automaton, the one accepting every text)
+            return 0
+        return None if item is None else node.low * item
 
 
 def _sum(values: Iterable[int | None]) -> int | None:
@@ -459,6 +451,7 @@ def _least(values: Iterable[int | None]) -> int | None:
 
 # Where a node keeps its measurements (frozen dataclasses: written to __dict__ directly).
 _SHORTEST = "_shortest_bytes"
+_SHORTEST_ALL = "_shortest_bytes_accepting_all"
 _DISTANCES = "_machine_distances"
 
 

@@ -9,6 +9,7 @@ linear in size.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..schema.json_values import UNESCAPED_RANGES
@@ -110,7 +111,13 @@ class AnyOrder:
 
     members: tuple[Node, ...]
     required: frozenset[int]  # indices into members
-    undeclared: Node | None = None
+    # Makes the undeclared member on first use (only the accepting automaton reads it, and a
+    # name matching none of the declared ones takes an automaton of its own); None: none.
+    make_undeclared: Callable[[], Node] | None = None
+
+    @functools.cached_property
+    def undeclared(self) -> Node | None:
+        return None if self.make_undeclared is None else self.make_undeclared()
 
     @functools.cached_property
     def later(self) -> tuple[Node, ...]:

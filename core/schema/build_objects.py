@@ -81,16 +81,20 @@ def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> list[
     return members
 
 
-def _undeclared_member(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> Node | None:
-    """A member whose name is none the object declares or requires, with any value, which the
+def _undeclared_member(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> Callable[[], Node] | None:
+    """What makes a member whose name is none the object declares or requires, with any value, which the
     automaton accepts but never generates, where additionalProperties is absent or true; None
     elsewhere (a schema there, patternProperties or propertyNames would decide the values or
     names: a departure, see docs/schema-support.md)."""
     if obj.patterns or obj.names is not None or not obj.extra.is_true() or obj.max_properties is not None:
         return None  # (undeclared members would count towards maxProperties)
     names = list(dict.fromkeys([*properties, *(name for name, _ in obj.properties), *obj.required]))
-    key = seq(QUOTE, excluding_machine(names), QUOTE) if names else string_node()
-    return seq(key, lit(": "), any_value(ACCEPTED_DEPTH - 1))
+
+    def make() -> Node:  # only the accepting automaton needs it: made then
+        key = seq(QUOTE, excluding_machine(names), QUOTE) if names else string_node()
+        return seq(key, lit(": "), any_value(ACCEPTED_DEPTH - 1))
+
+    return make
 
 
 def _counts(build: Build, obj: ObjectNode, members: list[Member]) -> tuple[int, int | None]:

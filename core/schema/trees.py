@@ -6,6 +6,7 @@ builders decide what the parts are.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 from ..automaton.regex import EMPTY, AnyOrder, Either, Node, Repeat, alt, lit, optional, seq
 from ..errors import SchemaError
@@ -50,12 +51,12 @@ def object_of(
     min_count: int = 0,
     max_count: int | None = None,
     brackets: tuple[str, str] = ("{", "}"),
-    undeclared: Node | None = None,
+    undeclared: Callable[[], Node] | None = None,
 ) -> Node:
     """`{` members in order, optional ones skippable, `", "` between those present, `}`,
     with between `min_count` and `max_count` members present. Where the counts do not bind,
-    the members in any order too, with any number of `undeclared` ones (a member with a key
-    no declared member has) among them, accepted but never generated (Either, AnyOrder).
+    the members in any order too, with any number of undeclared ones (a member with a key no
+    declared member has; `undeclared` makes it, when first needed) among them, accepted but never generated (Either, AnyOrder).
 
     Built from the end, one shared tail per (member, members written so far), where the
     count saturates at the largest value that still matters; so the tree stays linear in
