@@ -4,9 +4,9 @@ A date is a day, a month (by number, or by English name or abbreviation) and a 4
 written next to each other (`12 March 1990`, `March 12, 1990`, `1990-03-12`, `12/03/1990`);
 it is kept as the ISO date `1990-03-12`. A written date that reads two ways (`04/05/2024`)
 gives both; one that is no calendar date (`31 June 2024`) gives none. A number is a run of
-digits not inside a word, with thousands separators (`1,267`), a fraction and a minus sign
+digits not inside a word nor led by a zero, with thousands separators (`1,267`), a fraction and a minus sign
 before it; it is kept in each JSON spelling of its digits (`1,267` -> `1267`; `559.40` ->
-`559.40` and `559.4`; `06` -> `6`), whatever stands around it (`€`, `million`, `%`).
+`559.40` and `559.4`), whatever stands around it (`€`, `million`, `%`).
 
 Each value keeps the character spans of the document it was read from, for evidence. This
 module reads text only; core.grounding_values holds values to what it finds.
@@ -83,7 +83,9 @@ def document_numbers(document: str) -> dict[str, list[Span]]:
     """Each JSON spelling of the numbers the document writes, with their spans."""
     found: dict[str, list[Span]] = {}
     for match in _NUMBER.finditer(document):
-        whole = match["whole"].replace(",", "").lstrip("0") or "0"
+        whole = match["whole"].replace(",", "")
+        if len(whole) > 1 and whole[0] == "0":
+            continue  # `06` is no JSON number's spelling (a month, a code), nor is 6 written there
         sign = "-" if match["sign"] else ""
         fraction = match["fraction"]
         spellings = [whole] if fraction is None else [f"{whole}.{fraction}", _shortest(whole, fraction)]
