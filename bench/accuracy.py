@@ -17,6 +17,8 @@ each document so that a busy machine slows both alike. Figures per model and mod
 - AUROC: how well each leaf value's `confidence` tells right values from wrong ones (the chance
   that a right value scores above a wrong one, ties counting half); leaves with no confidence
   (no choice was made) are left out and counted.
+- per kind of field (after the per-field table): dates (a `date`/`date-time` format or a field
+  named for a date: the manual pages' `date` is a plain string), numbers, strings, other (enums).
 - loops: string values whose tail repeats a short period (at least 3 times, 12 characters, a
   period of at most 20), as in `18.11.18.11.18.11...`; dup items: array items identical to an
   earlier item of the same array; loop docs, dup docs: documents with at least one of those;
@@ -184,7 +186,34 @@ def row(name: str, mode: str, tally: Tally) -> str:
     )
 
 
-def report(results: dict[str, dict[str, Tally]], cases: list[Case]) -> None:
+def field_kind(schema: dict[str, Any], name: str) -> str:
+    """What a top-level field holds, for the figures per kind: a date (a `date`/`date-time`
+    format, or a field named for a date), a number, a string (or array of them), or other
+    (an enum)."""
+    field = schema["properties"][name]
+    if field.get("format") in ("date", "date-time") or name == "date" or name.endswith("_date"):
+        return "dates"
+    kind = field.get("type")
+    return {"integer": "numbers", "number": "numbers", "string": "strings", "array": "strings"}.get(kind, "other")
+
+
+def print_per_kind(results: dict[str, dict[str, Tally]], schemas: dict[str, Any]) -> None:
+    for name, tallies in results.items():
+        modes = list(tallies)
+        print(f"\n{name}: accuracy per kind of field ({' | '.join(modes)})")
+        for kind in ("dates", "numbers", "strings", "other"):
+            cells = []
+            for mode in modes:
+                right = whole = 0
+                for key, (good, count) in tallies[mode].by_field.items():
+                    schema_name, field = key.split("/", 1)
+                    if field_kind(schemas[schema_name], field) == kind:
+                        right, whole = right + good, whole + count
+                cells.append(fraction(right, whole))
+            print(f"  {kind:28} {' | '.join(cells)}")
+
+
+def report(results: dict[str, dict[str, Tally]], cases: list[Case], schemas: dict[str, Any]) -> None:
     kinds: dict[str, int] = {}
     for case in cases:
         kinds[case.schema] = kinds.get(case.schema, 0) + 1
@@ -218,6 +247,7 @@ def report(results: dict[str, dict[str, Tally]], cases: list[Case]) -> None:
                     f" time per document {on.per_document / off.per_document:.2f}x"
                 )
     print_details(results)
+    print_per_kind(results, schemas)
     print(f"whole process: {time.perf_counter() - STARTED:.1f} s")
 
 
@@ -257,7 +287,7 @@ def main() -> int:
     cases, schemas = load_devset()
     cases = cases[: args.limit]
     if args.rescore:
-        report(rescore(args.rescore, cases, schemas), cases)
+        report(rescore(args.rescore, cases, schemas), cases, schemas)
         return 0
     results: dict[str, dict[str, Tally]] = {}
     save = args.save.open("w", encoding="utf-8") if args.save else None
@@ -269,7 +299,7 @@ def main() -> int:
     finally:
         if save is not None:
             save.close()
-    report(results, cases)
+    report(results, cases, schemas)
     return 0
 
 

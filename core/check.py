@@ -18,6 +18,7 @@ from .compiled import compile_automaton
 from .defaults import DEFAULT_RECURSION_DEPTH
 from .errors import UnsupportedSchema
 from .grounding import grounds, text_labels
+from .grounding_values import holds, value_labels
 from .schema.json_values import join_pointer
 from .schema.keywords import ANNOTATIONS, SUPPORTED
 from .schema.load import Schema
@@ -73,6 +74,7 @@ def check_schema_support(schema: Schema, *, recursion_depth: int = DEFAULT_RECUR
     automaton = compile_automaton(schema, recursion_depth=recursion_depth, lenient=True)
     example = sample_accepted(automaton.dfa, random.Random(0), soft_limit=200).decode("utf-8")
     labels = text_labels(automaton.dfa.tree)
+    values = value_labels(automaton.dfa.tree)
     return SchemaReport(
         draft=draft_name(schema),
         enforced=dict(
@@ -85,8 +87,10 @@ def check_schema_support(schema: Schema, *, recursion_depth: int = DEFAULT_RECUR
         shortest_document_bytes=automaton.dfa.distance(automaton.dfa.start),
         example=example,
         seconds=automaton.seconds,
-        groundable=[label.pointer for label in labels if grounds(label, True)],
-        never_grounded=[label.pointer for label in labels if not grounds(label, True)],
+        groundable=[label.pointer for label in labels if grounds(label, True)]
+        + [label.pointer for label in values if holds(label, True)],
+        never_grounded=[label.pointer for label in labels if not grounds(label, True)]
+        + [label.pointer for label in values if not holds(label, True)],
         notes=automaton.notes,
     )
 

@@ -16,6 +16,7 @@ from .automaton.nfa import build_nfa
 from .defaults import DEFAULT_RECURSION_DEPTH
 from .errors import GenerationError, SchemaError, UnsupportedSchema
 from .grounding import Grounding, grounds, text_labels
+from .grounding_values import holds, value_labels
 from .guide import Guide
 from .index import TokenIndex
 from .schema.compiler import compile_schema_tree
@@ -60,8 +61,15 @@ class CompiledSchema:
 
     @cached_property
     def grounded_pointers(self) -> list[str]:
-        """The schema pointers of the plain string values written as spans of the document."""
-        return [label.pointer for label in text_labels(self._dfa.tree) if grounds(label, self.grounded)]
+        """The schema pointers of the plain string values written as spans of the document, then
+        those of the dates and numbers held to the ones it states."""
+        strings = [label.pointer for label in text_labels(self._dfa.tree) if grounds(label, self.grounded)]
+        return strings + self._held_value_pointers
+
+    @cached_property
+    def _held_value_pointers(self) -> list[str]:
+        """The schema pointers of the dates and numbers held to those the document states."""
+        return [label.pointer for label in value_labels(self._dfa.tree) if holds(label, self.grounded)]
 
     @property
     def grounds_any(self) -> bool:
@@ -87,7 +95,7 @@ class CompiledSchema:
         generation; None where the schema grounds no string."""
         if not self.grounds_any:
             return None
-        return Grounding(self._dfa, self.vocab, document, self.grounded)
+        return Grounding(self._dfa, self.vocab, document, self.grounded, hold_values=bool(self._held_value_pointers))
 
     def validate(self, text: str) -> Any:
         """Parse `text` and validate it against the schema, formats included.

@@ -5,14 +5,18 @@ For every leaf value (string, number, boolean, null) at JSON pointer P of the ou
   for a string or number whose text occurs in the document (a run of whitespace in the
   document matching one space of the value) starting and ending at word edges, as grounded
   values do (`MIT` is not found in `LIMITED`, nor `20` in `2024`), the occurrence nearest
-  the previous value's span; otherwise None. Booleans and null have no span: their words
-  say nothing of where they came from.
+  the previous value's span; else, for a date (an ISO date, or a date-time's date part) or a
+  number the document states in another form (`12 March 1990` for `1990-03-12`, `1,267` for
+  `1267`, core.document_values), the span of that statement nearest the previous value's
+  span; otherwise None. Booleans and null have no span: their words say nothing of where
+  they came from.
 - `confidence`: the product, over the tokens the model chose that overlap the value's text,
   of the probability the model gave each (its own softmax at temperature 1, before any
   mask): a value the model would not have written without the mask scores low. Tokens
   written without a choice (forced text, a single allowed token) are not counted; None
   when the value had no choice at all.
-- `grounded`: for a string held to a span of the document while it was written (core.grounding).
+- `grounded`: for a string held to a span of the document while it was written
+  (core.grounding), or a date or number held to one the document states (core.grounding_values).
 """
 
 from __future__ import annotations
@@ -27,10 +31,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .document_values import DocumentValues, Span
 from .grounding_tables import collapse_whitespace, word_cuts
 from .schema.json_values import join_pointer
 
 _NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?=T|$)")
 _WHITESPACE = b" \t\n\r"
 # Occurrences at word edges looked at when choosing the nearest one, and occurrences looked
 # at in all (most of those of a letter or two lie inside words): bounds on the work per value.
@@ -62,7 +68,7 @@ class Leaf:
 class ValueEvidence:
     span: tuple[int, int] | None
     confidence: float | None
-    grounded: bool | None = None  # None: not a string written under grounding
+    grounded: bool | None = None  # None: not a value written under grounding
 
     def as_json(self) -> dict[str, Any]:
         found: dict[str, Any] = {
@@ -170,6 +176,17 @@ class DocumentSearch:
                 self._origin.extend(range(match.start(), match.end()))
             position = match.end()
         self._origin.append(position)
+        self._document = document
+        self._values: DocumentValues | None = None
+
+    def stated(self, text: str, near: int, number: bool) -> tuple[int, int] | None:
+        """The span, nearest the document offset `near`, of a statement in another form of the
+        date (`number`: the number) whose JSON text is `text` (core.document_values)."""
+        if self._values is None:
+            self._values = DocumentValues.of(self._document)
+        table = self._values.numbers if number else self._values.dates
+        spans: list[Span] = table.get(text, [])
+        return min(spans, key=lambda span: (abs(span[0] - near), -span[0])) if spans else None
 
     def span(self, text: str, near: int, number: bool = False) -> tuple[int, int] | None:
         """The document span of the occurrence of `text` nearest the document offset `near`;
@@ -207,9 +224,11 @@ def gather(
     document: str | None,
     choices: Sequence[TokenChoice],
     grounded_bodies: Sequence[tuple[int, int, bool]] = (),
+    held_values: Sequence[tuple[int, int, bool]] = (),
 ) -> dict[str, ValueEvidence]:
     """The evidence of every leaf of `output` (see the module's docstring). `grounded_bodies`:
-    the byte ranges of string bodies written under grounding, and whether they stayed grounded."""
+    the byte ranges of string bodies written under grounding, and whether they stayed grounded;
+    `held_values`: the same of the dates (their bodies) and numbers held under grounding."""
     search = DocumentSearch(document) if document is not None else None
     starts = [choice.start for choice in choices]
     found: dict[str, ValueEvidence] = {}
@@ -219,7 +238,7 @@ def gather(
         if span is not None:
             near = span[1]
         confidence = _confidence(leaf, choices, starts)
-        found[leaf.pointer] = ValueEvidence(span, confidence, _grounded(leaf, grounded_bodies))
+        found[leaf.pointer] = ValueEvidence(span, confidence, _grounded(leaf, grounded_bodies, held_values))
     return found
 
 
@@ -227,8 +246,10 @@ def _leaf_span(leaf: Leaf, output: bytes, search: DocumentSearch | None, near: i
     if search is None or isinstance(leaf.value, bool) or leaf.value is None:
         return None
     if isinstance(leaf.value, str):
-        return search.span(leaf.value, near)
-    return search.span(output[leaf.start : leaf.end].decode("ascii"), near, number=True)
+        date = _ISO_DATE.match(leaf.value)
+        return search.span(leaf.value, near) or (search.stated(date.group(), near, False) if date else None)
+    text = output[leaf.start : leaf.end].decode("ascii")
+    return search.span(text, near, number=True) or search.stated(text, near, True)
 
 
 def _confidence(leaf: Leaf, choices: Sequence[TokenChoice], starts: list[int]) -> float | None:
@@ -249,10 +270,11 @@ def _from(choices: Sequence[TokenChoice], index: int) -> Iterator[TokenChoice]:
         yield choices[position]
 
 
-def _grounded(leaf: Leaf, bodies: Sequence[tuple[int, int, bool]]) -> bool | None:
-    if not isinstance(leaf.value, str):
+def _grounded(leaf: Leaf, bodies: Sequence[tuple[int, int, bool]], values: Sequence[tuple[int, int, bool]]) -> bool | None:
+    if isinstance(leaf.value, str):
+        inside = [grounded for start, end, grounded in (*bodies, *values) if leaf.start < start and end < leaf.end]
+    elif isinstance(leaf.value, int | float) and not isinstance(leaf.value, bool):
+        inside = [grounded for start, end, grounded in values if leaf.start <= start and end <= leaf.end]
+    else:
         return None
-    for start, end, grounded in bodies:
-        if leaf.start < start and end < leaf.end:
-            return grounded
-    return None
+    return inside[0] if inside else None

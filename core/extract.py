@@ -418,8 +418,10 @@ class Extraction:
 
     def _gather_evidence(self, decoder: Decoder) -> None:
         output = self.text.encode("utf-8")
-        bodies = decoder.grounding.bodies if decoder.grounding is not None else ()
-        self.evidence = gather(output, self.document, decoder.choices, bodies)
+        grounding = decoder.grounding
+        bodies = grounding.bodies if grounding is not None else ()
+        values = grounding.values.values if grounding is not None and grounding.values is not None else ()
+        self.evidence = gather(output, self.document, decoder.choices, bodies, values)
         if decoder.budget_bound_at is not None:
             self.budget_closed_at = self.stats.budget_closed_at = pointer_at(output, decoder.budget_bound_at)
 

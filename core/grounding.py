@@ -31,6 +31,7 @@ import numpy as np
 from .automaton.dfa import LazyDFA
 from .automaton.regex import Node, TextLabel, text_nodes
 from .grounding_tables import DocumentTokens, GroundingText, body_part, vocabulary_bodies
+from .grounding_values import ValueGrounding, ValuePlace
 from .positions import CandidatePositions, Indices
 from .vocab import IdArray, Vocabulary
 
@@ -61,6 +62,7 @@ class _Place:
     ends: tuple[int, ...] | None
     released: bool
     bodies: int  # how many bodies had closed
+    values: ValuePlace | None  # where the dates and numbers stand
 
 
 class Grounding:
@@ -69,7 +71,9 @@ class Grounding:
     follower of the decoding (core.decode_state): `restrict` may release the open body, so a
     snapshot covers that too."""
 
-    def __init__(self, dfa: LazyDFA, vocab: Vocabulary, document: str, default: bool) -> None:
+    def __init__(self, dfa: LazyDFA, vocab: Vocabulary, document: str, default: bool, hold_values: bool = False) -> None:
+        """`hold_values`: the schema grounds some date or number (core.grounding_values),
+        which this follows too."""
         self._dfa = dfa
         self._pieces = vocab.pieces
         self._tokens = DocumentTokens(GroundingText.of(document), vocabulary_bodies(vocab), vocab.size)
@@ -87,6 +91,7 @@ class Grounding:
         self._continuing: dict[tuple[int, ...], IdArray] = {}
         self._read: dict[tuple[bytes, bool, tuple[int, ...] | None, bytes], IdArray] = {}
         self.bodies: list[tuple[int, int, bool]] = []  # output byte range of each body, and grounded or not
+        self.values = ValueGrounding(dfa, vocab.pieces, document, default) if hold_values else None
 
     @property
     def text(self) -> GroundingText:
@@ -104,6 +109,8 @@ class Grounding:
 
     def feed(self, data: bytes) -> None:
         """Take in bytes just written to the output."""
+        if self.values is not None:
+            self.values.feed(data)
         while data:
             if self._body_start is not None:
                 data = self._feed_body(data)
@@ -146,21 +153,29 @@ class Grounding:
 
     def snapshot(self) -> _Place:
         """Where the output stands (the caches are kept: they depend on the document only)."""
-        return _Place(self._state, self._written, self._body_start, self._escaped, self._ends, self._released, len(self.bodies))
+        values = None if self.values is None else self.values.snapshot()
+        body = (self._body_start, self._escaped, self._ends, self._released)
+        return _Place(self._state, self._written, *body, len(self.bodies), values)
 
     def restore(self, snapshot: _Place) -> None:
         self._state, self._written, self._body_start = snapshot.state, snapshot.written, snapshot.body_start
         self._escaped, self._ends, self._released = snapshot.escaped, snapshot.ends, snapshot.released
         del self.bodies[snapshot.bodies :]
+        if self.values is not None and snapshot.values is not None:
+            self.values.restore(snapshot.values)
 
     # -- filtering -----------------------------------------------------------------------
 
-    def restrict(self, pending: bytes, ids: IdArray) -> IdArray:
+    def restrict(self, pending: bytes, ids: IdArray, held: bytes = b"") -> IdArray:
         """The candidates (each starting with `pending`, already fed) that keep a grounded body
         on a span of the document: inside one, those continuing an occurrence; outside, those
         that open one and write in it only what the document holds. All of them where none
-        would (the body is then released). The array returned may be read-only: kept, and
-        given again when the same candidates come back."""
+        would (the body is then released). Inside a grounded date or number, those keeping it
+        on one the document states (`held`: bytes evaluated but held back, core.held_zeros;
+        see core.grounding_values). The array returned may be read-only: kept, and given
+        again when the same candidates come back."""
+        if self.values is not None and self.values.holding:
+            return self.values.restrict(pending, ids, held)
         inside = self._body_start is not None
         if len(ids) == 0 or (inside and self._released):
             return ids

@@ -38,7 +38,8 @@ def run(
     decoder = Decoder(FakeModel(vocab, seed), compiled, settings_, grounding=grounding)
     output = b"".join(decoder.run())
     bodies = grounding.bodies if grounding is not None else ()
-    return output.decode("utf-8"), gather(output, document, decoder.choices, bodies)
+    values = grounding.values.values if grounding is not None and grounding.values is not None else ()
+    return output.decode("utf-8"), gather(output, document, decoder.choices, bodies, values)
 
 
 def test_the_document_as_string_body_bytes() -> None:
@@ -164,13 +165,15 @@ def test_grounding_follows_the_flag_and_the_annotation(vocab: Vocabulary) -> Non
         },
         "required": ["a", "b", "c"],
     }
-    assert compile_schema(schema, vocab, grounded=True).grounded_pointers == ["/properties/a"]
+    # A date is grounded too (core.grounding_values): to a date the document states.
+    assert compile_schema(schema, vocab, grounded=True).grounded_pointers == ["/properties/a", "/properties/c"]
     opted_in = {**schema, "properties": {**schema["properties"], "b": {"type": "string", "x-grounded": True}}}
     assert compile_schema(opted_in, vocab).grounded_pointers == ["/properties/b"]
     for seed in range(20):
         _, evidence = run(vocab, schema, "John ab 日本", seed)
         assert evidence["/a"].grounded is True
-        assert evidence["/b"].grounded is None and evidence["/c"].grounded is None
+        # The document states no date: the date is released, never a failure.
+        assert evidence["/b"].grounded is None and evidence["/c"].grounded is False
 
 
 class ChosenProbabilities(FakeModel):
@@ -241,7 +244,7 @@ def test_check_lists_the_grounded_pointers() -> None:
         },
     }
     report = check_schema_support(schema)
-    assert report.groundable == ["/properties/a", "/properties/d/items"]
+    assert report.groundable == ["/properties/a", "/properties/d/items", "/properties/c"]  # strings, then dates
     assert report.never_grounded == ["/properties/b"]
     assert report.as_dict()["grounded_with_flag"] == report.groundable
     assert "x-grounded" not in report.ignored

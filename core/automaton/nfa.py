@@ -22,7 +22,7 @@ from typing import Any
 
 from ..schema.json_values import MUST_ESCAPE, UNESCAPED_RANGES
 from .escapes import FIRST_WIDE_ESCAPED, Position, hex_escape_sequences
-from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq, Text, TextLabel
+from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Mark, Node, Repeat, Seq, Text, TextLabel, ValueLabel
 from .utf8 import utf8_sequences
 
 Edge = tuple[int, int, int]  # low byte, high byte, target state
@@ -118,6 +118,11 @@ class NFA:
         pending = self._pending[state]
         assert pending is not None and isinstance(pending.node, Text)
         return pending.node.label
+
+    def value_label(self, state: int) -> ValueLabel | None:
+        """The label of the date or number value that begins at `state` (see Mark), if any."""
+        pending = self._pending[state]
+        return pending.node.label if pending is not None and isinstance(pending.node, Mark) else None
 
     def starts_text(self, state: int) -> bool:
         """Whether text-run `state` is the start of its string's body (no character yet)."""

@@ -51,6 +51,30 @@ class TextLabel:
     grounded: bool | None = None
 
 
+@dataclass(frozen=True)
+class ValueLabel:
+    """Marks where a date (`format: date`, `date-time`) or number value begins: the JSON
+    pointer of its schema, which kind it is, and the schema's `x-grounded` annotation (None:
+    unset). The automaton ignores it; grounding (core.grounding_values) reads it to hold the
+    value to one the document states."""
+
+    pointer: str
+    kind: str  # "date", "date-time", "integer" or "number"
+    grounded: bool | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Mark(Lit):
+    """An empty literal carrying a ValueLabel: what reads trees treats it as the empty text it
+    matches; the NFA state naming it tells grounding a labelled value begins there."""
+
+    label: ValueLabel
+
+
+def mark(label: ValueLabel) -> Mark:
+    return Mark(b"", label)
+
+
 @dataclass(frozen=True, eq=False)
 class Repeat:
     """`item` repeated between `low` and `high` times; `high=None` means unbounded."""

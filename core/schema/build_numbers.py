@@ -30,7 +30,7 @@ import jsonschema
 from jsonschema.validators import validator_for
 
 from ..automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, machine_from_tree, multiple_machine
-from ..automaton.regex import Alt, Chars, Machine, Node, Repeat, Seq, alt, lit
+from ..automaton.regex import Alt, Chars, Machine, Node, Repeat, Seq, ValueLabel, alt, lit, mark, seq
 from ..errors import SchemaError, UnsupportedSchema
 from .convert import SchemaDocument
 from .json_values import join_pointer
@@ -62,15 +62,17 @@ def integer_tree(build: Build, node: SchemaNode) -> Node:
     number = node.number or NumberNode(node.pointer, frozenset())
     banned = [json.dumps(int(value)) for value in node.excluded if _is_whole(value)]
     fractions = whole_floats_are_integers(build.document)
-    return _relaxed(build, number, lambda current: integer_values(current, node.pointer, fractions, banned))
+    tree = _relaxed(build, number, lambda current: integer_values(current, node.pointer, fractions, banned))
+    return seq(mark(ValueLabel(node.pointer, "integer", node.grounded)), tree)  # where grounding holds it
 
 
 def number_tree(build: Build, node: SchemaNode) -> Node:
     """The numbers `node` allows (excluded numbers are refused before this is called)."""
     number = node.number or NumberNode(node.pointer, frozenset())
-    return _relaxed(
+    tree = _relaxed(
         build, number, lambda current: number_values(current, node.pointer, lambda value: bool(build.accepts(node, value)))
     )
+    return seq(mark(ValueLabel(node.pointer, "number", node.grounded)), tree)  # where grounding holds it
 
 
 _WHOLE_FLOATS: weakref.WeakKeyDictionary[SchemaDocument, bool] = weakref.WeakKeyDictionary()

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, length_machine, machine_from_tree
-from ..automaton.regex import Machine, Node, TextLabel, length_range, seq
+from ..automaton.regex import Machine, Node, TextLabel, ValueLabel, length_range, mark, seq
 from ..errors import SchemaError, UnsupportedSchema
 from .build_numbers import departure
 from .formats import COMPACT_FORMATS, FORMATS, SUBSETS
@@ -54,9 +54,10 @@ def strings(build: Build, string: StringNode, excluded: list[str], label: TextLa
     """A JSON string meeting `string`'s keywords and none of `excluded`; `label` marks a plain
     string value's body for grounding (property names get none). Memoised by those contents
     (a pattern or format written in many places costs one automaton)."""
-    plain = not (string.patterns or string.format or excluded)  # only a plain string's tree holds its label
+    plain = not (string.patterns or string.format or excluded)  # only a plain string's or a date's tree holds its label
     patterns = tuple(pattern.source for pattern in string.patterns)
-    key: Hashable = (string.min_length, string.max_length, patterns, string.format, tuple(excluded), label if plain else None)
+    labelled = plain or string.format in DATE_FORMATS
+    key: Hashable = (string.min_length, string.max_length, patterns, string.format, tuple(excluded), label if labelled else None)
     found = build.strings.get(key)
     if found is None:
         refusals = len(build.document.refusals.found)
@@ -104,17 +105,28 @@ def _string_node(build: Build, string: StringNode, excluded: list[str], label: T
         bodies.append(excluding_machine(excluded))
     if not bodies:
         return string_node(low, high, label)
+    opening = _opening(string, label)
     if _lengths_implied(bodies, low, high):
         if len(bodies) == 1 and format_body is not None:
-            return seq(QUOTE, format_body, QUOTE)  # formats are ASCII without quotes or backslashes
+            return seq(opening, format_body, QUOTE)  # formats are ASCII without quotes or backslashes
         low, high = 0, None
     try:
-        return seq(QUOTE, _string_machine(build, string, bodies, low, high), QUOTE)
+        return seq(opening, _string_machine(build, string, bodies, low, high), QUOTE)
     except UnsupportedSchema:
         raise
     except SchemaError:
         _refuse_format_subset(build, string, [b for b in bodies if b is not format_body], low, high)
         raise
+
+
+DATE_FORMATS = ("date", "date-time")
+
+
+def _opening(string: StringNode, label: TextLabel | None) -> Node:
+    """The opening quote, marked (after it) where a date value begins, for grounding."""
+    if label is None or string.format not in DATE_FORMATS:
+        return QUOTE
+    return seq(QUOTE, mark(ValueLabel(label.pointer, string.format, label.grounded)))
 
 
 def _pattern_body(build: Build, string: StringNode, index: int) -> Node:

@@ -1,0 +1,171 @@
+"""Grounded dates and numbers, with a fake model over the hand-made vocabulary: the dates and
+numbers a document states, a grounded value held to them while it is written (whatever the
+fake model would pick), released where the document has none the schema accepts, and the
+evidence pointing at the statement."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from conftest import FakeModel
+
+from gguf_extract.core.compiled import compile_schema
+from gguf_extract.core.decode import Decoder
+from gguf_extract.core.decode_types import SamplingSettings
+from gguf_extract.core.document_values import document_dates, document_numbers
+from gguf_extract.core.evidence import ValueEvidence, gather
+from gguf_extract.core.vocab import Vocabulary
+
+SEEDS = range(12)
+DOCUMENT = "Maria was born on 12 March 1990. The order of 1,267 units cost €559.40 in total."
+
+
+def run(vocab: Vocabulary, schema: Any, document: str, seed: int, grounded: bool = True) -> tuple[Any, dict[str, ValueEvidence]]:
+    compiled = compile_schema(schema, vocab, grounded=grounded)
+    grounding = compiled.grounding(document)
+    settings = SamplingSettings(max_tokens=200, temperature=1.0, seed=seed, draft_tokens=4)
+    decoder = Decoder(FakeModel(vocab, seed), compiled, settings, grounding=grounding)
+    output = b"".join(decoder.run())
+    bodies = grounding.bodies if grounding is not None else ()
+    values = grounding.values.values if grounding is not None and grounding.values is not None else ()
+    return compiled.validate(output.decode()), gather(output, document, decoder.choices, bodies, values)
+
+
+def object_of(**properties: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+# -- what a document states -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        ("born 12 March 1990.", ["1990-03-12"]),
+        ("on March 12, 1990", ["1990-03-12"]),
+        ("Friday, 14th of June 2024", ["2024-06-14"]),
+        ("Sept. 3 2021", ["2021-09-03"]),
+        ("12-Mar-1990", ["1990-03-12"]),
+        ("at 2024-06-14T09:30", ["2024-06-14"]),
+        ("04/05/2024", ["2024-05-04", "2024-04-05"]),  # read both ways
+        ("31/12/2023", ["2023-12-31"]),  # month 31 is no month
+        ("31 June 2024, 2024-13-01, March 1990, 12 1990", []),  # no calendar date, no day, no month
+        ("112 March 1990, version 1.12.03.1990", []),  # digits of a longer number
+    ],
+)
+def test_the_dates_a_document_states(text: str, dates: list[str]) -> None:
+    assert list(document_dates(text)) == dates
+
+
+def test_a_date_keeps_the_span_it_was_read_from() -> None:
+    text = "Born 12 March 1990; renewed on 1990-03-12."
+    assert document_dates(text) == {"1990-03-12": [(5, 18), (31, 41)]}
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        ("1,267 million", ["1267"]),
+        ("€559.40", ["559.40", "559.4"]),
+        ("12.0 and 06", ["12.0", "12"]),  # `06` is no JSON number
+        ("-5 degrees, -0.0", ["-5", "0.0", "0"]),  # never `-0`
+        ("a 34-year-old, 2024-06-14", ["34", "2024", "14"]),  # a hyphen between words is no sign
+        ("DOC1 x86 3.10", ["3.10", "3.1"]),  # no digits inside a word
+    ],
+)
+def test_the_numbers_a_document_writes_in_each_json_spelling(text: str, numbers: list[str]) -> None:
+    assert list(document_numbers(text)) == numbers
+
+
+# -- held while written -------------------------------------------------------------------
+
+
+def test_a_grounded_date_is_the_one_the_document_states(vocab: Vocabulary) -> None:
+    schema = object_of(born={"type": "string", "format": "date"})
+    for seed in SEEDS:
+        value, evidence = run(vocab, schema, DOCUMENT, seed)
+        assert value == {"born": "1990-03-12"}
+        assert evidence["/born"].span == (18, 31) and evidence["/born"].grounded is True
+        assert DOCUMENT[18:31] == "12 March 1990"
+
+
+def test_without_grounding_the_fake_model_writes_other_dates(vocab: Vocabulary) -> None:
+    """The control for the test above: the model alone does not find the date."""
+    schema = object_of(born={"type": "string", "format": "date"})
+    values = [run(vocab, schema, DOCUMENT, seed, grounded=False)[0]["born"] for seed in SEEDS]
+    assert sum(value != "1990-03-12" for value in values) >= len(values) // 2
+
+
+def test_a_date_times_date_part_is_grounded_and_its_time_is_free(vocab: Vocabulary) -> None:
+    schema = object_of(at={"type": "string", "format": "date-time"})
+    for seed in SEEDS:
+        value, evidence = run(vocab, schema, DOCUMENT, seed)
+        assert value["at"].startswith("1990-03-12T"), value
+        assert evidence["/at"].grounded is True
+
+
+def test_grounded_numbers_are_those_the_document_writes(vocab: Vocabulary) -> None:
+    schema = object_of(count={"type": "integer"}, price={"type": "number"})
+    stated = {12, 1990, 1267, 559.4}
+    for seed in SEEDS:
+        value, evidence = run(vocab, schema, DOCUMENT, seed)
+        assert value["count"] in stated and value["price"] in stated, value
+        assert evidence["/count"].grounded is True and evidence["/price"].grounded is True
+        assert evidence["/count"].span is not None and evidence["/price"].span is not None
+
+
+def test_a_number_written_with_separators_points_at_its_statement(vocab: Vocabulary) -> None:
+    evidence = gather(b'{"n": 1267, "p": 559.4, "d": "1990-03-12"}', DOCUMENT, [])
+    assert [DOCUMENT[slice(*evidence[p].span)] for p in ("/n", "/p", "/d") if evidence[p].span] == [
+        "1,267",
+        "559.40",
+        "12 March 1990",
+    ]
+
+
+def test_the_schema_bounds_cut_the_documents_numbers(vocab: Vocabulary) -> None:
+    """Only the numbers the automaton accepts there are offered: 1990 alone is in the bounds."""
+    schema = object_of(year={"type": "integer", "minimum": 1900, "maximum": 2100})
+    for seed in SEEDS:
+        value, evidence = run(vocab, schema, DOCUMENT, seed)
+        assert value == {"year": 1990} and evidence["/year"].grounded is True
+
+
+def test_released_where_the_document_states_none(vocab: Vocabulary) -> None:
+    """No date in the document, no number in the bounds: the values are written as the schema
+    alone allows, the evidence says they are not grounded, and the document never fails."""
+    schema = object_of(born={"type": "string", "format": "date"}, big={"type": "integer", "minimum": 5000})
+    for seed in SEEDS:
+        value, evidence = run(vocab, schema, "Nothing dated here, only 12 and 34.", seed)
+        assert value["big"] >= 5000
+        assert evidence["/born"].grounded is False and evidence["/big"].grounded is False
+
+
+def test_x_grounded_opts_a_value_in_or_out(vocab: Vocabulary) -> None:
+    schema = object_of(held={"type": "integer", "x-grounded": True}, free={"type": "integer", "x-grounded": False})
+    compiled = compile_schema(schema, vocab)
+    assert compiled.grounded_pointers == ["/properties/held"]
+    for seed in SEEDS:
+        value, evidence = run(vocab, schema, "Only 1267 here.", seed, grounded=False)
+        assert value["held"] == 1267 and evidence["/held"].grounded is True
+        assert evidence["/free"].grounded is None
+
+
+def test_numbers_in_an_array_and_a_nullable_number_are_held(vocab: Vocabulary) -> None:
+    schema = object_of(
+        all={"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 3},
+        maybe={"type": ["number", "null"]},
+    )
+    stated = {12, 1990, 1267, 559.4}
+    for seed in SEEDS:
+        value, _ = run(vocab, schema, DOCUMENT, seed)
+        assert set(value["all"]) <= stated and value["maybe"] in stated | {None}, value
+
+
+def test_grounded_output_is_the_same_json_text_the_schema_validates(vocab: Vocabulary) -> None:
+    schema = object_of(n={"type": "number"}, d={"type": "string", "format": "date"})
+    for seed in SEEDS:
+        value, _ = run(vocab, schema, "On 2024-06-14 it was 0.50 and 10.00.", seed)
+        assert value["d"] == "2024-06-14" and value["n"] in {0.5, 10, 2024, 14}, json.dumps(value)
