@@ -68,7 +68,7 @@ def model_path(name: str) -> Path:
 
 def prepare(name: str, with_llguidance: bool) -> float:
     """Load the tokenizer, our vocabulary tables and llguidance's tokenizer; seconds spent on ours."""
-    from gguf_extract.core.compiled import token_table
+    from gguf_extract.core.index.compiled import token_table
     from gguf_extract.core.model import GGUFModel
 
     path = model_path(name)
@@ -80,7 +80,7 @@ def prepare(name: str, with_llguidance: bool) -> float:
     _STATE.update(model=model, vocabulary=vocabulary)
     # Imports and the meta-schemas load once per process, not per schema: warm them with a
     # schema outside the sample, as a real run pays them once at start-up.
-    from gguf_extract.core.compiled import compile_schema
+    from gguf_extract.core.index.compiled import compile_schema
 
     warm = compile_schema({"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}}, vocabulary)
     warm._index.transitions(warm._dfa.start)
@@ -98,9 +98,9 @@ def prepare(name: str, with_llguidance: bool) -> float:
 def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False) -> dict[str, Any]:
     from gguf_extract.core.automaton.dfa import DEAD
     from gguf_extract.core.automaton.sample import sample_accepted
-    from gguf_extract.core.compiled import compile_schema
     from gguf_extract.core.errors import SchemaError
-    from gguf_extract.core.guide import new_bitmask
+    from gguf_extract.core.index.compiled import compile_schema
+    from gguf_extract.core.index.guide import new_bitmask
 
     if trace_memory:
         tracemalloc.start()
@@ -156,7 +156,7 @@ def _peak(traced: bool) -> int | None:
 def _walk_public(compiled: Any, sequences: list[list[int]]) -> dict[str, Any]:
     """Each step through the public Guide, as a library user's sampler would: fill_mask into
     one preallocated bitmask, then advance; allowed_token_ids (which allocates) timed apart."""
-    from gguf_extract.core.guide import new_bitmask
+    from gguf_extract.core.index.guide import new_bitmask
 
     bitmask = new_bitmask(compiled.vocab.size)
     mask_seconds: list[float] = []

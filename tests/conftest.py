@@ -12,9 +12,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from gguf_extract.core.compiled import CompiledSchema, compile_schema
-from gguf_extract.core.decode import LARGEST_DRAFT_BATCH
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.decode.decoder import LARGEST_DRAFT_BATCH
+from gguf_extract.core.index.compiled import CompiledSchema, compile_schema
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 
 @pytest.fixture(scope="session", autouse=True)

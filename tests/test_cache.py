@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gguf_extract.core import cache
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.vocab import cache
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 VOCAB = Vocabulary.from_pieces([b"", b"a", b"ab", b"\xe2\x82", b"\x00x", b'{"'], (0,))
 
@@ -146,7 +146,7 @@ def test_two_processes_writing_one_entry_never_leave_a_partial_one(model_file: P
 
 
 def test_cached_layout_gives_the_same_token_table(model_file: Path) -> None:
-    from gguf_extract.core.vocab import TokenTable
+    from gguf_extract.core.vocab.token_table import TokenTable
 
     cache.cached_vocabulary(model_file, Reader())
     cached = cache.cached_vocabulary(model_file, Reader())

@@ -15,18 +15,18 @@ from conftest import EOS, FakeModel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.compiled import compile_schema
-from gguf_extract.core.decode import Decoder
-from gguf_extract.core.decode_types import SamplingSettings
-from gguf_extract.core.evidence import DocumentSearch, ValueEvidence, gather, leaves
-from gguf_extract.core.grounding_tables import (
+from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.grounding.tables import (
     DocumentTokens,
     GroundingText,
     body_part,
     collapse_whitespace,
     vocabulary_bodies,
 )
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.grounding.value_evidence import DocumentSearch, ValueEvidence, gather, leaves
+from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 
 def run(
@@ -229,7 +229,7 @@ def test_the_first_token_set_is_every_token_whose_body_part_occurs(vocab: Vocabu
 
 
 def test_check_lists_the_grounded_pointers() -> None:
-    from gguf_extract.core.check import check_schema_support
+    from gguf_extract.core.index.check import check_schema_support
 
     schema = {
         "type": "object",

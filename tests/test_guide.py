@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from conftest import EOS, compile_for, random_walk
 
-from gguf_extract.core.guide import Guide, new_bitmask
-from gguf_extract.core.index import mask_words
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.index.guide import Guide, new_bitmask
+from gguf_extract.core.index.token_index import mask_words
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 SCHEMAS = [
     {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}, "n": {"type": "integer"}}, "required": ["n"]},

@@ -19,12 +19,12 @@ from conftest import EOS, FakeModel, compile_for
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.compiled import compile_schema
-from gguf_extract.core.decode import Decoder
-from gguf_extract.core.decode_types import SamplingSettings
+from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.errors import SchemaError
-from gguf_extract.core.evidence import gather
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.grounding.value_evidence import gather
+from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 PRICE = {"type": "object", "properties": {"price": {"type": "number"}, "n": {"type": "integer"}}, "required": ["price", "n"]}
 ONLY = {"type": "object", "properties": {"price": {"type": "number"}}, "required": ["price"]}

@@ -11,8 +11,8 @@ from conftest import CONTROL, EOS, compile_for, random_walk
 
 from gguf_extract.core.automaton.dfa import DEAD
 from gguf_extract.core.automaton.regex import text_nodes
-from gguf_extract.core.index import TokenIndex, Transitions
-from gguf_extract.core.vocab import TokenTable, Vocabulary
+from gguf_extract.core.index.token_index import TokenIndex, Transitions
+from gguf_extract.core.vocab.token_table import TokenTable, Vocabulary
 
 PERSON = {
     "type": "object",
@@ -208,7 +208,7 @@ def test_strings_inside_alternatives_are_not_text_runs(vocab: Vocabulary) -> Non
 
 
 def test_long_token_lists_are_kept_only_for_the_latest_states(vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gguf_extract.core import index
+    from gguf_extract.core.index import token_index as index
 
     monkeypatch.setattr(index, "_WIDE_SET", 20)
     monkeypatch.setattr(index, "_WIDE_SETS_KEPT", 2)
@@ -264,7 +264,7 @@ def test_class_runs_with_non_ascii_characters_match_brute_force(schema: object, 
     on every character but the ones that start a match."""
     from conftest import hand_vocab
 
-    from gguf_extract.core import index
+    from gguf_extract.core.index import token_index as index
 
     base = hand_vocab()
     vocabulary = Vocabulary.from_pieces(base.pieces + tuple(t.encode() for t in MIXED_TOKENS), base.eog_ids)
@@ -282,7 +282,7 @@ def test_class_runs_with_non_ascii_characters_match_brute_force(schema: object, 
 
 
 def test_transitions_in_parts_answer_as_whole_arrays_do() -> None:
-    from gguf_extract.core.index import Part, Transitions
+    from gguf_extract.core.index.token_index import Part, Transitions
 
     ids = np.array([7, 3, 9], dtype=np.int32)
     chain = np.array([40, 41, 42, 43], dtype=np.int32)

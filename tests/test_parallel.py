@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from gguf_extract.core.errors import ModelError, SequenceSlotRefused
-from gguf_extract.core.parallel import Outcome, ParallelRun, SequencePool, SequenceView
+from gguf_extract.core.extract.parallel import Outcome, ParallelRun, SequencePool, SequenceView
 
 VOCAB = 50
 

@@ -17,10 +17,10 @@ from conftest import FakeModel, compile_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.decode import Decoder
-from gguf_extract.core.decode_types import SamplingSettings
-from gguf_extract.core.repetition import JsonScanner, RepetitionGuard, avoid, loops
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.decode.repetition import JsonScanner, RepetitionGuard, avoid, loops
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 scoring = bench_module("accuracy_scoring")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from ..schema.json_values import UNESCAPED_RANGES
+from ..jsontext import UNESCAPED_RANGES
 from .escapes import FIRST_WIDE_ESCAPED, hex_escape_sequences
 
 
