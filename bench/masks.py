@@ -83,7 +83,7 @@ def prepare(name: str, with_llguidance: bool) -> float:
     from gguf_extract.core.index.compiled import compile_schema
 
     warm = compile_schema({"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}}, vocabulary)
-    warm._index.transitions(warm._dfa.start)
+    warm.token_index.transitions(warm.automaton.start)
     # Children must not pay copy-on-write for the parent's objects when a collection runs.
     gc.collect()
     gc.freeze()
@@ -107,16 +107,16 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
     started = time.perf_counter()
     try:
         compiled = compile_schema(schema, _STATE["vocabulary"])
-        index = compiled._index
+        index = compiled.token_index
         if _STATE.get("public"):
             compiled.guide().fill_mask(new_bitmask(compiled.vocab.size))
         else:
-            index.transitions(compiled._dfa.start)
+            index.transitions(compiled.automaton.start)
     except SchemaError as error:
         return {"status": "refused", "first_mask_s": time.perf_counter() - started, "reason": str(error)[:120]}
     first = time.perf_counter() - started
     rng = random.Random(seed)
-    documents = [sample_accepted(compiled._dfa, rng, prefer=TEXT_BYTES) for _ in range(walks)]
+    documents = [sample_accepted(compiled.automaton, rng, prefer=TEXT_BYTES) for _ in range(walks)]
     sequences = [tokens for tokens in map(_tokens, documents) if tokens]
     if _STATE.get("public"):
         walked = _walk_public(compiled, sequences)
@@ -124,7 +124,7 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
         return {"status": "compiled", "first_mask_s": first, **walked, "peak_bytes": peak, "token_sequences": sequences}
     mask_seconds: list[float] = []
     for tokens in sequences:
-        state, built_for = compiled._dfa.start, -1
+        state, built_for = compiled.automaton.start, -1
         for token in tokens:
             tick = time.perf_counter()
             transitions = index.transitions(state)
@@ -139,7 +139,7 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
         "first_mask_s": first,
         "mask_s": mask_seconds,
         "peak_bytes": _peak(trace_memory),
-        "dfa_states": compiled._dfa.state_count,
+        "dfa_states": compiled.automaton.state_count,
         "token_sequences": sequences,
     }
 
@@ -174,7 +174,7 @@ def _walk_public(compiled: Any, sequences: list[list[int]]) -> dict[str, Any]:
             guide.allowed_token_ids()
             ids_seconds.append(time.perf_counter() - tick)
             guide.advance(token)
-    return {"mask_s": mask_seconds, "ids_s": ids_seconds, "dfa_states": compiled._dfa.state_count}
+    return {"mask_s": mask_seconds, "ids_s": ids_seconds, "dfa_states": compiled.automaton.state_count}
 
 
 def _tokens(text: bytes) -> list[int]:

@@ -48,7 +48,7 @@ def test_index_equals_a_plain_walk_of_the_whole_vocabulary(vocabulary: Vocabular
             compiled = compile_schema(entry["schema"], vocabulary)
         except SchemaError:
             continue
-        dfa, index = compiled._dfa, compiled._index
+        dfa, index = compiled.automaton, compiled.token_index
         rng = random.Random(entry["id"])
         visited: set[int] = set()
         for _ in range(2):

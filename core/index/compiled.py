@@ -39,8 +39,9 @@ def token_table(vocab: Vocabulary) -> TokenTable:
 @dataclass
 class CompiledSchema:
     """A schema compiled for one vocabulary. Expensive parts are built lazily and cached
-    here, so reuse one instance for every document with the same schema and model. Its
-    automaton and token index are private: a Guide (`guide()`) is the way to walk them."""
+    here, so reuse one instance for every document with the same schema and model. A Guide
+    (`guide()`) is the way to walk its automata; `automaton`, `token_index` and `accepting`
+    show them, read-only, to what inspects them (tests, benchmarks, `extract check`)."""
 
     schema: Schema
     vocab: Vocabulary
@@ -64,6 +65,17 @@ class CompiledSchema:
         return [label.pointer for label in text_labels(self._dfa.tree) if grounds(label, self.grounded)]
 
     @property
+    def automaton(self) -> LazyDFA:
+        """The automaton of the texts a generator writes (no undeclared properties: a subset of
+        `accepting`'s), grown lazily as guides explore it. Shared: read it, never change it."""
+        return self._dfa
+
+    @property
+    def token_index(self) -> TokenIndex:
+        """`automaton`'s token index for `vocab`: the tokens each state allows, built lazily."""
+        return self._index
+
+    @property
     def grounds_any(self) -> bool:
         return bool(self.grounded_pointers)
 
@@ -71,13 +83,14 @@ class CompiledSchema:
         """A new Guide at the start of the automaton of every text this schema allows (cheap;
         one per generation), or with `generating` of the subset a generator writes: no
         undeclared properties (the decoder's)."""
-        return Guide(self, generating)
+        automaton, token_index = (self._dfa, self._index) if generating else self.accepting
+        return Guide(automaton, token_index)
 
     @cached_property
     def accepting(self) -> tuple[LazyDFA, TokenIndex]:
         """The automaton of every text the schema allows (undeclared properties where
         `additionalProperties` allows them, too) and its token index, built on first use;
-        `_dfa` and `_index` are the generator's, a subset (see NFA)."""
+        `automaton` and `token_index` are the generator's, a subset (see NFA)."""
         dfa = LazyDFA(build_nfa(self._dfa.tree, accepting_all=True))
         return dfa, TokenIndex(dfa, self._index.table)
 

@@ -24,11 +24,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ..automaton.dfa import DEAD
-from .token_index import mask_words
+from .token_index import TokenIndex, mask_words
 
 if TYPE_CHECKING:
+    from ..automaton.dfa import LazyDFA
     from ..vocab.token_table import IdArray
-    from .compiled import CompiledSchema
 
 # The state after an end-of-generation token: the document is over, nothing may follow.
 _STOPPED = -2
@@ -62,14 +62,14 @@ class _Trail:
 
 
 class Guide:
-    """A position in `compiled`'s automaton (see the module's docstring). Made by
+    """A position in a compiled schema's automaton (see the module's docstring). Made by
     `CompiledSchema.guide()`, at the automaton's start."""
 
-    def __init__(self, compiled: CompiledSchema, generating: bool = False) -> None:
-        """At the start of `compiled`'s automaton of every valid text, or with `generating` of
-        the subset a generator writes (no undeclared properties: the decoder's)."""
-        self._compiled = compiled
-        self._dfa, self._index = (compiled._dfa, compiled._index) if generating else compiled.accepting
+    def __init__(self, automaton: LazyDFA, token_index: TokenIndex) -> None:
+        """At the start of `automaton`, answering with `token_index`, its index for one
+        vocabulary (both shared with every guide over them: `CompiledSchema.guide()` picks them)."""
+        self._dfa, self._index = automaton, token_index
+        self._vocab = token_index.table.vocab
         self._trail = _Trail(self._dfa.start, None, 0)
 
     def copy(self) -> Guide:
@@ -85,7 +85,7 @@ class Guide:
 
     @property
     def vocabulary_size(self) -> int:
-        return self._compiled.vocab.size
+        return self._vocab.size
 
     @property
     def tokens_taken(self) -> int:
@@ -165,7 +165,7 @@ class Guide:
         in the vocabulary or the token is not allowed here."""
         following = self._after(token_id)
         if following == DEAD:
-            piece = self._compiled.vocab.pieces[token_id]
+            piece = self._vocab.pieces[token_id]
             raise ValueError(f"token {token_id} ({piece!r}) is not allowed in this state")
         self._trail = _Trail(following, self._trail, self._trail.taken + 1)
 
@@ -194,10 +194,10 @@ class Guide:
             raise ValueError(f"token id {token_id} is outside the vocabulary (0 to {self.vocabulary_size - 1})")
         if self.state == _STOPPED:
             return DEAD
-        if token_id in self._compiled.vocab.eog_ids:
+        if token_id in self._vocab.eog_ids:
             return _STOPPED if self.is_accepting() else DEAD
-        piece = self._compiled.vocab.pieces[token_id]
+        piece = self._vocab.pieces[token_id]
         return self._dfa.walk(self.state, piece) if piece else DEAD
 
     def _eog_ids(self) -> IdArray:
-        return np.asarray(self._compiled.vocab.eog_ids, dtype=np.int32)
+        return np.asarray(self._vocab.eog_ids, dtype=np.int32)
