@@ -140,7 +140,7 @@ def write_bytes(kind: str, key: str, data: bytes) -> None:
             os.unlink(temporary)
 
 
-def file_identity(path: Path) -> str:
+def file_version_key(path: Path) -> str:
     """What changes whenever the file's contents may have changed: path, size, modification time."""
     resolved = path.resolve()
     status = resolved.stat()
@@ -152,7 +152,7 @@ def cached_vocabulary(model_path: Path, read: Callable[[], Vocabulary], use_cach
     otherwise from `read()` (then stored). `use_cache=False` neither reads nor writes."""
     if not use_cache:
         return read()
-    key = entry_key("vocabulary", file_identity(model_path))
+    key = entry_key("vocabulary", file_version_key(model_path))
     stored = read_entry("vocabulary", key)
     vocabulary = _vocabulary_from(stored) if stored is not None else None
     if vocabulary is None:
