@@ -1,8 +1,9 @@
 """JSON values as JSON Schema sees them: equality, JSON-pointer parts, unescaped string
 characters and how far references are followed.
 
-The one place these rules live. It does not parse or validate anything; it has no
-dependencies, so the automaton layer may import it as well as the schema layer.
+The one place these rules live (JSON-pointer escaping included: the review page's pointers are
+joined here too). It does not parse or validate anything; it imports nothing, so every room of
+core/ may import it, automaton/ and schema/ alike.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..errors import OutputError, ReviewError
 from ..files import write_atomically
+from ..jsontext import join_pointer
 
 JsonLeaf = str | int | float | bool | None
 
@@ -108,19 +109,14 @@ def json_leaves(value: object, pointer: str = "") -> Iterator[tuple[str, JsonLea
     in document order."""
     if isinstance(value, Mapping):
         for key, item in value.items():
-            yield from json_leaves(item, f"{pointer}/{escape_pointer_token(str(key))}")
+            yield from json_leaves(item, join_pointer(pointer, str(key)))
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            yield from json_leaves(item, f"{pointer}/{index}")
+            yield from json_leaves(item, join_pointer(pointer, index))
     elif value is None or isinstance(value, str | int | float | bool):
         yield pointer, value
     else:
         raise ReviewError(f"the data at {pointer or '/'} is a {type(value).__name__}, not a JSON value")
-
-
-def escape_pointer_token(token: str) -> str:
-    """RFC 6901: `~` becomes `~0` and `/` becomes `~1` inside one reference token."""
-    return token.replace("~", "~0").replace("/", "~1")
 
 
 def _field(document: ReviewDocument, pointer: str, value: JsonLeaf, entry: object, min_confidence: float | None) -> Field:
