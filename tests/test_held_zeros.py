@@ -1,4 +1,4 @@
-"""Zeros a model writes at the end of a number's fraction are held back (core.held_zeros): a
+"""Zeros a model writes at the end of a number's fraction are held back (core.decode.held_zeros): a
 model that wants `559.40` and then `,` gets `559.4,`, one that wants `1.05` gets `1.05`. The
 automaton takes `559.40` too; the zeros are dropped only where it takes the number's end
 without them (not for `enum: [10.0]`), so outputs always validate, and no fraction is padded

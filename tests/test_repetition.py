@@ -1,4 +1,4 @@
-"""Runaway values (core.repetition): the loop test agrees with the bench's definition, the
+"""Runaway values (core.decode.repetition): the loop test agrees with the bench's definition, the
 scanner reads arrays' items as json.dumps writes them, candidates are chosen around loops and
 copies, and a decoder driven by a model that loves to repeat itself stops doing so while its
 output stays valid."""
@@ -295,7 +295,7 @@ def test_where_the_remedy_stops_nothing_it_leaves_no_trace(vocab: Vocabulary) ->
 
 
 def test_an_item_whose_number_ends_in_held_zeros_is_reviewed_too(vocab: Vocabulary) -> None:
-    """`.0` after 12 is held (core.held_zeros) and dropped when `}, ` ends the number and
+    """`.0` after 12 is held (core.decode.held_zeros) and dropped when `}, ` ends the number and
     starts the next item in one token: the review comes after the held text is settled. (The
     last item allows no `}, `: the model's next choice, `}]`, ends the array.)"""
     merged = Vocabulary.from_pieces([*vocab.pieces, b"}, ", b"}]"], vocab.eog_ids)

@@ -1,18 +1,18 @@
 """One decoding's state as one value: where it stands, what it has written and chosen, its
-figures, and the followers that watch its output. core.decode runs the loop over it.
+figures, and the followers that watch its output. core.decode.decoder runs the loop over it.
 
 Followers: what reads the output as it grows (held zeros, the repetition guard, grounding)
 is fed every byte written, in order, and can be taken back to an earlier point
 (`Follower`: feed, snapshot, restore). A decoding that tries text and takes it back (a
 preview of an array's next item, guessed tokens) snapshots the whole state, or all the
 followers, and restores them after: no follower is copied field by field, so a new one
-cannot be forgotten. The history drafts are looked up in (core.lookahead) follows the
+cannot be forgotten. The history drafts are looked up in (core.decode.lookahead) follows the
 model's context rather than the output: it is fed evaluated tokens, and taken back with the
 rest.
 
 The state holds no model: the decoder evaluates tokens and hands the state what it needs
 (the logits row current, the tokens evaluated), so decodings of several documents may each
-keep a state of their own while sharing a model and the step mechanics (core.decode_steps).
+keep a state of their own while sharing a model and the step mechanics (core.decode.decode_steps).
 
 Invariants of a position:
 - The guide has taken the tokens evaluated so far, less those whose text was dropped
@@ -22,7 +22,7 @@ Invariants of a position:
   value, a quote before its first characters). The next token must start with it.
 - `held` is text evaluated but not written: zeros that end a number's fraction so far,
   written once a digit follows, dropped if the number ends where the written text may end it
-  (core.held_zeros). The guide is past the held text; the Held keeps one before it. No
+  (core.decode.held_zeros). The guide is past the held text; the Held keeps one before it. No
   guesses are drafted while text is held.
 """
 

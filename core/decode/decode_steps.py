@@ -1,7 +1,7 @@
-"""Carrying out one chosen token in a decoding (core.decode): the bytes it decides (its own and
-the forced text after it), the zeros it holds back (core.held_zeros) and the tokens to
+"""Carrying out one chosen token in a decoding (core.decode.decoder): the bytes it decides (its own and
+the forced text after it), the zeros it holds back (core.decode.held_zeros) and the tokens to
 evaluate for it. `Steps` keeps nothing of a decoding: each call is given the position
-(core.decode_state) and what follows the output, so one serves any number of decodings.
+(core.decode.decode_state) and what follows the output, so one serves any number of decodings.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class Steps:
         after.rollback(1)
         return Step(token, text, tokens[:-1], position.at(after, self._pieces[tokens[-1]]))
 
-    # -- zeros held at the end of a number (core.held_zeros) ---------------------------
+    # -- zeros held at the end of a number (core.decode.held_zeros) ---------------------------
 
     def held_after(self, position: Position, token: int, after: Guide, zeros: ZeroHolder) -> Held | None:
         """What is held once `token` is taken at `position` (`after` is past it; `zeros` as in

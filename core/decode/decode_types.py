@@ -1,5 +1,5 @@
 """The decoder's public types: what it needs from a model, the settings it decodes with and the
-statistics it keeps (core.decode runs the decoding)."""
+statistics it keeps (core.decode.decoder runs the decoding)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class TokenModel(Protocol):
 
 class PromptModel(TokenModel, Protocol):
     """A model an Extraction evaluates its prompt on: core.model.GGUFModel, or one sequence of
-    several decoded together (core.parallel.SequenceView)."""
+    several decoded together (core.extract.parallel.SequenceView)."""
 
     @property
     def n_batch(self) -> int: ...
@@ -52,7 +52,7 @@ class SamplingSettings:
     top_p: float = DEFAULT_TOP_P
     seed: int | None = None
     draft_tokens: int = 8  # guessed tokens evaluated with each chosen one; 0 turns speculation off
-    stop_repeats: bool = True  # no string tail looping, no array item copying an earlier one (core.repetition)
+    stop_repeats: bool = True  # no string tail looping, no array item copying an earlier one (core.decode.repetition)
 
 
 @dataclass

@@ -1,8 +1,8 @@
 """The decoding loop: sample at branching states, jump forward over forced text.
 
-Decoding walks the schema with a Guide (core.guide) and nothing else of the compiled schema.
-A decoding's state is one value (core.decode_state.DecodeState); what taking a token does
-(the bytes it decides, the zeros it holds) is core.decode_steps; the Decoder makes the
+Decoding walks the schema with a Guide (core.index.guide) and nothing else of the compiled schema.
+A decoding's state is one value (core.decode.decode_state.DecodeState); what taking a token does
+(the bytes it decides, the zeros it holds) is core.decode.decode_steps; the Decoder makes the
 choices, writes the output and evaluates tokens in the model.
 
 Invariants:
@@ -10,13 +10,13 @@ Invariants:
   (an upper bound on tokens for byte-level vocabularies) fit in what is left of
   `max_tokens`, so the document can always close inside the budget.
 - Speculation: after a chosen token with no forced text behind it, up to
-  `draft_tokens` guessed tokens (core.lookahead) are evaluated in the same batch. Each is
+  `draft_tokens` guessed tokens (core.decode.lookahead) are evaluated in the same batch. Each is
   kept only if the choice made from the logits before it, exactly as without the guess,
   picks it; the first choice that differs is carried over as the next token. The output is
   the same with or without drafts (up to the float rounding of batched evaluation); only
   the number of model calls changes. Guesses are fed to the followers as they are made, and
   the followers restored after.
-- Runaway values (core.repetition, `stop_repeats`): a token that makes a string's tail loop
+- Runaway values (core.decode.repetition, `stop_repeats`): a token that makes a string's tail loop
   is passed over for the next choice, never the last one left; a token that starts another
   array item is first previewed (the item decoded as `run` would, then the whole state
   restored and the model's context taken back), and where the item would copy an earlier
@@ -237,7 +237,7 @@ class Decoder:
         state.logits = rows[cursors[-1] - 1]
         return True, None
 
-    # -- runaway values (core.repetition) ----------------------------------------------
+    # -- runaway values (core.decode.repetition) ----------------------------------------------
 
     def _avoid_loops(self, choices: IdArray, scores: Logits, index: int) -> int:
         """`index`, or the next choice where the token there would make a string loop."""

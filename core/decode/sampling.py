@@ -1,6 +1,6 @@
 """Choosing one token from the model's scores for the allowed ones, and the model's own
-probability for a token (core.evidence multiplies those of the tokens overlapping a value into
-its confidence)."""
+probability for a token (core.grounding.value_evidence multiplies those of the tokens
+overlapping a value into its confidence)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Reading documents: files, streams or raw bytes to text, with clear errors.
 
-A document's format is told from its first bytes (core.convert.detect_format) unless named;
-PDF, HTML and DOCX are converted (core.convert), text and Markdown decoded as they are. The
+A document's format is told from its first bytes (core.documents.convert.detect_format) unless named;
+PDF, HTML and DOCX are converted (core.documents.convert), text and Markdown decoded as they are. The
 text returned is the document from then on: offsets into it are what spans refer to."""
 
 from __future__ import annotations
@@ -72,12 +72,12 @@ def read_stream(
     converting: Converting = nullcontext,
 ) -> str:
     """The text of the document in `stream`, in format `kind` (a name from
-    core.convert.FORMATS), or the format its first bytes and `name` tell when None.
+    core.documents.convert.FORMATS), or the format its first bytes and `name` tell when None.
 
     With `max_bytes`, text longer than that many bytes raises DocumentTooLarge, or with
     `keep_head` is cut to its head that fits; text files are read no further (an endless one
     is refused at once), and PDF, DOCX and HTML files no further than CONVERTED_FILE_LIMIT,
-    then converted within the bounds of core.convert.limits (ConversionStopped otherwise),
+    then converted within the bounds of core.documents.convert.limits (ConversionStopped otherwise),
     inside a `converting()` context."""
     first = stream.read(SNIFF_BYTES)
     kind = kind or detect_format(first, name)

@@ -1,5 +1,5 @@
 """Extraction from a document longer than the context: split it into pieces that fit
-(core.split), extract from each with the same compiled schema, merge the values (core.combine).
+(core.documents.split), extract from each with the same compiled schema, merge the values (core.extract.combine).
 
     run = ChunkedExtraction(extractor, compiled, document)   # plans the pieces (tokenizing only)
     run.run()                                                 # extracts piece after piece
@@ -41,7 +41,7 @@ class ChunkedStats(ExtractionStats):
 
     pieces: int = 0
     piece_seconds: list[float] = field(default_factory=list)
-    additions_left_out: int = 0  # merge additions that would have broken the schema (core.combine)
+    additions_left_out: int = 0  # merge additions that would have broken the schema (core.extract.combine)
 
     def as_dict(self) -> dict[str, Any]:
         return {**super().as_dict(), "piece_seconds": [round(s, 3) for s in self.piece_seconds]}

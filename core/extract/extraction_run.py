@@ -1,5 +1,5 @@
-"""What every extraction offers, whether from one prompt (core.extract.Extraction) or piece by
-piece (core.chunked.ChunkedExtraction): code that only streams, runs and reads results takes an
+"""What every extraction offers, whether from one prompt (core.extract.extractor.Extraction) or piece by
+piece (core.extract.chunked.ChunkedExtraction): code that only streams, runs and reads results takes an
 `ExtractionRun` and works with either.
 
 It says nothing of how the text is made; a chunked run's own parts (`pieces`, `on_piece`) stay on

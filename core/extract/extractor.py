@@ -37,7 +37,7 @@ from .prompt import build_messages
 
 _CONTEXT_STEP = 256
 # The context of the model that only lends its weights to a multi-sequence context
-# (core.parallel): the smallest llama.cpp makes (it rounds a smaller one up, and
+# (core.extract.parallel): the smallest llama.cpp makes (it rounds a smaller one up, and
 # llama-cpp-python would then size its own token list for the smaller one).
 _WEIGHTS_ONLY_CONTEXT = 256
 T = TypeVar("T")
@@ -63,7 +63,7 @@ class ModelOptions:
     n_ctx: int | None = None
     n_threads: int | None = None
     n_gpu_layers: int = DEFAULT_GPU_LAYERS
-    use_cache: bool = True  # the on-disk cache of the model's vocabulary (core.cache)
+    use_cache: bool = True  # the on-disk cache of the model's vocabulary (core.vocab.cache)
 
 
 class Extractor:
@@ -78,7 +78,7 @@ class Extractor:
         self.vocabulary = cached_vocabulary(model_path, self.tokenizer.vocabulary, options.use_cache)
         self._model: GGUFModel | None = None
         self._shared_prefixes: dict[tuple[int, str | None], tuple[CompiledSchema, list[int]]] = {}
-        # The sequence a thread of a parallel run extracts on (core.parallel): its extractions
+        # The sequence a thread of a parallel run extracts on (core.extract.parallel): its extractions
         # find it in model_for, so that extract and ChunkedExtraction work there unchanged.
         self._bound = threading.local()
 
@@ -93,7 +93,7 @@ class Extractor:
     ) -> CompiledSchema:
         """Compile `schema` for this model's vocabulary (cheap; reuse the result). With
         `grounded`, every plain string value (no format, pattern, enum or const) is written as a
-        span of the document (core.grounding); a schema's `x-grounded` annotation overrides
+        span of the document (core.grounding.span_filter); a schema's `x-grounded` annotation overrides
         that per string either way."""
         return compile_schema(schema, self.vocabulary, recursion_depth=recursion_depth, lenient=lenient, grounded=grounded)
 
@@ -145,7 +145,7 @@ class Extractor:
     def document_byte_limit(self) -> int:
         """The most bytes a document can have and still fit the context: no token stands for
         more bytes than the vocabulary's longest, so a larger document cannot fit. Read
-        documents with this limit (core.document) so a huge or endless one is refused at once."""
+        documents with this limit (core.documents.document) so a huge or endless one is refused at once."""
         longest = max(map(len, self.vocabulary.pieces), default=1)
         return self.context_limit * max(1, longest)
 
@@ -273,7 +273,7 @@ class Extractor:
             self._model = GGUFModel.load(self.model_path, wanted, self.options.n_threads, self.options.n_gpu_layers)
         return self._model
 
-    # -- many documents together (core.parallel) ----------------------------------------
+    # -- many documents together (core.extract.parallel) ----------------------------------------
 
     @contextlib.contextmanager
     def aside(self) -> Iterator[None]:
@@ -301,7 +301,7 @@ class Extractor:
         """Each document's finished extraction (as `extract(...).run()` leaves it: value, text,
         evidence, stats), in input order; a document that fails gives its ExtractError in its
         place and the others go on. `parallel` documents are decoded together as sequences of
-        one context (core.parallel); 1 is one after another. Any other exception is raised."""
+        one context (core.extract.parallel); 1 is one after another. Any other exception is raised."""
 
         def job(document: str) -> Extraction:
             extraction = self.extract(compiled, document, settings, instructions, truncate)
@@ -358,7 +358,7 @@ def _common_length(first: list[int], second: list[int]) -> int:
 class Extraction:
     """One extraction: iterate for text chunks; afterwards `text`, `value`, `stats`, and
     `evidence` (JSON pointer of each leaf value -> where it came from in the document and how
-    sure the model was; see core.evidence). `budget_closed_at` names the value being written
+    sure the model was; see core.grounding.value_evidence). `budget_closed_at` names the value being written
     when the token budget began to rule tokens out (None: it never did)."""
 
     def __init__(

@@ -13,7 +13,7 @@ that the batches do not depend on thread timing), then hands each its own logits
 document ends, its thread takes the next document at once: sequences are freed and refilled
 continuously.
 
-Why threads and one lock: the decoding loop (core.decode) stays as it is, one call stack per
+Why threads and one lock: the decoding loop (core.decode.decoder) stays as it is, one call stack per
 document. Only one thread runs Python at a time (`work`, held except while waiting on the
 model): the compiled schema, its index and the tokenizer build caches lazily and are not
 thread-safe, and under the GIL nothing is lost by it, since llama_decode, where the time goes,
@@ -79,7 +79,7 @@ class Outcome(Generic[T]):
 
 class SequenceView:
     """One sequence of a SequencePool, as the decoder and an Extraction see a model
-    (core.decode_types.PromptModel). Its evaluations block until the pool's next decode."""
+    (core.decode.decode_types.PromptModel). Its evaluations block until the pool's next decode."""
 
     def __init__(self, pool: SequencePool, seq: int) -> None:
         self.pool = pool
@@ -389,7 +389,7 @@ def _groups(requests: list[_Request], n_batch: int) -> Iterator[list[_Request]]:
 class ParallelRun(Generic[T]):
     """Run `jobs` (one per document) on the pool's sequences, one thread per sequence, each
     taking the next job as soon as its last one is done. `bind(view)` makes the calling
-    thread's extractions use `view` (core.extract.Extractor.model_for)."""
+    thread's extractions use `view` (core.extract.extractor.Extractor.model_for)."""
 
     def __init__(self, pool: SequencePool, jobs: Iterable[Callable[[], T]], bind: Callable[[SequenceView | None], None]) -> None:
         self._pool = pool

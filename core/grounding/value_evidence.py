@@ -12,7 +12,7 @@ For every leaf value (string, number, boolean, null) at JSON pointer P of the ou
   mask): a value the model would not have written without the mask scores low. Tokens
   written without a choice (forced text, a single allowed token) are not counted; None
   when the value had no choice at all.
-- `grounded`: for a string held to a span of the document while it was written (core.grounding).
+- `grounded`: for a string held to a span of the document while it was written (core.grounding.span_filter).
 """
 
 from __future__ import annotations

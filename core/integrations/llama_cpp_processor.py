@@ -61,7 +61,7 @@ class SchemaLogitsProcessor:
 
     The mask is the Guide's and nothing else: the automaton takes every form of a number, so
     a model writing `10.0` may end the number there, and llama-cpp-python's text keeps the
-    form the model sampled (`10.0`; this library's decoder writes `10`, see core.held_zeros).
+    form the model sampled (`10.0`; this library's decoder writes `10`, see core.decode.held_zeros).
 
     One completion at a time: the state of the completion under way is kept here, so a
     processor is not for two completions running at once (threads)."""

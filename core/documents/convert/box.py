@@ -1,8 +1,8 @@
-"""A PDF, DOCX or HTML file converted in a process of its own, held to bounds (core.convert.limits).
+"""A PDF, DOCX or HTML file converted in a process of its own, held to bounds (core.documents.convert.limits).
 
     converted = convert_in_box(data, "pdf", "invoice.pdf")   # Converted(text, complete)
 
-The process runs core.convert.child, started afresh through subprocess (fork and exec, nothing
+The process runs core.documents.convert.child, started afresh through subprocess (fork and exec, nothing
 inherited: the parent may hold a loaded model and llama.cpp's threads, which a forked copy
 must not touch). It costs a Python start and the converter's import: 60 to 200 ms a document
 on a 2-core machine (the README's Documents section has the figures). Every way it can end becomes a value

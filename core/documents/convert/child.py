@@ -1,5 +1,5 @@
-"""The converter's own process: `python -m gguf_extract.core.convert.child REQUEST`, started by
-core.convert.box for one document.
+"""The converter's own process: `python -m gguf_extract.core.documents.convert.child REQUEST`, started by
+core.documents.convert.box for one document.
 
 REQUEST (JSON) names the format, the document, the encoding and the bounds. The process holds
 itself to the bounds first (resource limits: address space, CPU time, size of what it writes,
@@ -94,7 +94,7 @@ def convert_reporting(data: bytes, kind: str, source: str, encoding: str, text_b
 
 
 # The most characters of one message in the outcome: a message may quote the document, and the
-# line must stay within what the parent reads of it (core.convert.box), escapes included.
+# line must stay within what the parent reads of it (core.documents.convert.box), escapes included.
 _MESSAGE_CHARACTERS = 2000
 
 

@@ -1,5 +1,5 @@
-"""The conversion itself, in whichever process runs it: core.convert.box runs it in a process
-of its own (core.convert.child), held to bounds; nothing else should call it directly."""
+"""The conversion itself, in whichever process runs it: core.documents.convert.box runs it in a process
+of its own (core.documents.convert.child), held to bounds; nothing else should call it directly."""
 
 from __future__ import annotations
 

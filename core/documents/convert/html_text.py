@@ -24,7 +24,7 @@ _LINE = re.compile(r"^(.*)", re.MULTILINE)
 
 
 def decode_html(data: bytes, source: str, encoding: str) -> str:
-    """The page's characters, decoded as documents are (core.document), in the encoding the
+    """The page's characters, decoded as documents are (core.documents.document), in the encoding the
     page declares (`<meta charset>`, or `<meta http-equiv="Content-Type">`, in its first 1024
     bytes, as browsers look for it) where `encoding` is the default UTF-8 and no byte-order
     mark says otherwise: a page is written in the encoding it names. Another `encoding` is

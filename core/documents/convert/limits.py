@@ -3,7 +3,7 @@ lists them, with what happens when one is hit).
 
 Such a file is untrusted input to large parsers (PDFium is C++): a few megabytes can inflate to
 gigabytes, nest without end, or crash the parser. Each is therefore converted in a process of
-its own (core.convert.box) held to the bounds below, as a browser runs its PDF viewer; a bound
+its own (core.documents.convert.box) held to the bounds below, as a browser runs its PDF viewer; a bound
 hit there is a ConversionStopped error naming the document and the bound, never a crash here.
 """
 
@@ -15,7 +15,7 @@ MIB = 1024 * 1024
 
 # The most bytes of a PDF, DOCX or HTML file read (its text can be far larger than the file).
 CONVERTED_FILE_LIMIT = 256 * MIB
-# The most bytes of text a conversion gives: as much as `--chunk` reads (core.chunked), far
+# The most bytes of text a conversion gives: as much as `--chunk` reads (core.extract.chunked), far
 # more than a context holds.
 TEXT_LIMIT = 64 * MIB
 # The converter's address space (RLIMIT_AS). PDFium, mammoth's XML tree and Beautiful Soup's
