@@ -238,6 +238,14 @@ def test_each_folder_says_what_it_holds_and_what_it_may_import(room: str) -> Non
     assert "May import" in docstring, f"{name}/__init__.py's docstring should say what the room is for and what it may import"
 
 
+def test_every_folder_is_a_package_that_installs() -> None:
+    """pyproject.toml lists its packages by name: a folder missing there is left out of the wheel."""
+    listed = re.search(r"^packages = \[(.*?)\]", (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.MULTILINE | re.DOTALL)
+    assert listed, "pyproject.toml lists no packages"
+    packages = {PACKAGE + (f".{name}" if name else "") for name, module in MODULES.items() if module.is_package}
+    assert packages - set(re.findall(r'"([\w.]+)"', listed.group(1))) == set()
+
+
 # -- the checks themselves, on made-up modules ----------------------------------------------
 
 
