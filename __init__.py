@@ -13,26 +13,21 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .core.check import SchemaReport as SchemaReport
-    from .core.check import check_schema_support as check_schema_support
-    from .core.chunked import CHUNKED_TEXT_LIMIT as CHUNKED_TEXT_LIMIT
-    from .core.chunked import ChunkedExtraction as ChunkedExtraction
-    from .core.compiled import CompiledSchema as CompiledSchema
-    from .core.decode_types import SamplingSettings as SamplingSettings
+    from .core.decode.decode_types import SamplingSettings as SamplingSettings
     from .core.defaults import DEFAULT_ENCODING as DEFAULT_ENCODING
     from .core.defaults import DEFAULT_GPU_LAYERS as DEFAULT_GPU_LAYERS
     from .core.defaults import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
     from .core.defaults import DEFAULT_RECURSION_DEPTH as DEFAULT_RECURSION_DEPTH
     from .core.defaults import DEFAULT_TEMPERATURE as DEFAULT_TEMPERATURE
     from .core.defaults import DEFAULT_TOP_P as DEFAULT_TOP_P
-    from .core.document import CONVERTED_FILE_LIMIT as CONVERTED_FILE_LIMIT
-    from .core.document import DOCUMENT_FORMATS as DOCUMENT_FORMATS
-    from .core.document import Converting as Converting
-    from .core.document import check_encoding as check_encoding
-    from .core.document import check_readable as check_readable
-    from .core.document import is_text_encoding as is_text_encoding
-    from .core.document import read_document as read_document
-    from .core.document import read_stream as read_stream
+    from .core.documents.document import CONVERTED_FILE_LIMIT as CONVERTED_FILE_LIMIT
+    from .core.documents.document import DOCUMENT_FORMATS as DOCUMENT_FORMATS
+    from .core.documents.document import Converting as Converting
+    from .core.documents.document import check_encoding as check_encoding
+    from .core.documents.document import check_readable as check_readable
+    from .core.documents.document import is_text_encoding as is_text_encoding
+    from .core.documents.document import read_document as read_document
+    from .core.documents.document import read_stream as read_stream
     from .core.errors import ContextTooSmall as ContextTooSmall
     from .core.errors import ConversionStopped as ConversionStopped
     from .core.errors import DocumentError as DocumentError
@@ -52,72 +47,77 @@ if TYPE_CHECKING:
     from .core.errors import UndecodableDocument as UndecodableDocument
     from .core.errors import UnsupportedSchema as UnsupportedSchema
     from .core.errors import misspelling_hint as misspelling_hint
-    from .core.extract import Extraction as Extraction
-    from .core.extract import ExtractionStats as ExtractionStats
-    from .core.extract import Extractor as Extractor
-    from .core.extract import ModelOptions as ModelOptions
-    from .core.extraction_run import ExtractionRun as ExtractionRun
+    from .core.extract.chunked import CHUNKED_TEXT_LIMIT as CHUNKED_TEXT_LIMIT
+    from .core.extract.chunked import ChunkedExtraction as ChunkedExtraction
+    from .core.extract.extraction_run import ExtractionRun as ExtractionRun
+    from .core.extract.extractor import Extraction as Extraction
+    from .core.extract.extractor import ExtractionStats as ExtractionStats
+    from .core.extract.extractor import Extractor as Extractor
+    from .core.extract.extractor import ModelOptions as ModelOptions
+    from .core.extract.parallel import Outcome as Outcome
     from .core.files import write_atomically as write_atomically
-    from .core.guide import Guide as Guide
-    from .core.guide import new_bitmask as new_bitmask
-    from .core.layout import Indenter as Indenter
-    from .core.llama_cpp_processor import llama_cpp_logits_processor as llama_cpp_logits_processor
+    from .core.indent import Indenter as Indenter
+    from .core.index.check import SchemaReport as SchemaReport
+    from .core.index.check import check_schema_support as check_schema_support
+    from .core.index.compiled import CompiledSchema as CompiledSchema
+    from .core.index.guide import Guide as Guide
+    from .core.index.guide import new_bitmask as new_bitmask
+    from .core.integrations.llama_cpp_processor import llama_cpp_logits_processor as llama_cpp_logits_processor
     from .core.model import bundled_model_path as bundled_model_path
-    from .core.parallel import Outcome as Outcome
-    from .core.review import ReviewDocument as ReviewDocument
-    from .core.review import render_review as render_review
-    from .core.review import write_review as write_review
+    from .core.review.page import ReviewDocument as ReviewDocument
+    from .core.review.page import render_review as render_review
+    from .core.review.page import write_review as write_review
     from .core.schema.load import Schema as Schema
     from .core.schema.sources import load_schema as load_schema
     from .core.schema.sources import packaged_schema_names as packaged_schema_names
     from .core.schema.sources import schema_label as schema_label
     from .core.schema.validation import best_error as best_error
     from .core.schema.validation import validator_for_schema as validator_for_schema
-    from .core.vocab import Vocabulary as Vocabulary
+    from .core.vocab.token_table import Vocabulary as Vocabulary
 
 # Each public name and the module that defines it, by what it is for.
 _EXPORTS: dict[str, str] = {
     # Extraction: open a model, compile a schema, extract
-    "Extractor": "core.extract",
-    "ModelOptions": "core.extract",
-    "SamplingSettings": "core.decode_types",
-    "Extraction": "core.extract",
-    "ChunkedExtraction": "core.chunked",
-    "ExtractionRun": "core.extraction_run",
-    "ExtractionStats": "core.extract",
-    "Outcome": "core.parallel",
+    "Extractor": "core.extract.extractor",
+    "ModelOptions": "core.extract.extractor",
+    "SamplingSettings": "core.decode.decode_types",
+    "Extraction": "core.extract.extractor",
+    "ChunkedExtraction": "core.extract.chunked",
+    "ExtractionRun": "core.extract.extraction_run",
+    "ExtractionStats": "core.extract.extractor",
+    "Outcome": "core.extract.parallel",
     "bundled_model_path": "core.model",
     # Schemas
     "Schema": "core.schema.load",
     "load_schema": "core.schema.sources",
     "schema_label": "core.schema.sources",
     "packaged_schema_names": "core.schema.sources",
-    "CompiledSchema": "core.compiled",
-    "check_schema_support": "core.check",
-    "SchemaReport": "core.check",
+    "CompiledSchema": "core.index.compiled",
+    "check_schema_support": "core.index.check",
+    "SchemaReport": "core.index.check",
     "validator_for_schema": "core.schema.validation",
     "best_error": "core.schema.validation",
     # Token by token: the guide, and llama-cpp-python's own API held to a schema
-    "Guide": "core.guide",
-    "new_bitmask": "core.guide",
-    "Vocabulary": "core.vocab",
-    "llama_cpp_logits_processor": "core.llama_cpp_processor",
+    "Guide": "core.index.guide",
+    "new_bitmask": "core.index.guide",
+    "Vocabulary": "core.vocab.token_table",
+    "llama_cpp_logits_processor": "core.integrations.llama_cpp_processor",
     # Documents
-    "read_document": "core.document",
-    "read_stream": "core.document",
-    "check_readable": "core.document",
-    "check_encoding": "core.document",
-    "is_text_encoding": "core.document",
-    "DOCUMENT_FORMATS": "core.document",
-    "Converting": "core.document",
-    "CONVERTED_FILE_LIMIT": "core.document",
-    "CHUNKED_TEXT_LIMIT": "core.chunked",
+    "read_document": "core.documents.document",
+    "read_stream": "core.documents.document",
+    "check_readable": "core.documents.document",
+    "check_encoding": "core.documents.document",
+    "is_text_encoding": "core.documents.document",
+    "DOCUMENT_FORMATS": "core.documents.document",
+    "Converting": "core.documents.document",
+    "CONVERTED_FILE_LIMIT": "core.documents.document",
+    "CHUNKED_TEXT_LIMIT": "core.extract.chunked",
     # Output: indented JSON, whole files, the review page
-    "Indenter": "core.layout",
+    "Indenter": "core.indent",
     "write_atomically": "core.files",
-    "ReviewDocument": "core.review",
-    "write_review": "core.review",
-    "render_review": "core.review",
+    "ReviewDocument": "core.review.page",
+    "write_review": "core.review.page",
+    "render_review": "core.review.page",
     # Defaults: the values the command line shows and uses
     "DEFAULT_MAX_TOKENS": "core.defaults",
     "DEFAULT_TEMPERATURE": "core.defaults",

@@ -28,7 +28,7 @@ Then the ratios grounded / plain. The gold values themselves are run through the
 duplicate checks as a control (they should show none). The definitions are in
 bench/accuracy_scoring.py. `--save` keeps every extraction (value, evidence, seconds);
 `--rescore` prints the figures again from such a file without a model (timings as saved).
-`--repeats allowed` decodes as before the remedy for runaway values (core/repetition.py),
+`--repeats allowed` decodes as before the remedy for runaway values (core/decode/repetition.py),
 `--repeats both` each document both ways in turn (`plain+rep`, `grounded+rep`: without it); the
 decoder's own counts of that remedy's work (tokens ruled out in looping strings, arrays closed
 before a copy, tokens evaluated to preview an item) are printed per model and mode.

@@ -14,8 +14,8 @@ import statistics
 import time
 from pathlib import Path
 
-from gguf_extract.core.decode_types import SamplingSettings
-from gguf_extract.core.extract import Extractor
+from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.extract.extractor import Extractor
 from gguf_extract.core.schema.sources import load_schema
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gguf_extract.core.chunked import plan_pieces
-from gguf_extract.core.decode_types import SamplingSettings
-from gguf_extract.core.extract import Extractor, ModelOptions
+from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.extract.chunked import plan_pieces
+from gguf_extract.core.extract.extractor import Extractor, ModelOptions
 
 FIRST = ["Maria", "John", "Aiko", "Pedro", "Fatima", "Lars", "Chen", "Olga", "Samuel", "Priya"]
 LAST = ["Gonzales", "Smith", "Tanaka", "Alves", "Haddad", "Nilsson", "Wei", "Petrova", "Okafor", "Raman"]

@@ -59,8 +59,8 @@ def measure(entry: dict[str, Any], walks: int = 20) -> dict[str, Any]:
     from gguf_extract.core.automaton.dfa import LazyDFA
     from gguf_extract.core.automaton.nfa import build_nfa
     from gguf_extract.core.automaton.sample import sample_accepted
-    from gguf_extract.core.compiled import compile_automaton
     from gguf_extract.core.errors import SchemaError, UnsupportedSchema
+    from gguf_extract.core.index.compiled import compile_automaton
     from gguf_extract.core.schema.limits import CompileWorkExceeded
     from gguf_extract.core.schema.validation import validator_for_schema
 

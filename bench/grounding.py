@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from gguf_extract import Extractor
-from gguf_extract.core.grounding import Grounding
-from gguf_extract.core.grounding_tables import DocumentTokens, GroundingText, vocabulary_bodies
+from gguf_extract.core.grounding.span_filter import Grounding
+from gguf_extract.core.grounding.tables import DocumentTokens, GroundingText, vocabulary_bodies
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = {

@@ -149,10 +149,10 @@ def run_text(path: Path) -> dict[str, object]:
 
 
 def plan_without_spaces(size: int, ctx: int | None) -> str:
-    """Chunk planning (core.chunked.plan_pieces) of `size` characters without spaces, with the bundled model."""
-    from gguf_extract.core.chunked import plan_pieces
-    from gguf_extract.core.decode_types import SamplingSettings
-    from gguf_extract.core.extract import Extractor, ModelOptions
+    """Chunk planning (core.extract.chunked.plan_pieces) of `size` characters without spaces, with the bundled model."""
+    from gguf_extract.core.decode.decode_types import SamplingSettings
+    from gguf_extract.core.extract.chunked import plan_pieces
+    from gguf_extract.core.extract.extractor import Extractor, ModelOptions
 
     extractor = Extractor.open(options=ModelOptions(n_ctx=ctx))
     compiled = extractor.compile(json.loads((ROOT / "schemas" / "person.json").read_text()))
@@ -167,8 +167,8 @@ def plan_without_spaces(size: int, ctx: int | None) -> str:
 
 def converter_cost() -> list[str]:
     """Median time to convert the samples in this process and in the converter's own process."""
-    from gguf_extract.core.convert.box import convert_in_box
-    from gguf_extract.core.convert.dispatch import convert_here
+    from gguf_extract.core.documents.convert.box import convert_in_box
+    from gguf_extract.core.documents.convert.dispatch import convert_here
 
     lines = []
     for name, kind in (("invoice.pdf", "pdf"), ("lovelace.html", "html")):

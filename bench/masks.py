@@ -68,7 +68,7 @@ def model_path(name: str) -> Path:
 
 def prepare(name: str, with_llguidance: bool) -> float:
     """Load the tokenizer, our vocabulary tables and llguidance's tokenizer; seconds spent on ours."""
-    from gguf_extract.core.compiled import token_table
+    from gguf_extract.core.index.compiled import token_table
     from gguf_extract.core.model import GGUFModel
 
     path = model_path(name)
@@ -80,10 +80,10 @@ def prepare(name: str, with_llguidance: bool) -> float:
     _STATE.update(model=model, vocabulary=vocabulary)
     # Imports and the meta-schemas load once per process, not per schema: warm them with a
     # schema outside the sample, as a real run pays them once at start-up.
-    from gguf_extract.core.compiled import compile_schema
+    from gguf_extract.core.index.compiled import compile_schema
 
     warm = compile_schema({"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}}, vocabulary)
-    warm._index.transitions(warm._dfa.start)
+    warm.token_index.transitions(warm.automaton.start)
     # Children must not pay copy-on-write for the parent's objects when a collection runs.
     gc.collect()
     gc.freeze()
@@ -98,25 +98,25 @@ def prepare(name: str, with_llguidance: bool) -> float:
 def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False) -> dict[str, Any]:
     from gguf_extract.core.automaton.dfa import DEAD
     from gguf_extract.core.automaton.sample import sample_accepted
-    from gguf_extract.core.compiled import compile_schema
     from gguf_extract.core.errors import SchemaError
-    from gguf_extract.core.guide import new_bitmask
+    from gguf_extract.core.index.compiled import compile_schema
+    from gguf_extract.core.index.guide import new_bitmask
 
     if trace_memory:
         tracemalloc.start()
     started = time.perf_counter()
     try:
         compiled = compile_schema(schema, _STATE["vocabulary"])
-        index = compiled._index
+        index = compiled.token_index
         if _STATE.get("public"):
             compiled.guide(every_valid_text=_STATE.get("every_valid_text", False)).fill_mask(new_bitmask(compiled.vocab.size))
         else:
-            index.transitions(compiled._dfa.start)
+            index.transitions(compiled.automaton.start)
     except SchemaError as error:
         return {"status": "refused", "first_mask_s": time.perf_counter() - started, "reason": str(error)[:120]}
     first = time.perf_counter() - started
     rng = random.Random(seed)
-    documents = [sample_accepted(compiled._dfa, rng, prefer=TEXT_BYTES) for _ in range(walks)]
+    documents = [sample_accepted(compiled.automaton, rng, prefer=TEXT_BYTES) for _ in range(walks)]
     sequences = [tokens for tokens in map(_tokens, documents) if tokens]
     if _STATE.get("public"):
         walked = _walk_public(compiled, sequences)
@@ -124,7 +124,7 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
         return {"status": "compiled", "first_mask_s": first, **walked, "peak_bytes": peak, "token_sequences": sequences}
     mask_seconds: list[float] = []
     for tokens in sequences:
-        state, built_for = compiled._dfa.start, -1
+        state, built_for = compiled.automaton.start, -1
         for token in tokens:
             tick = time.perf_counter()
             transitions = index.transitions(state)
@@ -139,7 +139,7 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
         "first_mask_s": first,
         "mask_s": mask_seconds,
         "peak_bytes": _peak(trace_memory),
-        "dfa_states": compiled._dfa.state_count,
+        "dfa_states": compiled.automaton.state_count,
         "token_sequences": sequences,
     }
 
@@ -156,7 +156,7 @@ def _peak(traced: bool) -> int | None:
 def _walk_public(compiled: Any, sequences: list[list[int]]) -> dict[str, Any]:
     """Each step through the public Guide, as a library user's sampler would: fill_mask into
     one preallocated bitmask, then advance; allowed_token_ids (which allocates) timed apart."""
-    from gguf_extract.core.guide import new_bitmask
+    from gguf_extract.core.index.guide import new_bitmask
 
     bitmask = new_bitmask(compiled.vocab.size)
     mask_seconds: list[float] = []
@@ -174,7 +174,7 @@ def _walk_public(compiled: Any, sequences: list[list[int]]) -> dict[str, Any]:
             guide.allowed_token_ids()
             ids_seconds.append(time.perf_counter() - tick)
             guide.advance(token)
-    return {"mask_s": mask_seconds, "ids_s": ids_seconds, "dfa_states": compiled._dfa.state_count}
+    return {"mask_s": mask_seconds, "ids_s": ids_seconds, "dfa_states": compiled.automaton.state_count}
 
 
 def _tokens(text: bytes) -> list[int]:

@@ -142,7 +142,7 @@ def walk(compiled: Any, tokens: list[int], every_valid_text: bool = False) -> in
     """Drive the public Guide along `tokens` then an end-of-generation token, as a sampler
     would: fill_mask, test the token's bit, advance. The index of the first token whose bit is
     clear (len(tokens) for the end), or None when all of it is accepted."""
-    from gguf_extract.core.guide import new_bitmask
+    from gguf_extract.core.index.guide import new_bitmask
 
     guide = compiled.guide(every_valid_text=every_valid_text)
     bitmask = new_bitmask(compiled.vocab.size).view(np.uint32)
@@ -195,8 +195,8 @@ def measure(
     shuffles each object's members; `every_valid_text` walks the Guide that takes any order and
     undeclared properties (`compiled.guide(every_valid_text=True)`)."""
     from gguf_extract.core.automaton.sample import sample_accepted
-    from gguf_extract.core.compiled import compile_automaton, compile_schema
     from gguf_extract.core.errors import SchemaError
+    from gguf_extract.core.index.compiled import compile_automaton, compile_schema
     from gguf_extract.core.schema.validation import validator_for_schema
 
     result: dict[str, Any] = {"id": entry["id"], "walked": 0, "accepted": 0, "rejected": [], "skipped": 0}
@@ -241,7 +241,7 @@ def measure(
 def byte_vocabulary() -> tuple[Any, Tokenize]:
     """A vocabulary of one token per byte (0 ends generation; one two-byte token, unused,
     as the token table needs one), and its tokenizer."""
-    from gguf_extract.core.vocab import Vocabulary
+    from gguf_extract.core.vocab.token_table import Vocabulary
 
     vocab = Vocabulary.from_pieces([b""] + [bytes([b]) for b in range(256)] + [b", "], (0,))
     return vocab, lambda text: [byte + 1 for byte in text]

@@ -244,7 +244,7 @@ def _extract_together(
     page: evidence.ReviewPage,
     advance: Callable[[int], None],
 ) -> None:
-    """--parallel: the documents decoded N at a time (core.parallel), delivered in input order."""
+    """--parallel: the documents decoded N at a time (core.extract.parallel), delivered in input order."""
     jobs = (partial(_extracted, request, extractor, compiled, source) for source in pending)
     # Closed at once if delivering raises (a closed stdout, a failed model): the documents in
     # flight stop and the context is freed then, not whenever the traceback is dropped.

@@ -32,7 +32,7 @@ class BatchOptions:
     overwrite: bool = False
     worker: bool = False  # one process of a --workers batch: its documents come from the parent, no summary
     setup_warnings: bool = True  # False: another worker says what loading and compiling warn of, once for all
-    parallel: int = 1  # documents decoded together, as sequences of one context (core.parallel)
+    parallel: int = 1  # documents decoded together, as sequences of one context (core.extract.parallel)
 
 
 @dataclass(frozen=True)
@@ -61,9 +61,9 @@ class Request:
     evidence: bool = False
     min_confidence: float | None = None
     review: Path | None = None
-    document_format: str | None = None  # a name from core.convert.FORMATS; None: told from each document
+    document_format: str | None = None  # a name from core.documents.convert.FORMATS; None: told from each document
     chunk: bool = False  # a document too long for the context is extracted piece by piece
-    allow_repeats: bool = False  # no remedy for looping strings and copied array items (core.repetition)
+    allow_repeats: bool = False  # no remedy for looping strings and copied array items (core.decode.repetition)
     debug: bool = False  # tracebacks on stderr, for a document's unforeseen error too
 
     @property

@@ -113,7 +113,7 @@ class UndecodableDocument(DocumentError):
 
 
 class ConversionStopped(DocumentError):
-    """A PDF, DOCX or HTML file's conversion ran into one of its bounds (core.convert.limits),
+    """A PDF, DOCX or HTML file's conversion ran into one of its bounds (core.documents.convert.limits),
     or its converter's process crashed. `limit` names the bound: "memory", "cpu", "time",
     "text", "depth", "docx_xml"; None for a crash (which running out of memory in native code
     may cause)."""

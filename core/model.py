@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import ModelError, ModelNotFound, ModelNotGGUF
-from .vocab import Vocabulary
+from .vocab.token_table import Vocabulary
 
 BUNDLED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _GGUF_MAGIC = b"GGUF"

@@ -12,9 +12,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from gguf_extract.core.compiled import CompiledSchema, compile_schema
-from gguf_extract.core.decode import LARGEST_DRAFT_BATCH
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.decode.decoder import LARGEST_DRAFT_BATCH
+from gguf_extract.core.index.compiled import CompiledSchema, compile_schema
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -145,7 +145,7 @@ class FakeModel:
 def random_walk(compiled: CompiledSchema, seed: int, max_bytes: int = 400) -> str:
     """A random accepted string: random bytes early, then the shortest way to acceptance."""
     rng = random.Random(seed)
-    dfa = compiled._dfa
+    dfa = compiled.automaton
     state, out = dfa.start, bytearray()
     while True:
         row = dfa.row(state)
@@ -161,7 +161,7 @@ def random_walk(compiled: CompiledSchema, seed: int, max_bytes: int = 400) -> st
 
 
 def accepts(compiled: CompiledSchema, text: str) -> bool:
-    dfa = compiled._dfa
+    dfa = compiled.automaton
     state = dfa.walk(dfa.start, text.encode("utf-8"))
     return state != 0 and dfa.is_accepting(state)
 

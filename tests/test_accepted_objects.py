@@ -19,9 +19,9 @@ from test_guide_numbers import valid, walks
 
 from gguf_extract.core.automaton.dfa import DEAD
 from gguf_extract.core.automaton.sample import sample_accepted
-from gguf_extract.core.guide import Guide
+from gguf_extract.core.index.guide import Guide
 from gguf_extract.core.schema.validation import validator_for_schema
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 OPEN = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["a"]}
 CLOSED = {**OPEN, "additionalProperties": False}
@@ -86,7 +86,7 @@ def test_the_generator_never_writes_an_undeclared_property(vocab: Vocabulary) ->
     assert writes(compiled.guide(every_valid_text=True), '{"b": "s", "a": 1}')
     rng = random.Random(3)
     for _ in range(50):
-        document = json.loads(sample_accepted(compiled._dfa, rng))
+        document = json.loads(sample_accepted(compiled.automaton, rng))
         assert list(document) in (["a"], ["a", "b"])
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gguf_extract.core import cache
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.vocab import cache
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 VOCAB = Vocabulary.from_pieces([b"", b"a", b"ab", b"\xe2\x82", b"\x00x", b'{"'], (0,))
 
@@ -97,7 +97,7 @@ def test_any_flipped_byte_gives_the_right_vocabulary_or_a_rebuild(model_file: Pa
 
 
 def test_entry_with_inconsistent_arrays_is_rebuilt(model_file: Path, cache_dir: Path) -> None:
-    key = cache.entry_key("vocabulary", cache.file_identity(model_file))
+    key = cache.entry_key("vocabulary", cache.file_version_key(model_file))
     arrays = cache._vocabulary_arrays(VOCAB)
     arrays["lengths"] = arrays["lengths"] + 1  # no longer adds up to the blob
     cache.write_entry("vocabulary", key, arrays)
@@ -127,7 +127,7 @@ def _write_many(arguments: tuple[str, str, int]) -> int:
     folder, model, rounds = arguments
     os.environ["EXTRACT_CACHE_DIR"] = folder
     big = Vocabulary.from_pieces([bytes([i % 256]) * (1 + i % 7) for i in range(20_000)], (3,))
-    key = cache.entry_key("vocabulary", cache.file_identity(Path(model)))
+    key = cache.entry_key("vocabulary", cache.file_version_key(Path(model)))
     wrong = 0
     for _ in range(rounds):
         cache.write_entry("vocabulary", key, cache._vocabulary_arrays(big))
@@ -146,7 +146,7 @@ def test_two_processes_writing_one_entry_never_leave_a_partial_one(model_file: P
 
 
 def test_cached_layout_gives_the_same_token_table(model_file: Path) -> None:
-    from gguf_extract.core.vocab import TokenTable
+    from gguf_extract.core.vocab.token_table import TokenTable
 
     cache.cached_vocabulary(model_file, Reader())
     cached = cache.cached_vocabulary(model_file, Reader())

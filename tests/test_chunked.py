@@ -14,9 +14,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from gguf_extract.core.chunked import ChunkedExtraction
-from gguf_extract.core.decode_types import SamplingSettings
-from gguf_extract.core.extract import Extractor, ModelOptions
+from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.extract.chunked import ChunkedExtraction
+from gguf_extract.core.extract.extractor import Extractor, ModelOptions
 
 MEMBERS = {
     "type": "object",

@@ -55,8 +55,8 @@ def test_schema_with_a_number_json_does_not_have(tmp_path: Path, constant: str) 
 
 
 def test_library_schema_with_infinity_is_refused_with_its_pointer() -> None:
-    from gguf_extract.core.compiled import compile_automaton
     from gguf_extract.core.errors import SchemaError
+    from gguf_extract.core.index.compiled import compile_automaton
 
     with pytest.raises(SchemaError, match="NaN or infinity\\) at /properties/x/maximum"):
         compile_automaton({"properties": {"x": {"type": "number", "maximum": float("inf")}}})

@@ -21,10 +21,10 @@ import pytest
 from bs4.element import PageElement, Tag
 from document_files import PAGE, pdf_inflating_to, report_docx
 
-from gguf_extract.core.convert import ConvertLimits, box, child, convert, dispatch
-from gguf_extract.core.convert.html_text import html_to_text
-from gguf_extract.core.convert.limits import DOCX_XML_LIMIT, size_words
-from gguf_extract.core.document import read_stream
+from gguf_extract.core.documents.convert import ConvertLimits, box, child, convert, dispatch
+from gguf_extract.core.documents.convert.html_text import html_to_text
+from gguf_extract.core.documents.convert.limits import DOCX_XML_LIMIT, size_words
+from gguf_extract.core.documents.document import read_stream
 from gguf_extract.core.errors import ConversionStopped, DocumentError
 
 UNCLOSED = "<html><body>" + "".join(f"<p>Paragraph {i}.\n" for i in range(500)) + "</body></html>"
@@ -183,7 +183,7 @@ def converter_running(monkeypatch: pytest.MonkeyPatch, program: str) -> None:
 
 
 def test_a_conversion_past_its_cpu_time_is_refused_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    spin = "import json, sys\nfrom gguf_extract.core.convert.child import limit_resources\n"
+    spin = "import json, sys\nfrom gguf_extract.core.documents.convert.child import limit_resources\n"
     spin += "limit_resources(json.loads(sys.argv[-1])['limits'])\nwhile True: pass"
     converter_running(monkeypatch, spin)
     with pytest.raises(ConversionStopped) as raised:
@@ -232,10 +232,10 @@ def wait_for(condition: Callable[[], bool], seconds: float = 60) -> bool:
 def test_the_converter_ends_with_the_process_that_started_it(tmp_path: Path) -> None:
     """A parent killed (or ended by SIGTERM) mid-conversion leaves no converter running on."""
     pid_file = tmp_path / "converter.pid"
-    converter = "import json, os, sys, time\nfrom gguf_extract.core.convert.child import die_with_parent\n"
+    converter = "import json, os, sys, time\nfrom gguf_extract.core.documents.convert.child import die_with_parent\n"
     converter += f"die_with_parent(json.loads(sys.argv[-1])['parent'])\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
     converter += "time.sleep(600)"
-    parent = "import sys\nfrom gguf_extract.core.convert import box, convert\n"
+    parent = "import sys\nfrom gguf_extract.core.documents.convert import box, convert\n"
     parent += f"box.CHILD_COMMAND = [sys.executable, '-c', {converter!r}]\nconvert(b'<p>x', 'html', 'x.html')"
     started = subprocess.Popen([sys.executable, "-c", parent])
     try:
@@ -307,7 +307,7 @@ def test_an_ordered_list_counts_from_its_start() -> None:
 def test_open_elements_inside_a_part_left_out_are_capped_as_the_tree_is(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each implied end tag walks the open elements: inside a hidden part (<svg>) as outside it,
     they are capped, so a page of unclosed cells under thousands of open elements stays linear."""
-    from gguf_extract.core.convert import html_tree
+    from gguf_extract.core.documents.convert import html_tree
 
     deepest = 0
     walk = html_tree.PageSoup._open_names

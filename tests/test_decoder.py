@@ -13,10 +13,10 @@ import numpy.typing as npt
 import pytest
 from conftest import FakeModel, compile_for
 
-from gguf_extract.core.decode import Decoder
-from gguf_extract.core.decode_types import SamplingSettings
+from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.errors import GenerationError
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 SCHEMA = {
     "type": "object",

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from gguf_extract.core.automaton.sample import sample_accepted
-from gguf_extract.core.compiled import compile_automaton
 from gguf_extract.core.errors import SchemaError
+from gguf_extract.core.index.compiled import compile_automaton
 from gguf_extract.core.schema.validation import best_error, validator_for_schema
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from document_files import LINE_ITEMS, PAGE, invoice_pdf, report_docx, scanned_pdf, write_all
 
-from gguf_extract.core.convert import convert, detect_format
-from gguf_extract.core.document import read_document, read_stream
+from gguf_extract.core.documents.convert import convert, detect_format
+from gguf_extract.core.documents.document import read_document, read_stream
 from gguf_extract.core.errors import DocumentError, DocumentTooLarge
 
 

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 from document_files import scanned_pdf, write_all
 
-from gguf_extract.core.document import read_document
+from gguf_extract.core.documents.document import read_document
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.model

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import gguf_extract
-from gguf_extract.core.check import check_schema_support
-from gguf_extract.core.compiled import compile_automaton, compile_schema
-from gguf_extract.core.decode_types import SamplingSettings
-from gguf_extract.core.extract import Extractor, ModelOptions
+from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.extract.extractor import Extractor, ModelOptions
+from gguf_extract.core.index.check import check_schema_support
+from gguf_extract.core.index.compiled import compile_automaton, compile_schema
 from gguf_extract.core.schema.compiler import compile_schema_tree, compile_tree
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from conftest import FakeModel
 
-from gguf_extract.core.compiled import compile_schema
-from gguf_extract.core.decode import Decoder
-from gguf_extract.core.decode_types import SamplingSettings
-from gguf_extract.core.document_values import document_dates, document_numbers
-from gguf_extract.core.evidence import ValueEvidence, gather
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.grounding.document_values import document_dates, document_numbers
+from gguf_extract.core.grounding.value_evidence import ValueEvidence, gather
+from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 SEEDS = range(12)
 DOCUMENT = "Maria was born on 12 March 1990. The order of 1,267 units cost €559.40 in total."

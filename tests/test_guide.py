@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from conftest import EOS, compile_for, random_walk
 
-from gguf_extract.core.guide import Guide, new_bitmask
-from gguf_extract.core.index import mask_words
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.index.guide import Guide, new_bitmask
+from gguf_extract.core.index.token_index import mask_words
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 SCHEMAS = [
     {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}, "n": {"type": "integer"}}, "required": ["n"]},
@@ -71,7 +71,7 @@ def test_refusals_leave_the_guide_where_it_was(vocab: Vocabulary) -> None:
         guide.advance(EOS)  # nothing written yet: not a complete document
     with pytest.raises(ValueError, match="int32 array of shape"):
         guide.fill_mask(np.zeros(3, dtype=np.int32))
-    assert guide.tokens_taken == 0 and guide.state == compile_for({"type": "integer"}, vocab)._dfa.start
+    assert guide.tokens_taken == 0 and guide.state == compile_for({"type": "integer"}, vocab).automaton.start
 
 
 def test_rollback_and_copy(vocab: Vocabulary) -> None:

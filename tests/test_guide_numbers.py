@@ -15,10 +15,10 @@ import pytest
 from bench_modules import bench_module
 from conftest import EOS, compile_for
 
-from gguf_extract.core.compiled import CompiledSchema
-from gguf_extract.core.guide import new_bitmask
+from gguf_extract.core.index.compiled import CompiledSchema
+from gguf_extract.core.index.guide import new_bitmask
 from gguf_extract.core.schema.validation import validator_for_schema
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 DRAFT_04 = "http://json-schema.org/draft-04/schema#"
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"

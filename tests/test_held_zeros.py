@@ -1,4 +1,4 @@
-"""Zeros a model writes at the end of a number's fraction are held back (core.held_zeros): a
+"""Zeros a model writes at the end of a number's fraction are held back (core.decode.held_zeros): a
 model that wants `559.40` and then `,` gets `559.4,`, one that wants `1.05` gets `1.05`. The
 automaton takes `559.40` too; the zeros are dropped only where it takes the number's end
 without them (not for `enum: [10.0]`), so outputs always validate, and no fraction is padded
@@ -19,12 +19,12 @@ from conftest import EOS, FakeModel, compile_for
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.compiled import compile_schema
-from gguf_extract.core.decode import Decoder
-from gguf_extract.core.decode_types import SamplingSettings
+from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.errors import SchemaError
-from gguf_extract.core.evidence import gather
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.grounding.value_evidence import gather
+from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 PRICE = {"type": "object", "properties": {"price": {"type": "number"}, "n": {"type": "integer"}}, "required": ["price", "n"]}
 ONLY = {"type": "object", "properties": {"price": {"type": "number"}}, "required": ["price"]}
@@ -175,7 +175,7 @@ def test_the_token_after_held_zeros_is_read_by_grounding_after_the_written_text(
     text written, without the held zeros, so an ungrounded string cannot slip in with it."""
     pieces = [b"", b""] + [bytes([b]) for b in range(256)] + [b', "Zed']
     vocab = Vocabulary.from_pieces(pieces, (EOS,))
-    # The number is not held to the document's (core.grounding_values): the string is.
+    # The number is not held to the document's (core.grounding.value_holds): the string is.
     schema = {"type": "array", "items": {"anyOf": [{"type": "number", "x-grounded": False}, {"type": "string"}]}}
     compiled = compile_schema(schema, vocab, grounded=True)
     grounding = compiled.grounding("Ann 5 Bob")

@@ -11,8 +11,8 @@ from conftest import CONTROL, EOS, compile_for, random_walk
 
 from gguf_extract.core.automaton.dfa import DEAD
 from gguf_extract.core.automaton.regex import text_nodes
-from gguf_extract.core.index import TokenIndex, Transitions
-from gguf_extract.core.vocab import TokenTable, Vocabulary
+from gguf_extract.core.index.token_index import TokenIndex, Transitions
+from gguf_extract.core.vocab.token_table import TokenTable, Vocabulary
 
 PERSON = {
     "type": "object",
@@ -25,7 +25,7 @@ def brute_force(compiled, state: int) -> dict[int, int]:  # type: ignore[no-unty
     allowed = {}
     for token, piece in enumerate(compiled.vocab.pieces):
         if piece:
-            end = compiled._dfa.walk(state, piece)
+            end = compiled.automaton.walk(state, piece)
             if end != DEAD:
                 allowed[token] = end
     return allowed
@@ -36,8 +36,8 @@ def assert_index_agrees_along_random_documents(compiled, seeds: int) -> None:  #
     for seed in range(seeds):
         text = random_walk(compiled, seed).encode()
         for cut in range(len(text) + 1):
-            state = compiled._dfa.walk(compiled._dfa.start, text[:cut])
-            transitions = compiled._index.transitions(state)
+            state = compiled.automaton.walk(compiled.automaton.start, text[:cut])
+            transitions = compiled.token_index.transitions(state)
             found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
             assert found == brute_force(compiled, state), f"after {text[:cut]!r}"
 
@@ -45,8 +45,8 @@ def assert_index_agrees_along_random_documents(compiled, seeds: int) -> None:  #
 @pytest.mark.parametrize("prefix", ["", '{"', '{"name": "', '{"name": "ab', '{"name": "abc", "age": 1'])
 def test_index_matches_brute_force(prefix: str, vocab: Vocabulary) -> None:
     compiled = compile_for(PERSON, vocab)
-    state = compiled._dfa.walk(compiled._dfa.start, prefix.encode())
-    transitions = compiled._index.transitions(state)
+    state = compiled.automaton.walk(compiled.automaton.start, prefix.encode())
+    transitions = compiled.token_index.transitions(state)
     assert dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True)) == brute_force(compiled, state)
     assert len(set(transitions.token_ids.tolist())) == len(transitions.token_ids)
     assert list(compiled.guide().allowed_token_ids()) == sorted(compiled.guide().allowed_token_ids())
@@ -96,9 +96,9 @@ def test_walks_stay_valid_for_every_cached_state(vocab: Vocabulary) -> None:
     compiled = compile_for(PERSON, vocab)
     for seed in range(30):
         json.loads(random_walk(compiled, seed))
-    states = np.arange(1, compiled._dfa.state_count)
+    states = np.arange(1, compiled.automaton.state_count)
     for state in states[:40]:
-        transitions = compiled._index.transitions(int(state))
+        transitions = compiled.token_index.transitions(int(state))
         assert (transitions.end_states != DEAD).all()
 
 
@@ -130,11 +130,11 @@ def test_index_matches_brute_force_at_every_prefix_of_random_documents(schema: o
 def test_text_run_states_are_recognised_and_build_nothing_ahead(vocab: Vocabulary) -> None:
     """Inside a long bounded string the index names the positions ahead without building them."""
     compiled = compile_for({"type": "string", "minLength": 2, "maxLength": 5000}, vocab)
-    state = compiled._dfa.walk(compiled._dfa.start, b'"ab')
-    assert compiled._dfa.text_run(state) == (0, 4998)
-    built_before = int((compiled._dfa.table[: compiled._dfa.state_count, 0] != -1).sum())
-    transitions = compiled._index.transitions(state)
-    built_after = int((compiled._dfa.table[: compiled._dfa.state_count, 0] != -1).sum())
+    state = compiled.automaton.walk(compiled.automaton.start, b'"ab')
+    assert compiled.automaton.text_run(state) == (0, 4998)
+    built_before = int((compiled.automaton.table[: compiled.automaton.state_count, 0] != -1).sum())
+    transitions = compiled.token_index.transitions(state)
+    built_after = int((compiled.automaton.table[: compiled.automaton.state_count, 0] != -1).sum())
     assert built_after - built_before < 10
     found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
     assert found == brute_force(compiled, state)
@@ -153,7 +153,7 @@ def test_plain_strings_are_text_and_the_index_takes_the_text_run_shortcut(
     schema: object, prefix: bytes, pointer: str | None, vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     compiled = compile_for(schema, vocab)
-    dfa = compiled._dfa
+    dfa = compiled.automaton
     assert text_nodes(dfa.tree)
     state = dfa.walk(dfa.start, prefix)
     assert dfa.text_run(state) is not None
@@ -168,7 +168,7 @@ def test_plain_strings_are_text_and_the_index_takes_the_text_run_shortcut(
         return walk_text_run(index, at, run)
 
     monkeypatch.setattr(TokenIndex, "_walk_text_run", spy)
-    transitions = compiled._index.transitions(state)
+    transitions = compiled.token_index.transitions(state)
     assert shortcuts == [state]
     assert dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True)) == brute_force(compiled, state)
 
@@ -184,7 +184,7 @@ CONSTRAINED_STRINGS = [
 
 @pytest.mark.parametrize(("schema", "prefix"), CONSTRAINED_STRINGS, ids=[json.dumps(s[0]) for s in CONSTRAINED_STRINGS])
 def test_strings_with_a_pattern_format_or_excluded_values_are_not_text(schema: object, prefix: bytes, vocab: Vocabulary) -> None:
-    dfa = compile_for(schema, vocab)._dfa
+    dfa = compile_for(schema, vocab).automaton
     assert not text_nodes(dfa.tree)
     state = dfa.walk(dfa.start, prefix)
     assert all(dfa.nfa.text_run(member) is None for member in dfa.nfa_states(state))
@@ -192,7 +192,7 @@ def test_strings_with_a_pattern_format_or_excluded_values_are_not_text(schema: o
 
 def test_text_runs_are_recognised_in_an_automaton_read_back_from_a_pickle(vocab: Vocabulary) -> None:
     """Recognised by type, a string body stays text in a copy of the tree."""
-    dfa = pickle.loads(pickle.dumps(compile_for({"type": "string", "maxLength": 50}, vocab)._dfa))
+    dfa = pickle.loads(pickle.dumps(compile_for({"type": "string", "maxLength": 50}, vocab).automaton))
     assert dfa.text_run(dfa.walk(dfa.start, b'"abc')) == (0, 47)
 
 
@@ -201,14 +201,14 @@ def test_strings_inside_alternatives_are_not_text_runs(vocab: Vocabulary) -> Non
     schema = {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "string", "pattern": "^x+$"}]}
     compiled = compile_for(schema, vocab)
     for prefix in (b'"', b'"x', b'"xx', b'"xxx'):
-        state = compiled._dfa.walk(compiled._dfa.start, prefix)
-        transitions = compiled._index.transitions(state)
+        state = compiled.automaton.walk(compiled.automaton.start, prefix)
+        transitions = compiled.token_index.transitions(state)
         found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
         assert found == brute_force(compiled, state), prefix
 
 
 def test_long_token_lists_are_kept_only_for_the_latest_states(vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gguf_extract.core import index
+    from gguf_extract.core.index import token_index as index
 
     monkeypatch.setattr(index, "_WIDE_SET", 20)
     monkeypatch.setattr(index, "_WIDE_SETS_KEPT", 2)
@@ -216,14 +216,14 @@ def test_long_token_lists_are_kept_only_for_the_latest_states(vocab: Vocabulary,
     for seed in range(4):
         text = random_walk(compiled, seed).encode()
         for cut in range(len(text) + 1):
-            state = compiled._dfa.walk(compiled._dfa.start, text[:cut])
+            state = compiled.automaton.walk(compiled.automaton.start, text[:cut])
             for _ in range(2):  # evicted or not, the set is the same
-                transitions = compiled._index.transitions(state)
+                transitions = compiled.token_index.transitions(state)
                 found = dict(zip(transitions.token_ids.tolist(), transitions.end_states.tolist(), strict=True))
                 assert found == brute_force(compiled, state)
-            assert len(compiled._index._wide) <= 2
+            assert len(compiled.token_index._wide) <= 2
     # Kept for good: sets whose own list is short, however many tokens their groups by length hold.
-    assert all(t.own_size <= 20 for t in compiled._index.computed().values())
+    assert all(t.own_size <= 20 for t in compiled.token_index.computed().values())
 
 
 MIXED_TOKENS = [
@@ -264,7 +264,7 @@ def test_class_runs_with_non_ascii_characters_match_brute_force(schema: object, 
     on every character but the ones that start a match."""
     from conftest import hand_vocab
 
-    from gguf_extract.core import index
+    from gguf_extract.core.index import token_index as index
 
     base = hand_vocab()
     vocabulary = Vocabulary.from_pieces(base.pieces + tuple(t.encode() for t in MIXED_TOKENS), base.eog_ids)
@@ -282,7 +282,7 @@ def test_class_runs_with_non_ascii_characters_match_brute_force(schema: object, 
 
 
 def test_transitions_in_parts_answer_as_whole_arrays_do() -> None:
-    from gguf_extract.core.index import Part, Transitions
+    from gguf_extract.core.index.token_index import Part, Transitions
 
     ids = np.array([7, 3, 9], dtype=np.int32)
     chain = np.array([40, 41, 42, 43], dtype=np.int32)

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from gguf_extract.core.automaton.sample import sample_accepted
-from gguf_extract.core.compiled import compile_schema
 from gguf_extract.core.errors import SchemaError
+from gguf_extract.core.index.compiled import compile_schema
 from gguf_extract.core.model import GGUFModel, bundled_model_path
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "jsonschemabench.jsonl.gz"
 SAMPLE_EVERY = 150
@@ -48,7 +48,7 @@ def test_index_equals_a_plain_walk_of_the_whole_vocabulary(vocabulary: Vocabular
             compiled = compile_schema(entry["schema"], vocabulary)
         except SchemaError:
             continue
-        dfa, index = compiled._dfa, compiled._index
+        dfa, index = compiled.automaton, compiled.token_index
         rng = random.Random(entry["id"])
         visited: set[int] = set()
         for _ in range(2):

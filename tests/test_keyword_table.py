@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from gguf_extract.core.automaton.dfa import DEAD
-from gguf_extract.core.compiled import compile_automaton
+from gguf_extract.core.index.compiled import compile_automaton
 from gguf_extract.core.schema.validation import validator_for_schema
 
 TABLE_PAGE = Path(__file__).resolve().parent.parent / "docs" / "schema-support.md"

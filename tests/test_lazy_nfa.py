@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from gguf_extract.core.automaton.nfa import NFA, build_nfa
 from gguf_extract.core.automaton.regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, Text
 from gguf_extract.core.automaton.sample import sample_accepted
-from gguf_extract.core.compiled import compile_automaton
+from gguf_extract.core.index.compiled import compile_automaton
 from gguf_extract.core.schema.compiler import compile_tree
 
 

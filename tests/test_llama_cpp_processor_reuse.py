@@ -15,9 +15,9 @@ import pytest
 from conftest import EOS, compile_for
 
 from gguf_extract import TokenBudgetTooSmall, llama_cpp_logits_processor
-from gguf_extract.core.compiled import CompiledSchema
-from gguf_extract.core.llama_cpp_processor import LogitsProcessorList, StoppingCriteriaList
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.index.compiled import CompiledSchema
+from gguf_extract.core.integrations.llama_cpp_processor import LogitsProcessorList, StoppingCriteriaList
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 PERSON = {
     "type": "object",

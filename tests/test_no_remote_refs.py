@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from gguf_extract.cli.app import check_app
-from gguf_extract.core.compiled import CompiledSchema, compile_automaton
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
+from gguf_extract.core.index.compiled import CompiledSchema, compile_automaton
 from gguf_extract.core.schema.load import check_schema
 from gguf_extract.core.schema.validation import best_error, validator_for_schema
 

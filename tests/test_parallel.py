@@ -1,4 +1,4 @@
-"""The multi-sequence scheduler (core.parallel) on a fake context: each sequence's logits depend
+"""The multi-sequence scheduler (core.extract.parallel) on a fake context: each sequence's logits depend
 on its own tokens only, so every job's output must equal its output alone, whatever shares a
 decode with it."""
 
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from gguf_extract.core.errors import ModelError, SequenceSlotRefused
-from gguf_extract.core.parallel import Outcome, ParallelRun, SequencePool, SequenceView
+from gguf_extract.core.extract.parallel import Outcome, ParallelRun, SequencePool, SequenceView
 
 VOCAB = 50
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from gguf_extract.core.decode_types import SamplingSettings
+from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.errors import DocumentError
-from gguf_extract.core.extract import Extraction, Extractor
+from gguf_extract.core.extract.extractor import Extraction, Extractor
 
 SCHEMA = {
     "type": "object",
@@ -107,7 +107,7 @@ def test_parallel_chunked_documents_are_valid_and_in_order(tmp_path: Path) -> No
 # sequence, as it does when memory runs out; one-sequence contexts are made as usual.
 REFUSING_LARGE_SLOTS = """
 import runpy
-from gguf_extract.core import extract
+from gguf_extract.core.extract import extractor as extract
 from gguf_extract.core.errors import ModelError
 
 made = extract.SequenceContext

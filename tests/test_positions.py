@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.positions import CandidatePositions
+from gguf_extract.core.grounding.positions import CandidatePositions
 
 SIZE = 2048
 # Lists long enough for a few tokens to be picked by position (from a seed: hypothesis draws

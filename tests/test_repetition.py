@@ -1,4 +1,4 @@
-"""Runaway values (core.repetition): the loop test agrees with the bench's definition, the
+"""Runaway values (core.decode.repetition): the loop test agrees with the bench's definition, the
 scanner reads arrays' items as json.dumps writes them, candidates are chosen around loops and
 copies, and a decoder driven by a model that loves to repeat itself stops doing so while its
 output stays valid."""
@@ -17,10 +17,10 @@ from conftest import FakeModel, compile_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.decode import Decoder
-from gguf_extract.core.decode_types import SamplingSettings
-from gguf_extract.core.repetition import JsonScanner, RepetitionGuard, avoid, loops
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.decode.repetition import JsonScanner, RepetitionGuard, avoid, loops
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 scoring = bench_module("accuracy_scoring")
 
@@ -295,7 +295,7 @@ def test_where_the_remedy_stops_nothing_it_leaves_no_trace(vocab: Vocabulary) ->
 
 
 def test_an_item_whose_number_ends_in_held_zeros_is_reviewed_too(vocab: Vocabulary) -> None:
-    """`.0` after 12 is held (core.held_zeros) and dropped when `}, ` ends the number and
+    """`.0` after 12 is held (core.decode.held_zeros) and dropped when `}, ` ends the number and
     starts the next item in one token: the review comes after the held text is settled. (The
     last item allows no `}, `: the model's next choice, `}]`, ends the array.)"""
     merged = Vocabulary.from_pieces([*vocab.pieces, b"}, ", b"}]"], vocab.eog_ids)

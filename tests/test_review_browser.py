@@ -13,8 +13,8 @@ import pytest
 from review_dom import parse
 from test_review import HOSTILE, entry, envelope, person
 
-from gguf_extract.core.review import ReviewDocument, write_review
-from gguf_extract.core.review_assets import PAGE_SCRIPT
+from gguf_extract.core.review.page import ReviewDocument, write_review
+from gguf_extract.core.review.review_assets import PAGE_SCRIPT
 
 CHROMIUM = next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None)
 pytestmark = pytest.mark.skipif(

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from gguf_extract.cli.app import check_app
 from gguf_extract.core.automaton.sample import sample_accepted
-from gguf_extract.core.compiled import CompiledSchema, compile_automaton
 from gguf_extract.core.errors import SchemaError
+from gguf_extract.core.index.compiled import CompiledSchema, compile_automaton
 from gguf_extract.core.schema.load import MAX_SCHEMA_DEPTH, load_schema_file
 
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from gguf_extract.core.automaton.sample import sample_accepted
-from gguf_extract.core.compiled import compile_automaton
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
+from gguf_extract.core.index.compiled import compile_automaton
 from gguf_extract.core.schema.limits import (
     MAX_COMPILE_FUEL,
     MAX_DIVISOR_STATES,

@@ -19,12 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fuzz import DRAFTS, VALUES, drafted_schemas
 
-from gguf_extract.core.compiled import compile_automaton
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
+from gguf_extract.core.index.compiled import compile_automaton
+from gguf_extract.core.jsontext import join_pointer
 from gguf_extract.core.schema import build as build_module
 from gguf_extract.core.schema.conjunction import Conjunction
-from gguf_extract.core.schema.convert import SchemaDocument
-from gguf_extract.core.schema.json_values import join_pointer
 from gguf_extract.core.schema.limits import Fuel
 from gguf_extract.core.schema.load import check_schema, refuse_reference_cycles
 from gguf_extract.core.schema.mixed_drafts import refuse_mixed_drafts
@@ -32,6 +31,7 @@ from gguf_extract.core.schema.nodes import SchemaNode, Sub
 from gguf_extract.core.schema.refusals import Refusals
 from gguf_extract.core.schema.render import Dialect, reference, render
 from gguf_extract.core.schema.resources import Resources
+from gguf_extract.core.schema.typed import SchemaDocument
 from gguf_extract.core.schema.validation import validator_for_schema
 
 

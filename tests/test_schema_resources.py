@@ -14,10 +14,10 @@ import referencing.jsonschema
 from hypothesis import HealthCheck, given, settings
 from test_fuzz import SCHEMAS, drafted_schemas
 
-from gguf_extract.core.compiled import compile_automaton
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
-from gguf_extract.core.prompt import describe_schema
-from gguf_extract.core.schema.json_values import join_pointer
+from gguf_extract.core.extract.prompt import describe_schema
+from gguf_extract.core.index.compiled import compile_automaton
+from gguf_extract.core.jsontext import join_pointer
 from gguf_extract.core.schema.resources import Resources, UnresolvableReference, subschemas
 from gguf_extract.core.schema.validation import NO_RETRIEVAL, validator_class, validator_for_schema
 

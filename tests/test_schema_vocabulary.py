@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from gguf_extract.core.compiled import SchemaAutomaton, compile_automaton
 from gguf_extract.core.errors import MisspelledKeyword, UnsupportedSchema
-from gguf_extract.core.prompt import build_messages
+from gguf_extract.core.extract.prompt import build_messages
+from gguf_extract.core.index.compiled import SchemaAutomaton, compile_automaton
 from gguf_extract.core.schema.vocabulary import KeywordNote, summarized
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"

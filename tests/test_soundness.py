@@ -15,10 +15,10 @@ import pytest
 from conftest import hand_vocab
 
 from gguf_extract.core.automaton.sample import sample_accepted
-from gguf_extract.core.compiled import compile_automaton, compile_schema
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
+from gguf_extract.core.index.compiled import compile_automaton, compile_schema
+from gguf_extract.core.jsontext import distinct_values, join_pointer, json_equal
 from gguf_extract.core.schema import limits
-from gguf_extract.core.schema.json_values import distinct_values, join_pointer, json_equal
 from gguf_extract.core.schema.limits import CompileWorkExceeded
 from gguf_extract.core.schema.validation import validator_for_schema
 

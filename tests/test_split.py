@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.split import split_document
+from gguf_extract.core.documents.split import split_document
 
 
 def words(text: str) -> int:

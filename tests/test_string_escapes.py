@@ -15,7 +15,7 @@ import pytest
 from conftest import compile_for
 from test_guide_numbers import valid, walks
 
-from gguf_extract.core.vocab import Vocabulary
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 CAFE = {"type": "object", "properties": {"café": {"type": "integer"}}, "required": ["café"], "additionalProperties": False}
 LISTED = {"enum": ["naïve", "😀", "plain", {"nested": ["ü"]}]}

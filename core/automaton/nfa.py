@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..schema.json_values import MUST_ESCAPE, UNESCAPED_RANGES
+from ..jsontext import MUST_ESCAPE, UNESCAPED_RANGES
 from .escapes import FIRST_WIDE_ESCAPED, Position, hex_escape_sequences
 from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Mark, Node, Repeat, Seq, Text, TextLabel, ValueLabel
 from .utf8 import utf8_sequences

@@ -12,7 +12,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..schema.json_values import UNESCAPED_RANGES
+from ..jsontext import UNESCAPED_RANGES
 from .escapes import FIRST_WIDE_ESCAPED, hex_escape_sequences
 
 
@@ -55,7 +55,7 @@ class TextLabel:
 class ValueLabel:
     """Marks where a date (`format: date`, `date-time`) or number value begins: the JSON
     pointer of its schema, which kind it is, and the schema's `x-grounded` annotation (None:
-    unset). The automaton ignores it; grounding (core.grounding_values) reads it to hold the
+    unset). The automaton ignores it; grounding (core.grounding.value_holds) reads it to hold the
     value to one the document states."""
 
     pointer: str

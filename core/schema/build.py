@@ -12,6 +12,7 @@ from typing import Any
 
 from ..automaton.regex import Node, alt, lit
 from ..errors import SchemaError, UnsupportedSchema
+from ..jsontext import join_pointer, json_in
 from .build_arrays import array_tree
 from .build_numbers import integer_tree, number_tree
 from .build_objects import object_tree
@@ -19,8 +20,6 @@ from .build_strings import string_tree
 from .build_unions import any_of_tree, one_of_tree
 from .build_values import enum_tree
 from .conjunction import Conjunction, Resolved
-from .convert import SchemaDocument
-from .json_values import join_pointer, json_in
 from .lexical import json_text
 from .limits import Floor, Fuel
 from .negation import fold_not
@@ -29,6 +28,7 @@ from .reach import References
 from .refusals import DepthCut
 from .render import Dialect, render, render_sub
 from .trees import GENERIC_DEPTH, any_value
+from .typed import SchemaDocument
 from .validation import Validator, validator_for_schema
 
 

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from ..automaton.regex import Node, json_literal, lit
 from ..errors import SchemaError, UnsupportedSchema
+from ..jsontext import join_pointer
 from .build_values import finite_texts
-from .json_values import join_pointer
 from .limits import MAX_OBJECT_NODES, floor_problem
 from .nodes import ArrayNode, SchemaNode
 from .refusals import DepthCut

@@ -32,8 +32,7 @@ from jsonschema.validators import validator_for
 from ..automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, machine_from_tree, multiple_machine
 from ..automaton.regex import Alt, Chars, Machine, Node, Repeat, Seq, ValueLabel, alt, lit, mark, seq
 from ..errors import SchemaError, UnsupportedSchema
-from .convert import SchemaDocument
-from .json_values import join_pointer
+from ..jsontext import join_pointer
 from .lexical import (
     BOUNDED_FRACTION_DIGITS,
     BOUNDED_INTEGER_DIGITS,
@@ -49,6 +48,7 @@ from .lexical import (
 )
 from .limits import MAX_DIVISOR_STATES, MAX_LISTED_MULTIPLES
 from .nodes import NumberNode, SchemaNode
+from .typed import SchemaDocument
 
 if TYPE_CHECKING:
     from .build import Build

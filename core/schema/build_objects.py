@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 from ..automaton.charnfa import excluding_machine
 from ..automaton.regex import Node, alt, json_literal, lit, seq
 from ..errors import SchemaError, UnsupportedSchema
+from ..jsontext import join_pointer
 from .build_strings import strings
 from .build_values import listed_values
-from .json_values import join_pointer
 from .lexical import QUOTE, json_text, string_node
 from .limits import MAX_OBJECT_NODES
 from .nodes import (

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from ..automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, length_machine, machine_from_tree
 from ..automaton.regex import Machine, Node, TextLabel, ValueLabel, length_range, mark, seq
 from ..errors import SchemaError, UnsupportedSchema
+from ..jsontext import join_pointer
 from .build_numbers import departure
 from .formats import COMPACT_FORMATS, FORMATS, SUBSETS
-from .json_values import join_pointer
 from .lexical import QUOTE, string_node
 from .limits import MAX_FLOOR_TEXT, floor_problem
 from .nodes import SchemaNode, StringNode

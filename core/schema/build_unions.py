@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from ..automaton.regex import Node, alt
 from ..errors import SchemaError, UnsupportedSchema
+from ..jsontext import join_pointer
 from .conjunction import Resolved
 from .disjoint import Overlap, exclusions
-from .json_values import join_pointer
 from .nodes import Reference, SchemaNode, Sub, excluding, forbidding
 
 if TYPE_CHECKING:

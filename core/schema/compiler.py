@@ -18,12 +18,12 @@ from ..automaton.regex import Node
 from ..defaults import DEFAULT_RECURSION_DEPTH
 from ..errors import UnsupportedSchema
 from .build import Build
-from .convert import SchemaDocument
 from .limits import Fuel, check_document_floor
 from .load import Schema, refuse_reference_cycles
 from .mixed_drafts import refuse_mixed_drafts
 from .refusals import DepthCut, Refusals
 from .resources import Resources
+from .typed import SchemaDocument
 from .vocabulary import KeywordNote
 
 

@@ -17,10 +17,10 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
 from ..errors import SchemaError, UnsupportedSchema
-from .convert import SchemaDocument, tighter
-from .json_values import MAX_REF_HOPS, distinct_values, join_pointer, json_key, keep_values
+from ..jsontext import MAX_REF_HOPS, distinct_values, join_pointer, json_key, keep_values
 from .limits import Fuel
 from .nodes import ArrayNode, NumberNode, ObjectNode, Reference, SchemaNode, StringNode, Sub, UnionNode, Values, conjoin
+from .typed import SchemaDocument, tighter
 
 MAX_BRANCHES = 64  # anyOf x anyOf products beyond this are refused, not enumerated
 Resolved = SchemaNode | bool

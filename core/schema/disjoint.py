@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .convert import SchemaDocument
-from .json_values import MAX_REF_HOPS, keep_values
+from ..jsontext import MAX_REF_HOPS, keep_values
 from .nodes import SchemaNode, Sub, generated_types
+from .typed import SchemaDocument
 
 ALL_KINDS = frozenset({"null", "boolean", "integer", "fraction", "string", "array", "object"})
 TYPE_KINDS = {

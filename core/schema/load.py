@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SchemaError, UnsupportedSchema
-from .json_values import escape_pointer_part, join_pointer
+from ..jsontext import escape_pointer_part, join_pointer
 from .resources import Resources, subschemas
 from .validation import meta_schema_error, ref_ignores_siblings
 

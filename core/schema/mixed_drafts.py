@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 
 from ..errors import UnsupportedSchema
-from .json_values import join_pointer
+from ..jsontext import join_pointer
 from .resources import Resources, inside
 from .validation import Validator, asserting_keywords, ignores_ref_siblings, name_of, validator_class
 

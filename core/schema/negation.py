@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import SchemaError
+from ..jsontext import distinct_values
 from .build_values import listed_values
-from .json_values import distinct_values
 from .nodes import ObjectNode, SchemaNode, Sub, excluding, forbidding, generated_types
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import SchemaError
-from .json_values import join_pointer
+from ..jsontext import join_pointer
 from .resources import Resources
 
 

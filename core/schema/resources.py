@@ -22,7 +22,7 @@ import referencing._core  # Resolver, for the annotation only: referencing expor
 import referencing.jsonschema
 
 from ..errors import SchemaError, UnsupportedSchema
-from .json_values import join_pointer, unescape_pointer_part
+from ..jsontext import join_pointer, unescape_pointer_part
 from .validation import NO_RETRIEVAL, draft_name, validator_class
 
 

@@ -1,0 +1,70 @@
+"""The decoder's public types: what it needs from a model, the settings it decodes with and the
+statistics it keeps (core.decode.decoder runs the decoding)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from ..defaults import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TOP_P
+
+Logits = npt.NDArray[np.float32]
+
+
+class TokenModel(Protocol):
+    """What the decoder needs from a model; core.model.GGUFModel implements it."""
+
+    def tokenize(self, text: bytes, add_bos: bool = False, special: bool = False) -> list[int]: ...
+
+    def eval(self, tokens: list[int]) -> None: ...
+
+    def last_logits(self) -> npt.NDArray[np.float32]: ...
+
+    def eval_with_logits(self, tokens: list[int], rows: list[int]) -> npt.NDArray[np.float32]:
+        """Evaluate `tokens` in one batch; returns the logits after tokens[i] for each i in
+        `rows` (increasing), one row each."""
+        ...
+
+    def discard(self, count: int) -> None:
+        """Forget the last `count` evaluated tokens."""
+        ...
+
+
+class PromptModel(TokenModel, Protocol):
+    """A model an Extraction evaluates its prompt on: core.model.GGUFModel, or one sequence of
+    several decoded together (core.extract.parallel.SequenceView)."""
+
+    @property
+    def n_batch(self) -> int: ...
+
+    def rollback(self, n_past: int) -> None: ...
+
+    def holds(self, tokens: list[int]) -> bool: ...
+
+
+@dataclass(frozen=True)
+class SamplingSettings:
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    temperature: float = DEFAULT_TEMPERATURE
+    top_p: float = DEFAULT_TOP_P
+    seed: int | None = None
+    draft_tokens: int = 8  # guessed tokens evaluated with each chosen one; 0 turns speculation off
+    stop_repeats: bool = True  # no string tail looping, no array item copying an earlier one (core.decode.repetition)
+
+
+@dataclass
+class DecodeStats:
+    output_tokens: int = 0
+    sampled_tokens: int = 0
+    forced_tokens: int = 0
+    model_calls: int = 0
+    drafted_tokens: int = 0
+    accepted_draft_tokens: int = 0
+    discarded_tokens: int = 0  # evaluated for a rejected guess, then dropped from the context
+    loops_stopped: int = 0  # choices where a token that made a string loop was ruled out
+    repeats_stopped: int = 0  # arrays closed where the next item would have copied an earlier one
+    preview_tokens: int = 0  # evaluated to preview an array's next item, then dropped
+    generate_seconds: float = 0.0

@@ -1,0 +1,376 @@
+"""The decoding loop: sample at branching states, jump forward over forced text.
+
+Decoding walks the schema with a Guide (core.index.guide) and nothing else of the compiled schema.
+A decoding's state is one value (core.decode.decode_state.DecodeState); what taking a token does
+(the bytes it decides, the zeros it holds) is core.decode.decode_steps; the Decoder makes the
+choices, writes the output and evaluates tokens in the model.
+
+Invariants:
+- Budget: a token is allowed only if, after it, the bytes still needed to close the document
+  (an upper bound on tokens for byte-level vocabularies) fit in what is left of
+  `max_tokens`, so the document can always close inside the budget.
+- Speculation: after a chosen token with no forced text behind it, up to
+  `draft_tokens` guessed tokens (core.decode.lookahead) are evaluated in the same batch. Each is
+  kept only if the choice made from the logits before it, exactly as without the guess,
+  picks it; the first choice that differs is carried over as the next token. The output is
+  the same with or without drafts (up to the float rounding of batched evaluation); only
+  the number of model calls changes. Guesses are fed to the followers as they are made, and
+  the followers restored after.
+- Runaway values (core.decode.repetition, `stop_repeats`): a token that makes a string's tail loop
+  is passed over for the next choice, never the last one left; a token that starts another
+  array item is first previewed (the item decoded as `run` would, then the whole state
+  restored and the model's context taken back), and where the item would copy an earlier
+  one the best token closing the array is taken instead. No guess is drafted past the start
+  of an array item, so each goes through that review.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import replace
+from itertools import accumulate
+
+import numpy as np
+
+from ..errors import TokenBudgetTooSmall
+from ..grounding.span_filter import Grounding
+from ..grounding.value_evidence import TokenChoice
+from ..index.compiled import CompiledSchema
+from ..vocab.token_table import IdArray
+from .decode_state import END, DecodeState, Followers, Position
+from .decode_steps import Step, Steps
+from .decode_types import DecodeStats, Logits, SamplingSettings, TokenModel
+from .lookahead import TokenHistory
+from .repetition import ItemWatch, RepetitionGuard, avoid, closing_brackets
+from .sampling import probability, sample
+
+# Forced tokens (keys, separators) a draft may carry beyond its guessed ones.
+_FORCED_TOKENS_PER_DRAFT = 16
+# The most tokens one speculative batch holds (llama.cpp's n_batch is 512, less only with a
+# context under 512 tokens, too small for any prompt with a schema in it).
+LARGEST_DRAFT_BATCH = 48
+# The most choices a preview of an array's next item makes (it stops sooner: as soon as the
+# item stops being a prefix of an earlier one).
+_PREVIEW_CHOICES = 64
+
+
+def start_state(
+    compiled: CompiledSchema, settings: SamplingSettings, seen: Sequence[int] = (), grounding: Grounding | None = None
+) -> DecodeState:
+    """The state a decoding starts from: nothing written, `seen` (the part of the prompt worth
+    copying from) in the history drafts are looked up in."""
+    history = TokenHistory(seen, len(seen) + settings.max_tokens)
+    repeats = RepetitionGuard() if settings.stop_repeats else None
+    return DecodeState(Position(compiled.guide()), Followers(history, repeats, grounding))
+
+
+class Decoder:
+    """One constrained generation. The model must hold the prompt already; `seen` is the
+    part of it worth copying from (the document), searched for draft tokens."""
+
+    def __init__(
+        self,
+        model: TokenModel,
+        compiled: CompiledSchema,
+        settings: SamplingSettings,
+        seen: Sequence[int] = (),
+        grounding: Grounding | None = None,
+    ) -> None:
+        self.model = model
+        self.compiled = compiled
+        self.settings = settings
+        self.state = start_state(compiled, settings, seen, grounding)
+        self._steps = Steps(compiled, settings.max_tokens, model.tokenize)
+        self._pieces = compiled.vocab.pieces
+        self._rng = np.random.default_rng(settings.seed)
+        self._eog = np.asarray(compiled.vocab.eog_ids, dtype=np.int32)
+        self._closers = closing_brackets(compiled.vocab) if settings.stop_repeats else np.zeros(0, dtype=bool)
+
+    @property
+    def stats(self) -> DecodeStats:
+        return self.state.stats
+
+    @property
+    def choices(self) -> list[TokenChoice]:
+        """Every token chosen, with the model's probability for it."""
+        return self.state.choices
+
+    @property
+    def grounding(self) -> Grounding | None:
+        return self.state.followers.grounding
+
+    @property
+    def budget_bound_at(self) -> int | None:
+        """The output offset where the budget first ruled out a token (None: it never did)."""
+        return self.state.budget_bound_at
+
+    def run(self) -> Iterator[bytes]:
+        """Yield the output's bytes as they are decided."""
+        started = time.perf_counter()
+        try:
+            yield from self._loop()
+        finally:
+            self.stats.generate_seconds = time.perf_counter() - started
+            self.stats.forced_tokens = max(self.stats.output_tokens - self.stats.sampled_tokens, 0)
+
+    def _loop(self) -> Iterator[bytes]:
+        state = self.state
+        shortest = state.position.guide.shortest_completion()
+        if shortest > self.settings.max_tokens:
+            raise TokenBudgetTooSmall(self.settings.max_tokens, shortest)
+        forced = state.position.guide.forced_text()
+        if forced:
+            opening = self._steps.forced_step(-1, state.position, forced, forced)
+            yield state.emit(opening.text)
+            if opening.final_tokens:
+                state.stats.output_tokens = opening.final_tokens
+                return
+            self._evaluate(opening.evaluated)
+            state.position = opening.after
+        decided: int | None = None
+        while True:
+            token = self._choose() if decided is None else decided
+            going_on, decided = yield from self._advance(token)
+            if not going_on:
+                return
+
+    def _advance(self, token: int, review: bool = True) -> Generator[bytes, None, tuple[bool, int | None]]:
+        """Take `token` (or END) chosen at the state's position: write what it decides,
+        evaluate it (with guessed tokens after it, where there are some). `review`: where the
+        token starts an array item, see whether it is a copy first (_review). Returns (as the
+        generator's value) whether the document goes on, and the choice already made at the
+        position reached, if one was."""
+        state = self.state
+        if state.position.held is not None:
+            state.position = yield from self._steps.settle(state, token)
+        position = state.position
+        if token == END:
+            state.stats.output_tokens = position.used
+            return False, None
+        if review and state.followers.repeats is not None and position.held is None:  # held: a zero, no item starts
+            token = self._review(position, token)
+        step = self._steps.step(position, token, self._steps.after(position, token), state.followers.zeros)
+        state.record(position, len(self._pieces[token]))
+        yield state.emit(step.text)
+        if step.final_tokens:
+            state.stats.output_tokens = position.used + step.final_tokens
+            return False, None
+        state.position = step.after
+        drafted = self._draft(step) if step.evaluated and step.after.held is None else []
+        if not drafted:
+            self._evaluate(step.evaluated)
+            return True, None
+        return (yield from self._verify(step, drafted))
+
+    # -- speculation -------------------------------------------------------------------
+
+    def _draft(self, step: Step) -> list[Step]:
+        """Guessed steps to evaluate in the same batch as `step`: the history's continuation
+        after it, as far as the automaton allows each guessed token, the document stays
+        open, the budget holds and the evaluated tokens keep following the continuation.
+        The followers follow the guessed text while they are drafted, and are restored after."""
+        most = self.settings.draft_tokens
+        if most <= 0:
+            return []
+        followers = self.state.followers
+        guesses = followers.history.continuation(most + _FORCED_TOKENS_PER_DRAFT, then=step.evaluated)
+        mark = followers.snapshot()
+        try:
+            return self._guessed_steps(step, guesses)
+        finally:
+            followers.restore(mark)
+
+    def _guessed_steps(self, step: Step, guesses: list[int]) -> list[Step]:
+        drafted: list[Step] = []
+        followers = self.state.followers
+        position, cursor, size = step.after, 0, len(step.evaluated)
+        while cursor < len(guesses) and len(drafted) < self.settings.draft_tokens:
+            guess = self._guessed_step(position, guesses[cursor])
+            if guess is None or guess.final_tokens or size + len(guess.evaluated) > LARGEST_DRAFT_BATCH:
+                break
+            if followers.repeats is not None and followers.repeats.continued_array(guess.text) is not None:
+                break  # another array item is never guessed: _review sees it
+            drafted.append(guess)
+            followers.feed(guess.text)
+            size += len(guess.evaluated)
+            if guess.evaluated != guesses[cursor : cursor + len(guess.evaluated)] or not guess.evaluated:
+                break
+            position, cursor = guess.after, cursor + len(guess.evaluated)
+        return drafted
+
+    def _guessed_step(self, position: Position, token: int) -> Step | None:
+        if not self._pieces[token].startswith(position.pending):
+            return None
+        after = position.guide.copy()
+        if not after.try_advance(token):
+            return None
+        if position.skipped + after.tokens_taken + after.shortest_completion() > self.settings.max_tokens:
+            return None
+        zeros = self.state.followers.zeros
+        if self._steps.held_after(position, token, after, zeros) is not None:
+            return None  # zeros the choice might hold: the output there is decided token by token
+        return self._steps.step(position, token, after, zeros)
+
+    def _verify(self, step: Step, drafted: list[Step]) -> Generator[bytes, None, tuple[bool, int | None]]:
+        """Evaluate `step` and the drafted steps in one batch, then keep each drafted step
+        whose token is the one chosen from the logits before it. Returns (as the generator's
+        value) that the document goes on, and the choice that rejected a guess, if one did."""
+        state = self.state
+        batch = step.evaluated + [token for guess in drafted for token in guess.evaluated]
+        cursors = list(accumulate([len(step.evaluated)] + [len(guess.evaluated) for guess in drafted]))
+        wanted = sorted({cursor - 1 for cursor in cursors})  # the logits before each guess, and at the end
+        rows = dict(zip(wanted, self._evaluate_with_logits(batch, wanted), strict=True))
+        state.stats.drafted_tokens += len(drafted)
+        for guess, cursor in zip(drafted, cursors, strict=False):
+            state.logits = rows[cursor - 1]
+            decided = self._choose()
+            if decided != guess.token:
+                self._discard(len(batch) - cursor)
+                state.stats.discarded_tokens += len(batch) - cursor
+                return True, decided
+            state.stats.accepted_draft_tokens += 1
+            state.record(state.position, len(self._pieces[guess.token]))
+            yield state.emit(guess.text)
+            state.position = guess.after
+        state.logits = rows[cursors[-1] - 1]
+        return True, None
+
+    # -- runaway values (core.decode.repetition) ----------------------------------------------
+
+    def _avoid_loops(self, choices: IdArray, scores: Logits, index: int) -> int:
+        """`index`, or the next choice where the token there would make a string loop."""
+        repeats = self.state.followers.repeats
+        assert repeats is not None
+        skip = len(self.state.position.pending)
+        chosen = avoid(scores, index, self._sample, lambda i: repeats.loops(self._pieces[int(choices[i])][skip:]))
+        self.stats.loops_stopped += chosen != index
+        return chosen
+
+    def _review(self, position: Position, token: int) -> int:
+        """`token`, unless it starts another item of an array and the model would write that
+        item as a copy of an earlier one: then the best token that closes the array."""
+        state, repeats, grounding = self.state, self.state.followers.repeats, self.grounding
+        assert repeats is not None and position.held is None
+        skip = len(position.pending)
+        array = repeats.continued_array(self._pieces[token][skip:])
+        if array is None:
+            return token
+        ids = self._steps.allowed(position).ids
+        ids = ids if grounding is None else grounding.restrict(position.pending, ids, _held_text(position))
+        closing = [int(t) for t in ids[self._closers[ids]] if repeats.closes(self._pieces[int(t)][skip:], array)]
+        if not closing:
+            return token
+        logits = np.array(self.model.last_logits() if state.logits is None else state.logits)  # the preview evaluates
+        watch = repeats.watch(array)
+        self._preview(token, watch)
+        state.logits = logits
+        if not watch.repeats:
+            return token
+        best = max(closing, key=lambda closer: float(logits[closer]))
+        self.stats.repeats_stopped += 1
+        state.probability = probability(logits, best)
+        return best
+
+    def _preview(self, token: int, watch: ItemWatch) -> None:
+        """Decode greedily from `token` chosen at the state's position, as `run` would (drafts
+        included, so the model sees the same batches), feeding `watch` what is written while
+        it asks for more; then take it all back: the state is restored (the output, its
+        followers, the statistics; the random state is untouched, as greedy choices draw
+        nothing) and the model's context loses what the preview evaluated."""
+        state = self.state
+        mark, start, discarded = state.snapshot(), len(state.followers.history), state.stats.discarded_tokens
+        greedy = copy.copy(self)  # this decoding, choosing greedily
+        greedy.settings = replace(self.settings, temperature=0.0)
+        try:
+            with state.followers.watching(watch):
+                greedy._decode_item(token, watch)
+        except TokenBudgetTooSmall:
+            pass  # the decoding itself meets this, if it goes this way
+        finally:
+            kept = len(state.followers.history) - start
+            self._discard(kept)
+            evaluated = kept + state.stats.discarded_tokens - discarded
+            state.restore(mark)
+            state.stats.preview_tokens += evaluated
+
+    def _decode_item(self, token: int, watch: ItemWatch) -> None:
+        """Take `token`, then the choices after it, while `watch` wants more (at most
+        _PREVIEW_CHOICES of them)."""
+        decided: int | None = token
+        for _ in range(_PREVIEW_CHOICES):
+            if not watch.wants_more:
+                return
+            decided = self._choose() if decided is None else decided
+            going_on, decided = _drain(self._advance(decided, review=False))
+            if not going_on:
+                return
+
+    # -- choosing ----------------------------------------------------------------------
+
+    def _choose(self) -> int:
+        """The next token id at the state's position, or END for end of generation."""
+        state = self.state
+        position = state.position
+        allowed = self._steps.allowed(position)
+        if allowed.budget_cut and state.budget_bound_at is None:
+            state.budget_bound_at = state.written
+        ids = allowed.ids
+        if self.grounding is not None:
+            ids = self.grounding.restrict(position.pending, ids, _held_text(position))
+        if len(ids) == 0:
+            if allowed.may_end:
+                return END
+            raise TokenBudgetTooSmall(self.settings.max_tokens)
+        if len(ids) == 1 and not allowed.may_end:
+            state.probability = None
+            return int(ids[0])
+        choices = np.concatenate([ids, self._eog]) if allowed.may_end else ids
+        logits = self.model.last_logits() if state.logits is None else state.logits
+        index = self._sample(logits[choices])
+        if state.followers.repeats is not None:
+            index = self._avoid_loops(choices, logits[choices], index)
+        state.stats.sampled_tokens += 1
+        if allowed.may_end and (index >= len(ids) or int(ids[index]) in self.compiled.vocab.eog_ids):
+            return END
+        state.probability = probability(logits, int(ids[index]))
+        return int(ids[index])
+
+    def _sample(self, logits: Logits) -> int:
+        return sample(logits, self.settings.temperature, self.settings.top_p, self._rng)
+
+    # -- the model ---------------------------------------------------------------------
+
+    def _evaluate(self, tokens: list[int]) -> None:
+        if tokens:
+            self.model.eval(tokens)
+            self.state.followers.history.extend(tokens)
+            self.state.logits = None
+            self.stats.model_calls += 1
+
+    def _evaluate_with_logits(self, tokens: list[int], rows: list[int]) -> Logits:
+        logits = self.model.eval_with_logits(tokens, rows)
+        self.state.followers.history.extend(tokens)
+        self.stats.model_calls += 1
+        return logits
+
+    def _discard(self, count: int) -> None:
+        if count:
+            self.model.discard(count)
+            history = self.state.followers.history
+            history.truncate(len(history) - count)
+
+
+def _held_text(position: Position) -> bytes:
+    """The bytes evaluated but held back at `position` (core.held_zeros)."""
+    return b"" if position.held is None else position.held.text
+
+
+def _drain(steps: Generator[bytes, None, tuple[bool, int | None]]) -> tuple[bool, int | None]:
+    """Run `steps` to its end, dropping what it yields; its value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value

@@ -1,0 +1,308 @@
+"""Runaway values: a string whose tail repeats itself, an array filled with copies of an item.
+
+A small model, once it has written something twice, tends to write it again until the budget
+or `maxItems` stops it: `"2019-12-29, 2019-12-29, 2019-12-29, ..."`, `["grep", "egrep",
+"grep", "grep", ...]`. The output stays valid; it is just wrong and slow. The decoder follows
+its output with a `RepetitionGuard` (fed every byte written) and uses it two ways:
+
+- inside a string, a token is ruled out when it would make the string's tail repeat a
+  period of at most `LONGEST_PERIOD` bytes a third time (`LEAST_RUN` bytes at least): the next
+  best token is taken instead (`avoid`), never the last one left, so the schema stays
+  satisfiable;
+- where the model's token would start another item of an array and a token that closes the
+  array is allowed, the decoder previews the item the model would write (greedy, then taken
+  back); when it comes out equal to an earlier item of the same array, the array is closed
+  there instead. Only strings, objects and arrays count as repeated items: numbers, booleans
+  and null repeat legitimately (`[1, 1, 2]`).
+
+The scanner trusts its input to be a prefix of a JSON document (the automaton guarantees it)
+and checks nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from ..grounding.span_filter import body_part
+from ..vocab.token_table import Vocabulary
+
+LONGEST_PERIOD = 20  # bytes; the bench's definition of a looping value (bench/accuracy_scoring.py)
+REPEATS = 3
+LEAST_RUN = 12  # bytes: below this, a repeat is more likely the value itself ("1.1.1", "aaa")
+_WHITESPACE = b" \t\n\r"
+_STRUCTURE = b'{}[],:"'
+_REPEATABLE = b'"{['  # first bytes of the items a copy of which is a runaway
+
+
+def loops(text: bytes) -> bool:
+    """Whether `text` ends in `REPEATS` copies (and `LEAST_RUN` bytes) of a period of at most
+    `LONGEST_PERIOD` bytes: its last max(REPEATS * p, LEAST_RUN) bytes repeat with period p."""
+    for period in range(1, LONGEST_PERIOD + 1):
+        run = max(REPEATS * period, LEAST_RUN)
+        if len(text) < run:
+            break
+        if text[-run:-period] == text[-run + period :]:
+            return True
+    return False
+
+
+def avoid(
+    scores: npt.NDArray[np.float32],
+    first: int,
+    sample: Callable[[npt.NDArray[np.float32]], int],
+    ruled_out: Callable[[int], bool],
+    tries: int = 64,
+) -> int:
+    """`first` (drawn by `sample` from `scores`) unless `ruled_out`; else draws again with the
+    ruled-out candidates' scores at -inf, up to `tries` times. When every draw is ruled out, or
+    no candidate is left, `first`: a repeat is better than no document."""
+    index, masked = first, scores
+    for _ in range(tries):
+        if not ruled_out(index):
+            return index
+        if masked is scores:
+            masked = scores.copy()
+        masked[index] = -np.inf
+        if np.isneginf(masked).all():
+            break
+        index = sample(masked)
+    return first
+
+
+_CLOSERS: dict[str, npt.NDArray[np.bool_]] = {}
+
+
+def closing_brackets(vocab: Vocabulary) -> npt.NDArray[np.bool_]:
+    """Over the vocabulary: tokens holding a `]` (those that may close an array); built once
+    per process and vocabulary."""
+    found = _CLOSERS.get(vocab.fingerprint)
+    if found is None:
+        found = _CLOSERS[vocab.fingerprint] = np.array([b"]" in piece for piece in vocab.pieces], dtype=bool)
+    return found
+
+
+@dataclass
+class _Array:
+    """An open array: its items so far (their JSON text) and where its open item starts and
+    ends in the output (None: not started, or not ended)."""
+
+    id: int
+    items: list[bytes] = field(default_factory=list)
+    start: int | None = None
+    end: int | None = None
+
+    def copy(self) -> _Array:
+        return _Array(self.id, list(self.items), self.start, self.end)
+
+
+class JsonScanner:
+    """Follows a JSON document as it is written: which containers are open, whether a string
+    is, and for each open array the text of its items."""
+
+    def __init__(self) -> None:
+        self.output = bytearray()
+        self.stack: list[_Array | None] = []  # None: an object
+        self.in_string = False
+        self.escaped = False  # inside a string, after a backslash
+        self.body_start = 0  # where the open string's body starts in the output
+        self._scalar = False  # a number, true, false or null is being written
+        self._arrays = 0
+        self.closed: dict[int, _Array] = {}  # the arrays closed so far, by id (never changed again)
+
+    def copy(self) -> JsonScanner:
+        twin = JsonScanner.__new__(JsonScanner)
+        twin.__dict__.update(self.__dict__)
+        twin.output = bytearray(self.output)
+        twin.stack = [frame.copy() if frame is not None else None for frame in self.stack]
+        twin.closed = dict(self.closed)
+        return twin
+
+    def array(self, id: int) -> _Array | None:
+        """The open array `id`, if it is still open."""
+        return next((frame for frame in self.stack if frame is not None and frame.id == id), None)
+
+    def feed(self, data: bytes) -> None:
+        for byte in data:
+            self._byte(byte)
+            self.output.append(byte)
+
+    def _byte(self, byte: int) -> None:
+        at = len(self.output)
+        if self.in_string:
+            if self.escaped:
+                self.escaped = False
+            elif byte == 0x5C:  # backslash
+                self.escaped = True
+            elif byte == 0x22:  # the closing quote
+                self.in_string = False
+                self._value_ends(at + 1)
+            return
+        if self._scalar:
+            if byte in _WHITESPACE or byte in _STRUCTURE:
+                self._scalar = False
+                self._value_ends(at)
+            else:
+                return
+        self._structure(byte, at)
+
+    def _structure(self, byte: int, at: int) -> None:
+        if byte in _WHITESPACE or byte == 0x3A:  # whitespace, colon
+            return
+        if byte == 0x2C:  # comma
+            self._next_item(at)
+        elif byte in b"}]":
+            if byte == 0x5D:
+                self._next_item(at)
+            closed = self.stack.pop()
+            if closed is not None:
+                self.closed[closed.id] = closed
+            self._value_ends(at + 1)
+        else:
+            self._value_starts(at)
+            if byte == 0x22:
+                self.in_string, self.escaped, self.body_start = True, False, at + 1
+            elif byte == 0x7B:
+                self.stack.append(None)
+            elif byte == 0x5B:
+                self._arrays += 1
+                self.stack.append(_Array(self._arrays))
+            else:
+                self._scalar = True
+
+    def _top_array(self) -> _Array | None:
+        return self.stack[-1] if self.stack else None
+
+    def _value_starts(self, at: int) -> None:
+        top = self._top_array()
+        if top is not None and top.start is None:
+            top.start = at
+
+    def _value_ends(self, at: int) -> None:
+        top = self._top_array()
+        if top is not None and top.start is not None and top.end is None:
+            top.end = at
+
+    def _next_item(self, at: int) -> None:
+        top = self._top_array()
+        if top is not None and top.start is not None:
+            top.items.append(bytes(self.output[top.start : top.end if top.end is not None else at]))
+            top.start = top.end = None
+
+
+class RepetitionGuard:
+    """What the decoder asks about the output so far (see the module's docstring). Feed it
+    every byte written, in order."""
+
+    def __init__(self, scanner: JsonScanner | None = None) -> None:
+        self.scanner = scanner or JsonScanner()
+
+    def feed(self, data: bytes) -> None:
+        self.scanner.feed(data)
+
+    def snapshot(self) -> JsonScanner:
+        return self.scanner.copy()
+
+    def restore(self, snapshot: JsonScanner) -> None:
+        self.scanner = snapshot.copy()
+
+    def loops(self, new: bytes) -> bool:
+        """Whether writing `new` next would make the open string's tail loop (see `loops`);
+        False outside strings and for bytes that only close the string."""
+        scanner = self.scanner
+        if not scanner.in_string:
+            return False
+        part = body_part(new, scanner.escaped)[0]
+        if not part:
+            return False
+        body = scanner.output[max(scanner.body_start, len(scanner.output) - REPEATS * LONGEST_PERIOD) :]
+        return loops(bytes(body) + part)
+
+    def continued_array(self, new: bytes) -> int | None:
+        """The id of the open array in which `new` would start another item, where that
+        array already has an item a copy of which would be a runaway (a string, object or
+        array); else None."""
+        if b"," not in new:  # another item always starts after a comma
+            return None
+        after = self.scanner.copy()
+        after.feed(new)
+        for frame in reversed(self.scanner.stack):
+            if frame is None:
+                continue
+            now = after.array(frame.id)
+            if now is not None and len(now.items) > len(frame.items) and any(i[:1] in _REPEATABLE for i in now.items if i):
+                return frame.id
+        return None
+
+    def closes(self, new: bytes, array: int) -> bool:
+        """Whether writing `new` next closes the open array `array`."""
+        after = self.scanner.copy()
+        after.feed(new)
+        return after.array(array) is None
+
+    def watch(self, array: int) -> ItemWatch:
+        """A watch over the next item of `array`, to be fed what the model would write."""
+        return ItemWatch(RepetitionGuard(self.scanner.copy()), array)
+
+
+class ItemWatch:
+    """Follows a preview of the next item of one array: whether it is still on its way to
+    being a copy of an earlier item, and whether it came out as one."""
+
+    def __init__(self, guard: RepetitionGuard, array: int) -> None:
+        self.guard = guard
+        self._array = array
+        frame = guard.scanner.array(array)
+        # The items before the watched one: those so far, and the open one, which the comma
+        # that starts the watched item completes.
+        self._earlier = len(frame.items) + (frame.start is not None) if frame is not None else 0
+
+    def feed(self, data: bytes) -> None:
+        self.guard.feed(data)
+
+    def snapshot(self) -> JsonScanner:
+        return self.guard.snapshot()
+
+    def restore(self, snapshot: JsonScanner) -> None:
+        self.guard.restore(snapshot)
+
+    def _frame(self) -> _Array | None:
+        scanner = self.guard.scanner
+        return scanner.array(self._array) or scanner.closed.get(self._array)
+
+    def _item(self) -> tuple[bytes | None, bool]:
+        """The watched item's text so far (None: not started) and whether it is complete
+        (the array may have closed after it)."""
+        scanner, frame = self.guard.scanner, self._frame()
+        if frame is None:
+            return None, False
+        if len(frame.items) > self._earlier:
+            return frame.items[self._earlier], True
+        if len(frame.items) < self._earlier or frame.start is None or scanner.array(self._array) is None:
+            return None, False  # the comma before the item is still to come, or the array closed
+        return bytes(
+            scanner.output[frame.start : frame.end if frame.end is not None else len(scanner.output)]
+        ), frame.end is not None
+
+    def _copies(self) -> list[bytes]:
+        frame = self._frame()
+        return [item for item in frame.items[: self._earlier] if item[:1] in _REPEATABLE] if frame is not None else []
+
+    @property
+    def wants_more(self) -> bool:
+        """Whether the item is still to start, or so far a prefix of an earlier item."""
+        if self.guard.scanner.array(self._array) is None:
+            return False
+        text, complete = self._item()
+        if text is None:
+            return True
+        return not complete and any(earlier.startswith(text) for earlier in self._copies())
+
+    @property
+    def repeats(self) -> bool:
+        """Whether the item came out complete and equal to an earlier item of its array."""
+        text, complete = self._item()
+        return complete and text is not None and text in self._copies()

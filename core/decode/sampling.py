@@ -1,0 +1,35 @@
+"""Choosing one token from the model's scores for the allowed ones, and the model's own
+probability for a token (core.grounding.value_evidence multiplies those of the tokens
+overlapping a value into its confidence)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .decode_types import Logits
+
+
+def sample(logits: Logits, temperature: float, top_p: float, rng: np.random.Generator) -> int:
+    """The index of the chosen score in `logits`: the highest at temperature 0, else drawn with
+    `rng` from the softmax at `temperature`, kept to the smallest set of most likely choices
+    whose probabilities reach `top_p` when it is below 1 (nucleus sampling)."""
+    if temperature <= 0:
+        return int(np.argmax(logits))
+    scaled = logits.astype(np.float64) / temperature
+    probs = np.exp(scaled - scaled.max())
+    probs /= probs.sum()
+    if top_p < 1.0:
+        order = np.argsort(-probs)
+        cumulative = np.cumsum(probs[order])
+        cut = int(np.searchsorted(cumulative, top_p)) + 1
+        kept = order[:cut]
+        return int(kept[rng.choice(len(kept), p=probs[kept] / probs[kept].sum())])
+    return int(rng.choice(len(probs), p=probs))
+
+
+def probability(logits: Logits, token: int) -> float:
+    """The model's own probability for `token`: softmax at temperature 1 over the whole
+    vocabulary, before any mask."""
+    row = logits.astype(np.float64)
+    top = row.max()
+    return float(np.exp(row[token] - top) / np.exp(row - top).sum())

@@ -1,0 +1,131 @@
+"""Extraction from a document longer than the context: split it into pieces that fit
+(core.documents.split), extract from each with the same compiled schema, merge the values (core.extract.combine).
+
+    run = ChunkedExtraction(extractor, compiled, document)   # plans the pieces (tokenizing only)
+    run.run()                                                 # extracts piece after piece
+    run.value, run.evidence, run.stats                        # the merged value, spans in `document`
+
+Every piece's prompt starts with the same instructions and schema outline, which the model
+keeps evaluated from one piece to the next (Extractor.shared_prefix), so a piece costs its
+own text and its output only. A piece's extraction is exactly a run on that text alone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ..decode.decode_types import SamplingSettings
+from ..documents.split import Piece, split_document
+from ..errors import ContextTooSmall
+from ..grounding.value_evidence import ValueEvidence
+from ..index.compiled import CompiledSchema
+from ..schema.validation import validator_for_schema
+from .combine import Combiner, annotate, dump, evidence_of
+from .extractor import ExtractionStats, Extractor
+
+# The most bytes of text read for a chunked extraction (an endless input is refused at once).
+CHUNKED_TEXT_LIMIT = 64 * 1024 * 1024
+# Tokens kept free in each piece's context: the document's tokens at a piece's edges may
+# differ from the same text's tokens inside the prompt.
+_MARGIN = 16
+_FEWEST_PIECE_TOKENS = 64  # a piece smaller than this holds too little to extract from
+_OVERLAP_SHARE = 10  # consecutive pieces share up to 1/10 of a piece
+
+
+@dataclass
+class ChunkedStats(ExtractionStats):
+    """The pieces' figures added up, with the number of pieces and each one's seconds."""
+
+    pieces: int = 0
+    piece_seconds: list[float] = field(default_factory=list)
+    additions_left_out: int = 0  # merge additions that would have broken the schema (core.extract.combine)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**super().as_dict(), "piece_seconds": [round(s, 3) for s in self.piece_seconds]}
+
+
+def plan_pieces(
+    extractor: Extractor, compiled: CompiledSchema, document: str, settings: SamplingSettings, instructions: str | None
+) -> list[Piece]:
+    """`document` cut so that each piece's prompt and the token budget fit the context, with
+    a small overlap. Raises ContextTooSmall when the instructions and budget leave too little."""
+    count = extractor.tokenizer.tokenize
+    overhead = extractor.prompt_token_count(compiled, "x", instructions) - len(count(b"x"))
+    room = extractor.context_limit - settings.max_tokens - overhead - _MARGIN
+    if room < _FEWEST_PIECE_TOKENS:
+        needed = extractor.context_limit - room + _FEWEST_PIECE_TOKENS
+        raise ContextTooSmall(
+            f"the instructions and a budget of {settings.max_tokens} output tokens leave {max(room, 0)} tokens of the"
+            f" context of {extractor.context_limit} for each piece of the document; pieces need at least {_FEWEST_PIECE_TOKENS}",
+            needed=needed,
+            context=extractor.context_limit,
+            shorter_document_helps=False,
+            larger_context_helps=extractor.context_limit < extractor.tokenizer.n_ctx_train,
+            truncate_helps=False,
+        )
+    return split_document(document, room, lambda text: len(count(text.encode("utf-8"))), room // _OVERLAP_SHARE)
+
+
+class ChunkedExtraction:
+    """A long document's extraction, piece by piece: iterate for the merged JSON text (one
+    chunk, once every piece is done) or call run(); afterwards `text`, `value`, `evidence`
+    (spans are offsets into the whole document) and `stats`, as for an Extraction."""
+
+    def __init__(
+        self,
+        extractor: Extractor,
+        compiled: CompiledSchema,
+        document: str,
+        settings: SamplingSettings | None = None,
+        instructions: str | None = None,
+    ) -> None:
+        self._extractor = extractor
+        self._compiled = compiled
+        self._settings = settings or SamplingSettings()
+        self._instructions = instructions
+        self.document = document
+        self.pieces = plan_pieces(extractor, compiled, document, self._settings, instructions)
+        self.prompt = extractor.prompt_for(compiled, self.pieces[0].text, instructions).text  # the first piece's
+        self.stats = ChunkedStats(pieces=len(self.pieces), compile_seconds=compiled.compile_seconds)
+        self.text = ""
+        self.value: Any = None
+        self.evidence: dict[str, ValueEvidence] = {}
+        self.budget_closed_at: str | None = None  # "POINTER of piece N of M", for the first piece whose budget closed it
+        self.on_piece: Callable[[int, int], None] | None = None  # (pieces done, pieces) after each
+        self.on_prompt_progress: Callable[[int, int], None] | None = None  # each piece's, see Extraction
+
+    def __iter__(self) -> Iterator[str]:
+        combiner = Combiner(validator_for_schema(self._compiled.schema))
+        for number, piece in enumerate(self.pieces):
+            started = time.perf_counter()
+            extraction = self._extractor.extract(self._compiled, piece.text, self._settings, self._instructions)
+            extraction.on_prompt_progress = self.on_prompt_progress
+            extraction.run()
+            combiner.add(annotate(extraction.text, extraction.evidence, piece.start))
+            self._count(extraction.stats, time.perf_counter() - started)
+            if self.budget_closed_at is None and extraction.budget_closed_at is not None:
+                where = extraction.budget_closed_at or "/"
+                self.budget_closed_at = self.stats.budget_closed_at = f"{where} of piece {number + 1} of {len(self.pieces)}"
+            if self.on_piece is not None:
+                self.on_piece(number + 1, len(self.pieces))
+        self.stats.additions_left_out = combiner.additions_left_out
+        self.text = dump(combiner.result)
+        self.value = self._compiled.validate(self.text)
+        self.evidence = evidence_of(combiner.result)
+        yield self.text
+
+    def _count(self, piece: ExtractionStats, seconds: float) -> None:
+        for item in fields(ExtractionStats):
+            value = getattr(piece, item.name)
+            if isinstance(value, (int, float)) and item.name != "compile_seconds":
+                setattr(self.stats, item.name, getattr(self.stats, item.name) + value)
+        self.stats.piece_seconds.append(seconds)
+
+    def run(self) -> Any:
+        """Extract from every piece and return the merged, validated value."""
+        for _ in self:
+            pass
+        return self.value

@@ -1,0 +1,158 @@
+"""The values extracted from the pieces of a long document, merged into one.
+
+Pieces are merged in document order into the first piece's value, one addition at a time:
+- an array gets the next piece's items appended, except exact duplicates of an item it holds
+  (the same value with the same evidence spans: the same item read twice where pieces overlap);
+- an object gets the next piece's properties it lacks (placed where that piece has them), and
+  for a property both have, the two values are merged by these same rules;
+- a null is replaced by the next piece's value; any other value stays (the first piece that
+  gives a non-null value wins).
+An addition after which the merged value would no longer validate against the whole schema
+is left out, so the result always validates: with `maxItems` the first items are kept, with
+`uniqueItems` the first of equal items, with `maxProperties` the first properties.
+
+Each leaf keeps the exact JSON text the model wrote (`189.00` stays `189.00`) and its
+evidence, its span moved by its piece's offset into the whole document.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any, Union
+
+from jsonschema.protocols import Validator
+
+from ..grounding.value_evidence import ValueEvidence, leaves
+from ..jsontext import join_pointer
+
+
+@dataclass
+class Leaf:
+    """A string, number, boolean or null: its value, its JSON text, its evidence."""
+
+    value: Any
+    text: str
+    evidence: ValueEvidence | None
+
+
+Node = Union[Leaf, list["Node"], dict[str, "Node"]]  # noqa: UP007 - a runtime alias, read on Python 3.10
+
+
+def annotate(output: str, evidence: dict[str, ValueEvidence], offset: int) -> Node:
+    """The JSON text `output` as a tree whose leaves carry their text and evidence, spans
+    moved by `offset` (the piece's start in the whole document)."""
+    data = output.encode("utf-8")
+    texts = {leaf.pointer: data[leaf.start : leaf.end].decode("utf-8") for leaf in leaves(data)}
+    return _tree(json.loads(output), "", texts, {p: _moved(e, offset) for p, e in evidence.items()})
+
+
+def _moved(found: ValueEvidence, offset: int) -> ValueEvidence:
+    if found.span is None:
+        return found
+    return replace(found, span=(found.span[0] + offset, found.span[1] + offset))
+
+
+def _tree(value: Any, pointer: str, texts: dict[str, str], evidence: dict[str, ValueEvidence]) -> Node:
+    if isinstance(value, dict):
+        return {key: _tree(item, join_pointer(pointer, key), texts, evidence) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_tree(item, join_pointer(pointer, index), texts, evidence) for index, item in enumerate(value)]
+    return Leaf(value, texts[pointer], evidence.get(pointer))
+
+
+def plain(node: Node) -> Any:
+    """The JSON value of `node`."""
+    if isinstance(node, dict):
+        return {key: plain(item) for key, item in node.items()}
+    if isinstance(node, list):
+        return [plain(item) for item in node]
+    return node.value
+
+
+def dump(node: Node) -> str:
+    """`node` as JSON text in the generator's layout, each leaf as the model wrote it."""
+    if isinstance(node, dict):
+        return "{" + ", ".join(f"{json.dumps(key, ensure_ascii=False)}: {dump(item)}" for key, item in node.items()) + "}"
+    if isinstance(node, list):
+        return "[" + ", ".join(dump(item) for item in node) + "]"
+    return node.text
+
+
+def evidence_of(node: Node, pointer: str = "") -> dict[str, ValueEvidence]:
+    """Each leaf's evidence, by its JSON pointer in `node`."""
+    if isinstance(node, dict):
+        return {p: e for key, item in node.items() for p, e in evidence_of(item, join_pointer(pointer, key)).items()}
+    if isinstance(node, list):
+        return {p: e for index, item in enumerate(node) for p, e in evidence_of(item, join_pointer(pointer, index)).items()}
+    return {pointer: node.evidence} if node.evidence is not None else {}
+
+
+class Combiner:
+    """The merged value so far; `add` each piece's value in document order."""
+
+    def __init__(self, validator: Validator) -> None:
+        self._validator = validator
+        self._root: list[Node] = []  # the merged value, once the first piece has given one
+        self.additions_left_out = 0  # additions that would have broken the schema
+
+    @property
+    def result(self) -> Node:
+        return self._root[0]
+
+    def add(self, node: Node) -> None:
+        """Merge the next piece's value (which validates on its own) into the result."""
+        if not self._root:
+            self._root.append(node)
+            return
+        self._merge(self._root, 0, node)
+
+    def _merge(self, parent: Any, slot: Any, incoming: Node) -> None:
+        """Merge `incoming` into `parent[slot]` (a list's index or an object's key)."""
+        current = parent[slot]
+        if isinstance(current, Leaf) and current.value is None:
+            if not (isinstance(incoming, Leaf) and incoming.value is None):
+                self._try(partial(parent.__setitem__, slot, incoming), partial(parent.__setitem__, slot, current))
+        elif isinstance(current, dict) and isinstance(incoming, dict):
+            self._merge_objects(current, incoming)
+        elif isinstance(current, list) and isinstance(incoming, list):
+            for item in incoming:
+                if not any(_same(item, held) for held in current):
+                    self._try(partial(current.append, item), current.pop)
+
+    def _merge_objects(self, current: dict[str, Node], incoming: dict[str, Node]) -> None:
+        order = list(incoming)
+        for index, (key, item) in enumerate(incoming.items()):
+            if key in current:
+                self._merge(current, key, item)
+                continue
+            before = [name for name in order[:index] if name in current]  # placed after these, as `incoming` has it
+            position = list(current).index(before[-1]) + 1 if before else 0
+            self._try(partial(_insert, current, key, item, position), partial(current.pop, key))
+
+    def _try(self, apply: Callable[[], object], undo: Callable[[], object]) -> None:
+        """Make one addition, and undo it if the merged value no longer validates."""
+        apply()
+        if not self._validator.is_valid(plain(self._root[0])):
+            undo()
+            self.additions_left_out += 1
+
+
+def _insert(mapping: dict[str, Node], key: str, item: Node, position: int) -> None:
+    """Put `key` at `position` in `mapping`'s order."""
+    entries = list(mapping.items())
+    entries.insert(position, (key, item))
+    mapping.clear()
+    mapping.update(entries)
+
+
+def _same(first: Node, second: Node) -> bool:
+    """Exact duplicates: equal JSON values whose leaves have the same spans."""
+    return _identity(first) == _identity(second)
+
+
+def _identity(node: Node) -> tuple[str, tuple[Any, ...]]:
+    spans = tuple(found.span for found in evidence_of(node).values())
+    return json.dumps(plain(node), sort_keys=True), spans

@@ -1,0 +1,65 @@
+"""What every extraction offers, whether from one prompt (core.extract.extractor.Extraction) or piece by
+piece (core.extract.chunked.ChunkedExtraction): code that only streams, runs and reads results takes an
+`ExtractionRun` and works with either.
+
+It says nothing of how the text is made; a chunked run's own parts (`pieces`, `on_piece`) stay on
+ChunkedExtraction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..grounding.value_evidence import ValueEvidence
+    from .extractor import ExtractionStats
+
+
+class ExtractionRun(Protocol):
+    """An extraction from one document: iterate for the JSON text as it is decided, or call
+    `run()`; the results are read afterwards (before that, `text` is empty, `value` None)."""
+
+    # Called with (tokens evaluated, tokens to evaluate) while a long prompt is evaluated.
+    on_prompt_progress: Callable[[int, int], None] | None
+
+    def __iter__(self) -> Iterator[str]: ...
+
+    def run(self) -> Any:
+        """Consume the whole run and return the validated value (raises what extracting raises)."""
+        ...
+
+    @property
+    def prompt(self) -> str:
+        """The prompt text the model reads (for a chunked run, its first piece's)."""
+        ...
+
+    @property
+    def document(self) -> str | None:
+        """The document's text (None for a prompt of the caller's own: no spans then)."""
+        ...
+
+    @property
+    def text(self) -> str:
+        """The JSON text written, once run."""
+        ...
+
+    @property
+    def value(self) -> Any:
+        """The validated value, once run."""
+        ...
+
+    @property
+    def evidence(self) -> dict[str, ValueEvidence]:
+        """Each leaf value's span in the document and confidence, by JSON pointer, once run."""
+        ...
+
+    @property
+    def stats(self) -> ExtractionStats:
+        """The run's figures (`as_dict()` for a JSON object)."""
+        ...
+
+    @property
+    def budget_closed_at(self) -> str | None:
+        """The value being written when the token budget began to rule tokens out; None: it never did."""
+        ...

@@ -1,0 +1,462 @@
+"""The public entry: load a model once, compile schemas for it, stream extractions.
+
+    extractor = Extractor.open()                       # bundled model, tokenizer only
+    compiled = extractor.compile(schema)               # once per schema
+    run = extractor.extract(compiled, document="...")  # an iterable of text chunks
+    for chunk in run: print(chunk, end="")
+    run.value, run.stats                               # parsed JSON and figures, after iteration
+
+The weights load on the first extraction, with a context just large enough for the prompt
+and the token budget (never above the model's trained context).
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Generator, Iterable, Iterator
+from dataclasses import asdict, dataclass, fields
+from functools import cached_property
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..decode.decode_types import DecodeStats, PromptModel, SamplingSettings
+from ..decode.decoder import Decoder
+from ..defaults import DEFAULT_GPU_LAYERS, DEFAULT_RECURSION_DEPTH
+from ..errors import ContextTooSmall, DocumentError, ExtractError
+from ..grounding.span_filter import Grounding
+from ..grounding.value_evidence import ValueEvidence, gather, pointer_at
+from ..index.compiled import CompiledSchema, compile_schema
+from ..model import ChatPrompt, GGUFModel, SequenceContext, bundled_model_path, render_chat
+from ..schema.load import Schema
+from ..vocab.cache import cached_vocabulary, unsafe_reason
+from .parallel import Outcome, ParallelRun, SequencePool, SequenceView
+from .prompt import build_messages
+
+_CONTEXT_STEP = 256
+# The context of the model that only lends its weights to a multi-sequence context
+# (core.extract.parallel): the smallest llama.cpp makes (it rounds a smaller one up, and
+# llama-cpp-python would then size its own token list for the smaller one).
+_WEIGHTS_ONLY_CONTEXT = 256
+T = TypeVar("T")
+
+
+@dataclass
+class ExtractionStats(DecodeStats):
+    """The decoder's figures plus the prompt and compile costs of one extraction."""
+
+    prompt_tokens: int = 0
+    prompt_tokens_reused: int = 0  # already in the model's context from the previous extraction
+    document_tokens_dropped: int = 0  # cut from the document's end to fit the context (truncate)
+    compile_seconds: float = 0.0
+    prompt_seconds: float = 0.0
+    budget_closed_at: str | None = None  # the value being written when the token budget began to rule tokens out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    n_ctx: int | None = None
+    n_threads: int | None = None
+    n_gpu_layers: int = DEFAULT_GPU_LAYERS
+    use_cache: bool = True  # the on-disk cache of the model's vocabulary (core.vocab.cache)
+
+
+class Extractor:
+    """A model (tokenizer loaded at once, weights on first use) and the schemas compiled for it."""
+
+    def __init__(self, model_path: Path, options: ModelOptions) -> None:
+        self.model_path = model_path
+        self.options = options
+        self.tokenizer = GGUFModel.load_vocab_only(model_path)
+        # Why the on-disk cache is not used although asked for (None: used, or not asked for).
+        self.cache_refusal = unsafe_reason() if options.use_cache else None
+        self.vocabulary = cached_vocabulary(model_path, self.tokenizer.vocabulary, options.use_cache)
+        self._model: GGUFModel | None = None
+        self._shared_prefixes: dict[tuple[int, str | None], tuple[CompiledSchema, list[int]]] = {}
+        # The sequence a thread of a parallel run extracts on (core.extract.parallel): its extractions
+        # find it in model_for, so that extract and ChunkedExtraction work there unchanged.
+        self._bound = threading.local()
+
+    @staticmethod
+    def open(model_path: Path | str | None = None, options: ModelOptions | None = None) -> Extractor:
+        """Open `model_path`, or the bundled SmolLM2-135M-Instruct when None. Raises ModelError."""
+        path = Path(model_path) if model_path is not None else bundled_model_path()
+        return Extractor(path, options or ModelOptions())
+
+    def compile(
+        self, schema: Schema, *, recursion_depth: int = DEFAULT_RECURSION_DEPTH, lenient: bool = False, grounded: bool = False
+    ) -> CompiledSchema:
+        """Compile `schema` for this model's vocabulary (cheap; reuse the result). With
+        `grounded`, every plain string value (no format, pattern, enum or const) is written as a
+        span of the document (core.grounding.span_filter); a schema's `x-grounded` annotation overrides
+        that per string either way."""
+        return compile_schema(schema, self.vocabulary, recursion_depth=recursion_depth, lenient=lenient, grounded=grounded)
+
+    def prompt_for(self, compiled: CompiledSchema, document: str, instructions: str | None = None) -> ChatPrompt:
+        if not document.strip():
+            raise DocumentError("the document is empty", hint="pass a file with text in it")
+        return render_chat(self.tokenizer, build_messages(compiled.schema, document, instructions))
+
+    def prompt_token_count(self, compiled: CompiledSchema, document: str, instructions: str | None = None) -> int:
+        """How many tokens the prompt for `document` takes (cheap: tokenizing only)."""
+        return len(self._tokens_of(self.prompt_for(compiled, document, instructions)))
+
+    def extract(
+        self,
+        compiled: CompiledSchema,
+        document: str,
+        settings: SamplingSettings | None = None,
+        instructions: str | None = None,
+        truncate: bool = False,
+    ) -> Extraction:
+        """Stream the JSON extracted from `document` (chat template, schema outline, document).
+
+        A document too long for the context with the token budget raises DocumentError naming
+        its size; with `truncate` its head that fits is used instead (the extraction's
+        `stats.document_tokens_dropped` says how much was left out)."""
+        settings = settings or SamplingSettings()
+        prompt = self.prompt_for(compiled, document, instructions)
+        tokens = self._tokens_of(prompt)
+        excess = len(tokens) + settings.max_tokens - self.context_limit
+        dropped = 0
+        if excess > 0:
+            prompt, tokens, dropped = self._fit(compiled, document, instructions, settings, excess, truncate)
+        return self._extraction(compiled, prompt, tokens, settings, instructions, dropped, document)
+
+    @property
+    def context_limit(self) -> int:
+        """The most tokens a context may hold: the context asked for (ModelOptions.n_ctx), but
+        never more than the model's trained context; else the trained context."""
+        trained = self.tokenizer.n_ctx_train
+        return min(self.options.n_ctx, trained) if self.options.n_ctx is not None else trained
+
+    @property
+    def context_capped(self) -> bool:
+        """Whether the context asked for is larger than the model's trained context (and is
+        therefore cut down to it)."""
+        return self.options.n_ctx is not None and self.options.n_ctx > self.tokenizer.n_ctx_train
+
+    @cached_property
+    def document_byte_limit(self) -> int:
+        """The most bytes a document can have and still fit the context: no token stands for
+        more bytes than the vocabulary's longest, so a larger document cannot fit. Read
+        documents with this limit (core.documents.document) so a huge or endless one is refused at once."""
+        longest = max(map(len, self.vocabulary.pieces), default=1)
+        return self.context_limit * max(1, longest)
+
+    def _fit(
+        self,
+        compiled: CompiledSchema,
+        document: str,
+        instructions: str | None,
+        settings: SamplingSettings,
+        excess: int,
+        truncate: bool,
+    ) -> tuple[ChatPrompt, list[int], int]:
+        """The prompt (and its tokens) for the head of `document` that fits, and how many of the
+        document's tokens were dropped."""
+        pieces = self.vocabulary.pieces
+        tokens = self.tokenizer.tokenize(document.encode("utf-8"))
+        if not truncate:
+            raise ContextTooSmall(
+                f"the document has {len(tokens)} tokens; with the instructions and a budget of {settings.max_tokens} output"
+                f" tokens it needs {self.context_limit + excess} tokens, {excess} more than the context of {self.context_limit}",
+                needed=self.context_limit + excess,
+                context=self.context_limit,
+                shorter_document_helps=True,
+                larger_context_helps=self._context_can_grow,
+                truncate_helps=True,
+            )
+        keep = len(tokens) - excess
+        while keep > 0:
+            head = b"".join(pieces[t] for t in tokens[:keep]).decode("utf-8", "ignore")
+            if head.strip():
+                prompt = self.prompt_for(compiled, head, instructions)
+                prompt_tokens = self._tokens_of(prompt)
+                if len(prompt_tokens) + settings.max_tokens <= self.context_limit:
+                    return prompt, prompt_tokens, len(tokens) - keep
+            keep -= max(1, excess // 8)  # re-tokenizing the cut may cost a few tokens more
+        raise ContextTooSmall(
+            f"the instructions and a budget of {settings.max_tokens} output tokens leave no room for the document in the"
+            f" context of {self.context_limit} tokens",
+            needed=None,
+            context=self.context_limit,
+            shorter_document_helps=False,
+            larger_context_helps=self._context_can_grow,
+            truncate_helps=False,
+        )
+
+    @property
+    def _context_can_grow(self) -> bool:
+        """Whether a larger context may be asked for: the model was trained on more."""
+        return self.context_limit < self.tokenizer.n_ctx_train
+
+    def extract_prompt(
+        self, compiled: CompiledSchema, prompt: str, settings: SamplingSettings | None = None, instructions: str | None = None
+    ) -> Extraction:
+        """Stream the JSON generated after `prompt`, given as is (control-token text such as
+        <|im_start|> in it is parsed: the caller wrote it). The part it shares with every prompt
+        for this schema and `instructions` is evaluated once and kept for the next extraction."""
+        whole = ChatPrompt.raw(prompt)
+        return self._extraction(compiled, whole, self._tokens_of(whole), settings or SamplingSettings(), instructions, 0)
+
+    def _extraction(
+        self,
+        compiled: CompiledSchema,
+        prompt: ChatPrompt,
+        tokens: list[int],
+        settings: SamplingSettings,
+        instructions: str | None,
+        dropped: int,
+        document: str | None = None,
+    ) -> Extraction:
+        shared = self.shared_prefix(compiled, instructions)
+        return Extraction(self, compiled, prompt, tokens, settings, _common_length(tokens, shared), dropped, document)
+
+    def shared_prefix(self, compiled: CompiledSchema, instructions: str | None = None) -> list[int]:
+        """The prompt tokens every document shares for this schema and instructions (the
+        instructions and the schema's outline): the common start of two prompts' tokens."""
+        key = (id(compiled), instructions)
+        found = self._shared_prefixes.get(key)
+        if found is None:
+            first, second = (self._tokens_of(self.prompt_for(compiled, probe, instructions)) for probe in ("a", "b"))
+            found = (compiled, first[: _common_length(first, second)])  # holding `compiled` keeps its id unique
+            self._shared_prefixes[key] = found
+        return found[1]
+
+    def _tokens_of(self, prompt: ChatPrompt) -> list[int]:
+        return self.tokenizer.tokenize_prompt(prompt, add_bos=self._needs_bos(prompt.text))
+
+    def _needs_bos(self, prompt: str) -> bool:
+        bos = self.tokenizer.bos_text()
+        return self.tokenizer.add_bos() and not (bos and prompt.startswith(bos))
+
+    @property
+    def loaded_model(self) -> GGUFModel | None:
+        """The model with weights, once an extraction has loaded it."""
+        return self._model
+
+    def model_for(self, n_tokens: int) -> PromptModel:
+        """The loaded model, (re)loaded with a context of at least `n_tokens`; in a thread of
+        a parallel run, its sequence, with room for `n_tokens` (which may wait)."""
+        limit = self.tokenizer.n_ctx_train
+        if n_tokens > limit:
+            raise ContextTooSmall(
+                f"the prompt and budget need {n_tokens} tokens, more than the model's context of {limit}",
+                needed=n_tokens,
+                context=limit,
+                shorter_document_helps=True,
+                larger_context_helps=False,
+                truncate_helps=False,
+            )
+        if self.options.n_ctx is not None and n_tokens > self.options.n_ctx:
+            raise ContextTooSmall(
+                f"the prompt and budget need {n_tokens} tokens, more than the context of {self.options.n_ctx}",
+                needed=n_tokens,
+                context=self.options.n_ctx,
+                shorter_document_helps=True,
+                larger_context_helps=True,
+                truncate_helps=False,
+            )
+        view: SequenceView | None = getattr(self._bound, "view", None)
+        if view is not None:
+            return view.fit(n_tokens)
+        wanted = self.options.n_ctx or min(limit, -(-n_tokens // _CONTEXT_STEP) * _CONTEXT_STEP)
+        if self._model is None or self._model.n_ctx < max(n_tokens, wanted):
+            if self._model is not None:
+                self._model.close()
+            self._model = GGUFModel.load(self.model_path, wanted, self.options.n_threads, self.options.n_gpu_layers)
+        return self._model
+
+    # -- many documents together (core.extract.parallel) ----------------------------------------
+
+    @contextlib.contextmanager
+    def aside(self) -> Iterator[None]:
+        """A context for slow work outside the model, such as converting a document, in a job
+        of `run_parallel`: the job's sequence is not waited for meanwhile, so the other
+        documents go on decoding (it joins them again when its extraction starts). Which
+        decodes a document then shares depends on how long the work took. Elsewhere it does
+        nothing. Nothing in the context may use this extractor."""
+        view: SequenceView | None = getattr(self._bound, "view", None)
+        if view is None:
+            yield
+            return
+        with view.aside():
+            yield
+
+    def extract_many(
+        self,
+        compiled: CompiledSchema,
+        documents: Iterable[str],
+        settings: SamplingSettings | None = None,
+        instructions: str | None = None,
+        truncate: bool = False,
+        parallel: int = 1,
+    ) -> Iterator[Extraction | ExtractError]:
+        """Each document's finished extraction (as `extract(...).run()` leaves it: value, text,
+        evidence, stats), in input order; a document that fails gives its ExtractError in its
+        place and the others go on. `parallel` documents are decoded together as sequences of
+        one context (core.extract.parallel); 1 is one after another. Any other exception is raised."""
+
+        def job(document: str) -> Extraction:
+            extraction = self.extract(compiled, document, settings, instructions, truncate)
+            extraction.run()
+            return extraction
+
+        jobs = (lambda document=document: job(document) for document in documents)
+        with contextlib.closing(self.run_parallel(jobs, compiled, instructions, parallel)) as outcomes:
+            for outcome in outcomes:
+                if isinstance(outcome.error, ExtractError):
+                    yield outcome.error
+                elif outcome.error is not None:
+                    raise outcome.error
+                else:
+                    assert outcome.value is not None
+                    yield outcome.value
+
+    def run_parallel(
+        self, jobs: Iterable[Callable[[], T]], compiled: CompiledSchema, instructions: str | None = None, parallel: int = 1
+    ) -> Generator[Outcome[T], None, None]:
+        """Run `jobs` (each extracting with `compiled` and `instructions`, whose shared prompt
+        prefix is evaluated once for all) `parallel` at a time, each on one sequence of a
+        shared context; outcomes in input order. With `parallel` 1, one after another here."""
+        if parallel <= 1:
+            for action in jobs:
+                try:
+                    yield Outcome(action())
+                except Exception as error:
+                    yield Outcome(None, error)
+            return
+        prefix = self.shared_prefix(compiled, instructions)
+        pool = SequencePool(self._sequence_context, parallel, prefix, self.tokenizer.tokenize)
+        yield from ParallelRun(pool, jobs, self._bind).outcomes()
+
+    def _sequence_context(self, n_seq: int, n_ctx: int) -> SequenceContext:
+        if self._model is None:
+            options = self.options
+            self._model = GGUFModel.load(self.model_path, _WEIGHTS_ONLY_CONTEXT, options.n_threads, options.n_gpu_layers)
+        return SequenceContext(self._model, n_seq, n_ctx)
+
+    def _bind(self, view: SequenceView | None) -> None:
+        self._bound.view = view
+
+
+def _common_length(first: list[int], second: list[int]) -> int:
+    length = 0
+    for a, b in zip(first, second, strict=False):
+        if a != b:
+            break
+        length += 1
+    return length
+
+
+class Extraction:
+    """One extraction: iterate for text chunks; afterwards `text`, `value`, `stats`, and
+    `evidence` (JSON pointer of each leaf value -> where it came from in the document and how
+    sure the model was; see core.grounding.value_evidence). `budget_closed_at` names the value being written
+    when the token budget began to rule tokens out (None: it never did)."""
+
+    def __init__(
+        self,
+        extractor: Extractor,
+        compiled: CompiledSchema,
+        prompt: ChatPrompt,
+        prompt_tokens: list[int],
+        settings: SamplingSettings,
+        prefix_length: int,
+        document_tokens_dropped: int,
+        document: str | None = None,
+    ) -> None:
+        self._extractor = extractor
+        self._compiled = compiled
+        self.prompt = prompt.text
+        self._prompt_tokens = prompt_tokens
+        self._prefix_length = min(prefix_length, len(prompt_tokens) - 1)
+        self._settings = settings
+        self.stats = ExtractionStats(
+            prompt_tokens=len(prompt_tokens),
+            document_tokens_dropped=document_tokens_dropped,
+            compile_seconds=compiled.compile_seconds,
+        )
+        self.document = document
+        self.text = ""
+        self.value: Any = None
+        self.evidence: dict[str, ValueEvidence] = {}
+        self.budget_closed_at: str | None = None
+        # Called with (tokens evaluated, tokens to evaluate) after each batch of the prompt's
+        # part after the shared prefix: a long prompt takes minutes on a small CPU.
+        self.on_prompt_progress: Callable[[int, int], None] | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        model = self._extractor.model_for(len(self._prompt_tokens) + self._settings.max_tokens)
+        started = time.perf_counter()
+        self.stats.prompt_tokens_reused = self._evaluate_prompt(model)
+        self.stats.prompt_seconds = time.perf_counter() - started
+        decoder = Decoder(model, self._compiled, self._settings, self._prompt_tokens[self._prefix_length :], self._grounding())
+        utf8 = codecs.getincrementaldecoder("utf-8")()
+        parts: list[str] = []
+        try:
+            for chunk in decoder.run():
+                text = utf8.decode(chunk)
+                if text:
+                    parts.append(text)
+                    yield text
+        finally:
+            self._record(decoder)
+        self.text = "".join(parts) + utf8.decode(b"", final=True)
+        self.value = self._compiled.validate(self.text)
+        self._gather_evidence(decoder)
+
+    def _grounding(self) -> Grounding | None:
+        """Grounding for this document, where the schema has strings to ground."""
+        return None if self.document is None else self._compiled.grounding(self.document)
+
+    def _gather_evidence(self, decoder: Decoder) -> None:
+        output = self.text.encode("utf-8")
+        grounding = decoder.grounding
+        bodies = grounding.bodies if grounding is not None else ()
+        values = grounding.values.values if grounding is not None and grounding.values is not None else ()
+        self.evidence = gather(output, self.document, decoder.choices, bodies, values)
+        if decoder.budget_bound_at is not None:
+            self.budget_closed_at = self.stats.budget_closed_at = pointer_at(output, decoder.budget_bound_at)
+
+    def _evaluate_prompt(self, model: PromptModel) -> int:
+        """Evaluate the prompt: the shared prefix (instructions and schema) as one batch, then
+        the rest as another, so that the numbers, and the output, are the same whether or not
+        the prefix was already in the context from the previous document. Returns how many
+        prompt tokens were already there."""
+        prefix = self._prompt_tokens[: self._prefix_length]
+        if prefix and model.holds(prefix):
+            model.rollback(len(prefix))
+            reused = len(prefix)
+        else:
+            model.rollback(0)
+            model.eval(prefix)
+            reused = 0
+        self._evaluate_reporting(model, self._prompt_tokens[len(prefix) :])
+        return reused
+
+    def _evaluate_reporting(self, model: PromptModel, tokens: list[int]) -> None:
+        """model.eval(tokens), a batch at a time when progress is asked for: eval cuts a list
+        into batches of n_batch from its start, so these are the same batches, and the same numbers."""
+        if self.on_prompt_progress is None:
+            model.eval(tokens)
+            return
+        for start in range(0, len(tokens), model.n_batch):
+            model.eval(tokens[start : start + model.n_batch])
+            self.on_prompt_progress(min(len(tokens), start + model.n_batch), len(tokens))
+
+    def _record(self, decoder: Decoder) -> None:
+        for item in fields(DecodeStats):
+            setattr(self.stats, item.name, getattr(decoder.stats, item.name))
+
+    def run(self) -> Any:
+        """Consume the stream and return the validated value."""
+        for _ in self:
+            pass
+        return self.value

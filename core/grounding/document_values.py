@@ -1,0 +1,109 @@
+"""The dates and numbers a document states, in the forms a JSON value writes them.
+
+A date is a day, a month (by number, or by English name or abbreviation) and a 4-digit year
+written next to each other (`12 March 1990`, `March 12, 1990`, `1990-03-12`, `12/03/1990`);
+it is kept as the ISO date `1990-03-12`. A written date that reads two ways (`04/05/2024`)
+gives both; one that is no calendar date (`31 June 2024`) gives none. A number is a run of
+digits not inside a word nor led by a zero, with thousands separators (`1,267`), a fraction and a minus sign
+before it; it is kept in each JSON spelling of its digits (`1,267` -> `1267`; `559.40` ->
+`559.40` and `559.4`), whatever stands around it (`€`, `million`, `%`).
+
+Each value keeps the character spans of the document it was read from, for evidence. This
+module reads text only; core.grounding.value_holds holds values to what it finds.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass
+
+_MONTHS = {
+    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
+    "august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
+    "oct": 10, "nov": 11, "dec": 12,
+}  # fmt: skip
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b\.?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>\d{4})(?!\d)"
+_NOT_AFTER_DIGIT = r"(?<![\d.,/-])"  # `112 March` is no day; `1.2.2024` no `2.2024`
+_DATES = [
+    re.compile(rf"{_NOT_AFTER_DIGIT}\b{_DAY}(?:\s+of)?[\s./-]+{_MONTH},?[\s./-]+{_YEAR}", re.IGNORECASE),
+    re.compile(rf"\b{_MONTH}[\s.-]*{_DAY},?\s+{_YEAR}", re.IGNORECASE),
+    re.compile(rf"{_NOT_AFTER_DIGIT}(?P<year>\d{{4}})(?P<sep>[-/.])(?P<month>\d{{1,2}})(?P=sep)(?P<day>\d{{1,2}})(?!\d)"),
+]
+# Day and month in either order before the year (`12/03/1990`, `03.12.1990`).
+_NUMERIC_DATE = re.compile(rf"{_NOT_AFTER_DIGIT}(?P<first>\d{{1,2}})(?P<sep>[-/.])(?P<second>\d{{1,2}})(?P=sep){_YEAR}")
+# Digits not inside a word (`DOC1`, `x86`): thousands in groups of three, a fraction, a minus
+# sign where it is not a hyphen joining words (`-5`, not the `-06` of `2024-06`).
+_NUMBER = re.compile(r"(?<![\w.,])(?P<sign>(?<![\w-])[-\u2212])?(?P<whole>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.(?P<fraction>\d+))?")
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class DocumentValues:
+    """Per JSON spelling, the spans of the document it was read from."""
+
+    dates: dict[str, list[Span]]
+    numbers: dict[str, list[Span]]
+
+    @staticmethod
+    def of(document: str) -> DocumentValues:
+        return DocumentValues(document_dates(document), document_numbers(document))
+
+
+def document_dates(document: str) -> dict[str, list[Span]]:
+    """The ISO dates the document writes in any form above, with their spans."""
+    found: dict[str, list[Span]] = {}
+    for pattern in _DATES:
+        for match in pattern.finditer(document):
+            month = match["month"]
+            month_number = int(month) if month.isdigit() else _MONTHS[month.lower()]
+            _add_date(found, int(match["year"]), month_number, int(match["day"]), match.span())
+    for match in _NUMERIC_DATE.finditer(document):
+        first, second, year = int(match["first"]), int(match["second"]), int(match["year"])
+        _add_date(found, year, second, first, match.span())
+        _add_date(found, year, first, second, match.span())
+    return found
+
+
+def _add_date(found: dict[str, list[Span]], year: int, month: int, day: int, span: Span) -> None:
+    try:
+        text = datetime.date(year, month, day).isoformat()
+    except ValueError:
+        return  # no calendar date (month 13, 31 June)
+    spans = found.setdefault(text, [])
+    if span not in spans:
+        spans.append(span)
+
+
+def document_numbers(document: str) -> dict[str, list[Span]]:
+    """Each JSON spelling of the numbers the document writes, with their spans."""
+    found: dict[str, list[Span]] = {}
+    for match in _NUMBER.finditer(document):
+        whole = match["whole"].replace(",", "")
+        if len(whole) > 1 and whole[0] == "0":
+            continue  # `06` is no JSON number's spelling (a month, a code), nor is 6 written there
+        sign = "-" if match["sign"] else ""
+        fraction = match["fraction"]
+        spellings = [whole] if fraction is None else [f"{whole}.{fraction}", _shortest(whole, fraction)]
+        for spelling in dict.fromkeys(spellings):
+            text = sign + spelling if sign and spelling.strip("0.") else spelling  # never `-0`
+            found.setdefault(text, []).append(match.span())
+    return found
+
+
+def _shortest(whole: str, fraction: str) -> str:
+    """The number without the zeros ending its fraction (`559.40` -> `559.4`, `12.0` -> `12`)."""
+    kept = fraction.rstrip("0")
+    return f"{whole}.{kept}" if kept else whole
+
+
+def shortest_number(text: str) -> str:
+    """A JSON number's text without the zeros ending its fraction, nor a point left bare:
+    how two spellings of one number compare (`559.40` and `559.4`)."""
+    if "." not in text or "e" in text.lower():
+        return text
+    return text.rstrip("0").rstrip(".")

@@ -1,0 +1,270 @@
+"""Grounded strings: plain string values held to verbatim spans of the document.
+
+The schema's automaton is shared by every document; grounding is a per-document filter on
+top of it, applied by the decoder where a grounded string's body is being written. The
+document is laid out once as the bytes a JSON string body would hold for it (`GroundingText`:
+every run of whitespace one space, quote and backslash escaped, each run of controls and
+format characters one NUL, which no string body holds raw: a value never holds them, nor
+joins the words on either side), and a string being written is allowed to continue only
+along an occurrence of what it holds so far in those bytes, starting, and closing, only
+where a value may: never inside a word, never at a space (core/grounding_tables.py,
+`word_edges`). So the value, once closed, is a span of the document up to whitespace runs,
+by construction.
+
+Where no allowed token continues any occurrence (a minLength the document's tail cannot
+reach, a budget too small for the occurrence's bytes), the string is released from
+grounding rather than leaving the decoder without a way to finish: validity comes first,
+and the evidence then says the value is not grounded.
+
+What each token holds of a string body is read escape-aware (core/grounding_tables.py holds
+the tables: over the vocabulary once, per document only the tokens met at each position).
+Inside a body, the tokens the document allows are picked out of the decoder's candidates by
+their positions in the list (core/positions.py), not by a pass over every candidate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..automaton.dfa import LazyDFA
+from ..automaton.regex import Node, TextLabel, text_nodes
+from ..vocab.token_table import IdArray, Vocabulary
+from .positions import CandidatePositions, Indices
+from .tables import DocumentTokens, GroundingText, body_part, vocabulary_bodies
+from .value_holds import ValueGrounding, ValuePlace
+
+# Candidates read one by one are remembered for lists up to this long (the list is in the key).
+_READ_LISTS_KEPT_UP_TO = 256
+
+
+def grounds(label: TextLabel | None, default: bool) -> bool:
+    """Whether the string body `label` marks is grounded: its `x-grounded`, else `default`."""
+    if label is None:
+        return False
+    return label.grounded if label.grounded is not None else default
+
+
+def text_labels(tree: Node) -> list[TextLabel]:
+    """The labels of the plain string values in `tree`, each once, in order."""
+    return list(dict.fromkeys(node.label for node in text_nodes(tree) if node.label is not None))
+
+
+@dataclass(frozen=True)
+class _Place:
+    """What a Grounding knows of the output at one point (its snapshot)."""
+
+    state: int
+    written: int
+    body_start: int | None
+    escaped: bool
+    ends: tuple[int, ...] | None
+    released: bool
+    bodies: int  # how many bodies had closed
+    values: ValuePlace | None  # where the dates and numbers stand
+
+
+class Grounding:
+    """Follows one generation's output and filters the tokens allowed inside grounded string
+    bodies. `feed` every byte written, in order; `restrict` the candidates at each choice. A
+    follower of the decoding (core.decode_state): `restrict` may release the open body, so a
+    snapshot covers that too."""
+
+    def __init__(self, dfa: LazyDFA, vocab: Vocabulary, document: str, default: bool, hold_values: bool = False) -> None:
+        """`hold_values`: the schema grounds some date or number (core.grounding.value_holds),
+        which this follows too."""
+        self._dfa = dfa
+        self._pieces = vocab.pieces
+        self._tokens = DocumentTokens(GroundingText.of(document), vocabulary_bodies(vocab), vocab.size)
+        self._default = default
+        self._state = dfa.start
+        self._written = 0
+        self._body_start: int | None = None  # output offset where the open grounded body began
+        self._escaped = False  # the open body ends inside an escape
+        self._ends: tuple[int, ...] | None = None  # None: the body is empty, any start is open
+        self._released = False
+        self._positions = CandidatePositions(vocab.size)
+        # Per (state, pending): what each quoted token would write into a body it opens.
+        self._opened: dict[tuple[int, bytes], dict[int, tuple[bytes, bool] | None]] = {}
+        self._occurring: dict[tuple[bytes, bool], bool] = {}
+        self._continuing: dict[tuple[int, ...], IdArray] = {}
+        self._read: dict[tuple[bytes, bool, tuple[int, ...] | None, bytes], IdArray] = {}
+        self.bodies: list[tuple[int, int, bool]] = []  # output byte range of each body, and grounded or not
+        self.values = ValueGrounding(dfa, vocab.pieces, document, default) if hold_values else None
+
+    @property
+    def text(self) -> GroundingText:
+        return self._tokens.text
+
+    @property
+    def inside_body(self) -> bool:
+        """Whether a grounded string's body is open at the end of the output so far."""
+        return self._body_start is not None
+
+    def applies(self, label: TextLabel | None) -> bool:
+        return grounds(label, self._default)
+
+    # -- following the output ----------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Take in bytes just written to the output."""
+        if self.values is not None:
+            self.values.feed(data)
+        while data:
+            if self._body_start is not None:
+                data = self._feed_body(data)
+                continue
+            byte, data = data[0], data[1:]
+            self._state = self._dfa.step(self._state, byte)
+            self._written += 1
+            self._enter_if_grounded()
+
+    def _feed_body(self, data: bytes) -> bytes:
+        part, closed, self._escaped = body_part(data, self._escaped)
+        if part:
+            self._extend(part)
+        for byte in part:
+            self._state = self._dfa.step(self._state, byte)
+        self._written += len(part)
+        if closed:
+            assert self._body_start is not None
+            if self._ends is not None and not any(self._tokens.text.ends[end] for end in self._ends):
+                self._released = True  # closed where the schema left no other way (a maxLength inside a word)
+            self.bodies.append((self._body_start, self._written, not self._released))
+            self._body_start = None
+        return data[len(part) :]
+
+    def _extend(self, part: bytes) -> None:
+        if self._released:
+            return
+        text = self._tokens.text
+        if self._ends is None:
+            self._ends = tuple(text.occurrences(part))
+        else:
+            escaped = text.escaped
+            self._ends = tuple(end + len(part) for end in self._ends if escaped.startswith(part, end))
+        if not self._ends:
+            self._released = True
+
+    def _enter_if_grounded(self) -> None:
+        if self._dfa.starts_text(self._state) and self.applies(self._dfa.text_label(self._state)):
+            self._body_start, self._escaped, self._ends, self._released = self._written, False, None, False
+
+    def snapshot(self) -> _Place:
+        """Where the output stands (the caches are kept: they depend on the document only)."""
+        values = None if self.values is None else self.values.snapshot()
+        body = (self._body_start, self._escaped, self._ends, self._released)
+        return _Place(self._state, self._written, *body, len(self.bodies), values)
+
+    def restore(self, snapshot: _Place) -> None:
+        self._state, self._written, self._body_start = snapshot.state, snapshot.written, snapshot.body_start
+        self._escaped, self._ends, self._released = snapshot.escaped, snapshot.ends, snapshot.released
+        del self.bodies[snapshot.bodies :]
+        if self.values is not None and snapshot.values is not None:
+            self.values.restore(snapshot.values)
+
+    # -- filtering -----------------------------------------------------------------------
+
+    def restrict(self, pending: bytes, ids: IdArray, held: bytes = b"") -> IdArray:
+        """The candidates (each starting with `pending`, already fed) that keep a grounded body
+        on a span of the document: inside one, those continuing an occurrence; outside, those
+        that open one and write in it only what the document holds. All of them where none
+        would (the body is then released). Inside a grounded date or number, those keeping it
+        on one the document states (`held`: bytes evaluated but held back, core.held_zeros;
+        see core.grounding.value_holds). The array returned may be read-only: kept, and given
+        again when the same candidates come back."""
+        if self.values is not None and self.values.holding:
+            return self.values.restrict(pending, ids, held)
+        inside = self._body_start is not None
+        if len(ids) == 0 or (inside and self._released):
+            return ids
+        if inside:
+            kept = self._kept_inside(pending, ids)
+        else:
+            keep = self._kept_outside(pending, ids)
+            if keep is None:
+                return ids
+            kept = ids.take(keep)
+        if len(kept) == 0:
+            self._released = inside
+            return ids
+        return kept
+
+    def _kept_inside(self, pending: bytes, ids: IdArray) -> IdArray:
+        """The candidates that continue the body (an array that may be shared: not to be
+        written). Where the body is open with no byte pending, the tokens the document allows
+        are known (all those occurring in it, or the few continuing the occurrences so far) and
+        picked out of `ids` (by their positions in it where the list comes back, as it does at
+        every character)."""
+        if pending or self._escaped:
+            return self._kept_one_by_one(pending, ids)
+        ends = self._ends
+        allowed = self._tokens.anywhere_ids() if ends is None else self._after(ends)
+        return self._positions.kept(ids, allowed, ends)
+
+    def _after(self, ends: tuple[int, ...]) -> IdArray:
+        """The tokens that continue the document at one of `ends` (a repeated value meets the
+        same occurrences again: kept)."""
+        found = self._continuing.get(ends)
+        if found is None:
+            at = self._tokens.at
+            found = at(ends[0]) if len(ends) == 1 else np.concatenate([np.zeros(0, np.int32), *(at(end) for end in ends)])
+            self._continuing[ends] = found
+        return found
+
+    def _kept_one_by_one(self, pending: bytes, ids: IdArray) -> IdArray:
+        """Where a byte is pending or an escape is open: each candidate's body part, read. The
+        few candidates after a token that opens a body come back at every such string: kept
+        (a short list only, as it is part of the key; read-only, as it is shared)."""
+        key = (pending, self._escaped, self._ends, ids.tobytes()) if len(ids) <= _READ_LISTS_KEPT_UP_TO else None
+        found = None if key is None else self._read.get(key)
+        if found is None:
+            found = ids.take(np.flatnonzero([self._continues(self._pieces[token][len(pending) :]) for token in ids.tolist()]))
+            if key is not None:
+                found.flags.writeable = False
+                self._read[key] = found
+        return found
+
+    def _continues(self, data: bytes) -> bool:
+        """Whether `data`, written into the open body, keeps it on a span of the document
+        (and, where it closes the body, ends it where a value may end)."""
+        part, closed, _ = body_part(data, self._escaped)
+        if self._ends is None:
+            return not part or self._occurs(part, closed)
+        text = self._tokens.text
+        return any(text.escaped.startswith(part, end) and (not closed or text.ends[end + len(part)]) for end in self._ends)
+
+    def _kept_outside(self, pending: bytes, ids: IdArray) -> Indices | None:
+        """Outside a body, only tokens with a quote may open one; each is walked to see."""
+        with_quote = np.flatnonzero(self._tokens.bodies.quoted[ids])
+        quoted = [int(i) for i in with_quote if b'"' in self._pieces[int(ids[i])][len(pending) :]]
+        if not quoted:
+            return None
+        opened = self._opened.setdefault((self._state, pending), {})
+        keep = np.ones(len(ids), dtype=bool)
+        for index in quoted:
+            token = int(ids[index])
+            if token not in opened:
+                opened[token] = self._opened_body(self._pieces[token][len(pending) :])
+            opening = opened[token]
+            keep[index] = opening is None or not opening[0] or self._occurs(*opening)
+        return np.flatnonzero(keep)
+
+    def _occurs(self, part: bytes, closed: bool) -> bool:
+        """Whether `part` may open a value (`closed`: and be all of it)."""
+        found = self._occurring.get((part, closed))
+        if found is None:
+            found = self._occurring[(part, closed)] = self._tokens.text.occurs(part, whole=closed)
+        return found
+
+    def _opened_body(self, data: bytes) -> tuple[bytes, bool] | None:
+        """What `data`, written from here, puts into a grounded body it opens, and whether it
+        closes it too (None: it opens none)."""
+        state, dfa = self._state, self._dfa
+        for index, byte in enumerate(data):
+            state = dfa.step(state, byte)
+            if dfa.starts_text(state) and self.applies(dfa.text_label(state)):
+                part, closed, _ = body_part(data[index + 1 :])
+                return part, closed
+        return None

@@ -1,0 +1,280 @@
+"""Evidence for each extracted value: where in the document it came from, how sure the model was.
+
+For every leaf value (string, number, boolean, null) at JSON pointer P of the output:
+- `span`: [start, end) character offsets (Python str indices) into the document text as read,
+  for a string or number whose text occurs in the document (a run of whitespace in the
+  document matching one space of the value) starting and ending at word edges, as grounded
+  values do (`MIT` is not found in `LIMITED`, nor `20` in `2024`), the occurrence nearest
+  the previous value's span; else, for a date (an ISO date, or a date-time's date part) or a
+  number the document states in another form (`12 March 1990` for `1990-03-12`, `1,267` for
+  `1267`, core.grounding.document_values), the span of that statement nearest the previous value's
+  span; otherwise None. Booleans and null have no span: their words say nothing of where
+  they came from.
+- `confidence`: the product, over the tokens the model chose that overlap the value's text,
+  of the probability the model gave each (its own softmax at temperature 1, before any
+  mask): a value the model would not have written without the mask scores low. Tokens
+  written without a choice (forced text, a single allowed token) are not counted; None
+  when the value had no choice at all.
+- `grounded`: for a string held to a span of the document while it was written
+  (core.grounding.span_filter), or a date or number held to one the document states (core.grounding.value_holds).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..jsontext import join_pointer
+from .document_values import DocumentValues, Span
+from .tables import collapse_whitespace, word_cuts
+
+_NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?=T|$)")
+_WHITESPACE = b" \t\n\r"
+# Occurrences at word edges looked at when choosing the nearest one, and occurrences looked
+# at in all (most of those of a letter or two lie inside words): bounds on the work per value.
+_MOST_OCCURRENCES = 4096
+_MOST_LOOKED_AT = 65536
+
+
+@dataclass(frozen=True)
+class TokenChoice:
+    """A token the model chose: its bytes' place in the output, and the probability the model
+    gave it (None where there was no choice)."""
+
+    start: int
+    end: int
+    probability: float | None
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A leaf value of the output and its text's byte range there (quotes included)."""
+
+    pointer: str
+    value: Any
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class ValueEvidence:
+    span: tuple[int, int] | None
+    confidence: float | None
+    grounded: bool | None = None  # None: not a value written under grounding
+
+    def as_json(self) -> dict[str, Any]:
+        found: dict[str, Any] = {
+            "span": list(self.span) if self.span is not None else None,
+            "confidence": None if self.confidence is None else round(self.confidence, 6),
+        }
+        if self.grounded is not None:
+            found["grounded"] = self.grounded
+        return found
+
+
+def leaves(output: bytes) -> list[Leaf]:
+    """The leaf values of the JSON text `output`, in order, with their byte ranges."""
+    found: list[Leaf] = []
+    _scan(output, _skip(output, 0), "", found)
+    return found
+
+
+def _skip(data: bytes, at: int) -> int:
+    while at < len(data) and data[at] in _WHITESPACE:
+        at += 1
+    return at
+
+
+def _scan(data: bytes, at: int, pointer: str, found: list[Leaf]) -> int:
+    """Scan the value at `at`, appending its leaves; returns the offset after it."""
+    opening = data[at : at + 1]
+    if opening == b"{":
+        return _scan_members(data, at, pointer, found)
+    if opening == b"[":
+        return _scan_items(data, at, pointer, found)
+    end = _string_end(data, at) if opening == b'"' else _scalar_end(data, at)
+    found.append(Leaf(pointer, json.loads(data[at:end]), at, end))
+    return end
+
+
+def _scan_members(data: bytes, at: int, pointer: str, found: list[Leaf]) -> int:
+    at = _skip(data, at + 1)
+    while data[at : at + 1] != b"}":
+        key_end = _string_end(data, at)
+        key = json.loads(data[at:key_end])
+        at = _skip(data, _skip(data, key_end) + 1)  # past the colon
+        at = _skip(data, _scan(data, at, join_pointer(pointer, key), found))
+        if data[at : at + 1] == b",":
+            at = _skip(data, at + 1)
+    return at + 1
+
+
+def _scan_items(data: bytes, at: int, pointer: str, found: list[Leaf]) -> int:
+    at = _skip(data, at + 1)
+    index = 0
+    while data[at : at + 1] != b"]":
+        at = _skip(data, _scan(data, at, f"{pointer}/{index}", found))
+        index += 1
+        if data[at : at + 1] == b",":
+            at = _skip(data, at + 1)
+    return at + 1
+
+
+def _string_end(data: bytes, at: int) -> int:
+    index = at + 1
+    while data[index] != 0x22:
+        index += 2 if data[index] == 0x5C else 1
+    return index + 1
+
+
+def _scalar_end(data: bytes, at: int) -> int:
+    for word in (b"true", b"false", b"null"):
+        if data.startswith(word, at):
+            return at + len(word)
+    match = _NUMBER.match(data, at)
+    if match is None:
+        raise ValueError(f"no JSON value at byte {at}")
+    return match.end()
+
+
+def pointer_at(output: bytes, offset: int) -> str:
+    """The pointer of the innermost value whose text holds byte `offset` of `output` (the
+    value being written there, for an unfinished one: the nearest leaf before it)."""
+    best = ""
+    for leaf in leaves(output):
+        if leaf.start <= offset:
+            best = leaf.pointer
+    return best
+
+
+class DocumentSearch:
+    """Finds values in a document, a run of whitespace matching one space, where they start and
+    end at word edges (a value found only inside longer words is not found: a span there would
+    make an invented value look sourced)."""
+
+    def __init__(self, document: str) -> None:
+        self._collapsed = collapse_whitespace(document)
+        self._cut = word_cuts(self._collapsed)
+        # A number is a word of its own where a hyphen joins it to a word (`34-year-old`,
+        # `2024-06-14`), but never part of longer digits (`20` of `2024`, `3` of `3.10`).
+        self._number_cut = word_cuts(self._collapsed, joiners=".")
+        # _origin[i]: where character i of the collapsed text starts in the document.
+        self._origin: list[int] = []
+        position = 0
+        for match in re.finditer(r"\s+|\S+", document):
+            if match.group()[0].isspace():
+                self._origin.append(match.start())
+            else:
+                self._origin.extend(range(match.start(), match.end()))
+            position = match.end()
+        self._origin.append(position)
+        self._document = document
+        self._values: DocumentValues | None = None
+
+    def stated(self, text: str, near: int, number: bool) -> tuple[int, int] | None:
+        """The span, nearest the document offset `near`, of a statement in another form of the
+        date (`number`: the number) whose JSON text is `text` (core.grounding.document_values)."""
+        if self._values is None:
+            self._values = DocumentValues.of(self._document)
+        table = self._values.numbers if number else self._values.dates
+        spans: list[Span] = table.get(text, [])
+        return min(spans, key=lambda span: (abs(span[0] - near), -span[0])) if spans else None
+
+    def span(self, text: str, near: int, number: bool = False) -> tuple[int, int] | None:
+        """The document span of the occurrence of `text` nearest the document offset `near`;
+        for a `number` (its JSON text), one not signed otherwise in the document (`5` of `-5`)."""
+        needle = collapse_whitespace(text)
+        if not needle:
+            return None
+        starts = self._starts(needle, self._number_cut if number else self._cut)
+        if number:
+            starts = [start for start in starts if not self._signed_otherwise(start, needle)]
+        if not starts:
+            return None
+        nearest = min(starts, key=lambda start: (abs(self._origin[start] - near), -start))
+        return self._origin[nearest], self._origin[nearest + len(needle) - 1] + 1
+
+    def _signed_otherwise(self, start: int, needle: str) -> bool:
+        """Whether a sign stands before the number at `start` that its text does not have: a
+        `-` or `+` right before it, itself not after a word (`a-5` joins words; ` -5` signs)."""
+        if needle[0] in "-+" or start == 0 or self._collapsed[start - 1] not in "-+":
+            return False
+        return start == 1 or not self._collapsed[start - 2].isalnum()
+
+    def _starts(self, needle: str, cut: npt.NDArray[np.bool_]) -> list[int]:
+        starts: list[int] = []
+        found, looked_at = self._collapsed.find(needle), 0
+        while found >= 0 and len(starts) < _MOST_OCCURRENCES and looked_at < _MOST_LOOKED_AT:
+            if not cut[found] and not cut[found + len(needle)]:
+                starts.append(found)
+            found, looked_at = self._collapsed.find(needle, found + 1), looked_at + 1
+        return starts
+
+
+def gather(
+    output: bytes,
+    document: str | None,
+    choices: Sequence[TokenChoice],
+    grounded_bodies: Sequence[tuple[int, int, bool]] = (),
+    held_values: Sequence[tuple[int, int, bool]] = (),
+) -> dict[str, ValueEvidence]:
+    """The evidence of every leaf of `output` (see the module's docstring). `grounded_bodies`:
+    the byte ranges of string bodies written under grounding, and whether they stayed grounded;
+    `held_values`: the same of the dates (their bodies) and numbers held under grounding."""
+    search = DocumentSearch(document) if document is not None else None
+    starts = [choice.start for choice in choices]
+    found: dict[str, ValueEvidence] = {}
+    near = 0
+    for leaf in leaves(output):
+        span = _leaf_span(leaf, output, search, near)
+        if span is not None:
+            near = span[1]
+        confidence = _confidence(leaf, choices, starts)
+        found[leaf.pointer] = ValueEvidence(span, confidence, _grounded(leaf, grounded_bodies, held_values))
+    return found
+
+
+def _leaf_span(leaf: Leaf, output: bytes, search: DocumentSearch | None, near: int) -> tuple[int, int] | None:
+    if search is None or isinstance(leaf.value, bool) or leaf.value is None:
+        return None
+    if isinstance(leaf.value, str):
+        date = _ISO_DATE.match(leaf.value)
+        return search.span(leaf.value, near) or (search.stated(date.group(), near, False) if date else None)
+    text = output[leaf.start : leaf.end].decode("ascii")
+    return search.span(text, near, number=True) or search.stated(text, near, True)
+
+
+def _confidence(leaf: Leaf, choices: Sequence[TokenChoice], starts: list[int]) -> float | None:
+    """The product of the chosen tokens' probabilities over those overlapping the leaf."""
+    product: float | None = None
+    index = max(bisect.bisect_right(starts, leaf.start) - 1, 0)
+    for choice in _from(choices, index):
+        if choice.start >= leaf.end:
+            break
+        if choice.end <= leaf.start or choice.probability is None:
+            continue
+        product = choice.probability if product is None else product * choice.probability
+    return product
+
+
+def _from(choices: Sequence[TokenChoice], index: int) -> Iterator[TokenChoice]:
+    for position in range(index, len(choices)):
+        yield choices[position]
+
+
+def _grounded(leaf: Leaf, bodies: Sequence[tuple[int, int, bool]], values: Sequence[tuple[int, int, bool]]) -> bool | None:
+    if isinstance(leaf.value, str):
+        inside = [grounded for start, end, grounded in (*bodies, *values) if leaf.start < start and end < leaf.end]
+    elif isinstance(leaf.value, int | float) and not isinstance(leaf.value, bool):
+        inside = [grounded for start, end, grounded in values if leaf.start <= start and end <= leaf.end]
+    else:
+        return None
+    return inside[0] if inside else None

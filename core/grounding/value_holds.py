@@ -1,0 +1,273 @@
+"""Grounded dates and numbers: values held to the dates and numbers the document states.
+
+The schema's automaton marks where a date (`format: date`; the date part of `date-time`) or
+a number (`integer`, `number`) value begins (a Mark, core.automaton.regex). Per document, the
+values it may take are known up front (core.grounding.document_values: `12 March 1990` gives
+`1990-03-12`, `1,267` gives `1267`). Where a grounded value begins, those are cut to the ones
+the automaton accepts there (a date's closing quote or a date-time's `T` after it, a number
+followed by what may end it), and while the value is written only tokens that continue one of
+them are allowed, and it may end only on a whole one: the decoder enforces it as it does the
+schema. Where none is left (the document states no date, or no number the schema accepts),
+the value is released, written as the schema alone allows, and the evidence says it is not
+grounded; a document never fails for it. A value reached inside a token that the filter was
+not asked about (one token writing a separator and a value's first digits) is held from there
+on where it can still be, else released.
+
+Zeros that end a number's fraction may be held back by the decoder (core.held_zeros): they
+count as written here (`559.40` continues along `559.40`), and a number compares by its
+shortest form when it ends (`559.40` then `,` leaves `559.4`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..automaton.dfa import DEAD, LazyDFA
+from ..automaton.regex import Alt, Either, Mark, Node, Repeat, Seq, ValueLabel
+from ..vocab.token_table import IdArray
+from .document_values import DocumentValues, shortest_number
+
+_NUMBER_BYTES = frozenset(b"0123456789+-.eE")
+_NOT_IN_NUMBER = np.array([byte not in _NUMBER_BYTES for byte in range(256)], dtype=bool)
+_QUOTE = ord('"')
+_DATE_LENGTH = 10  # `1990-03-12`: what of a date-time is held
+# Candidates read one by one are remembered for lists up to this long (the list is in the key).
+_READ_LISTS_KEPT_UP_TO = 256
+
+
+def value_labels(tree: Node) -> list[ValueLabel]:
+    """The labels of the date and number values in `tree` the generator may write, each once,
+    in order (a DAG: a shared node is met once; only an Either's generated side)."""
+    found: dict[ValueLabel, None] = {}
+    seen: set[int] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Mark):
+            found[node.label] = None
+        elif isinstance(node, Seq):
+            stack.extend(reversed(node.parts))
+        elif isinstance(node, Alt):
+            stack.extend(reversed(node.options))
+        elif isinstance(node, Repeat):
+            stack.append(node.item)
+        elif isinstance(node, Either):
+            stack.append(node.generated)
+    return list(found)
+
+
+def holds(label: ValueLabel, default: bool) -> bool:
+    """Whether the value `label` marks is grounded: its `x-grounded`, else `default`."""
+    return label.grounded if label.grounded is not None else default
+
+
+@dataclass(frozen=True)
+class _Choices:
+    """What a held value may be: its spellings, every prefix of them, and, for numbers, their
+    shortest forms (how a finished number compares)."""
+
+    kind: str  # "date", "date-time" or "number"
+    spellings: frozenset[bytes]
+    prefixes: frozenset[bytes]
+    shortest: frozenset[bytes]
+
+    @staticmethod
+    def of(kind: str, spellings: Iterable[bytes]) -> _Choices:
+        kept = frozenset(spellings)
+        prefixes = frozenset(spelling[:n] for spelling in kept for n in range(len(spelling) + 1))
+        shortest = frozenset(shortest_number(s.decode()).encode() for s in kept) if kind == "number" else kept
+        return _Choices(kind, kept, prefixes, shortest)
+
+    def allows(self, value: bytes, data: bytes) -> bool:
+        """Whether writing `data` into the value written so far as `value` keeps it on one of
+        the spellings (and, where `data` ends the value, on a whole one)."""
+        part, closed = self.part(data)
+        value += part
+        if self.kind == "date-time":
+            if len(value) >= _DATE_LENGTH:
+                return value[:_DATE_LENGTH] in self.spellings
+            return not closed and value in self.prefixes
+        if not closed:
+            return value in self.prefixes
+        if self.kind == "number":
+            return not value or shortest_number(value.decode("ascii", "replace")).encode() in self.shortest
+        return value in self.spellings
+
+    def part(self, data: bytes) -> tuple[bytes, bool]:
+        """The bytes of `data` inside the value, and whether `data` ends it."""
+        if self.kind == "number":
+            for index, byte in enumerate(data):
+                if byte not in _NUMBER_BYTES:
+                    return data[:index], True
+            return data, False
+        end = data.find(b'"')  # a date's characters are never escaped
+        return (data, False) if end < 0 else (data[:end], True)
+
+
+@dataclass(frozen=True)
+class _Open:
+    """A held value being written: where it began in the output, its kind, what it holds so
+    far, what it may be (None: released)."""
+
+    start: int
+    kind: str
+    text: bytes
+    choices: _Choices | None
+
+
+@dataclass(frozen=True)
+class ValuePlace:
+    """Where a ValueGrounding stands (its snapshot)."""
+
+    state: int
+    written: int
+    open: _Open | None
+    values: int
+
+
+class ValueGrounding:
+    """Follows one generation's output and filters the tokens allowed inside grounded dates
+    and numbers. `feed` every byte written, in order; `restrict` the candidates at each
+    choice. A follower of the decoding (core.decode_state), through core.grounding."""
+
+    def __init__(self, dfa: LazyDFA, pieces: Sequence[bytes], document: str, default: bool) -> None:
+        self._dfa = dfa
+        self._pieces = pieces
+        self._found = DocumentValues.of(document)
+        self._default = default
+        self._state = dfa.start
+        self._written = 0
+        self._open: _Open | None = None
+        self._kinds: dict[int, str | None] = {}  # per automaton state: the kind of value held from it
+        self._choices: dict[int, _Choices | None] = {}  # per automaton state where a value begins
+        self._read: dict[tuple[bytes, bytes, bytes], IdArray] = {}
+        self.values: list[tuple[int, int, bool]] = []  # output byte range of each held value, and grounded or not
+
+    @property
+    def found(self) -> DocumentValues:
+        return self._found
+
+    # -- following the output ----------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Take in bytes just written to the output."""
+        for byte in data:
+            if self._open is not None:
+                self._feed_value(byte)
+            self._state = self._dfa.step(self._state, byte)
+            self._written += 1
+            if self._open is None:
+                self._open_if_held()
+
+    def _feed_value(self, byte: int) -> None:
+        value = self._open
+        assert value is not None
+        choices = value.choices
+        if choices is not None and not choices.allows(value.text, bytes((byte,))):
+            choices = None  # written past what the filter allowed (a token it was not asked about)
+        ends = byte not in _NUMBER_BYTES if value.kind == "number" else byte == _QUOTE
+        if not ends:
+            self._open = _Open(value.start, value.kind, value.text + bytes((byte,)), choices)
+            return
+        if value.text or value.kind != "number":  # a number's mark passed by another value (`null`) holds nothing
+            self.values.append((value.start, self._written, choices is not None))
+        self._open = None
+
+    def _open_if_held(self) -> None:
+        kind = self._kind(self._state)
+        if kind is not None:
+            self._open = _Open(self._written, kind, b"", self._choices_at(self._state, kind))
+
+    def _kind(self, state: int) -> str | None:
+        """The kind of grounded value that begins at `state`, if one does."""
+        if state not in self._kinds:
+            self._kinds[state] = self._find_kind(state)
+        return self._kinds[state]
+
+    def _find_kind(self, state: int) -> str | None:
+        labels = [label for label in self._labels(state) if holds(label, self._default)]
+        kinds = {"number" if label.kind in ("integer", "number") else label.kind for label in labels}
+        if not kinds:
+            return None
+        return "number" if "number" in kinds else "date-time" if "date-time" in kinds else "date"
+
+    def _labels(self, state: int) -> list[ValueLabel]:
+        """The labels of the Marks among the NFA states `state` stands for, closed under
+        epsilon edges (a mark lies behind the Seq or Alt naming a value)."""
+        nfa = self._dfa.nfa
+        seen: set[int] = set()
+        stack = list(self._dfa.nfa_states(state))
+        labels: list[ValueLabel] = []
+        while stack:
+            member = stack.pop()
+            if member in seen:
+                continue
+            seen.add(member)
+            label = nfa.value_label(member)
+            if label is not None:
+                labels.append(label)
+            stack.extend(nfa.epsilons_of(member))
+        return labels
+
+    def _choices_at(self, state: int, kind: str) -> _Choices | None:
+        """The document's values of `kind` the automaton accepts from `state` (None: none)."""
+        if state not in self._choices:
+            self._choices[state] = self._accepted(state, kind)
+        return self._choices[state]
+
+    def _accepted(self, state: int, kind: str) -> _Choices | None:
+        dfa = self._dfa
+        if kind == "number":
+            candidates = [text.encode() for text in self._found.numbers]
+            kept = [text for text in candidates if self._number_may_end(dfa.walk(state, text))]
+        else:
+            after = b'"' if kind == "date" else b"T"
+            kept = [text.encode() for text in self._found.dates if dfa.walk(state, text.encode() + after) != DEAD]
+        return _Choices.of(kind, kept) if kept else None
+
+    def _number_may_end(self, state: int) -> bool:
+        return state != DEAD and (self._dfa.is_accepting(state) or bool(self._dfa.row(state)[_NOT_IN_NUMBER].any()))
+
+    def snapshot(self) -> ValuePlace:
+        return ValuePlace(self._state, self._written, self._open, len(self.values))
+
+    def restore(self, snapshot: ValuePlace) -> None:
+        self._state, self._written, self._open = snapshot.state, snapshot.written, snapshot.open
+        del self.values[snapshot.values :]
+
+    # -- filtering -----------------------------------------------------------------------
+
+    @property
+    def holding(self) -> bool:
+        """Whether a grounded value that is not released is open at the end of the output."""
+        return self._open is not None and self._open.choices is not None
+
+    def restrict(self, pending: bytes, ids: IdArray, held: bytes = b"") -> IdArray:
+        """The candidates (each starting with `pending`, already fed) that keep the open value
+        on one the document states; `held`: bytes the decoder evaluated but holds back (zeros
+        ending a number's fraction). All of them where none would (the value is then
+        released). The array returned may be read-only: kept, and given again."""
+        value = self._open
+        if value is None or value.choices is None or len(ids) == 0:
+            return ids
+        choices, text = value.choices, value.text + held
+        if choices.kind == "date-time" and len(text) >= _DATE_LENGTH:
+            return ids
+        key = (text, pending, ids.tobytes()) if len(ids) <= _READ_LISTS_KEPT_UP_TO else None
+        found = None if key is None else self._read.get(key)
+        if found is None:
+            skip = len(pending)
+            found = ids.take(np.flatnonzero([choices.allows(text, self._pieces[token][skip:]) for token in ids.tolist()]))
+            if key is not None:
+                found.flags.writeable = False
+                self._read[key] = found
+        if len(found) == 0:
+            self._open = _Open(value.start, value.kind, value.text, None)
+            return ids
+        return found
