@@ -9,7 +9,7 @@ linear in size.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..jsontext import UNESCAPED_RANGES
@@ -195,10 +195,9 @@ def char_set(text: str) -> Chars:
     return Chars(tuple((ord(c), ord(c)) for c in text))
 
 
-def text_nodes(tree: Node) -> list[Text]:
-    """The Text nodes of `tree` the generator may write (a DAG: a shared node is met once), in
-    document order."""
-    found: list[Text] = []
+def generated_nodes(tree: Node) -> Iterator[Node]:
+    """Every node of `tree` the generator may write, each once (a DAG: a shared node is met
+    once), in document order: not into an Either's accepted side, which is never generated."""
     seen: set[int] = set()
     stack = [tree]
     while stack:
@@ -206,17 +205,22 @@ def text_nodes(tree: Node) -> list[Text]:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, Text):
-            found.append(node)
-        elif isinstance(node, Either):  # what is never generated holds no value written
+        yield node
+        if isinstance(node, Either):
             stack.append(node.generated)
+        elif isinstance(node, Text):
+            continue  # its characters hold no node of interest
         elif isinstance(node, Repeat):
             stack.append(node.item)
         elif isinstance(node, Seq):
             stack.extend(reversed(node.parts))
         elif isinstance(node, Alt):
             stack.extend(reversed(node.options))
-    return found
+
+
+def text_nodes(tree: Node) -> list[Text]:
+    """The Text nodes of `tree` the generator may write, in document order."""
+    return [node for node in generated_nodes(tree) if isinstance(node, Text)]
 
 
 def length_range(node: Node) -> tuple[int, int | None]:

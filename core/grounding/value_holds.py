@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..automaton.dfa import DEAD, LazyDFA
-from ..automaton.regex import Alt, Either, Mark, Node, Repeat, Seq, ValueLabel
+from ..automaton.regex import Mark, Node, ValueLabel, generated_nodes
 from ..vocab.token_table import IdArray
 from .document_values import DocumentValues, shortest_number
 
@@ -40,26 +40,8 @@ _READ_LISTS_KEPT_UP_TO = 256
 
 def value_labels(tree: Node) -> list[ValueLabel]:
     """The labels of the date and number values in `tree` the generator may write, each once,
-    in order (a DAG: a shared node is met once; only an Either's generated side)."""
-    found: dict[ValueLabel, None] = {}
-    seen: set[int] = set()
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, Mark):
-            found[node.label] = None
-        elif isinstance(node, Seq):
-            stack.extend(reversed(node.parts))
-        elif isinstance(node, Alt):
-            stack.extend(reversed(node.options))
-        elif isinstance(node, Repeat):
-            stack.append(node.item)
-        elif isinstance(node, Either):
-            stack.append(node.generated)
-    return list(found)
+    in order."""
+    return list(dict.fromkeys(node.label for node in generated_nodes(tree) if isinstance(node, Mark)))
 
 
 def holds(label: ValueLabel, default: bool) -> bool:
