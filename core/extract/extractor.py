@@ -421,7 +421,8 @@ class Extraction:
         grounding = decoder.grounding
         bodies = grounding.bodies if grounding is not None else ()
         values = grounding.values.values if grounding is not None and grounding.values is not None else ()
-        self.evidence = gather(output, self.document, decoder.choices, bodies, values)
+        followed = grounding.followed_spans() if grounding is not None else ()
+        self.evidence = gather(output, self.document, decoder.choices, bodies, values, followed)
         if decoder.budget_bound_at is not None:
             self.budget_closed_at = self.stats.budget_closed_at = pointer_at(output, decoder.budget_bound_at)
 
