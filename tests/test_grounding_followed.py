@@ -5,22 +5,26 @@ with the fake model over the hand-made vocabulary."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 from conftest import FakeModel
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.extract.extractor import Extractor, ModelOptions
 from gguf_extract.core.grounding.span_filter import Grounding
 from gguf_extract.core.grounding.tables import GroundingText, byte_origins, collapse_whitespace
 from gguf_extract.core.grounding.value_evidence import DocumentSearch, ValueEvidence, gather
 from gguf_extract.core.index.compiled import compile_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
 
+ROOT = Path(__file__).resolve().parent.parent
 NAMES = {"type": "array", "items": {"type": "string"}, "maxItems": 4}
 
 
@@ -110,3 +114,23 @@ def test_each_byte_of_the_laid_out_document_comes_from_its_character(document: s
         source = document[origins[at]]
         assert source == character or (character in " \x00" and (source.isspace() or not source.isprintable()))
         at += len(json.dumps(character, ensure_ascii=False)[1:-1].encode()) if character in '"\\' else len(character.encode())
+
+
+@pytest.mark.model
+def test_with_truncate_grounding_and_evidence_see_the_head_the_model_saw() -> None:
+    """A document cut to its head to fit the context: grounding holds strings to the head, and
+    evidence finds values in it, never in the tail the model did not see."""
+    extractor = Extractor.open(options=ModelOptions(n_ctx=512))
+    compiled = extractor.compile(json.loads((ROOT / "schemas" / "person.json").read_text()), grounded=True)
+    document = "Ada Lovelace is 36, a mathematician. " + "Nothing else to say here. " * 400 + "Ada Byron, 37, poet, London."
+    extraction = extractor.extract(compiled, document, SamplingSettings(max_tokens=100), truncate=True)
+    head = extraction.document
+    assert extraction.stats.document_tokens_dropped > 0
+    assert head is not None and len(head) < len(document) and document.startswith(head)
+    assert f"{head}<|im_end|>" in extraction.prompt  # the head is the prompt's document text
+    extraction.run()
+    for pointer, found in extraction.evidence.items():
+        assert found.span is None or found.span[1] <= len(head), pointer
+        value = extraction.value[pointer[1:]]
+        if found.grounded and isinstance(value, str):
+            assert value in head, pointer
