@@ -1,15 +1,17 @@
 """JSON values as JSON Schema sees them: equality, JSON-pointer parts, unescaped string
-characters and how far references are followed.
+characters, how far references are followed, and a value's leaves with their pointers.
 
 The one place these rules live (JSON-pointer escaping included: the review page's pointers are
-joined here too). It does not parse or validate anything; it imports nothing, so every room of
-core/ may import it, automaton/ and schema/ alike.
+joined here too, and its leaves, like those of a long document's merged value, walked here;
+the leaves of JSON text with their byte ranges are read by core.grounding.value_evidence).
+It does not parse or validate anything; it imports nothing, so every room of core/ may
+import it, automaton/ and schema/ alike.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from typing import Any
 
 # References followed in a row (`$ref` to a schema that is itself only a `$ref`) before a
@@ -113,3 +115,17 @@ def unescape_pointer_part(part: str) -> str:
 def join_pointer(pointer: str, part: str | int) -> str:
     """`pointer` extended by one object member name or array index."""
     return f"{pointer}/{escape_pointer_part(str(part))}"
+
+
+def json_leaves(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
+    """Every leaf of a JSON value (all but objects and arrays: here a Mapping, a list or a tuple),
+    with its JSON pointer below `pointer`, in document order. What a leaf is, is not checked:
+    any other value is one (an annotated leaf, or something that is no JSON value at all)."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from json_leaves(item, join_pointer(pointer, str(key)))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from json_leaves(item, join_pointer(pointer, index))
+    else:
+        yield pointer, value

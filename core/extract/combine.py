@@ -18,7 +18,7 @@ evidence, its span moved by its piece's offset into the whole document.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Union
@@ -26,7 +26,7 @@ from typing import Any, Union
 from jsonschema.protocols import Validator
 
 from ..grounding.value_evidence import ValueEvidence, leaves
-from ..jsontext import join_pointer
+from ..jsontext import json_leaves
 
 
 @dataclass
@@ -46,7 +46,9 @@ def annotate(output: str, evidence: dict[str, ValueEvidence], offset: int) -> No
     moved by `offset` (the piece's start in the whole document)."""
     data = output.encode("utf-8")
     texts = {leaf.pointer: data[leaf.start : leaf.end].decode("utf-8") for leaf in leaves(data)}
-    return _tree(json.loads(output), "", texts, {p: _moved(e, offset) for p, e in evidence.items()})
+    moved = {p: _moved(e, offset) for p, e in evidence.items()}
+    value = json.loads(output)
+    return _tree(value, (Leaf(item, texts[where], moved.get(where)) for where, item in json_leaves(value)))
 
 
 def _moved(found: ValueEvidence, offset: int) -> ValueEvidence:
@@ -55,12 +57,13 @@ def _moved(found: ValueEvidence, offset: int) -> ValueEvidence:
     return replace(found, span=(found.span[0] + offset, found.span[1] + offset))
 
 
-def _tree(value: Any, pointer: str, texts: dict[str, str], evidence: dict[str, ValueEvidence]) -> Node:
+def _tree(value: Any, annotated: Iterator[Leaf]) -> Node:
+    """`value` with its leaves replaced, in order, by those of `annotated` (json_leaves order)."""
     if isinstance(value, dict):
-        return {key: _tree(item, join_pointer(pointer, key), texts, evidence) for key, item in value.items()}
+        return {key: _tree(item, annotated) for key, item in value.items()}
     if isinstance(value, list):
-        return [_tree(item, join_pointer(pointer, index), texts, evidence) for index, item in enumerate(value)]
-    return Leaf(value, texts[pointer], evidence.get(pointer))
+        return [_tree(item, annotated) for item in value]
+    return next(annotated)
 
 
 def plain(node: Node) -> Any:
@@ -83,11 +86,7 @@ def dump(node: Node) -> str:
 
 def evidence_of(node: Node, pointer: str = "") -> dict[str, ValueEvidence]:
     """Each leaf's evidence, by its JSON pointer in `node`."""
-    if isinstance(node, dict):
-        return {p: e for key, item in node.items() for p, e in evidence_of(item, join_pointer(pointer, key)).items()}
-    if isinstance(node, list):
-        return {p: e for index, item in enumerate(node) for p, e in evidence_of(item, join_pointer(pointer, index)).items()}
-    return {pointer: node.evidence} if node.evidence is not None else {}
+    return {where: leaf.evidence for where, leaf in json_leaves(node, pointer) if leaf.evidence is not None}
 
 
 class Combiner:

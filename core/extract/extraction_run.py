@@ -36,7 +36,8 @@ class ExtractionRun(Protocol):
 
     @property
     def document(self) -> str | None:
-        """The document's text (None for a prompt of the caller's own: no spans then)."""
+        """The document's text as the model saw it, the text spans index (with truncate, the
+        head of the document that fit; None for a prompt of the caller's own: no spans then)."""
         ...
 
     @property

@@ -118,14 +118,15 @@ class Extractor:
 
         A document too long for the context with the token budget raises DocumentError naming
         its size; with `truncate` its head that fits is used instead (the extraction's
-        `stats.document_tokens_dropped` says how much was left out)."""
+        `stats.document_tokens_dropped` says how much was left out, and its `document` is that
+        head: grounding and evidence see what the model saw)."""
         settings = settings or SamplingSettings()
         prompt = self.prompt_for(compiled, document, instructions)
         tokens = self._tokens_of(prompt)
         excess = len(tokens) + settings.max_tokens - self.context_limit
         dropped = 0
         if excess > 0:
-            prompt, tokens, dropped = self._fit(compiled, document, instructions, settings, excess, truncate)
+            prompt, tokens, dropped, document = self._fit(compiled, document, instructions, settings, excess, truncate)
         return self._extraction(compiled, prompt, tokens, settings, instructions, dropped, document)
 
     @property
@@ -157,9 +158,9 @@ class Extractor:
         settings: SamplingSettings,
         excess: int,
         truncate: bool,
-    ) -> tuple[ChatPrompt, list[int], int]:
-        """The prompt (and its tokens) for the head of `document` that fits, and how many of the
-        document's tokens were dropped."""
+    ) -> tuple[ChatPrompt, list[int], int, str]:
+        """The prompt (and its tokens) for the head of `document` that fits, how many of the
+        document's tokens were dropped, and the head."""
         pieces = self.vocabulary.pieces
         tokens = self.tokenizer.tokenize(document.encode("utf-8"))
         if not truncate:
@@ -179,7 +180,7 @@ class Extractor:
                 prompt = self.prompt_for(compiled, head, instructions)
                 prompt_tokens = self._tokens_of(prompt)
                 if len(prompt_tokens) + settings.max_tokens <= self.context_limit:
-                    return prompt, prompt_tokens, len(tokens) - keep
+                    return prompt, prompt_tokens, len(tokens) - keep, head
             keep -= max(1, excess // 8)  # re-tokenizing the cut may cost a few tokens more
         raise ContextTooSmall(
             f"the instructions and a budget of {settings.max_tokens} output tokens leave no room for the document in the"
@@ -358,7 +359,8 @@ def _common_length(first: list[int], second: list[int]) -> int:
 class Extraction:
     """One extraction: iterate for text chunks; afterwards `text`, `value`, `stats`, and
     `evidence` (JSON pointer of each leaf value -> where it came from in the document and how
-    sure the model was; see core.grounding.value_evidence). `budget_closed_at` names the value being written
+    sure the model was; see core.grounding.value_evidence), with spans in `document`, the text
+    the prompt holds (with truncate, the head that fit). `budget_closed_at` names the value being written
     when the token budget began to rule tokens out (None: it never did)."""
 
     def __init__(
@@ -421,7 +423,8 @@ class Extraction:
         grounding = decoder.grounding
         bodies = grounding.bodies if grounding is not None else ()
         values = grounding.values.values if grounding is not None and grounding.values is not None else ()
-        self.evidence = gather(output, self.document, decoder.choices, bodies, values)
+        followed = grounding.followed_spans() if grounding is not None else ()
+        self.evidence = gather(output, self.document, decoder.choices, bodies, values, followed)
         if decoder.budget_bound_at is not None:
             self.budget_closed_at = self.stats.budget_closed_at = pointer_at(output, decoder.budget_bound_at)
 

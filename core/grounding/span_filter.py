@@ -27,12 +27,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from ..automaton.dfa import LazyDFA
 from ..automaton.regex import Node, TextLabel, text_nodes
 from ..vocab.token_table import IdArray, Vocabulary
 from .positions import CandidatePositions, Indices
-from .tables import DocumentTokens, GroundingText, body_part, vocabulary_bodies
+from .tables import DocumentTokens, GroundingText, body_part, byte_origins, vocabulary_bodies
 from .value_holds import ValueGrounding, ValuePlace
 
 # Candidates read one by one are remembered for lists up to this long (the list is in the key).
@@ -75,6 +76,8 @@ class Grounding:
         """`hold_values`: the schema grounds some date or number (core.grounding.value_holds),
         which this follows too."""
         self._dfa = dfa
+        self._document = document
+        self._origins: npt.NDArray[np.intp] | None = None  # built for evidence only (byte_origins)
         self._pieces = vocab.pieces
         self._tokens = DocumentTokens(GroundingText.of(document), vocabulary_bodies(vocab), vocab.size)
         self._default = default
@@ -91,6 +94,10 @@ class Grounding:
         self._continuing: dict[tuple[int, ...], IdArray] = {}
         self._read: dict[tuple[bytes, bool, tuple[int, ...] | None, bytes], IdArray] = {}
         self.bodies: list[tuple[int, int, bool]] = []  # output byte range of each body, and grounded or not
+        # Per body of `bodies`: where in the document's bytes (`text.escaped`) each occurrence it
+        # may have been copied from ends, those the decoder followed to its close (none where
+        # released or empty).
+        self.followed: list[tuple[int, ...]] = []
         self.values = ValueGrounding(dfa, vocab.pieces, document, default) if hold_values else None
 
     @property
@@ -129,9 +136,11 @@ class Grounding:
         self._written += len(part)
         if closed:
             assert self._body_start is not None
-            if self._ends is not None and not any(self._tokens.text.ends[end] for end in self._ends):
+            ends = () if self._ends is None else tuple(end for end in self._ends if self._tokens.text.ends[end])
+            if self._ends is not None and not ends:
                 self._released = True  # closed where the schema left no other way (a maxLength inside a word)
             self.bodies.append((self._body_start, self._written, not self._released))
+            self.followed.append(() if self._released else ends)
             self._body_start = None
         return data[len(part) :]
 
@@ -161,8 +170,22 @@ class Grounding:
         self._state, self._written, self._body_start = snapshot.state, snapshot.written, snapshot.body_start
         self._escaped, self._ends, self._released = snapshot.escaped, snapshot.ends, snapshot.released
         del self.bodies[snapshot.bodies :]
+        del self.followed[snapshot.bodies :]
         if self.values is not None and snapshot.values is not None:
             self.values.restore(snapshot.values)
+
+    def followed_spans(self) -> list[tuple[tuple[int, int], ...]]:
+        """Per body of `bodies`: the document spans (character offsets, as evidence gives them)
+        of the occurrences it may have been copied from, those the decoder followed while
+        writing it; none for a body released from grounding, or empty. Builds a map of the
+        document's bytes on first call (a few passes over the document)."""
+        if self._origins is None:
+            self._origins = byte_origins(self._document)
+        origins = self._origins
+        found: list[tuple[tuple[int, int], ...]] = []
+        for (start, end, _), ends in zip(self.bodies, self.followed, strict=True):
+            found.append(tuple((int(origins[stop - (end - start)]), int(origins[stop - 1]) + 1) for stop in ends))
+        return found
 
     # -- filtering -----------------------------------------------------------------------
 

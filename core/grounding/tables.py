@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,15 +86,65 @@ class GroundingText:
         return False
 
 
+def byte_origins(document: str) -> npt.NDArray[np.intp]:
+    """Where each byte of `GroundingText.of(document).escaped` comes from: the offset in
+    `document` of the character it lays out (for a whitespace run written as one space, or a
+    run of unseen characters written as one BARRIER, the run's first character; both bytes of
+    an escape, the escaped character). A span of those bytes that starts and ends where a
+    value may is then the document span from its first byte's origin to its last byte's
+    origin plus one. Costs a few passes over the document; built only for evidence."""
+    text, origins = document, list(range(len(document)))
+    text, origins = _substituted(text, origins, _WHITESPACE_RUN, lambda _: " ")
+    unseen = _unseen_in(text)
+    if unseen:
+        text, origins = _substituted(text, origins, _unseen_runs(unseen), lambda _: BARRIER)
+    head = len(text) - len(text.lstrip(" " + BARRIER))
+    kept = len(text.rstrip(" " + BARRIER))
+    text, origins = text[head:kept], origins[head:kept]
+    text, origins = _substituted(text, origins, _ESCAPED, lambda match: "\\" + match.group())
+    lengths = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    widths = 1 + (lengths >= 0x80) + (lengths >= 0x800) + (lengths >= 0x10000)
+    found: npt.NDArray[np.intp] = np.repeat(np.asarray(origins, dtype=np.intp), widths)
+    return found
+
+
+_ESCAPED = re.compile(r'[\\"]')
+
+
+def _substituted(
+    text: str, origins: list[int], pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str]
+) -> tuple[str, list[int]]:
+    """`text` with each match of `pattern` replaced, and each character's origin (a
+    replacement's characters all take the origin of the match's first character)."""
+    parts: list[str] = []
+    moved: list[int] = []
+    last = 0
+    for match in pattern.finditer(text):
+        replacement = replace(match)
+        parts += [text[last : match.start()], replacement]
+        moved += origins[last : match.start()]
+        moved += [origins[match.start()]] * len(replacement)
+        last = match.end()
+    parts.append(text[last:])
+    moved += origins[last:]
+    return "".join(parts), moved
+
+
+def _unseen_in(text: str) -> str:
+    return "".join(sorted(char for char in set(text) if unicodedata.category(char) in _UNSEEN))
+
+
+def _unseen_runs(unseen: str) -> re.Pattern[str]:
+    # Spaces beside a run are taken in: a value written up to a space there could neither go
+    # on (nothing is written across a BARRIER) nor end (no value ends with a space).
+    return re.compile(f" ?[{re.escape(unseen)}][ {re.escape(unseen)}]*")
+
+
 def separate_unseen(text: str) -> str:
     """`text` (whitespace runs collapsed) with each run of characters no grounded value may hold,
     with the spaces between and beside them, written as one BARRIER."""
-    unseen = "".join(sorted(char for char in set(text) if unicodedata.category(char) in _UNSEEN))
-    if not unseen:
-        return text
-    # Spaces beside it are taken in: a value written up to a space there could neither go on
-    # (nothing is written across a BARRIER) nor end (no value ends with a space).
-    return re.sub(f" ?[{re.escape(unseen)}][ {re.escape(unseen)}]*", BARRIER, text)
+    unseen = _unseen_in(text)
+    return _unseen_runs(unseen).sub(BARRIER, text) if unseen else text
 
 
 # Scripts written without spaces between words (or, for Hangul, with particles joined to

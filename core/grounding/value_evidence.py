@@ -8,8 +8,10 @@ For every leaf value (string, number, boolean, null) at JSON pointer P of the ou
   the previous value's span; else, for a date (an ISO date, or a date-time's date part) or a
   number the document states in another form (`12 March 1990` for `1990-03-12`, `1,267` for
   `1267`, core.grounding.document_values), the span of that statement nearest the previous value's
-  span; otherwise None. Booleans and null have no span: their words say nothing of where
-  they came from.
+  span; otherwise None. A grounded string's span is one of the occurrences grounding followed
+  to its close (core.grounding.span_filter, `followed_spans`), the nearest the previous value's
+  span of them: the document is not searched again for it. Booleans and null have no span:
+  their words say nothing of where they came from.
 - `confidence`: the product, over the tokens the model chose that overlap the value's text,
   of the probability the model gave each (its own softmax at temperature 1, before any
   mask): a value the model would not have written without the mask scores low. Tokens
@@ -186,7 +188,7 @@ class DocumentSearch:
             self._values = DocumentValues.of(self._document)
         table = self._values.numbers if number else self._values.dates
         spans: list[Span] = table.get(text, [])
-        return min(spans, key=lambda span: (abs(span[0] - near), -span[0])) if spans else None
+        return _nearest(spans, near) if spans else None
 
     def span(self, text: str, near: int, number: bool = False) -> tuple[int, int] | None:
         """The document span of the occurrence of `text` nearest the document offset `near`;
@@ -225,21 +227,40 @@ def gather(
     choices: Sequence[TokenChoice],
     grounded_bodies: Sequence[tuple[int, int, bool]] = (),
     held_values: Sequence[tuple[int, int, bool]] = (),
+    followed: Sequence[Sequence[tuple[int, int]]] = (),
 ) -> dict[str, ValueEvidence]:
     """The evidence of every leaf of `output` (see the module's docstring). `grounded_bodies`:
     the byte ranges of string bodies written under grounding, and whether they stayed grounded;
-    `held_values`: the same of the dates (their bodies) and numbers held under grounding."""
+    `held_values`: the same of the dates (their bodies) and numbers held under grounding;
+    `followed`: per grounded body, the document spans of the occurrences grounding followed
+    to its close (Grounding.followed_spans), among which its span is chosen (none given: none
+    followed, the document is searched)."""
     search = DocumentSearch(document) if document is not None else None
+    sources = {(start, end): spans for (start, end, _), spans in zip(grounded_bodies, followed, strict=False)}
     starts = [choice.start for choice in choices]
     found: dict[str, ValueEvidence] = {}
     near = 0
     for leaf in leaves(output):
-        span = _leaf_span(leaf, output, search, near)
+        span = _followed_span(leaf, sources, near) or _leaf_span(leaf, output, search, near)
         if span is not None:
             near = span[1]
         confidence = _confidence(leaf, choices, starts)
         found[leaf.pointer] = ValueEvidence(span, confidence, _grounded(leaf, grounded_bodies, held_values))
     return found
+
+
+def _followed_span(leaf: Leaf, sources: dict[tuple[int, int], Sequence[tuple[int, int]]], near: int) -> tuple[int, int] | None:
+    """For a grounded string, the occurrence the decoder followed (of several it may have been,
+    the one nearest `near`, as a search would choose): searching the document again for the
+    value's text could find another, one it was not copied from."""
+    if not isinstance(leaf.value, str):
+        return None
+    spans = sources.get((leaf.start + 1, leaf.end - 1))
+    return _nearest(spans, near) if spans else None
+
+
+def _nearest(spans: Sequence[tuple[int, int]], near: int) -> tuple[int, int]:
+    return min(spans, key=lambda span: (abs(span[0] - near), -span[0]))
 
 
 def _leaf_span(leaf: Leaf, output: bytes, search: DocumentSearch | None, near: int) -> tuple[int, int] | None:

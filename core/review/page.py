@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import OutputError, ReviewError
 from ..files import write_atomically
-from ..jsontext import join_pointer
+from ..jsontext import json_leaves as walk_leaves
 
 JsonLeaf = str | int | float | bool | None
 
@@ -106,17 +106,11 @@ def check_document(document: ReviewDocument, min_confidence: float | None) -> Ch
 
 def json_leaves(value: object, pointer: str = "") -> Iterator[tuple[str, JsonLeaf]]:
     """Every leaf (string, number, boolean, null) of a JSON value with its RFC 6901 pointer,
-    in document order."""
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from json_leaves(item, join_pointer(pointer, str(key)))
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            yield from json_leaves(item, join_pointer(pointer, index))
-    elif value is None or isinstance(value, str | int | float | bool):
-        yield pointer, value
-    else:
-        raise ReviewError(f"the data at {pointer or '/'} is a {type(value).__name__}, not a JSON value")
+    in document order; ReviewError at the first that is none of these."""
+    for where, leaf in walk_leaves(value, pointer):
+        if leaf is not None and not isinstance(leaf, str | int | float | bool):
+            raise ReviewError(f"the data at {where or '/'} is a {type(leaf).__name__}, not a JSON value")
+        yield where, leaf
 
 
 def _field(document: ReviewDocument, pointer: str, value: JsonLeaf, entry: object, min_confidence: float | None) -> Field:
