@@ -115,12 +115,12 @@ def compare_parallel(command: list[str], parallel: list[int], rounds: int) -> No
     for n in parallel:
         median = statistics.median(times[n])
         stats, output = outputs[n]
-        same = "same" if output == outputs[parallel[0]][1] else "differs"
+        same = "the same as" if output == outputs[parallel[0]][1] else "differs from"
         members = len(json.loads(output)["data"]["new_members"])
         print(
             f"--parallel {n}: {median:6.1f} s  x{base / median:4.2f}  peak RSS {memory[n] / 1024:5.0f} MiB"
             f"  {stats['pieces']} pieces, {stats['prompt_tokens']} prompt tokens ({stats['prompt_tokens_reused']} reused),"
-            f" {stats['output_tokens']} output tokens, {members} members; output {same} as --parallel {parallel[0]}"
+            f" {stats['output_tokens']} output tokens, {members} members; output {same} --parallel {parallel[0]}"
             f"   (runs: {', '.join(f'{t:.1f}' for t in times[n])})"
         )
 
