@@ -6,13 +6,20 @@ later pieces contribute, and checks every string span against the whole document
 
     python bench/chunked.py                        # 60 members, --ctx 1024, --max-tokens 384
     python bench/chunked.py --members 90 --ctx 1024
+    python bench/chunked.py --parallel 1 4 --rounds 2   # the chunked run with --parallel 1 and 4, in turn
+
+With --parallel, only the chunked run is made, once per N and round (rounds alternated, so
+every N sees the same machine): wall seconds (median), peak resident memory, the pieces'
+figures, and whether the output equals the first N's (pieces alone are not run).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -76,11 +83,55 @@ def extract(*args: str) -> tuple[float, dict[str, Any], list[dict[str, Any]]]:
     return seconds, stats, [json.loads(line) for line in done.stdout.decode().splitlines()]
 
 
+def extract_measured(*args: str) -> tuple[float, int, dict[str, Any], str]:
+    """Wall seconds, peak resident KiB, the --stats line and stdout of one command."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        command = [sys.executable, "-m", "gguf_extract", *args, "--stats"]
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            raise SystemExit(f"extract failed: {err.read().decode()}")
+        out.seek(0)
+        err.seek(0)
+        stats = json.loads(err.read().decode().strip().splitlines()[-1])
+        return seconds, usage.ru_maxrss, stats, out.read().decode()
+
+
+def compare_parallel(command: list[str], parallel: list[int], rounds: int) -> None:
+    """The chunked run with each --parallel N, rounds alternated."""
+    times: dict[int, list[float]] = {n: [] for n in parallel}
+    memory: dict[int, int] = {}
+    outputs: dict[int, tuple[dict[str, Any], str]] = {}
+    for _ in range(rounds):
+        for n in parallel:
+            seconds, peak, stats, output = extract_measured(*command, "--chunk", "--evidence", "--parallel", str(n))
+            times[n].append(seconds)
+            memory[n] = max(memory.get(n, 0), peak)
+            outputs[n] = (stats, output)
+    base = statistics.median(times[parallel[0]])
+    for n in parallel:
+        median = statistics.median(times[n])
+        stats, output = outputs[n]
+        same = "the same as" if output == outputs[parallel[0]][1] else "differs from"
+        members = len(json.loads(output)["data"]["new_members"])
+        print(
+            f"--parallel {n}: {median:6.1f} s  x{base / median:4.2f}  peak RSS {memory[n] / 1024:5.0f} MiB"
+            f"  {stats['pieces']} pieces, {stats['prompt_tokens']} prompt tokens ({stats['prompt_tokens_reused']} reused),"
+            f" {stats['output_tokens']} output tokens, {members} members; output {same} --parallel {parallel[0]}"
+            f"   (runs: {', '.join(f'{t:.1f}' for t in times[n])})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--members", type=int, default=60)
     parser.add_argument("--ctx", type=int, default=1024)
     parser.add_argument("--max-tokens", type=int, default=384)
+    parser.add_argument("--parallel", type=int, nargs="+", help="compare the chunked run with these --parallel N")
+    parser.add_argument("--rounds", type=int, default=1, help="with --parallel: runs of each N")
     options = parser.parse_args()
     text = minutes(options.members)
     extractor = Extractor.open(None, ModelOptions(n_ctx=options.ctx))
@@ -95,7 +146,12 @@ def main() -> None:
         document.write_text(text)
         schema.write_text(json.dumps(SCHEMA))
         command = ["--schema", str(schema), str(document), *settings]
-        print(f"command: extract --schema members.json minutes.txt {' '.join(settings)} --chunk --evidence --stats")
+        shown = f"extract --schema members.json minutes.txt {' '.join(settings)} --chunk --evidence --stats"
+        if options.parallel:
+            print(f"command: {shown} --parallel N")
+            compare_parallel(command, options.parallel, options.rounds)
+            return
+        print(f"command: {shown}")
         seconds, stats, records = extract(*command, "--chunk", "--evidence")
         print(f"chunked run: {seconds:.1f} s wall, {stats['pieces']} pieces, seconds per piece {stats['piece_seconds']}")
         reused = stats["prompt_tokens_reused"]

@@ -166,7 +166,8 @@ def extract(
             "--parallel",
             min=1,
             max=64,
-            help="In a batch, decode N documents together as sequences of one context (1: one after another).",
+            help="Decode N documents of a batch, or N pieces of a --chunk document, together as sequences of one context"
+            " (1: one after another).",
         ),
     ] = 1,
     indent: Annotated[

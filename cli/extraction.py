@@ -77,9 +77,10 @@ def read_for(request: Request, extractor: Extractor, document: str | Path) -> st
 def start_extraction(
     request: Request, extractor: Extractor, compiled: CompiledSchema, text: str
 ) -> ExtractionRun:
-    """The extraction from `text`: piece by piece with --chunk, else in one prompt."""
+    """The extraction from `text`: piece by piece with --chunk (--parallel of them at a time),
+    else in one prompt."""
     if request.chunk:
-        return ChunkedExtraction(extractor, compiled, text, sampling(request), request.instructions)
+        return ChunkedExtraction(extractor, compiled, text, sampling(request), request.instructions, request.batch.parallel)
     return extractor.extract(compiled, text, sampling(request), request.instructions, request.truncate)
 
 

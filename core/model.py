@@ -380,6 +380,8 @@ class SequenceContext:
                 hint="decode fewer documents at once",
             )
         outputs = sum(len(rows) for _, _, _, rows in requests)
+        if outputs == 0:  # a part of a long prompt (core.extract.parallel): llama.cpp kept no logits to read
+            return [np.zeros((0, self.n_vocab), dtype=np.float32) for _ in requests]
         logits = np.ctypeslib.as_array(lib.llama_get_logits(self._context.ctx), shape=(outputs, self.n_vocab)).copy()
         ends = np.cumsum([len(rows) for _, _, _, rows in requests]).tolist()
         return [logits[end - len(rows) : end] for (_, _, _, rows), end in zip(requests, ends, strict=True)]

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from gguf_extract.core.errors import ModelError, SequenceSlotRefused
-from gguf_extract.core.extract.parallel import Outcome, ParallelRun, SequencePool, SequenceView
+from gguf_extract.core.extract.parallel import Outcome, ParallelRun, SequencePool, SequenceView, _shares
 
 VOCAB = 50
 
@@ -40,7 +40,7 @@ class FakeContext:
         for seq, start, tokens, rows in requests:
             assert start <= len(self.cells[seq]), "a request must follow the sequence's cells"
             history = self.cells[seq] = self.cells[seq][:start] + tokens
-            found.append(np.stack([_logits(history[: start + row + 1]) for row in rows]))
+            found.append(np.array([_logits(history[: start + row + 1]) for row in rows], dtype=np.float32).reshape(-1, VOCAB))
         return found
 
     def copy_sequence(self, source: int, target: int) -> None:
@@ -129,6 +129,28 @@ def test_each_sequence_gives_its_output_alone_in_input_order_with_slots_refilled
     assert [outcome.value for outcome in outcomes] == expected
     assert max(len(seqs) for seqs in harness.log) == 3  # three sequences shared decodes
     assert {seq for seqs in harness.log for seq in seqs} == {0, 1, 2}  # nine documents on three sequences
+
+
+def test_a_long_prompt_goes_in_pieces_between_the_other_sequences_steps_within_n_batch() -> None:
+    """A prompt of three batches on sequence 0 does not stall the others: every decode holds
+    each sequence's next input (the prompt's part cut to what n_batch leaves), never the prompt
+    alone while the others wait for the next decode; every output is still its output alone."""
+    long_prompt = [(5 * i) % 11 + 1 for i in range(48)]  # three requests of 16, the fake's n_batch
+    jobs = [(long_prompt, 3), (PROMPTS[0], 12), (PROMPTS[1], 12)]
+    expected = [alone(prompt, steps) for prompt, steps in jobs]
+    harness = Harness(3, PREFIX)
+    outcomes = list(harness.run([lambda view, p=p, s=s: generate(view, p, s) for p, s in jobs]))
+    assert [outcome.value for outcome in outcomes] == expected
+    assert harness.log[0] == [0]  # the shared prefix, on sequence 0
+    assert all(seqs == [0, 1, 2] for seqs in harness.log[1:8]), harness.log[:8]
+
+
+def test_shares_of_a_decode_are_max_min_fair_and_at_least_one_token_each() -> None:
+    assert _shares([16, 4, 4], 16) == [8, 4, 4]
+    assert _shares([1, 9, 1], 16) == [1, 9, 1]  # all fit: nothing is cut
+    assert _shares([512, 512, 512], 512) == [170, 171, 171]
+    assert _shares([40, 3, 40], 16) == [6, 3, 7]
+    assert _shares([2] * 20, 16) == [1] * 20  # more requests than tokens: one each, over two decodes
 
 
 def test_a_job_that_raises_midway_gets_its_error_in_place_and_the_others_finish() -> None:

@@ -143,3 +143,25 @@ def test_a_document_whose_slots_cannot_be_made_fails_alone_and_succeeds_one_afte
     for line in lines[:1] + lines[2:]:
         jsonschema.validate(line["data"], SCHEMA)
     assert "4 documents: 3 extracted, 1 failed" in together.stderr.decode()
+
+
+def test_a_chunked_document_with_its_pieces_decoded_together_is_valid_with_the_same_fields(tmp_path: Path) -> None:
+    from test_chunked import MEMBERS, minutes
+
+    text = minutes(40)
+    document, schema = tmp_path / "minutes.txt", tmp_path / "members.json"
+    document.write_text(text)
+    schema.write_text(json.dumps(MEMBERS))
+    environment = {**os.environ, "EXTRACT_CACHE_DIR": str(tmp_path / "cache")}
+    base = [sys.executable, "-m", "gguf_extract", "-s", str(schema), str(document), "--ctx", "512", "--max-tokens", "96"]
+    command = [*base, "--chunk", "--evidence", "--stats"]
+    runs = [subprocess.run([*command, "--parallel", n], capture_output=True, env=environment, timeout=600) for n in "41"]
+    assert [run.returncode for run in runs] == [0, 0], runs[0].stderr.decode()
+    together, single = (json.loads(run.stdout) for run in runs)
+    stats = [json.loads(run.stderr.decode().splitlines()[-1]) for run in runs]
+    assert len(Extractor.open().tokenizer.tokenize(text.encode())) >= 2 * 512
+    assert stats[0]["pieces"] == stats[1]["pieces"] >= 3
+    jsonschema.validate(together["data"], MEMBERS)
+    assert together["data"].keys() == single["data"].keys() and together["data"]["members"] and single["data"]["members"]
+    fields = [{pointer.split("/")[1] for pointer in record["evidence"]} for record in (together, single)]
+    assert fields[0] == fields[1]

@@ -8,10 +8,18 @@
 Every piece's prompt starts with the same instructions and schema outline, which the model
 keeps evaluated from one piece to the next (Extractor.shared_prefix), so a piece costs its
 own text and its output only. A piece's extraction is exactly a run on that text alone.
+
+With `parallel` N above 1 the pieces, being independent extractions, are decoded N at a time
+as sequences of one context (Extractor.run_parallel, core.extract.parallel); they are merged
+in document order as they come, so the result is the one piece after piece gives wherever the
+model's numbers for a sequence do not depend on what shares its decodes. Inside a job of a
+parallel run already (a batch's documents decoded together) the pieces go one after another
+on that job's sequence.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
@@ -24,7 +32,7 @@ from ..grounding.value_evidence import ValueEvidence
 from ..index.compiled import CompiledSchema
 from ..schema.validation import validator_for_schema
 from .combine import Combiner, annotate, dump, evidence_of
-from .extractor import ExtractionStats, Extractor
+from .extractor import Extraction, ExtractionStats, Extractor
 
 # The most bytes of text read for a chunked extraction (an endless input is refused at once).
 CHUNKED_TEXT_LIMIT = 64 * 1024 * 1024
@@ -81,6 +89,7 @@ class ChunkedExtraction:
         document: str,
         settings: SamplingSettings | None = None,
         instructions: str | None = None,
+        parallel: int = 1,
     ) -> None:
         self._extractor = extractor
         self._compiled = compiled
@@ -90,6 +99,8 @@ class ChunkedExtraction:
         self.pieces = plan_pieces(extractor, compiled, document, self._settings, instructions)
         self.prompt = extractor.prompt_for(compiled, self.pieces[0].text, instructions).text  # the first piece's
         self.stats = ChunkedStats(pieces=len(self.pieces), compile_seconds=compiled.compile_seconds)
+        # Pieces decoded together: no more sequences than pieces (each costs a cache of its own).
+        self.parallel = min(extractor.together(parallel), len(self.pieces))
         self.text = ""
         self.value: Any = None
         self.evidence: dict[str, ValueEvidence] = {}
@@ -99,13 +110,9 @@ class ChunkedExtraction:
 
     def __iter__(self) -> Iterator[str]:
         combiner = Combiner(validator_for_schema(self._compiled.schema))
-        for number, piece in enumerate(self.pieces):
-            started = time.perf_counter()
-            extraction = self._extractor.extract(self._compiled, piece.text, self._settings, self._instructions)
-            extraction.on_prompt_progress = self.on_prompt_progress
-            extraction.run()
+        for number, (piece, (extraction, seconds)) in enumerate(zip(self.pieces, self._extracted(), strict=True)):
             combiner.add(annotate(extraction.text, extraction.evidence, piece.start))
-            self._count(extraction.stats, time.perf_counter() - started)
+            self._count(extraction.stats, seconds)
             if self.budget_closed_at is None and extraction.budget_closed_at is not None:
                 where = extraction.budget_closed_at or "/"
                 self.budget_closed_at = self.stats.budget_closed_at = f"{where} of piece {number + 1} of {len(self.pieces)}"
@@ -116,6 +123,26 @@ class ChunkedExtraction:
         self.value = self._compiled.validate(self.text)
         self.evidence = evidence_of(combiner.result)
         yield self.text
+
+    def _extracted(self) -> Iterator[tuple[Extraction, float]]:
+        """Each piece's finished extraction with its seconds, in document order; the first
+        piece that fails raises its error (the pieces still in flight are stopped)."""
+        jobs = (lambda piece=piece: self._extract_piece(piece.text) for piece in self.pieces)
+        runs = self._extractor.run_parallel(jobs, self._compiled, self._instructions, self.parallel)
+        with contextlib.closing(runs) as outcomes:
+            for outcome in outcomes:
+                if outcome.error is not None:
+                    raise outcome.error
+                assert outcome.value is not None
+                yield outcome.value
+
+    def _extract_piece(self, text: str) -> tuple[Extraction, float]:
+        started = time.perf_counter()
+        extraction = self._extractor.extract(self._compiled, text, self._settings, self._instructions)
+        if self.parallel == 1:  # pieces decoded together would interleave their prompts' progress
+            extraction.on_prompt_progress = self.on_prompt_progress
+        extraction.run()
+        return extraction, time.perf_counter() - started
 
     def _count(self, piece: ExtractionStats, seconds: float) -> None:
         for item in fields(ExtractionStats):

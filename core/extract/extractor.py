@@ -325,8 +325,9 @@ class Extractor:
     ) -> Generator[Outcome[T], None, None]:
         """Run `jobs` (each extracting with `compiled` and `instructions`, whose shared prompt
         prefix is evaluated once for all) `parallel` at a time, each on one sequence of a
-        shared context; outcomes in input order. With `parallel` 1, one after another here."""
-        if parallel <= 1:
+        shared context; outcomes in input order. With `parallel` 1, or in a job of a parallel
+        run already (whose sequence the jobs then share), one after another here."""
+        if self.together(parallel) == 1:
             for action in jobs:
                 try:
                     yield Outcome(action())
@@ -336,6 +337,11 @@ class Extractor:
         prefix = self.shared_prefix(compiled, instructions)
         pool = SequencePool(self._sequence_context, parallel, prefix, self.tokenizer.tokenize)
         yield from ParallelRun(pool, jobs, self._bind).outcomes()
+
+    def together(self, parallel: int) -> int:
+        """How many jobs `run_parallel` decodes at once for `parallel`: 1 in a job of a parallel
+        run already (a run does not nest: its jobs go one after another on that job's sequence)."""
+        return 1 if getattr(self._bound, "view", None) is not None else max(1, parallel)
 
     def _sequence_context(self, n_seq: int, n_ctx: int) -> SequenceContext:
         if self._model is None:

@@ -8,10 +8,13 @@ Each in-flight document's extraction runs unchanged in a thread of its own, on a
 `SequenceView`: one sequence of a `SequencePool`, which is one llama.cpp context holding
 `n_seq` sequences (core.model.SequenceContext). A view's evaluations are requests to the pool.
 When every active sequence has one waiting (a lockstep barrier, never a timeout), a scheduler
-thread packs them all into llama_decode calls (n_batch tokens each, sequences in id order so
-that the batches do not depend on thread timing), then hands each its own logits rows. When a
-document ends, its thread takes the next document at once: sequences are freed and refilled
-continuously.
+thread packs them into one llama_decode of at most n_batch tokens (sequences in id order, so
+that the batches do not depend on thread timing) and hands each finished request its own
+logits rows. A request too large to share the decode (a piece of a long prompt) is cut: each
+request takes a fair share of n_batch (all of a smaller one, an equal part of what is left for
+the larger ones) and its rest waits for the next decode, which the others' next steps join, so
+a long prompt does not stall the sequences already decoding. When a document ends, its thread
+takes the next document at once: sequences are freed and refilled continuously.
 
 Why threads and one lock: the decoding loop (core.decode.decoder) stays as it is, one call stack per
 document. Only one thread runs Python at a time (`work`, held except while waiting on the
@@ -39,8 +42,10 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
+
+import numpy as np
 
 from ..decode.decode_types import Logits
 from ..errors import ModelError, SequenceSlotRefused
@@ -58,7 +63,7 @@ class Cancelled(Exception):
     """The parallel run was stopped (its outcomes are no longer wanted)."""
 
 
-@dataclass
+@dataclass(eq=False)  # each request is itself: compared by identity
 class _Request:
     seq: int
     start: int
@@ -67,6 +72,22 @@ class _Request:
     logits: Logits | None = None
     error: BaseException | None = None
     done: bool = False
+    evaluated: int = 0  # tokens decoded so far: a request larger than its share goes in parts
+    found: list[Logits] = field(default_factory=list)  # the logits rows of the parts decoded
+
+    def part(self, size: int) -> tuple[int, int, list[int], list[int]]:
+        """The next `size` tokens as a decode request (sequence, position, tokens, rows)."""
+        first, end = self.evaluated, self.evaluated + size
+        rows = [row - first for row in sorted(self.rows) if first <= row < end]
+        return self.seq, self.start + first, self.tokens[first:end], rows
+
+    def take(self, size: int, logits: Logits) -> None:
+        """The next `size` tokens decoded with these rows; done once every token is."""
+        self.evaluated += size
+        self.found.append(logits)
+        if self.evaluated == len(self.tokens):
+            self.logits = self.found[0] if len(self.found) == 1 else np.concatenate(self.found)
+            self.done = True
 
 
 @dataclass(frozen=True)
@@ -328,7 +349,9 @@ class SequencePool:
         return request.logits
 
     def _serve(self) -> None:
-        """The scheduler: whenever every active sequence waits on a request, decode them all."""
+        """The scheduler: whenever every active sequence waits on a request, decode a share of
+        each (all of it where the requests fit n_batch together); a request cut short stays
+        pending, so its sequence is still waited for, and goes on in the next decode."""
         while True:
             with self._cond:
                 while not self._stopped and not (self._pending and len(self._pending) >= self._active):
@@ -336,23 +359,31 @@ class SequencePool:
                 if self._stopped:
                     self._fail(self._pending, Cancelled())
                     return
-                requests, self._pending = sorted(self._pending, key=lambda r: r.seq), []
+                requests = sorted(self._pending, key=lambda r: r.seq)
                 context = self._context
             try:
                 if context is None:  # fit admits no view without a context: a bug, reported to each document
                     raise RuntimeError("no context to decode in")
-                for group in _groups(requests, context.n_batch):
-                    found = context.decode([(r.seq, r.start, r.tokens, r.rows) for r in group])
-                    for request, logits in zip(group, found, strict=True):
-                        request.logits = logits
+                self._decode_shares(context, requests)
             except BaseException as error:  # every waiting document gets it: none waits for ever
                 with self._cond:
+                    self._pending = [r for r in self._pending if r not in requests]
                     self._fail(requests, error)
                 continue
             with self._cond:
-                for request in requests:
-                    request.done = True
+                self._pending = [r for r in self._pending if not r.done]
                 self._cond.notify_all()
+
+    @staticmethod
+    def _decode_shares(context: SequenceContext, requests: list[_Request]) -> None:
+        """Each request's share of one decode of n_batch tokens (more than one decode only
+        where there are more requests than n_batch)."""
+        sizes = _shares([len(r.tokens) - r.evaluated for r in requests], context.n_batch)
+        parts = [(request, size) for request, size in zip(requests, sizes, strict=True)]
+        for group in _groups(parts, context.n_batch):
+            found = context.decode([request.part(size) for request, size in group])
+            for (request, size), logits in zip(group, found, strict=True):
+                request.take(size, logits)
 
     def _fail(self, requests: list[_Request], error: BaseException) -> None:
         for request in requests:
@@ -371,17 +402,31 @@ class SequencePool:
             self._context = None
 
 
-def _groups(requests: list[_Request], n_batch: int) -> Iterator[list[_Request]]:
-    """`requests` in order, cut into runs of at most `n_batch` tokens (a request is never cut:
-    each holds at most n_batch)."""
-    group: list[_Request] = []
-    size = 0
-    for request in requests:
-        if group and size + len(request.tokens) > n_batch:
+def _shares(sizes: list[int], budget: int) -> list[int]:
+    """How many of its `sizes` tokens each request decodes within `budget`: max-min fair, so
+    all of each request that fits an equal share, the rest shared equally by the larger ones
+    (the smaller requests first, ties by position, so the shares depend on the sizes alone);
+    at least one token each."""
+    shares = [0] * len(sizes)
+    left = budget
+    order = sorted(range(len(sizes)), key=lambda i: (sizes[i], i))
+    for taken, i in enumerate(order):
+        shares[i] = min(sizes[i], max(1, left // (len(order) - taken)))
+        left -= shares[i]
+    return shares
+
+
+def _groups(parts: list[tuple[_Request, int]], n_batch: int) -> Iterator[list[tuple[_Request, int]]]:
+    """`parts` (requests and how many of their tokens to decode) in order, cut into runs of at
+    most `n_batch` tokens (a part is never cut: each holds at most n_batch)."""
+    group: list[tuple[_Request, int]] = []
+    total = 0
+    for request, size in parts:
+        if group and total + size > n_batch:
             yield group
-            group, size = [], 0
-        group.append(request)
-        size += len(request.tokens)
+            group, total = [], 0
+        group.append((request, size))
+        total += size
     if group:
         yield group
 
