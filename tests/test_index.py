@@ -190,6 +190,19 @@ def test_strings_with_a_pattern_format_or_excluded_values_are_not_text(schema: o
     assert all(dfa.nfa.text_run(member) is None for member in dfa.nfa_states(state))
 
 
+@pytest.mark.parametrize("every_valid_text", [False, True])
+def test_an_open_object_s_automata_read_back_from_a_pickle_walk_as_before(vocab: Vocabulary, every_valid_text: bool) -> None:
+    """Each automaton of an object that may hold undeclared properties pickles (its undeclared
+    member is made by a class, not a closure), and walks the same texts read back."""
+    compiled = compile_for({"type": "object", "properties": {"a": {"type": "integer"}}}, vocab)
+    original = compiled.accepting[0] if every_valid_text else compiled.automaton
+    text = b'{"x": [1], "a": 2}' if every_valid_text else b'{"a": 2}'
+    assert original.is_accepting(original.walk(original.start, text))
+    dfa = pickle.loads(pickle.dumps(original))
+    assert dfa.is_accepting(dfa.walk(dfa.start, text))
+    assert dfa.walk(dfa.start, b'{"x": 1}') == 0 or every_valid_text
+
+
 def test_text_runs_are_recognised_in_an_automaton_read_back_from_a_pickle(vocab: Vocabulary) -> None:
     """Recognised by type, a string body stays text in a copy of the tree."""
     dfa = pickle.loads(pickle.dumps(compile_for({"type": "string", "maxLength": 50}, vocab).automaton))

@@ -368,8 +368,12 @@ def _all_nodes(tree: Node) -> list[Node]:
             stack.append(node.item)
         elif isinstance(node, Either):
             stack.extend((node.generated, node.accepted))
-        elif isinstance(node, AnyOrder):
-            stack.extend((*node.written_first, *node.later))
+        elif isinstance(node, AnyOrder):  # and the nodes it made, only where it made them
+            made = node.__dict__
+            stack.extend(node.members)
+            if made.get("undeclared") is not None:
+                stack.append(made["undeclared"])
+            stack.extend(made.get("later", ()))
     return list(seen.values())
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..automaton.charnfa import excluding_machine
@@ -88,13 +88,20 @@ def _undeclared_member(build: Build, obj: ObjectNode, properties: dict[str, Sub]
     names: a departure, see docs/schema-support.md)."""
     if obj.patterns or obj.names is not None or not obj.extra.is_true() or obj.max_properties is not None:
         return None  # (undeclared members would count towards maxProperties)
-    names = list(dict.fromkeys([*properties, *(name for name, _ in obj.properties), *obj.required]))
+    return UndeclaredMember(tuple(dict.fromkeys([*properties, *(name for name, _ in obj.properties), *obj.required])))
 
-    def make() -> Node:  # only the accepting automaton needs it: made then
-        key = seq(QUOTE, excluding_machine(names), QUOTE) if names else string_node()
+
+@dataclass(frozen=True)
+class UndeclaredMember:
+    """Makes a member whose name is none of `names`, with any value: only the accepting
+    automaton needs it, so it is made then. A class, not a closure, so that an automaton
+    holding it can be pickled."""
+
+    names: tuple[str, ...]
+
+    def __call__(self) -> Node:
+        key = seq(QUOTE, excluding_machine(list(self.names)), QUOTE) if self.names else string_node()
         return seq(key, lit(": "), any_value(ACCEPTED_DEPTH - 1))
-
-    return make
 
 
 def _counts(build: Build, obj: ObjectNode, members: list[Member]) -> tuple[int, int | None]:
