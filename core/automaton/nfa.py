@@ -186,7 +186,7 @@ class NFA:
         if after < 0:
             return -1
         if isinstance(node, Repeat) and position == 1:
-            item = self._shortest.of(node.item)
+            item = self._shortest.measure(node.item)
             if count == 0:
                 return after
             return -1 if item is None else count * item + after
@@ -196,7 +196,7 @@ class NFA:
         if isinstance(node, AnyOrder):
             inside = self._shortest.any_order(node, position >> 1, bool(position & 1))
             return -1 if inside is None else inside + after
-        shortest = self._shortest.of(node)
+        shortest = self._shortest.measure(node)
         return -1 if shortest is None else shortest + after
 
     def _new_state(self, distance: int) -> int:
@@ -394,10 +394,6 @@ class _ShortestMatch:
         self._accepting_all = accepting_all
         self._key = _SHORTEST_ALL if accepting_all else _SHORTEST
 
-    def of(self, node: Node) -> int | None:
-        """The node's fewest bytes (measured now if it never was: a node AnyOrder makes)."""
-        return self.measure(node)
-
     @staticmethod
     def machine(node: Machine) -> list[int | None]:
         found: list[int | None] = node.__dict__[_DISTANCES]
@@ -413,6 +409,7 @@ class _ShortestMatch:
         return total + 2 * len(missing) - (0 if wrote else 2)
 
     def measure(self, node: Node) -> int | None:
+        """The node's fewest bytes, measured on first asking (a node AnyOrder makes later too)."""
         kept = node.__dict__
         if self._key in kept:
             found: int | None = kept[self._key]
