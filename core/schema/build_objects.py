@@ -57,7 +57,7 @@ def object_tree(build: Build, node: SchemaNode) -> Node:
     low, high = _counts(build, obj, members)
     build.fuel.burn(obj.pointer, "member", object_nodes(members, low, high))
     try:
-        return object_of(members, low, high, undeclared=_undeclared_member(build, obj, properties))
+        return object_of(members, low, high, undeclared=_undeclared_member(obj, properties))
     except SchemaError:
         raise SchemaError(f"no object at {obj.pointer or '/'} can have between {low} and {high} of its properties") from None
 
@@ -81,14 +81,14 @@ def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> list[
     return members
 
 
-def _undeclared_member(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> Callable[[], Node] | None:
-    """What makes a member whose name is none the object declares or requires, with any value, which the
-    automaton accepts but never generates, where additionalProperties is absent or true; None
-    elsewhere (a schema there, patternProperties or propertyNames would decide the values or
-    names: a departure, see docs/schema-support.md)."""
+def _undeclared_member(obj: ObjectNode, properties: dict[str, Sub]) -> Callable[[], Node] | None:
+    """What makes a member whose name is none the object declares or requires (`properties`
+    holds them all), with any value, which the automaton accepts but never generates, where
+    additionalProperties is absent or true; None elsewhere (a schema there, patternProperties
+    or propertyNames would decide the values or names: a departure, see docs/schema-support.md)."""
     if obj.patterns or obj.names is not None or not obj.extra.is_true() or obj.max_properties is not None:
         return None  # (undeclared members would count towards maxProperties)
-    return UndeclaredMember(tuple(dict.fromkeys([*properties, *(name for name, _ in obj.properties), *obj.required])))
+    return UndeclaredMember(tuple(properties))
 
 
 @dataclass(frozen=True)
