@@ -56,11 +56,9 @@ def measure(entry: dict[str, Any], walks: int = 20) -> dict[str, Any]:
     (the generator's, the one accepting every valid text) against jsonschema."""
     import jsonschema
 
-    from gguf_extract.core.automaton.dfa import LazyDFA
-    from gguf_extract.core.automaton.nfa import build_nfa
     from gguf_extract.core.automaton.sample import sample_accepted
     from gguf_extract.core.errors import SchemaError, UnsupportedSchema
-    from gguf_extract.core.index.compiled import compile_automaton
+    from gguf_extract.core.index.compiled import accepting_automaton, compile_automaton
     from gguf_extract.core.schema.limits import CompileWorkExceeded
     from gguf_extract.core.schema.validation import validator_for_schema
 
@@ -91,7 +89,7 @@ def measure(entry: dict[str, Any], walks: int = 20) -> dict[str, Any]:
     unsound = []
     # The generator's automaton, then the one accepting every valid text (undeclared
     # properties too): both must accept only valid documents.
-    accepting = LazyDFA(build_nfa(automaton.dfa.tree, accepting_all=True))
+    accepting = accepting_automaton(automaton.dfa)
     for dfa in [automaton.dfa] * walks + [accepting] * walks:
         text = sample_accepted(dfa, rng).decode("utf-8")
         try:

@@ -31,11 +31,9 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import test_fuzz  # the strategies and seeds live with the test
 
-from gguf_extract.core.automaton.dfa import LazyDFA
-from gguf_extract.core.automaton.nfa import build_nfa
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
-from gguf_extract.core.index.compiled import compile_automaton
+from gguf_extract.core.index.compiled import accepting_automaton, compile_automaton
 from gguf_extract.core.schema.validation import validator_for_schema
 
 SOFT_LIMIT = 200  # bytes after which a walk heads for the nearest end
@@ -74,7 +72,7 @@ class Tally:
         rng = random.Random(walk_seed)
         # The generator's automaton, then the one accepting every valid text (any member order,
         # undeclared properties): both must accept only valid documents.
-        accepting = LazyDFA(build_nfa(dfa.tree, accepting_all=True))
+        accepting = accepting_automaton(dfa)
         for automaton in [dfa] * walks + [accepting] * walks:
             text = sample_accepted(automaton, rng, soft_limit=SOFT_LIMIT).decode("utf-8")
             self.documents += 1

@@ -28,6 +28,12 @@ from .token_index import TokenIndex
 _TABLES: dict[str, TokenTable] = {}
 
 
+def accepting_automaton(generator: LazyDFA) -> LazyDFA:
+    """The automaton of every text the schema allows, from the generator's (the same tree, each
+    Either's accepted side: members in any order, undeclared properties); built lazily, as any."""
+    return LazyDFA(build_nfa(generator.tree, accepting_all=True))
+
+
 def token_table(vocab: Vocabulary) -> TokenTable:
     """The array layout of `vocab`, built once per process and vocabulary."""
     table = _TABLES.get(vocab.fingerprint)
@@ -100,7 +106,7 @@ class CompiledSchema:
         """The automaton of every text the schema allows (members in any order, undeclared
         properties where `additionalProperties` allows them) and its token index, built on
         first use; `automaton` and `token_index` are the generator's, a subset (see NFA)."""
-        dfa = LazyDFA(build_nfa(self._dfa.tree, accepting_all=True))
+        dfa = accepting_automaton(self._dfa)
         return dfa, TokenIndex(dfa, self._index.table)
 
     def grounding(self, document: str) -> Grounding | None:
