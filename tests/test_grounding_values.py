@@ -169,3 +169,11 @@ def test_grounded_output_is_the_same_json_text_the_schema_validates(vocab: Vocab
     for seed in SEEDS:
         value, _ = run(vocab, schema, "On 2024-06-14 it was 0.50 and 10.00.", seed)
         assert value["d"] == "2024-06-14" and value["n"] in {0.5, 10, 2024, 14}, json.dumps(value)
+
+
+def test_a_date_stated_once_or_many_times_has_one_span_per_statement() -> None:
+    """`04/04/2024` reads the same both ways: one date, one span; a date stated n times has n
+    spans, in order (each kept once without a scan of the ones before it)."""
+    assert document_dates("on 04/04/2024") == {"2024-04-04": [(3, 13)]}
+    spans = document_dates("03/03/2024 " * 500)["2024-03-03"]
+    assert spans == [(11 * i, 11 * i + 10) for i in range(500)]

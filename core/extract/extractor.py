@@ -428,9 +428,11 @@ class Extraction:
         output = self.text.encode("utf-8")
         grounding = decoder.grounding
         bodies = grounding.bodies if grounding is not None else ()
-        values = grounding.values.values if grounding is not None and grounding.values is not None else ()
+        held = grounding.values if grounding is not None else None
+        values = held.values if held is not None else ()
         followed = grounding.followed_spans() if grounding is not None else ()
-        self.evidence = gather(output, self.document, decoder.choices, bodies, values, followed)
+        found = held.found if held is not None else None
+        self.evidence = gather(output, self.document, decoder.choices, bodies, values, followed, found)
         if decoder.budget_bound_at is not None:
             self.budget_closed_at = self.stats.budget_closed_at = pointer_at(output, decoder.budget_bound_at)
 

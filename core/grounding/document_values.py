@@ -55,8 +55,10 @@ class DocumentValues:
 
 
 def document_dates(document: str) -> dict[str, list[Span]]:
-    """The ISO dates the document writes in any form above, with their spans."""
-    found: dict[str, list[Span]] = {}
+    """The ISO dates the document writes in any form above, with their spans (each once, in
+    the order found: kept as dict keys, so a document stating one date many times is read in
+    linear time)."""
+    found: dict[str, dict[Span, None]] = {}
     for pattern in _DATES:
         for match in pattern.finditer(document):
             month = match["month"]
@@ -66,17 +68,15 @@ def document_dates(document: str) -> dict[str, list[Span]]:
         first, second, year = int(match["first"]), int(match["second"]), int(match["year"])
         _add_date(found, year, second, first, match.span())
         _add_date(found, year, first, second, match.span())
-    return found
+    return {text: list(spans) for text, spans in found.items()}
 
 
-def _add_date(found: dict[str, list[Span]], year: int, month: int, day: int, span: Span) -> None:
+def _add_date(found: dict[str, dict[Span, None]], year: int, month: int, day: int, span: Span) -> None:
     try:
         text = datetime.date(year, month, day).isoformat()
     except ValueError:
         return  # no calendar date (month 13, 31 June)
-    spans = found.setdefault(text, [])
-    if span not in spans:
-        spans.append(span)
+    found.setdefault(text, {})[span] = None
 
 
 def document_numbers(document: str) -> dict[str, list[Span]]:
@@ -88,17 +88,11 @@ def document_numbers(document: str) -> dict[str, list[Span]]:
             continue  # `06` is no JSON number's spelling (a month, a code), nor is 6 written there
         sign = "-" if match["sign"] else ""
         fraction = match["fraction"]
-        spellings = [whole] if fraction is None else [f"{whole}.{fraction}", _shortest(whole, fraction)]
+        spellings = [whole] if fraction is None else [f"{whole}.{fraction}", shortest_number(f"{whole}.{fraction}")]
         for spelling in dict.fromkeys(spellings):
             text = sign + spelling if sign and spelling.strip("0.") else spelling  # never `-0`
             found.setdefault(text, []).append(match.span())
     return found
-
-
-def _shortest(whole: str, fraction: str) -> str:
-    """The number without the zeros ending its fraction (`559.40` -> `559.4`, `12.0` -> `12`)."""
-    kept = fraction.rstrip("0")
-    return f"{whole}.{kept}" if kept else whole
 
 
 def shortest_number(text: str) -> str:

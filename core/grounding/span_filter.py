@@ -34,10 +34,7 @@ from ..automaton.regex import Node, TextLabel, text_nodes
 from ..vocab.token_table import IdArray, Vocabulary
 from .positions import CandidatePositions, Indices
 from .tables import DocumentTokens, GroundingText, body_part, byte_origins, vocabulary_bodies
-from .value_holds import ValueGrounding, ValuePlace
-
-# Candidates read one by one are remembered for lists up to this long (the list is in the key).
-_READ_LISTS_KEPT_UP_TO = 256
+from .value_holds import READ_LISTS_KEPT_UP_TO, ValueGrounding, ValuePlace
 
 
 def grounds(label: TextLabel | None, default: bool) -> bool:
@@ -240,7 +237,7 @@ class Grounding:
         """Where a byte is pending or an escape is open: each candidate's body part, read. The
         few candidates after a token that opens a body come back at every such string: kept
         (a short list only, as it is part of the key; read-only, as it is shared)."""
-        key = (pending, self._escaped, self._ends, ids.tobytes()) if len(ids) <= _READ_LISTS_KEPT_UP_TO else None
+        key = (pending, self._escaped, self._ends, ids.tobytes()) if len(ids) <= READ_LISTS_KEPT_UP_TO else None
         found = None if key is None else self._read.get(key)
         if found is None:
             found = ids.take(np.flatnonzero([self._continues(self._pieces[token][len(pending) :]) for token in ids.tolist()]))

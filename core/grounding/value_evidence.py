@@ -162,7 +162,8 @@ class DocumentSearch:
     end at word edges (a value found only inside longer words is not found: a span there would
     make an invented value look sourced)."""
 
-    def __init__(self, document: str) -> None:
+    def __init__(self, document: str, values: DocumentValues | None = None) -> None:
+        """`values`: the document's dates and numbers where grounding read them already."""
         self._collapsed = collapse_whitespace(document)
         self._cut = word_cuts(self._collapsed)
         # A number is a word of its own where a hyphen joins it to a word (`34-year-old`,
@@ -179,7 +180,7 @@ class DocumentSearch:
             position = match.end()
         self._origin.append(position)
         self._document = document
-        self._values: DocumentValues | None = None
+        self._values = values
 
     def stated(self, text: str, near: int, number: bool) -> tuple[int, int] | None:
         """The span, nearest the document offset `near`, of a statement in another form of the
@@ -228,14 +229,16 @@ def gather(
     grounded_bodies: Sequence[tuple[int, int, bool]] = (),
     held_values: Sequence[tuple[int, int, bool]] = (),
     followed: Sequence[Sequence[tuple[int, int]]] = (),
+    values: DocumentValues | None = None,
 ) -> dict[str, ValueEvidence]:
     """The evidence of every leaf of `output` (see the module's docstring). `grounded_bodies`:
     the byte ranges of string bodies written under grounding, and whether they stayed grounded;
     `held_values`: the same of the dates (their bodies) and numbers held under grounding;
     `followed`: per grounded body, the document spans of the occurrences grounding followed
     to its close (Grounding.followed_spans), among which its span is chosen (none given: none
-    followed, the document is searched)."""
-    search = DocumentSearch(document) if document is not None else None
+    followed, the document is searched); `values`: the document's dates and numbers, where
+    grounding read them already (else read when first needed)."""
+    search = DocumentSearch(document, values) if document is not None else None
     sources = {(start, end): spans for (start, end, _), spans in zip(grounded_bodies, followed, strict=False)}
     starts = [choice.start for choice in choices]
     found: dict[str, ValueEvidence] = {}
@@ -293,9 +296,7 @@ def _from(choices: Sequence[TokenChoice], index: int) -> Iterator[TokenChoice]:
 
 def _grounded(leaf: Leaf, bodies: Sequence[tuple[int, int, bool]], values: Sequence[tuple[int, int, bool]]) -> bool | None:
     if isinstance(leaf.value, str):
-        inside = [grounded for start, end, grounded in (*bodies, *values) if leaf.start < start and end < leaf.end]
-    elif isinstance(leaf.value, int | float) and not isinstance(leaf.value, bool):
-        inside = [grounded for start, end, grounded in values if leaf.start <= start and end <= leaf.end]
-    else:
-        return None
-    return inside[0] if inside else None
+        return next((grounded for start, end, grounded in (*bodies, *values) if leaf.start < start and end < leaf.end), None)
+    if isinstance(leaf.value, int | float) and not isinstance(leaf.value, bool):
+        return next((grounded for start, end, grounded in values if leaf.start <= start and end <= leaf.end), None)
+    return None

@@ -35,7 +35,7 @@ _NOT_IN_NUMBER = np.array([byte not in _NUMBER_BYTES for byte in range(256)], dt
 _QUOTE = ord('"')
 _DATE_LENGTH = 10  # `1990-03-12`: what of a date-time is held
 # Candidates read one by one are remembered for lists up to this long (the list is in the key).
-_READ_LISTS_KEPT_UP_TO = 256
+READ_LISTS_KEPT_UP_TO = 256
 
 
 def value_labels(tree: Node) -> list[ValueLabel]:
@@ -241,7 +241,7 @@ class ValueGrounding:
         choices, text = value.choices, value.text + held
         if choices.kind == "date-time" and len(text) >= _DATE_LENGTH:
             return ids
-        key = (text, pending, ids.tobytes()) if len(ids) <= _READ_LISTS_KEPT_UP_TO else None
+        key = (text, pending, ids.tobytes()) if len(ids) <= READ_LISTS_KEPT_UP_TO else None
         found = None if key is None else self._read.get(key)
         if found is None:
             skip = len(pending)
