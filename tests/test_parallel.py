@@ -261,12 +261,18 @@ def test_a_failing_decode_fails_the_documents_in_flight_and_nothing_waits_for_ev
 
 def test_closing_the_outcomes_early_stops_the_run_and_frees_the_context() -> None:
     harness = Harness(2, PREFIX)
-    outcomes = harness.run([lambda view, p=p: generate(view, p, 30) for p in PROMPTS])
+    started: list[Any] = []
+
+    def job(view: Any, prompt: Any) -> Any:
+        started.append(prompt)
+        return generate(view, prompt, 30)
+
+    outcomes = harness.run([lambda view, p=p: job(view, p) for p in PROMPTS])
     first = next(outcomes)
     assert first.value == alone(PROMPTS[0], 30)
     outcomes.close()
     assert harness.contexts[-1].closed
-    assert len(harness.log) < 9 * 30  # the documents after the stop were never run
+    assert len(started) < len(PROMPTS)  # the documents after the stop were never run
     assert harness.pool.stopped
 
 

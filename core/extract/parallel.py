@@ -188,11 +188,6 @@ class SequencePool:
         self._scheduler.start()
 
     @property
-    def n_ctx(self) -> int:
-        """The context's cells (0 before the first document)."""
-        return self._context.n_ctx if self._context is not None else 0
-
-    @property
     def stopped(self) -> bool:
         return self._stopped
 
