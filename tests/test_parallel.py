@@ -306,3 +306,20 @@ def test_jobs_that_fail_to_come_end_the_run_with_that_error_in_place() -> None:
     outcomes = list(ParallelRun(harness.pool, jobs(), harness.bind).outcomes())
     assert [o.value for o in outcomes[:2]] == [alone(p, 6) for p in PROMPTS[:2]]
     assert len(outcomes) == 3 and isinstance(outcomes[2].error, OSError)
+
+
+def test_a_sequence_refuses_the_logit_rows_the_model_refuses() -> None:
+    """Rows out of order, repeated, empty or past the tokens are a ValueError on a sequence of
+    a parallel run as on the model itself, before anything is decoded."""
+    harness = Harness(1, PREFIX)
+    refused: list[str] = []
+
+    def job(view: Any) -> None:
+        for rows in ([1, 0], [1, 1], [], [2]):
+            try:
+                view.eval_with_logits([7, 8], rows)
+            except ValueError as error:
+                refused.append(str(error))
+
+    list(harness.run([job]))
+    assert len(refused) == 4

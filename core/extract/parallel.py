@@ -144,6 +144,10 @@ class SequenceView:
             self._last = self.pool.evaluate(self, piece, [len(piece) - 1])[0]
 
     def eval_with_logits(self, tokens: list[int], rows: list[int]) -> Logits:
+        # What GGUFModel.eval_with_logits refuses, refused here too: a decoder bug must not
+        # show only when documents run one after another.
+        if not tokens or not rows or rows != sorted(set(rows)) or rows[-1] >= len(tokens):
+            raise ValueError(f"eval_with_logits: {len(tokens)} tokens, rows {rows}")
         logits = self.pool.evaluate(self, tokens, rows)
         self._last = logits[-1]
         return logits
