@@ -123,6 +123,11 @@ class Position:
     def used(self) -> int:
         return self.guide.tokens_taken + self.skipped
 
+    @property
+    def held_text(self) -> bytes:
+        """The bytes evaluated but held back here (core.decode.held_zeros)."""
+        return b"" if self.held is None else self.held.text
+
     def at(self, guide: Guide, pending: bytes = b"", held: Held | None = None) -> Position:
         """A position further on (the tokens skipped so far carried along)."""
         return Position(guide, pending, held, self.skipped)
@@ -151,7 +156,7 @@ class DecodeState:
     def record(self, position: Position, length: int) -> None:
         """Note the latest choice, a token of `length` bytes chosen at `position` (its bytes
         start with the pending ones, already written, or follow the held ones)."""
-        start = self.written - len(position.pending) + (len(position.held.text) if position.held is not None else 0)
+        start = self.written - len(position.pending) + len(position.held_text)
         self.choices.append(TokenChoice(start, start + length, self.probability))
 
     def snapshot(self) -> StateMark:

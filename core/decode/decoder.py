@@ -258,7 +258,7 @@ class Decoder:
         if array is None:
             return token
         ids = self._steps.allowed(position).ids
-        ids = ids if grounding is None else grounding.restrict(position.pending, ids, _held_text(position))
+        ids = ids if grounding is None else grounding.restrict(position.pending, ids, position.held_text)
         closing = [int(t) for t in ids[self._closers[ids]] if repeats.closes(self._pieces[int(t)][skip:], array)]
         if not closing:
             return token
@@ -318,7 +318,7 @@ class Decoder:
             state.budget_bound_at = state.written
         ids = allowed.ids
         if self.grounding is not None:
-            ids = self.grounding.restrict(position.pending, ids, _held_text(position))
+            ids = self.grounding.restrict(position.pending, ids, position.held_text)
         if len(ids) == 0:
             if allowed.may_end:
                 return END
@@ -360,11 +360,6 @@ class Decoder:
             self.model.discard(count)
             history = self.state.followers.history
             history.truncate(len(history) - count)
-
-
-def _held_text(position: Position) -> bytes:
-    """The bytes evaluated but held back at `position` (core.held_zeros)."""
-    return b"" if position.held is None else position.held.text
 
 
 def _drain(steps: Generator[bytes, None, tuple[bool, int | None]]) -> tuple[bool, int | None]:
