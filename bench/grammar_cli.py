@@ -33,9 +33,7 @@ def main() -> None:
     compiled = extractor.compile(schema)
     prompts = [extractor.prompt_for(compiled, document.read_text()).text for document in args.documents]
     longest = max(len(extractor.tokenizer.tokenize(prompt.encode(), special=True)) for prompt in prompts)
-    llm = Llama(
-        str(extractor.model_path), n_ctx=longest + args.max_tokens, n_gpu_layers=args.gpu_layers, verbose=False
-    )
+    llm = Llama(str(extractor.model_path), n_ctx=longest + args.max_tokens, n_gpu_layers=args.gpu_layers, verbose=False)
     grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
     for prompt in prompts:
         out = llm.create_completion(prompt, max_tokens=args.max_tokens, temperature=0.0, grammar=grammar)
