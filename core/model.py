@@ -325,19 +325,25 @@ class GGUFModel:
 
 
 class SequenceContext:
-    """One llama.cpp context holding `n_seq` sequences (ids 0 to n_seq - 1), each with a KV
-    cache of its own of n_ctx / n_seq cells, on the weights of a loaded GGUFModel. `decode`
-    takes tokens of several sequences in one llama_decode. Not thread-safe: one caller at a time.
+    """One llama.cpp context holding `n_seq` sequences (ids 0 to n_seq - 1) in one KV cache of
+    n_ctx cells, on the weights of a loaded GGUFModel. `decode` takes tokens of several
+    sequences in one llama_decode. Not thread-safe: one caller at a time.
 
-    Not kv_unified: with one shared cache a token's attention runs over every sequence's
-    cells (masked), so its cost grows with the documents in flight; on this product's prompts
-    (a thousand tokens and more) that cost more than batching saved."""
+    One cache (kv_unified), with flash attention: with a cache per sequence llama.cpp cuts a
+    decode into micro-batches of consecutive sequence ids taking equal numbers of tokens each
+    (llama_batch_allocr::split_equal), so a decode of sequences writing 1, 12 and 40 tokens ran
+    as several passes over the weights, no faster than one sequence at a time (on a GPU it was
+    slower). One cache takes the whole decode in one pass. A token's attention then spans every
+    sequence's cells, masked; flash attention skips the masked cells (llama.cpp's CPU kernel),
+    where without it that cost grew with the documents in flight. And cells copied from one
+    sequence to another (the shared prompt prefix) are held once."""
 
     def __init__(self, model: GGUFModel, n_seq: int, n_ctx: int) -> None:
         lib = model._lib
         llama = model._llama
         params = type(llama.context_params).from_buffer_copy(llama.context_params)
-        params.n_ctx, params.n_seq_max, params.kv_unified = n_ctx, n_seq, False
+        params.n_ctx, params.n_seq_max, params.kv_unified = n_ctx, n_seq, True
+        params.flash_attn_type = lib.LLAMA_FLASH_ATTN_TYPE_AUTO  # on wherever the device has it
         params.n_batch = params.n_ubatch = _SEQUENCE_BATCH
         from llama_cpp._internals import LlamaBatch, LlamaContext
 
@@ -387,8 +393,7 @@ class SequenceContext:
         return [logits[end - len(rows) : end] for (_, _, _, rows), end in zip(requests, ends, strict=True)]
 
     def copy_sequence(self, source: int, target: int) -> None:
-        """Make `target` hold what `source` holds (copied at the next decode; llama.cpp copies
-        between separate caches only whole)."""
+        """Make `target` hold what `source` holds: the cells are shared, not copied."""
         self._lib.llama_memory_seq_rm(self._memory, target, -1, -1)
         self._lib.llama_memory_seq_cp(self._memory, source, target, -1, -1)
 

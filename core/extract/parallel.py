@@ -23,9 +23,9 @@ thread-safe, and under the GIL nothing is lost by it, since llama_decode, where 
 runs without it.
 
 Memory: the shared prompt prefix (instructions and schema outline) is evaluated once, on
-sequence 0, and copied to every other (llama_memory_seq_cp). Each sequence has a cache of its
-own (core.model.SequenceContext): the prefix and a slot for a document's own prompt part and
-output, sized from the first documents (rounded up to 256). A document that needs a larger slot
+sequence 0, and shared with every other (llama_memory_seq_cp: the cells are held once, in the
+one cache of core.model.SequenceContext). Beside it each sequence has a slot of cells for a
+document's own prompt part and output, sized from the first documents (rounded up to 256). A document that needs a larger slot
 waits until the documents in flight are done, and the context is made again with slots of its
 size. Where llama.cpp cannot make that context, that document alone fails (SequenceSlotRefused)
 and the context is made again at the size before, for the others; only where no context at all
@@ -309,7 +309,7 @@ class SequencePool:
             self._context.close()
             self._context = None
         slot = -(-room // _SLOT_STEP) * _SLOT_STEP
-        context = self._open_context(len(self.views), len(self.views) * (len(self.prefix) + slot))
+        context = self._open_context(len(self.views), len(self.prefix) + len(self.views) * slot)
         try:
             for start in range(0, len(self.prefix), context.n_batch):
                 piece = self.prefix[start : start + context.n_batch]
