@@ -149,9 +149,28 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
+# Modules whose import loads neither numpy nor llama.cpp (tests/test_facade.py holds them to it),
+# so that reading the defaults, errors, schemas and documents stays quick.
+_LIGHT_MODULES = frozenset(
+    {
+        "core.errors",
+        "core.defaults",
+        "core.files",
+        "core.indent",
+        "core.documents.document",
+        "core.schema.load",
+        "core.schema.sources",
+        "core.schema.validation",
+    }
+)
+
+
 def __getattr__(name: str) -> Any:
     if name not in _EXPORTS:
         raise AttributeError(f"module 'gguf_extract' has no attribute {name!r}")
+    if _EXPORTS[name] not in _LIGHT_MODULES:
+        # llama.cpp's libraries before numpy's: core/model.py says why.
+        importlib.import_module(".core.model", __name__)
     return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
 
 

@@ -19,6 +19,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+# OpenMP's threads sleep, not spin, while they wait (unless the environment says otherwise): a
+# spinning thread takes a core another program needs, and on a busy machine every layer then
+# waits for it (bench/threads.py). OpenMP reads the setting once, when llama.cpp loads.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# llama.cpp's libraries load before numpy's (imported here and by the modules imported here):
+# with numpy loaded first, a CUDA build of llama-cpp-python crashed (SIGSEGV) loading any model,
+# on an H200 machine with numpy 2.5.2 (bench/cuda_batch.sh); with llama.cpp loaded first, the same
+# numpy ran. The facade (gguf_extract/__init__.py) imports this module before any that uses numpy.
+import llama_cpp
 import numpy as np
 import numpy.typing as npt
 
@@ -93,13 +102,7 @@ _LOAD_READINGS = 4
 
 
 def _llama_cpp() -> Any:
-    """llama-cpp-python, loaded with OpenMP's threads told to sleep, not spin, while they wait
-    (unless the environment says otherwise): a spinning thread takes a core another program
-    needs, and on a busy machine every layer then waits for it (bench/threads.py). OpenMP reads
-    the setting once, when the library loads."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    import llama_cpp
-
+    """llama-cpp-python (loaded when this module is: see its imports)."""
     return llama_cpp
 
 

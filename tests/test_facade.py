@@ -94,6 +94,32 @@ def test_every_exported_name_resolves_to_its_definition(name: str) -> None:
     assert name in dir(gguf_extract)
 
 
+# What a fresh interpreter holds after reaching one exported name: whether numpy and
+# llama-cpp-python are loaded, and whether the module of llama-cpp-python that loads llama.cpp's
+# library was done before numpy was (sys.modules keeps modules in the order their imports ended).
+LOAD_ORDER = """
+import sys, gguf_extract
+getattr(gguf_extract, sys.argv[1])
+loaded = list(sys.modules)
+library = "llama_cpp.llama_cpp"
+print("numpy" in loaded, "llama_cpp" in loaded, "numpy" in loaded and library in loaded
+      and loaded.index(library) < loaded.index("numpy"))
+"""
+
+
+@pytest.mark.parametrize("module", sorted(set(gguf_extract._EXPORTS.values())))
+def test_llama_cpp_is_loaded_before_numpy_and_light_modules_load_neither(module: str) -> None:
+    """A CUDA build of llama-cpp-python crashed loading any model where numpy was loaded first
+    (core/model.py). One name per defining module, each in a fresh interpreter."""
+    name = next(name for name, defined in gguf_extract._EXPORTS.items() if defined == module)
+    result = subprocess.run([sys.executable, "-c", LOAD_ORDER, name], capture_output=True, text=True, timeout=120, check=True)
+    numpy_loaded, llama_loaded, llama_first = result.stdout.split()
+    if module in gguf_extract._LIGHT_MODULES:
+        assert (numpy_loaded, llama_loaded) == ("False", "False"), name
+    else:
+        assert llama_first == "True", name
+
+
 def test_a_name_that_is_not_exported_is_refused() -> None:
     with pytest.raises(AttributeError, match="no attribute 'read_documents'"):
         gguf_extract.read_documents  # noqa: B018
