@@ -144,6 +144,9 @@ class GGUFModel:
             n_gpu_layers=n_gpu_layers,
             n_batch=min(512, n_ctx),
             logits_all=False,
+            # Flash attention: 1.16x to 1.18x faster whole runs on this CPU (16 documents, 2
+            # rounds); where a device lacks it for a model, llama.cpp runs that step elsewhere.
+            flash_attn=True,
         )
         return GGUFModel(path, llama)
 
