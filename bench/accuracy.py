@@ -50,7 +50,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from accuracy_scoring import Case, Tally, auroc, load_devset, looping_tail, repeated_items, score, strings_and_items
+from accuracy_scoring import Case, Tally, auroc, calibration, load_devset, looping_tail, repeated_items, score, strings_and_items
 
 from gguf_extract import ExtractError, Extractor, SamplingSettings
 
@@ -248,7 +248,27 @@ def report(results: dict[str, dict[str, Tally]], cases: list[Case], schemas: dic
                 )
     print_details(results)
     print_per_kind(results, schemas)
+    print_calibration(results)
     print(f"whole process: {time.perf_counter() - STARTED:.1f} s")
+
+
+def print_calibration(results: dict[str, dict[str, Tally]]) -> None:
+    """How well each confidence offered means what it says: per kind of value, AUROC and the
+    expected calibration error (ECE, 10 bins); then the reliability diagram's data of all."""
+    for name, tallies in results.items():
+        for mode, tally in tallies.items():
+            if not tally.confidences:
+                continue
+            error, rows = calibration(tally.confidences)
+            print(f"\n{name} {mode}: confidence per kind of value (values, right, AUROC, ECE)")
+            for kind, pairs in [*sorted(tally.confidences_by_kind.items()), ("all", tally.confidences)]:
+                area, (kind_error, _) = auroc(pairs), calibration(pairs)
+                right = sum(ok for _, ok in pairs)
+                shown = f"{area:.3f}" if area is not None else "-"
+                print(f"  {kind:10} {len(pairs):5d} {right:5d}  AUROC {shown:>5}  ECE {kind_error:.3f}")
+            print(f"  reliability (confidence bin: values, mean confidence, fraction right), ECE {error:.3f}:")
+            for low, high, count, mean, right_share in rows:
+                print(f"    [{low:.1f}, {high:.1f}) {count:5d}  {mean:.3f}  {right_share:.3f}")
 
 
 def print_details(results: dict[str, dict[str, Tally]]) -> None:

@@ -171,6 +171,7 @@ class Tally:
     spans_exact: int = 0
     released: int = 0  # strings the library says were released from grounding
     confidences: list[tuple[float, bool]] = field(default_factory=list)
+    confidences_by_kind: dict[str, list[tuple[float, bool]]] = field(default_factory=dict)  # leaf_kind -> pairs
     no_confidence: int = 0
     strings: int = 0
     loops: list[str] = field(default_factory=list)
@@ -247,4 +248,44 @@ def score_leaf(tally: Tally, case: Case, pointer: str, leaf: Any, sub: dict[str,
     if confidence is None:
         tally.no_confidence += 1
     else:
-        tally.confidences.append((float(confidence), same(leaf, gold_at(case.gold, pointer))))
+        pair = (float(confidence), same(leaf, gold_at(case.gold, pointer)))
+        tally.confidences.append(pair)
+        tally.confidences_by_kind.setdefault(leaf_kind(sub, leaf), []).append(pair)
+
+
+def leaf_kind(schema: dict[str, Any], leaf: Any) -> str:
+    """What a leaf value is, for the confidence figures per kind: an enum (or const), a date
+    (format date or date-time), a boolean, a number, a string, or null."""
+    if "enum" in schema or "const" in schema:
+        return "enum"
+    if schema.get("format") in ("date", "date-time"):
+        return "date"
+    if isinstance(leaf, bool):
+        return "boolean"
+    if isinstance(leaf, (int, float)):
+        return "number"
+    return "string" if isinstance(leaf, str) else "null"
+
+
+Reliability = list[tuple[float, float, int, float, float]]  # (low, high, values, mean confidence, fraction right)
+
+
+def calibration(pairs: list[tuple[float, bool]], bins: int = 10) -> tuple[float | None, Reliability]:
+    """Expected calibration error of (confidence, right) pairs over `bins` equal-width bins of
+    confidence, and the reliability diagram's data: (low, high, values, mean confidence,
+    fraction right) of each non-empty bin. The error is the values' weighted mean distance
+    between a bin's mean confidence and its fraction right; None without pairs."""
+    if not pairs:
+        return None, []
+    rows = []
+    error = 0.0
+    for index in range(bins):
+        low, high = index / bins, (index + 1) / bins
+        inside = [(c, ok) for c, ok in pairs if low <= c < high or (index == bins - 1 and c == 1.0)]
+        if not inside:
+            continue
+        mean = float(np.mean([c for c, _ in inside]))
+        right = float(np.mean([ok for _, ok in inside]))
+        rows.append((low, high, len(inside), mean, right))
+        error += len(inside) / len(pairs) * abs(mean - right)
+    return error, rows

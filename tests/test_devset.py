@@ -131,6 +131,37 @@ def test_auroc_is_one_when_confidence_separates_right_from_wrong() -> None:
     assert accuracy.auroc([(score, not ok) for score, ok in pairs]) == 0.0
 
 
+def test_calibration_error_is_zero_when_each_bin_is_right_as_often_as_it_says() -> None:
+    # 0.25 right one time in four, 0.95 right 19 times in 20: each bin's fraction right is its confidence
+    pairs = [(0.25, i == 0) for i in range(4)] + [(0.95, i != 0) for i in range(20)]
+    error, rows = accuracy.calibration(pairs)
+    assert error == pytest.approx(0.0)
+    assert rows == [(0.2, 0.3, 4, pytest.approx(0.25), 0.25), (0.9, 1.0, 20, pytest.approx(0.95), 0.95)]
+
+
+def test_calibration_error_weighs_each_bins_gap_by_its_values() -> None:
+    # always 0.9 sure, right half the time: a gap of 0.4 over every value; 1.0 falls in the last bin
+    error, rows = accuracy.calibration([(0.9, True), (0.9, False), (1.0, True), (1.0, False)])
+    assert error == pytest.approx(0.45)
+    assert [row[2] for row in rows] == [4]
+    assert accuracy.calibration([]) == (None, [])
+
+
+@pytest.mark.parametrize(
+    ("schema", "leaf", "kind"),
+    [
+        ({"enum": ["a", "b"]}, "a", "enum"),
+        ({"type": "string", "format": "date"}, "2024-01-01", "date"),
+        ({"type": "boolean"}, True, "boolean"),
+        ({"type": "integer"}, 3, "number"),
+        ({"type": "string"}, "x", "string"),
+        ({}, None, "null"),
+    ],
+)
+def test_leaves_are_told_apart_by_kind_for_the_confidence_figures(schema: dict[str, Any], leaf: Any, kind: str) -> None:
+    assert accuracy.leaf_kind(schema, leaf) == kind
+
+
 def test_rescoring_gold_values_as_extractions_finds_every_field_right_and_verbatim(tmp_path: Path) -> None:
     runner = bench_module("accuracy")
     cases, schemas = accuracy.load_devset()
