@@ -57,7 +57,7 @@ from gguf_extract import ExtractError, Extractor, SamplingSettings
 STARTED = time.perf_counter()
 MODES = ("plain", "grounded")
 # The decoder's figures summed per model and mode: its own counts of the remedy's work.
-GUARD_STATS = ("output_tokens", "loops_stopped", "repeats_stopped", "preview_tokens")
+GUARD_STATS = ("output_tokens", "loops_stopped", "repeats_stopped", "runaways_closed", "preview_tokens")
 
 
 # ---- running ----------------------------------------------------------------------------

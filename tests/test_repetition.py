@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
-from gguf_extract.core.decode.repetition import JsonScanner, RepetitionGuard, avoid, loops
+from gguf_extract.core.decode.repetition import RUNAWAY_WINDOW, JsonScanner, RepetitionGuard, avoid, loops, near_repeats
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 scoring = bench_module("accuracy_scoring")
@@ -50,6 +50,48 @@ def test_loops_on_hand_made_values(text: str, looping: bool) -> None:
 def test_loops_agrees_with_the_benchs_definition(head: str, unit: str, copies: int) -> None:
     text = head + unit * copies
     assert loops(text.encode()) is (scoring.looping_tail(text) is not None)
+
+
+# ---- near-repeats -------------------------------------------------------------------------
+
+RUNAWAYS = [  # the shapes the bundled model wrote, as no exact period catches them
+    "./KDE/KDE/KDF/KDE/KDE/KDF/KDE/KDE/KDE/KDF/KDE/KDE/KDE/MAGIC_MICROSOFT_MICROSOFIT_MICROSOFT_MAGIC/KDE/KDE/KDF/KDE/KDE/KDF/KDE"
+    "/KDE/KDF/KDE/KDF/KDE/KDE",
+    "A.1.1.1.1.1.2.2.2.2.2.1.2.2.2.2.2.1.2.2.2.2.1.2.2.2.2.2.1.2.2.2.2.1.1.1.2.2.2.2.1.2.1.1.2.2.2.1.2.1.1.1.2.2.2.2.1.2.2.2.1.2.1.1.2.1",
+    "BEGINNING_LICENSE_BEGINING_LICENSE_BEGINING_LICENSE_BEGING_LICENSE_BEGINNING_LICENSE_BEGINING_LICENSE_BEGINING_LICENSE_BEGI"
+    "NNING_LICENSE_BEGINS",
+    "S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.T.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.S.T.S.U",
+]
+PROSE = [  # ordinary values of that length
+    "Python bindings for the llama.cpp library: a high-level API for text completion, an OpenAI-compatible web server, and more"
+    " besides, such as grammars.",
+    "Copyright (c) 2023 Andrei Betlen. Permission is hereby granted, free of charge, to any person obtaining a copy of this"
+    " software and",
+    "https://github.com/abetlen/llama-cpp-python/blob/main/CHANGELOG.md#0336-2026-10-01-fixes-for-cuda-13-and-a-new-chat-template-for-all",
+]
+
+
+@pytest.mark.parametrize("text", RUNAWAYS)
+def test_runaways_near_repeat(text: str) -> None:
+    assert len(text) >= RUNAWAY_WINDOW and near_repeats(text.encode()) and not loops(text.encode())
+
+
+@pytest.mark.parametrize("text", PROSE)
+def test_prose_does_not_near_repeat(text: str) -> None:
+    assert len(text) >= RUNAWAY_WINDOW and not near_repeats(text.encode())
+
+
+def test_a_string_is_a_runaway_only_after_loops_were_ruled_out_in_it() -> None:
+    guard = RepetitionGuard()
+    guard.feed(b'{"a": "' + RUNAWAYS[3].encode())
+    for stops in range(3):
+        assert not guard.runaway(), stops
+        guard.note_stop()
+    assert guard.runaway()
+    assert guard.closes_string(b'",') and not guard.closes_string(b"S.")
+    guard.feed(b'", "b": "')  # a new string starts with no stops counted
+    guard.feed(RUNAWAYS[3].encode())
+    assert not guard.runaway()
 
 
 # ---- the scanner --------------------------------------------------------------------------
@@ -239,6 +281,28 @@ def test_a_string_stops_looping(vocab: Vocabulary, seed: int) -> None:
     value = generate(vocab, schema, FavouringModel(vocab, seed, [b"ab"]), guard=True)["name"]
     # Tokens are checked whole: a run may pass the limit inside a token that then ends it ("abc").
     assert "ababababab" in value and "ab" * 7 not in value and not scoring.looping_tail(value)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_string_that_keeps_near_repeating_is_closed(vocab: Vocabulary, seed: int) -> None:
+    """The model writes `S.S.S.`, then (that ruled out as a loop) `S,S.`, `T.S`...: near-repeats
+    no exact period catches. The string is closed once its tail near-repeats; unguarded, the
+    budget ends it."""
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+    separators = [b".", b",", b"-", b"_", b"~", b"+", b"*", b"/", b":", b";"]
+
+    def model() -> FavouringModel:
+        after = {letter: separators for letter in (b"S", b"T", b"U")} | {sep: [b"S", b"T", b"U"] for sep in separators}
+        return FavouringModel(vocab, seed, [b"S"], after)
+
+    unguarded = generate(vocab, schema, model(), guard=False, budget=400)["name"]
+    assert len(unguarded) > 300
+    settings = SamplingSettings(max_tokens=400, temperature=0.0, seed=seed, stop_repeats=True)
+    decoder = Decoder(model(), compile_for(schema, vocab), settings)
+    value = json.loads(b"".join(decoder.run()))["name"]
+    assert decoder.stats.runaways_closed == 1 and decoder.stats.loops_stopped >= 3
+    assert RUNAWAY_WINDOW <= len(value) < RUNAWAY_WINDOW + 40 and near_repeats(value.encode())
 
 
 def test_a_schema_that_needs_copies_still_gets_them(vocab: Vocabulary) -> None:

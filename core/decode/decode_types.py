@@ -66,5 +66,6 @@ class DecodeStats:
     discarded_tokens: int = 0  # evaluated for a rejected guess, then dropped from the context
     loops_stopped: int = 0  # choices where a token that made a string loop was ruled out
     repeats_stopped: int = 0  # arrays closed where the next item would have copied an earlier one
+    runaways_closed: int = 0  # strings closed where their tail near-repeated (core.decode.repetition)
     preview_tokens: int = 0  # evaluated to preview an array's next item, then dropped
     generate_seconds: float = 0.0

@@ -43,7 +43,7 @@ from .decode_state import END, DecodeState, Followers, Position
 from .decode_steps import Step, Steps
 from .decode_types import DecodeStats, Logits, SamplingSettings, TokenModel
 from .lookahead import TokenHistory
-from .repetition import ItemWatch, RepetitionGuard, avoid, closing_brackets
+from .repetition import ItemWatch, RepetitionGuard, avoid, closing_brackets, quote_tokens
 from .sampling import probability, sample
 
 # Forced tokens (keys, separators) a draft may carry beyond its guessed ones.
@@ -87,6 +87,7 @@ class Decoder:
         self._rng = np.random.default_rng(settings.seed)
         self._eog = np.asarray(compiled.vocab.eog_ids, dtype=np.int32)
         self._closers = closing_brackets(compiled.vocab) if settings.stop_repeats else np.zeros(0, dtype=bool)
+        self._quotes = quote_tokens(compiled.vocab) if settings.stop_repeats else np.zeros(0, dtype=bool)
 
     @property
     def stats(self) -> DecodeStats:
@@ -245,8 +246,25 @@ class Decoder:
         assert repeats is not None
         skip = len(self.state.position.pending)
         chosen = avoid(scores, index, self._sample, lambda i: repeats.loops(self._pieces[int(choices[i])][skip:]))
-        self.stats.loops_stopped += chosen != index
+        if chosen != index:
+            self.stats.loops_stopped += 1
+            repeats.note_stop()
         return chosen
+
+    def _close_runaway(self, choices: IdArray, scores: Logits, index: int) -> int:
+        """`index`, or where the open string is a runaway and `index` does not end it, the best
+        choice that does (none allowed: `index`)."""
+        repeats = self.state.followers.repeats
+        assert repeats is not None
+        skip = len(self.state.position.pending)
+        if not repeats.runaway() or repeats.closes_string(self._pieces[int(choices[index])][skip:]):
+            return index
+        quoted = np.flatnonzero(self._quotes[choices])
+        closing = [int(i) for i in quoted if repeats.closes_string(self._pieces[int(choices[i])][skip:])]
+        if not closing:
+            return index
+        self.stats.runaways_closed += 1
+        return max(closing, key=lambda i: float(scores[i]))
 
     def _review(self, position: Position, token: int) -> int:
         """`token`, unless it starts another item of an array and the model would write that
@@ -331,6 +349,7 @@ class Decoder:
         index = self._sample(logits[choices])
         if state.followers.repeats is not None:
             index = self._avoid_loops(choices, logits[choices], index)
+            index = self._close_runaway(choices, logits[choices], index)
         state.stats.sampled_tokens += 1
         if allowed.may_end and (index >= len(ids) or int(ids[index]) in self.compiled.vocab.eog_ids):
             return END

@@ -99,7 +99,7 @@ class ChunkedExtraction:
         self.pieces = plan_pieces(extractor, compiled, document, self._settings, instructions)
         self.prompt = extractor.prompt_for(compiled, self.pieces[0].text, instructions).text  # the first piece's
         self.stats = ChunkedStats(pieces=len(self.pieces), compile_seconds=compiled.compile_seconds)
-        # Pieces decoded together: no more sequences than pieces (each costs a cache of its own).
+        # Pieces decoded together: no more sequences than pieces (each costs a slot of cells).
         self.parallel = min(extractor.together(parallel), len(self.pieces))
         self.text = ""
         self.value: Any = None
