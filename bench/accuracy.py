@@ -286,6 +286,12 @@ def print_details(results: dict[str, dict[str, Tally]]) -> None:
             if tally.guard:
                 counts = ", ".join(f"{key} {value}" for key, value in tally.guard.items())
                 print(f"  {mode} decoder: {counts}")
+            if tally.runaways:
+                sure = [label for label, confidence in tally.runaways if confidence is None or confidence > 0.1]
+                print(
+                    f"  {mode} near-repeat values over 200 characters: {len(tally.runaways)}, {len(sure)} with confidence"
+                    f" above 0.1 or none: {'; '.join(label for label, _ in tally.runaways[:4])}"
+                )
             if tally.released:
                 print(f"  {mode}: {tally.released} strings released from grounding (evidence grounded=false)")
 

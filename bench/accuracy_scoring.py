@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -172,6 +173,7 @@ class Tally:
     released: int = 0  # strings the library says were released from grounding
     confidences: list[tuple[float, bool]] = field(default_factory=list)
     confidences_by_kind: dict[str, list[tuple[float, bool]]] = field(default_factory=dict)  # leaf_kind -> pairs
+    runaways: list[tuple[str, float | None]] = field(default_factory=list)  # near-repeat values over 200 characters
     no_confidence: int = 0
     strings: int = 0
     loops: list[str] = field(default_factory=list)
@@ -245,12 +247,21 @@ def score_leaf(tally: Tally, case: Case, pointer: str, leaf: Any, sub: dict[str,
         tally.spans += 1
         tally.spans_exact += " ".join(case.text[span[0] : span[1]].split()) == " ".join(str(leaf).split())
     confidence = getattr(found, "confidence", None)
+    if isinstance(leaf, str) and near_repeat_value(leaf):
+        tally.runaways.append((f"{case.id}{pointer}: {leaf[:40]!r}... ({len(leaf)} characters)", confidence))
     if confidence is None:
         tally.no_confidence += 1
     else:
         pair = (float(confidence), same(leaf, gold_at(case.gold, pointer)))
         tally.confidences.append(pair)
         tally.confidences_by_kind.setdefault(leaf_kind(sub, leaf), []).append(pair)
+
+
+def near_repeat_value(text: str) -> bool:
+    """A runaway value no exact period catches (`KDE/KDE/KDF/KDE/...`): over 200 characters
+    that compress to 40% of their size or less (zlib)."""
+    data = text.encode()
+    return len(text) > 200 and len(zlib.compress(data, 9)) <= 0.4 * len(data)
 
 
 def leaf_kind(schema: dict[str, Any], leaf: Any) -> str:

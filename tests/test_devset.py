@@ -131,6 +131,13 @@ def test_auroc_is_one_when_confidence_separates_right_from_wrong() -> None:
     assert accuracy.auroc([(score, not ok) for score, ok in pairs]) == 0.0
 
 
+def test_near_repeat_values_are_long_runaways_not_prose() -> None:
+    assert accuracy.near_repeat_value("KDE/KDF/" * 26)
+    assert not accuracy.near_repeat_value("KDE/KDF/" * 25)  # 200 characters: not over
+    prose = (ROOT / "bench" / "devset" / "docs" / "license-six-license.txt").read_text()[:400]
+    assert not accuracy.near_repeat_value(prose)
+
+
 def test_calibration_error_is_zero_when_each_bin_is_right_as_often_as_it_says() -> None:
     # 0.25 right one time in four, 0.95 right 19 times in 20: each bin's fraction right is its confidence
     pairs = [(0.25, i == 0) for i in range(4)] + [(0.95, i != 0) for i in range(20)]
