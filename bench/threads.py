@@ -6,6 +6,7 @@ and prints median wall times and ratios to the default measured in the same run.
 are compared: every setting must write the same document.
 
     python bench/threads.py [--runs 3] [--busy 1]
+    python bench/threads.py --runs 1 --devset 8    # 8 development-set documents in one run instead
 """
 
 from __future__ import annotations
@@ -61,7 +62,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--busy", type=int, default=max(1, (os.cpu_count() or 2) - 1), help="busy loops beside the run")
+    parser.add_argument("--devset", type=int, metavar="N", help="run N development-set documents (package schema) instead")
     args = parser.parse_args()
+    if args.devset:
+        documents = sorted((ROOT / "bench" / "devset" / "docs").iterdir())
+        documents = documents[:: max(1, len(documents) // 24)][: args.devset]
+        schema = ROOT / "bench" / "devset" / "schemas" / "package.json"
+        COMMAND[4:] = [str(schema), "--max-tokens", "160", "-q", *map(str, documents)]
     subprocess.run([*COMMAND], capture_output=True, check=True)  # warm the page cache and the vocabulary cache
     times = measure(args.runs, args.busy)
     base = statistics.median(times[("default", "idle")])

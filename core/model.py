@@ -19,10 +19,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-# OpenMP's threads sleep, not spin, while they wait (unless the environment says otherwise): a
-# spinning thread takes a core another program needs, and on a busy machine every layer then
-# waits for it (bench/threads.py). OpenMP reads the setting once, when llama.cpp loads.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# OpenMP's threads spin only briefly, then sleep, while they wait (unless the environment says
+# how they wait). llama.cpp's threads meet at a barrier after every operation: threads that sleep
+# at once (OMP_WAIT_POLICY=PASSIVE) made generation 1.4x to 1.6x slower on an idle 2-core machine,
+# and threads that spin long stall every layer once another program takes a core (217 s against
+# 19 s, bench/threads.py). GNU OpenMP (Linux builds) spins GOMP_SPINCOUNT times, LLVM's sleeps
+# after KMP_BLOCKTIME ms; OpenMP reads them once, when llama.cpp loads.
+if not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME"} & os.environ.keys():
+    os.environ["GOMP_SPINCOUNT"] = "1000"
+    os.environ["KMP_BLOCKTIME"] = "0"
 # llama.cpp's libraries load before numpy's (imported here and by the modules imported here):
 # with numpy loaded first, a CUDA build of llama-cpp-python crashed (SIGSEGV) loading any model,
 # on an H200 machine with numpy 2.5.2 (bench/cuda_batch.sh); with llama.cpp loaded first, the same

@@ -46,11 +46,20 @@ def test_without_a_load_reading_every_core_is_used() -> None:
     assert model.free_cores(unreadable) == 4
 
 
-@pytest.mark.parametrize(("given", "seen"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
-def test_openmp_threads_sleep_while_waiting_unless_told_otherwise(given: str | None, seen: str) -> None:
-    environment = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    if given is not None:
-        environment["OMP_WAIT_POLICY"] = given
-    script = "import os; from gguf_extract.core import model; model._llama_cpp(); print(os.environ['OMP_WAIT_POLICY'])"
+WAITING = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
+
+
+@pytest.mark.parametrize(
+    ("given", "seen"),
+    [
+        ({}, [None, "1000", "0"]),
+        ({"OMP_WAIT_POLICY": "PASSIVE"}, ["PASSIVE", None, None]),
+        ({"GOMP_SPINCOUNT": "0"}, [None, "0", None]),
+        ({"KMP_BLOCKTIME": "200"}, [None, None, "200"]),
+    ],
+)
+def test_openmp_threads_spin_briefly_while_waiting_unless_told_otherwise(given: dict[str, str], seen: list[str | None]) -> None:
+    environment = {k: v for k, v in os.environ.items() if k not in WAITING} | given
+    script = f"import os; from gguf_extract.core import model; print([os.environ.get(k) for k in {WAITING!r}])"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, check=True)
-    assert result.stdout.strip() == seen
+    assert result.stdout.strip() == repr(seen)
