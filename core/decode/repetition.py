@@ -93,28 +93,26 @@ def avoid(
     return first
 
 
-_CLOSERS: dict[str, npt.NDArray[np.bool_]] = {}
+_HOLDING: dict[tuple[str, bytes], npt.NDArray[np.bool_]] = {}
 
 
-_QUOTES: dict[str, npt.NDArray[np.bool_]] = {}
-
-
-def quote_tokens(vocab: Vocabulary) -> npt.NDArray[np.bool_]:
-    """Over the vocabulary: tokens holding a `"` (those that may close a string); built once
-    per process and vocabulary."""
-    found = _QUOTES.get(vocab.fingerprint)
+def tokens_holding(vocab: Vocabulary, byte: bytes) -> npt.NDArray[np.bool_]:
+    """Over the vocabulary: tokens holding `byte`; built once per process, vocabulary and byte."""
+    key = (vocab.fingerprint, byte)
+    found = _HOLDING.get(key)
     if found is None:
-        found = _QUOTES[vocab.fingerprint] = np.array([b'"' in piece for piece in vocab.pieces], dtype=bool)
+        found = _HOLDING[key] = np.array([byte in piece for piece in vocab.pieces], dtype=bool)
     return found
 
 
 def closing_brackets(vocab: Vocabulary) -> npt.NDArray[np.bool_]:
-    """Over the vocabulary: tokens holding a `]` (those that may close an array); built once
-    per process and vocabulary."""
-    found = _CLOSERS.get(vocab.fingerprint)
-    if found is None:
-        found = _CLOSERS[vocab.fingerprint] = np.array([b"]" in piece for piece in vocab.pieces], dtype=bool)
-    return found
+    """Tokens holding a `]` (those that may close an array)."""
+    return tokens_holding(vocab, b"]")
+
+
+def quote_tokens(vocab: Vocabulary) -> npt.NDArray[np.bool_]:
+    """Tokens holding a `"` (those that may close a string)."""
+    return tokens_holding(vocab, b'"')
 
 
 @dataclass
