@@ -354,7 +354,10 @@ class SequenceContext:
         llama = model._llama
         params = type(llama.context_params).from_buffer_copy(llama.context_params)
         params.n_ctx, params.n_seq_max, params.kv_unified = n_ctx, n_seq, True
-        params.flash_attn_type = lib.LLAMA_FLASH_ATTN_TYPE_AUTO  # on wherever the device has it
+        if hasattr(params, "flash_attn_type"):  # on wherever the device has it
+            params.flash_attn_type = lib.LLAMA_FLASH_ATTN_TYPE_AUTO
+        else:  # llama-cpp-python before llama.cpp's flash_attn_type
+            params.flash_attn = True
         params.n_batch = params.n_ubatch = _SEQUENCE_BATCH
         from llama_cpp._internals import LlamaBatch, LlamaContext
 
