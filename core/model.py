@@ -21,9 +21,9 @@ from typing import Any
 
 # OpenMP's threads spin only briefly, then sleep, while they wait (unless the environment says
 # how they wait). llama.cpp's threads meet at a barrier after every operation: threads that sleep
-# at once (OMP_WAIT_POLICY=PASSIVE) made generation 1.4x to 1.6x slower on an idle 2-core machine,
-# and threads that spin long stall every layer once another program takes a core (217 s against
-# 19 s, bench/threads.py). GNU OpenMP (Linux builds) spins GOMP_SPINCOUNT times, LLVM's sleeps
+# at once (OMP_WAIT_POLICY=PASSIVE) made generation 2x slower on an idle 2-core machine (whole runs
+# 1.43x), and threads that spin long stall every layer once another program takes a core (217 s
+# against 19 s, bench/threads.py). GNU OpenMP (Linux builds) spins GOMP_SPINCOUNT times, LLVM's sleeps
 # after KMP_BLOCKTIME ms; OpenMP reads them once, when llama.cpp loads.
 if not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME"} & os.environ.keys():
     os.environ["GOMP_SPINCOUNT"] = "1000"
