@@ -35,6 +35,7 @@ if not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME"} & os.environ.keys(
 import llama_cpp
 import numpy as np
 import numpy.typing as npt
+from llama_cpp._internals import LlamaBatch, LlamaContext
 
 from .errors import ModelError, ModelNotFound, ModelNotGGUF
 from .vocab.token_table import Vocabulary
@@ -106,20 +107,10 @@ def free_cores(running_tasks: Callable[[], int] = _running_tasks) -> int:
 _LOAD_READINGS = 4
 
 
-def _llama_cpp() -> Any:
-    """llama-cpp-python (loaded when this module is: see its imports)."""
-    return llama_cpp
-
-
-def _llama_class() -> Any:
-    return _llama_cpp().Llama
-
-
 class GGUFModel:
     """A loaded model with one evaluation context. Not thread-safe."""
 
     def __init__(self, path: Path, llama: Any) -> None:
-        llama_cpp = _llama_cpp()
         self.path = path
         self._llama = llama
         self._lib = llama_cpp
@@ -149,8 +140,8 @@ class GGUFModel:
             n_gpu_layers=n_gpu_layers,
             n_batch=min(512, n_ctx),
             logits_all=False,
-            # Flash attention: 1.16x to 1.18x faster whole runs on this CPU (16 documents, 2
-            # rounds); where a device lacks it for a model, llama.cpp runs that step elsewhere.
+            # Flash attention: whole runs 1.16x to 1.18x faster on this CPU (16 devset
+            # documents, 2 rounds).
             flash_attn=True,
         )
         return GGUFModel(path, llama)
@@ -359,8 +350,6 @@ class SequenceContext:
         else:  # llama-cpp-python before llama.cpp's flash_attn_type
             params.flash_attn = True
         params.n_batch = params.n_ubatch = _SEQUENCE_BATCH
-        from llama_cpp._internals import LlamaBatch, LlamaContext
-
         try:
             with _quiet_native_logs():
                 self._context = LlamaContext(model=llama._model, params=params, verbose=False)
@@ -423,7 +412,7 @@ _SEQUENCE_BATCH = 512
 def _load(path: Path, **kwargs: Any) -> Any:
     try:
         with _quiet_native_logs():
-            return _llama_class()(model_path=str(path), verbose=False, **kwargs)
+            return llama_cpp.Llama(model_path=str(path), verbose=False, **kwargs)
     except (ValueError, RuntimeError, OSError) as error:
         raise ModelError(
             f"llama.cpp could not load {path}: {error}", hint="check that the file is a complete GGUF model"
