@@ -20,7 +20,9 @@ cached per state; DFA rows missing during a walk are built on the spot.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -190,36 +192,27 @@ class TokenIndex:
     def arrays(self, state: int) -> TokenArrays:
         """`transitions(state)` as whole arrays, with what each token needs to close the
         document. Kept for the latest few states."""
-        found = self._whole.get(state)
-        if found is None:
-            transitions = self.transitions(state)
-            needed = 1 + self.dfa.distance_array[transitions.end_states]
-            ids = transitions.token_ids.view()
-            ids.flags.writeable = False  # handed out again and again: one state, one unchanging array
-            found = TokenArrays(ids, needed, int(needed.max(initial=0)))
-            self._whole[state] = found
-            if len(self._whole) > _WHOLE_ARRAYS_KEPT:
-                self._whole.popitem(last=False)
-        else:
-            self._whole.move_to_end(state)
-        return found
+        return _kept(self._whole, state, _WHOLE_ARRAYS_KEPT, lambda: self._arrays(state))
+
+    def _arrays(self, state: int) -> TokenArrays:
+        transitions = self.transitions(state)
+        needed = 1 + self.dfa.distance_array[transitions.end_states]
+        ids = transitions.token_ids.view()
+        ids.flags.writeable = False  # handed out again and again: one state, one unchanging array
+        return TokenArrays(ids, needed, int(needed.max(initial=0)))
 
     def packed_mask(self, state: int) -> npt.NDArray[np.int32]:
         """The tokens `state` allows as a bitmask (bit t % 32 of 32-bit word t // 32 for token
         t; end-of-generation tokens left out). Read-only; kept for the latest states."""
-        found = self._packed.get(state)
-        if found is None:
-            bits = np.zeros(mask_words(self.table.vocab.size) * 32, dtype=bool)
-            for part in self.transitions(state).parts:
-                bits[part.ids] = True
-            found = np.packbits(bits, bitorder="little").view("<i4").astype(np.int32)
-            found.flags.writeable = False
-            self._packed[state] = found
-            if len(self._packed) > _PACKED_MASKS_KEPT:
-                self._packed.popitem(last=False)
-        else:
-            self._packed.move_to_end(state)
-        return found
+        return _kept(self._packed, state, _PACKED_MASKS_KEPT, lambda: self._packed_mask(state))
+
+    def _packed_mask(self, state: int) -> npt.NDArray[np.int32]:
+        bits = np.zeros(mask_words(self.table.vocab.size) * 32, dtype=bool)
+        for part in self.transitions(state).parts:
+            bits[part.ids] = True
+        packed = np.packbits(bits, bitorder="little").view("<i4").astype(np.int32)
+        packed.flags.writeable = False
+        return packed
 
     def _candidates(self, first_bytes: npt.NDArray[np.intp]) -> IdArray:
         """Tokens starting with one of `first_bytes`."""
@@ -433,3 +426,19 @@ def _by_length(ends: IdArray, groups: list[tuple[IdArray, IdArray]], walked: Tra
     """Groups of tokens allowed by length (each ending at `ends[length]`) and the walked rest."""
     parts = [Part(ids, ends, lengths) for ids, lengths in groups if len(ids)]
     return Transitions((*parts, *walked.parts))
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _kept(cache: OrderedDict[_K, _V], key: _K, limit: int, build: Callable[[], _V]) -> _V:
+    """`cache[key]`, built where missing; the `limit` latest used are kept."""
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = build()
+        if len(cache) > limit:
+            cache.popitem(last=False)
+    else:
+        cache.move_to_end(key)
+    return found
