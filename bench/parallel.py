@@ -8,6 +8,7 @@ same prompt text (bench/grammar_cli.py, one process) is timed in the same rounds
     python bench/parallel.py                         # 16 documents, --max-tokens 160, 3 rounds
     python bench/parallel.py --documents 24 --parallel 1 8 --rounds 1 -- --grounded --evidence
     python bench/parallel.py --documents 60 --parallel 1 8 32 64 --rounds 1 --grammar
+    python bench/parallel.py --parallel 1 8 --repeat 8   # and is --parallel 8's output the same twice?
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--max-tokens", default="160")
     parser.add_argument("--grammar", action="store_true", help="time llama-cpp-python's grammar too")
+    parser.add_argument("--repeat", type=int, help="run this --parallel once more and count the lines that differ")
     parser.add_argument("extra", nargs="*", help="more options for extract (after --)")
     args = parser.parse_args()
     documents = pick_documents(args.documents)
@@ -113,6 +115,13 @@ def main() -> None:
             f"   (runs: {', '.join(f'{t:.1f}' for t in grammar_times)})"
         )
         print(f"extract against the grammar: {speedups}")
+    if args.repeat is not None:
+        _, _, again = run(documents, args.schema, args.repeat, extra)
+        first = lines.get(args.repeat)
+        if first is None:
+            _, _, first = run(documents, args.schema, args.repeat, extra)
+        differ = sum(a != b for a, b in zip(again, first, strict=True))
+        print(f"--parallel {args.repeat} run again: lines differing from its first run: {differ} of {len(again)}")
 
 
 def _valid(line: str, schema: object) -> bool:

@@ -107,6 +107,12 @@ def free_cores(running_tasks: Callable[[], int] = _running_tasks) -> int:
 _LOAD_READINGS = 4
 
 
+def offloads_to_gpu(n_gpu_layers: int) -> bool:
+    """Whether a model loaded with `n_gpu_layers` runs on a GPU: this llama.cpp build has one
+    (CUDA, Metal, ...) and layers are sent to it."""
+    return n_gpu_layers != 0 and bool(llama_cpp.llama_supports_gpu_offload())
+
+
 class GGUFModel:
     """A loaded model with one evaluation context. Not thread-safe."""
 

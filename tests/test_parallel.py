@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from gguf_extract.core.errors import ModelError, SequenceSlotRefused
 from gguf_extract.core.extract.parallel import Outcome, ParallelRun, SequencePool, SequenceView, _shares
@@ -88,13 +89,15 @@ class Harness:
     """A pool on fake contexts; `most_cells`: larger contexts are refused, as llama.cpp refuses
     one it has no memory for."""
 
-    def __init__(self, n_seq: int, prefix: list[int], fail_after: int | None = None, most_cells: int | None = None) -> None:
+    def __init__(
+        self, n_seq: int, prefix: list[int], fail_after: int | None = None, most_cells: int | None = None, groups: int = 1
+    ) -> None:
         self.log: list[Any] = []
         self.contexts: list[FakeContext] = []
         self.local = threading.local()
         self.fail_after = fail_after
         self.most_cells = most_cells
-        self.pool = SequencePool(self._open, n_seq, prefix, lambda text, bos, special: list(text))
+        self.pool = SequencePool(self._open, n_seq, prefix, lambda text, bos, special: list(text), groups)
 
     def _open(self, n_seq: int, n_ctx: int) -> Any:
         if self.most_cells is not None and n_ctx > self.most_cells:
@@ -122,12 +125,13 @@ def alone(prompt: list[int], steps: int) -> list[int]:
     return outcome.value
 
 
-def test_each_sequence_gives_its_output_alone_in_input_order_with_slots_refilled() -> None:
+@pytest.mark.parametrize("groups", [1, 2])
+def test_each_sequence_gives_its_output_alone_in_input_order_with_slots_refilled(groups: int) -> None:
     expected = [alone(prompt, 10 + i) for i, prompt in enumerate(PROMPTS)]
-    harness = Harness(3, PREFIX)
+    harness = Harness(3, PREFIX, groups=groups)
     outcomes = list(harness.run([lambda view, p=p, i=i: generate(view, p, 10 + i) for i, p in enumerate(PROMPTS)]))
     assert [outcome.value for outcome in outcomes] == expected
-    assert max(len(seqs) for seqs in harness.log) == 3  # three sequences shared decodes
+    assert max(len(seqs) for seqs in harness.log) == (3 if groups == 1 else 2)  # sequences shared decodes (a group's)
     assert {seq for seqs in harness.log for seq in seqs} == {0, 1, 2}  # nine documents on three sequences
 
 
@@ -153,39 +157,43 @@ def test_shares_of_a_decode_are_max_min_fair_and_at_least_one_token_each() -> No
     assert _shares([2] * 20, 16) == [1] * 20  # more requests than tokens: one each, over two decodes
 
 
-def test_a_job_that_raises_midway_gets_its_error_in_place_and_the_others_finish() -> None:
+@pytest.mark.parametrize("groups", [1, 2])
+def test_a_job_that_raises_midway_gets_its_error_in_place_and_the_others_finish(groups: int) -> None:
     expected = [alone(prompt, 12) for prompt in PROMPTS[:5]]
-    harness = Harness(3, PREFIX)
+    harness = Harness(3, PREFIX, groups=groups)
     jobs = [lambda view, p=p, i=i: generate(view, p, 12, fail_at=4 if i == 1 else None) for i, p in enumerate(PROMPTS[:5])]
     outcomes = list(harness.run(jobs))
     assert isinstance(outcomes[1].error, ValueError) and outcomes[1].value is None
     assert [o.value for i, o in enumerate(outcomes) if i != 1] == [e for i, e in enumerate(expected) if i != 1]
 
 
-def test_a_job_that_fails_before_using_its_sequence_does_not_hold_the_others() -> None:
+@pytest.mark.parametrize("groups", [1, 2])
+def test_a_job_that_fails_before_using_its_sequence_does_not_hold_the_others(groups: int) -> None:
     def unreadable(view: SequenceView) -> list[int]:
         raise OSError("cannot read")
 
-    harness = Harness(2, PREFIX)
+    harness = Harness(2, PREFIX, groups=groups)
     outcomes = list(harness.run([unreadable, lambda view: generate(view, PROMPTS[0], 5), unreadable]))
     assert isinstance(outcomes[0].error, OSError) and isinstance(outcomes[2].error, OSError)
     assert outcomes[1].value == alone(PROMPTS[0], 5)
 
 
-def test_a_document_needing_a_larger_slot_waits_and_the_context_is_made_again() -> None:
+@pytest.mark.parametrize("groups", [1, 2])
+def test_a_document_needing_a_larger_slot_waits_and_the_context_is_made_again(groups: int) -> None:
     prompts = [[5] * 4, [6] * 4, [8] * 600, [9] * 4]
     expected = [alone(prompt, 6) for prompt in prompts]
-    harness = Harness(2, PREFIX)
+    harness = Harness(2, PREFIX, groups=groups)
     outcomes = list(harness.run([lambda view, p=p: generate(view, p, 6) for p in prompts]))
     assert [o.value for o in outcomes] == expected
     assert len(harness.contexts) == 2 and harness.contexts[0].closed
     assert harness.contexts[1].n_ctx > harness.contexts[0].n_ctx
 
 
-def test_a_document_whose_slot_cannot_be_made_fails_alone_and_the_others_go_on_at_the_size_before() -> None:
+@pytest.mark.parametrize("groups", [1, 2])
+def test_a_document_whose_slot_cannot_be_made_fails_alone_and_the_others_go_on_at_the_size_before(groups: int) -> None:
     prompts = [[5] * 4, [6] * 4, [8] * 600, [9] * 4, [4] * 300]
     expected = [alone(prompt, 6) for prompt in prompts]
-    harness = Harness(2, PREFIX, most_cells=1100)  # two slots of 600 tokens are refused, of 300 made
+    harness = Harness(2, PREFIX, most_cells=1100, groups=groups)  # two slots of 600 tokens are refused, of 300 made
     outcomes = list(harness.run([lambda view, p=p: generate(view, p, 6) for p in prompts]))
     refusal = outcomes[2].error
     assert isinstance(refusal, SequenceSlotRefused) and outcomes[2].value is None
@@ -210,7 +218,8 @@ def test_where_not_even_the_smallest_context_can_be_made_it_is_the_model_that_fa
     assert all(type(outcome.error) is ModelError for outcome in outcomes)
 
 
-def test_a_job_aside_is_not_waited_for_and_joins_the_decodes_when_its_document_is_ready() -> None:
+@pytest.mark.parametrize("groups", [1, 2])
+def test_a_job_aside_is_not_waited_for_and_joins_the_decodes_when_its_document_is_ready(groups: int) -> None:
     aside, progressed = threading.Event(), threading.Event()
     steps_seen_aside = 0
 
@@ -227,15 +236,20 @@ def test_a_job_aside_is_not_waited_for_and_joins_the_decodes_when_its_document_i
             assert progressed.wait(timeout=120), "the other sequence made no progress while this one was aside"
         return generate(view, PROMPTS[2], 8)
 
-    harness = Harness(2, PREFIX)
+    harness = Harness(2, PREFIX, groups=groups)
     jobs = [
         lambda view: generate(view, PROMPTS[0], 40, on_step=count_steps_while_aside),
         lambda view: generate(view, PROMPTS[1], 2),
         converting,
     ]
+    if groups == 2:  # job i runs in group i % 2: the converting one beside the long one, not after it
+        jobs[1], jobs[2] = jobs[2], jobs[1]
     outcomes = list(harness.run(jobs))
     assert [o.error for o in outcomes] == [None, None, None]
-    assert [o.value for o in outcomes] == [alone(PROMPTS[0], 40), alone(PROMPTS[1], 2), alone(PROMPTS[2], 8)]
+    expected = [alone(PROMPTS[0], 40), alone(PROMPTS[1], 2), alone(PROMPTS[2], 8)]
+    if groups == 2:
+        expected[1], expected[2] = expected[2], expected[1]
+    assert [o.value for o in outcomes] == expected
     assert steps_seen_aside >= 5
 
 
@@ -253,14 +267,16 @@ def test_a_first_job_aside_does_not_hold_the_first_decode() -> None:
     assert [o.value for o in outcomes] == [alone(PROMPTS[1], 4), alone(PROMPTS[0], 30)]
 
 
-def test_a_failing_decode_fails_the_documents_in_flight_and_nothing_waits_for_ever() -> None:
-    harness = Harness(3, PREFIX, fail_after=8)
+@pytest.mark.parametrize("groups", [1, 2])
+def test_a_failing_decode_fails_the_documents_in_flight_and_nothing_waits_for_ever(groups: int) -> None:
+    harness = Harness(3, PREFIX, fail_after=8, groups=groups)
     outcomes = list(harness.run([lambda view, p=p: generate(view, p, 20) for p in PROMPTS[:4]]))
     assert all(isinstance(outcome.error, ModelError) for outcome in outcomes)
 
 
-def test_closing_the_outcomes_early_stops_the_run_and_frees_the_context() -> None:
-    harness = Harness(2, PREFIX)
+@pytest.mark.parametrize("groups", [1, 2])
+def test_closing_the_outcomes_early_stops_the_run_and_frees_the_context(groups: int) -> None:
+    harness = Harness(2, PREFIX, groups=groups)
     started: list[Any] = []
 
     def job(view: Any, prompt: Any) -> Any:
@@ -295,8 +311,9 @@ def test_a_context_that_cannot_be_made_fails_every_document_and_nothing_waits_fo
     assert len(outcomes) == 5 and all(isinstance(outcome.error, ModelError) for outcome in outcomes)
 
 
-def test_jobs_that_fail_to_come_end_the_run_with_that_error_in_place() -> None:
-    harness = Harness(2, PREFIX)
+@pytest.mark.parametrize("groups", [1, 2])
+def test_jobs_that_fail_to_come_end_the_run_with_that_error_in_place(groups: int) -> None:
+    harness = Harness(2, PREFIX, groups=groups)
 
     def jobs() -> Iterator[Callable[[], list[int]]]:
         for prompt in PROMPTS[:2]:
@@ -323,3 +340,26 @@ def test_a_sequence_refuses_the_logit_rows_the_model_refuses() -> None:
 
     list(harness.run([job]))
     assert len(refused) == 4
+
+
+def test_with_two_groups_decodes_alternate_between_them_and_job_i_runs_in_group_i_mod_2() -> None:
+    """Each decode holds one group's sequences (sequence s in group s % 2), the groups take
+    turns while both have documents, job i runs on a sequence of group i % 2, and every output
+    is still its output alone."""
+    prompts = PROMPTS[:7]
+    expected = [alone(prompt, 8 + i) for i, prompt in enumerate(prompts)]
+    harness = Harness(4, PREFIX, groups=2)
+    sequences: dict[int, int] = {}
+
+    def job(view: SequenceView, index: int) -> list[int]:
+        sequences[index] = view.seq
+        return generate(view, prompts[index], 8 + index)
+
+    outcomes = list(harness.run([lambda view, i=i: job(view, i) for i in range(len(prompts))]))
+    assert [o.value for o in outcomes] == expected
+    assert all(seq % 2 == index % 2 for index, seq in sequences.items()), sequences
+    decodes = harness.log[1:]  # after the shared prefix
+    assert all(len({seq % 2 for seq in seqs}) == 1 for seqs in decodes)
+    parities = [seqs[0] % 2 for seqs in decodes]
+    assert parities[:6] == [0, 1, 0, 1, 0, 1]
+    assert max(len(seqs) for seqs in decodes) == 2

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -80,6 +81,33 @@ def test_extract_many_yields_extractions_and_errors_in_input_order() -> None:
     first = results[0]
     assert isinstance(first, Extraction)
     assert extractor.extract(compiled, PEOPLE[0], settings).run() == first.value  # one after another, afterwards
+
+
+def test_with_two_groups_taking_turns_as_on_a_gpu_the_same_documents_succeed_and_each_is_valid(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where the model runs on a GPU the sequences are decoded in two groups taking turns
+    (core.extract.parallel); this machine has none, so the choice is made as if it had."""
+    from gguf_extract.core.extract import extractor as extractor_module
+
+    monkeypatch.setattr(extractor_module, "offloads_to_gpu", lambda n_gpu_layers: True)
+    made: list[int] = []
+    pool_class = extractor_module.SequencePool
+
+    def pool(*args: Any) -> Any:
+        made.append(args[-1])
+        return pool_class(*args)
+
+    monkeypatch.setattr(extractor_module, "SequencePool", pool)
+    extractor = Extractor.open()
+    compiled = extractor.compile(SCHEMA)
+    settings = SamplingSettings(max_tokens=40)
+    results = list(extractor.extract_many(compiled, PEOPLE, settings, parallel=4))
+    assert made == [2]
+    assert [isinstance(result, Extraction) for result in results] == [bool(text) for text in PEOPLE]
+    for result in results:
+        if isinstance(result, Extraction):
+            jsonschema.validate(result.value, SCHEMA)
 
 
 def test_parallel_chunked_documents_are_valid_and_in_order(tmp_path: Path) -> None:

@@ -74,6 +74,9 @@ class _Request:
     done: bool = False
     evaluated: int = 0  # tokens decoded so far: a request larger than its share goes in parts
     found: list[Logits] = field(default_factory=list)  # the logits rows of the parts decoded
+    # Set once done: only the request's own thread waits on it, so a decode wakes each
+    # sequence's thread once, not every waiting thread once per request made.
+    finished: threading.Event = field(default_factory=threading.Event)
 
     def part(self, size: int) -> tuple[int, int, list[int], list[int]]:
         """The next `size` tokens as a decode request (sequence, position, tokens, rows)."""
@@ -88,6 +91,11 @@ class _Request:
         if self.evaluated == len(self.tokens):
             self.logits = self.found[0] if len(self.found) == 1 else np.concatenate(self.found)
             self.done = True
+            self.finished.set()
+
+    def fail(self, error: BaseException) -> None:
+        self.error, self.done = error, True
+        self.finished.set()
 
 
 @dataclass(frozen=True)
@@ -102,9 +110,10 @@ class SequenceView:
     """One sequence of a SequencePool, as the decoder and an Extraction see a model
     (core.decode.decode_types.PromptModel). Its evaluations block until the pool's next decode."""
 
-    def __init__(self, pool: SequencePool, seq: int) -> None:
+    def __init__(self, pool: SequencePool, seq: int, group: int) -> None:
         self.pool = pool
         self.seq = seq
+        self.group = group  # the decodes it shares: those of its group (see SequencePool)
         self.tokens: list[int] = []  # the sequence's cells, by position
         self.active = False  # counted in the barrier: a document is being extracted on it
         self._last: Logits | None = None
@@ -161,7 +170,13 @@ class SequenceView:
 class SequencePool:
     """`n_seq` sequences of one context, `prefix` evaluated once and copied to all; the
     lockstep scheduler that decodes their requests together. `open_context(n_seq, n_ctx)`
-    makes the context (on first use, and again when a document needs larger slots)."""
+    makes the context (on first use, and again when a document needs larger slots).
+
+    `groups` > 1 splits the sequences into that many groups (sequence s in group s % groups)
+    whose decodes alternate: while one group's decode runs, the other groups' documents do
+    their Python (masks, drafts), which one group in lockstep would do while the model waits.
+    Each decode still holds one whole group, in a fixed order of groups, so which documents
+    share a decode does not depend on the threads' timing."""
 
     def __init__(
         self,
@@ -169,6 +184,7 @@ class SequencePool:
         n_seq: int,
         prefix: list[int],
         tokenize: Callable[[bytes, bool, bool], list[int]],
+        groups: int = 1,
     ) -> None:
         self._open_context = open_context
         self._context: SequenceContext | None = None
@@ -177,13 +193,16 @@ class SequencePool:
         self.n_batch = 1  # the context's, once made
         self.slot = 0  # cells each sequence may use beyond the prefix
         self.work = threading.Lock()  # held by the thread whose Python runs (see the module docstring)
-        self.views = [SequenceView(self, seq) for seq in range(n_seq)]
+        self.groups = max(1, min(groups, n_seq))
+        self.views = [SequenceView(self, seq, seq % self.groups) for seq in range(n_seq)]
         self._cond = threading.Condition()
         # Every view starts counted, so the first decode waits for every thread's first
         # document; a view leaves the count to wait in `fit`, or when no document is left for it.
         self._active = n_seq
+        self._active_in = [0] * self.groups  # the count, by group
         for view in self.views:
             view.active = True
+            self._active_in[view.group] += 1
         self._waiting: dict[int, int] = {}  # views waiting in `fit`, with the room each needs
         self._refusals: dict[int, BaseException] = {}  # waiting views whose room cannot be made, with why
         self._pending: list[_Request] = []
@@ -277,6 +296,7 @@ class SequencePool:
         if not view.active:
             view.active = True
             self._active += 1
+            self._active_in[view.group] += 1
 
     def release(self, view: SequenceView) -> None:
         """`view`'s document is done: no longer counted in the barrier."""
@@ -300,6 +320,7 @@ class SequencePool:
         if view.active:
             view.active = False
             self._active -= 1
+            self._active_in[view.group] -= 1
             self._cond.notify_all()
 
     def _remake(self, room: int) -> None:
@@ -337,8 +358,7 @@ class SequencePool:
                     raise Cancelled
                 self._pending.append(request)
                 self._cond.notify_all()
-                while not request.done:
-                    self._cond.wait()
+            request.finished.wait()
         finally:
             self.work.acquire()
         if request.error is not None:
@@ -348,18 +368,22 @@ class SequencePool:
         return request.logits
 
     def _serve(self) -> None:
-        """The scheduler: whenever every active sequence waits on a request, decode a share of
-        each (all of it where the requests fit n_batch together); a request cut short stays
-        pending, so its sequence is still waited for, and goes on in the next decode."""
+        """The scheduler: whenever every active sequence of the group whose turn it is waits on
+        a request, decode a share of each (all of it where the requests fit n_batch together);
+        a request cut short stays pending, so its sequence is still waited for, and goes on in
+        that group's next decode. The turn passes to the next group after each decode, and
+        over a group with no active sequence."""
+        turn = 0
         while True:
             with self._cond:
-                while not self._stopped and not (self._pending and len(self._pending) >= self._active):
+                while (group := self._ready(turn)) is None or self._stopped:
+                    if self._stopped:
+                        self._fail(self._pending, Cancelled())
+                        return
                     self._cond.wait()
-                if self._stopped:
-                    self._fail(self._pending, Cancelled())
-                    return
-                requests = sorted(self._pending, key=lambda r: r.seq)
+                requests = sorted((r for r in self._pending if self.views[r.seq].group == group), key=lambda r: r.seq)
                 context = self._context
+            turn = (group + 1) % self.groups
             try:
                 if context is None:  # fit admits no view without a context: a bug, reported to each document
                     raise RuntimeError("no context to decode in")
@@ -371,8 +395,15 @@ class SequencePool:
                 continue
             with self._cond:
                 self._pending = [r for r in self._pending if not r.done]
-                self._cond.notify_all()
 
+    def _ready(self, turn: int) -> int | None:
+        """The group to decode now (the caller holds `_cond`): the first from `turn` on with an
+        active sequence, once each of its active sequences waits on a request; None until then."""
+        for group in [*range(turn, self.groups), *range(turn)]:
+            if self._active_in[group]:
+                waiting = sum(1 for r in self._pending if self.views[r.seq].group == group)
+                return group if waiting >= self._active_in[group] else None
+        return None
     @staticmethod
     def _decode_shares(context: SequenceContext, requests: list[_Request]) -> None:
         """Each request's share of one decode of n_batch tokens (more than one decode only
@@ -386,7 +417,7 @@ class SequencePool:
 
     def _fail(self, requests: list[_Request], error: BaseException) -> None:
         for request in requests:
-            request.error, request.done = error, True
+            request.fail(error)
         self._cond.notify_all()
 
     def stop(self) -> None:
@@ -433,7 +464,9 @@ def _groups(parts: list[tuple[_Request, int]], n_batch: int) -> Iterator[list[tu
 class ParallelRun(Generic[T]):
     """Run `jobs` (one per document) on the pool's sequences, one thread per sequence, each
     taking the next job as soon as its last one is done. `bind(view)` makes the calling
-    thread's extractions use `view` (core.extract.extractor.Extractor.model_for)."""
+    thread's extractions use `view` (core.extract.extractor.Extractor.model_for). Where the
+    pool has several groups, job i goes to group i % groups (whichever of its sequences is
+    free first), so which group decodes a document does not depend on the threads' timing."""
 
     def __init__(self, pool: SequencePool, jobs: Iterable[Callable[[], T]], bind: Callable[[SequenceView | None], None]) -> None:
         self._pool = pool
@@ -441,6 +474,7 @@ class ParallelRun(Generic[T]):
         self._bind = bind
         self._results: dict[int, Outcome[T]] = {}
         self._taken = 0
+        self._held: dict[int, Callable[[], T]] = {}  # jobs read ahead for another group, by index
         self._running = 0
         self._cond = threading.Condition()
 
@@ -473,7 +507,7 @@ class ParallelRun(Generic[T]):
         self._bind(view)
         try:
             with self._pool.work:
-                while (job := self._take()) is not None:
+                while (job := self._take(view.group)) is not None:
                     index, action = job
                     try:
                         outcome: Outcome[T] = Outcome(action())
@@ -491,20 +525,30 @@ class ParallelRun(Generic[T]):
                 self._running -= 1
                 self._cond.notify_all()
 
-    def _take(self) -> tuple[int, Callable[[], T]] | None:
-        """The next job (the caller holds `work`), or None when there are none or the run stopped."""
+    def _take(self, group: int) -> tuple[int, Callable[[], T]] | None:
+        """The next job of `group` (the caller holds `work`), or None when there are none or
+        the run stopped. Jobs of other groups read on the way are held for them."""
         if self._pool.stopped:
             return None
-        try:
-            job = next(self._jobs, None)
-        except Exception as error:  # the caller's jobs failed to come: the run ends there, that error in place
-            with self._cond:
-                self._results[self._taken] = Outcome(None, error)
-                self._taken += 1
-                self._cond.notify_all()
-            self._jobs = enumerate(())
-            return None
-        if job is not None:
+        groups = self._pool.groups
+        held = [index for index in self._held if index % groups == group]
+        if held:
+            index = min(held)
+            return index, self._held.pop(index)
+        while True:
+            try:
+                job = next(self._jobs, None)
+            except Exception as error:  # the caller's jobs failed to come: the run ends there, that error in place
+                with self._cond:
+                    self._results[self._taken] = Outcome(None, error)
+                    self._taken += 1
+                    self._cond.notify_all()
+                self._jobs = enumerate(())
+                return None
+            if job is None:
+                return None
             with self._cond:
                 self._taken = job[0] + 1
-        return job
+            if job[0] % groups == group:
+                return job
+            self._held[job[0]] = job[1]
