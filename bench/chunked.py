@@ -27,9 +27,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
+# Through the library's facade first, which loads llama.cpp before numpy (a CUDA build crashes
+# loading a model otherwise, core/model.py).
+from gguf_extract import Extractor, ModelOptions, SamplingSettings
 from gguf_extract.core.extract.chunked import plan_pieces
-from gguf_extract.core.extract.extractor import Extractor, ModelOptions
 
 FIRST = ["Maria", "John", "Aiko", "Pedro", "Fatima", "Lars", "Chen", "Olga", "Samuel", "Priya"]
 LAST = ["Gonzales", "Smith", "Tanaka", "Alves", "Haddad", "Nilsson", "Wei", "Petrova", "Okafor", "Raman"]

@@ -6,6 +6,7 @@
 #   bash bench/cuda_batch.sh build SECONDS   # .gpu1/: lcp.tar.gz (llama-cpp-python's sdist,
 #                                            # trimmed), whl/ (the runtime wheels), model.part1
 #   bash bench/cuda_batch.sh bench SECONDS   # .gpu2/: model.part2; results under $OUT
+#   bash bench/cuda_batch.sh repeat SECONDS  # as bench, shorter: is each output the same twice?
 #
 # The build runs in its own session so it outlives the first call; the second waits for it.
 set -uo pipefail
@@ -46,6 +47,12 @@ wait_build || exit 1
 export PYTHONPATH=$G/lcp:$G/site:$G/pp PYTHONUNBUFFERED=1
 python3 -c "import llama_cpp; print('GPU offload:', llama_cpp.llama_supports_gpu_offload())"
 python3 -m gguf_extract -s schemas/person.json samples/person.txt --stats 2>&1 | tail -3
+if [ "$phase" = repeat ]; then
+    python3 bench/parallel.py --documents 60 --parallel 1 8 64 --rounds 1 --repeat 64 2>&1 | tee "$OUT/repeat.txt"
+    python3 bench/parallel.py --documents 60 --parallel 8 --rounds 1 --repeat 8 2>&1 | tail -1 | tee -a "$OUT/repeat.txt"
+    python3 bench/chunked.py --members 60 --ctx 1024 --max-tokens 192 --parallel 1 8 --rounds 1 2>&1 | tee "$OUT/chunked.txt"
+    exit 0
+fi
 python3 bench/parallel.py --documents 60 --parallel 1 8 32 64 --rounds 1 --grammar --repeat 64 2>&1 | tee "$OUT/parallel.txt"
 python3 bench/decode_share.py --documents 60 --parallel 1 64 2>&1 | tee "$OUT/decode-share.txt"
 # The same run with one group of sequences (decodes not alternating), for comparison.

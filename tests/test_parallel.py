@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -363,3 +364,26 @@ def test_with_two_groups_decodes_alternate_between_them_and_job_i_runs_in_group_
     parities = [seqs[0] % 2 for seqs in decodes]
     assert parities[:6] == [0, 1, 0, 1, 0, 1]
     assert max(len(seqs) for seqs in decodes) == 2
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_which_sequence_takes_which_document_and_what_shares_each_decode_are_the_same_every_run(groups: int) -> None:
+    """Documents that end after the same decode take their next in sequence order, so the run
+    is the same whatever the threads' timing (each job here sleeps a different while, as
+    Python work of different lengths would): the same sequence per job, the same decodes."""
+    steps = [6, 6, 6, 3, 9, 6, 2, 2, 7, 5, 6, 4]
+
+    def job(view: SequenceView, index: int, delay: float, placed: dict[int, int]) -> list[int]:
+        placed[index] = view.seq
+        return generate(view, PROMPTS[index % len(PROMPTS)], steps[index], on_step=lambda: time.sleep(delay))
+
+    runs = []
+    for delays in ([0.0] * 12, [0.002 * ((i * 5) % 3) for i in range(12)], [0.002 * (i % 2) for i in range(12)]):
+        harness = Harness(4, PREFIX, groups=groups)
+        placed: dict[int, int] = {}
+        jobs = [lambda view, i=i, d=d, p=placed: job(view, i, d, p) for i, d in enumerate(delays)]
+        outcomes = list(harness.run(jobs))
+        assert all(outcome.error is None for outcome in outcomes)
+        runs.append((placed, harness.log))
+    assert runs[0] == runs[1] == runs[2]
+    assert [runs[0][0][i] for i in range(4)] == [0, 1, 2, 3]  # the first documents in sequence order

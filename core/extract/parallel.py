@@ -116,6 +116,7 @@ class SequenceView:
         self.group = group  # the decodes it shares: those of its group (see SequencePool)
         self.tokens: list[int] = []  # the sequence's cells, by position
         self.active = False  # counted in the barrier: a document is being extracted on it
+        self.between = False  # its document done, waiting for its turn to take the next (SequencePool.take_turn)
         self._last: Logits | None = None
 
     @property
@@ -316,6 +317,40 @@ class SequencePool:
         finally:
             self.work.acquire()
 
+    # -- which sequence takes which document ------------------------------------------
+
+    def take_turn(self, view: SequenceView) -> None:
+        """Wait for `view`'s turn to take a next document (its last is done; the caller holds
+        `work`, released meanwhile): once every other active sequence of its group waits on a
+        request or for a turn too, the lowest-numbered waiting sequence takes one first. So
+        which sequence (and group) each document runs on, and which documents share each
+        decode, do not depend on the threads' timing: where llama.cpp's arithmetic depends a
+        little on where in the cache a sequence's cells lie (as on a GPU), two runs of one
+        command still give the same output. End the turn with `end_turn`."""
+        self.work.release()
+        try:
+            with self._cond:
+                view.between = True
+                self._cond.notify_all()
+                while not self._stopped and not self._turn_of(view):
+                    self._cond.wait()
+        finally:
+            self.work.acquire()
+
+    def end_turn(self, view: SequenceView) -> None:
+        """`view` took its next document (or found none): the next sequence's turn may come."""
+        with self._cond:
+            view.between = False
+            self._cond.notify_all()
+
+    def _turn_of(self, view: SequenceView) -> bool:
+        """Whether `view` takes a document now (the caller holds `_cond`); see take_turn."""
+        waiting = {request.seq for request in self._pending}
+        members = [other for other in self.views if other.group == view.group and other.active]
+        if any(not other.between and other.seq not in waiting for other in members):
+            return False
+        return view.seq == min((other.seq for other in members if other.between), default=view.seq)
+
     def _leave(self, view: SequenceView) -> None:
         if view.active:
             view.active = False
@@ -507,7 +542,14 @@ class ParallelRun(Generic[T]):
         self._bind(view)
         try:
             with self._pool.work:
-                while (job := self._take(view.group)) is not None:
+                while True:
+                    self._pool.take_turn(view)
+                    try:
+                        job = self._take(view.group)
+                    finally:
+                        self._pool.end_turn(view)
+                    if job is None:
+                        break
                     index, action = job
                     try:
                         outcome: Outcome[T] = Outcome(action())
