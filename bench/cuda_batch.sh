@@ -49,7 +49,6 @@ python3 -c "import llama_cpp; print('GPU offload:', llama_cpp.llama_supports_gpu
 python3 -m gguf_extract -s schemas/person.json samples/person.txt --stats 2>&1 | tail -3
 if [ "$phase" = repeat ]; then
     python3 bench/parallel.py --documents 60 --parallel 1 8 64 --rounds 1 --repeat 64 2>&1 | tee "$OUT/repeat.txt"
-    python3 bench/parallel.py --documents 60 --parallel 8 --rounds 1 --repeat 8 2>&1 | tail -1 | tee -a "$OUT/repeat.txt"
     python3 bench/chunked.py --members 60 --ctx 1024 --max-tokens 192 --parallel 1 8 --rounds 1 2>&1 | tee "$OUT/chunked.txt"
     exit 0
 fi
