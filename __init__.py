@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .core.decode.decode_types import SamplingSettings as SamplingSettings
     from .core.defaults import DEFAULT_ENCODING as DEFAULT_ENCODING
     from .core.defaults import DEFAULT_GPU_LAYERS as DEFAULT_GPU_LAYERS
+    from .core.defaults import DEFAULT_GPU_PARALLEL as DEFAULT_GPU_PARALLEL
     from .core.defaults import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
     from .core.defaults import DEFAULT_RECURSION_DEPTH as DEFAULT_RECURSION_DEPTH
     from .core.defaults import DEFAULT_TEMPERATURE as DEFAULT_TEMPERATURE
@@ -123,6 +124,7 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_TEMPERATURE": "core.defaults",
     "DEFAULT_TOP_P": "core.defaults",
     "DEFAULT_GPU_LAYERS": "core.defaults",
+    "DEFAULT_GPU_PARALLEL": "core.defaults",
     "DEFAULT_RECURSION_DEPTH": "core.defaults",
     "DEFAULT_ENCODING": "core.defaults",
     # Errors: one family, each with a message and a hint

@@ -12,6 +12,7 @@ import typer
 from gguf_extract import (
     DEFAULT_ENCODING,
     DEFAULT_GPU_LAYERS,
+    DEFAULT_GPU_PARALLEL,
     DEFAULT_MAX_TOKENS,
     DEFAULT_RECURSION_DEPTH,
     DEFAULT_TEMPERATURE,
@@ -165,15 +166,16 @@ def extract(
         int, typer.Option("--workers", min=1, max=64, help="Run the batch in N processes (each loads the model).")
     ] = 1,
     parallel: Annotated[
-        int,
+        Optional[int],  # noqa: UP045
         typer.Option(
             "--parallel",
             min=1,
             max=64,
             help="Decode N documents of a batch, or N pieces of a --chunk document, together as sequences of one context"
-            " (1: one after another).",
+            f" (1: one after another). Default: {DEFAULT_GPU_PARALLEL} documents where the model runs on a GPU, else 1.",
+            show_default=False,
         ),
-    ] = 1,
+    ] = None,
     indent: Annotated[
         Optional[int],  # noqa: UP045
         typer.Option("--indent", min=0, max=16, help="Pretty-print with N spaces (streamed; costs no tokens)."),

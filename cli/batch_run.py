@@ -132,8 +132,9 @@ def _extract_here(request: Request, schema: Schema, pending: list[batch.Source],
     page = evidence.ReviewPage(request.review, request.min_confidence)
     try:
         with _progress(request, len(pending)) as advance:
-            if request.batch.parallel > 1 and len(pending) > 1:
-                _extract_together(request, extractor, compiled, pending, tally, page, advance)
+            parallel = request.batch.parallel or extractor.default_parallel
+            if parallel > 1 and len(pending) > 1:
+                _extract_together(request, extractor, compiled, pending, tally, page, advance, parallel)
             else:
                 for source in pending:
                     _one(request, extractor, compiled, source, tally, page)
@@ -243,12 +244,13 @@ def _extract_together(
     tally: Tally,
     page: evidence.ReviewPage,
     advance: Callable[[int], None],
+    parallel: int,
 ) -> None:
     """--parallel: the documents decoded N at a time (core.extract.parallel), delivered in input order."""
     jobs = (partial(_extracted, request, extractor, compiled, source) for source in pending)
     # Closed at once if delivering raises (a closed stdout, a failed model): the documents in
     # flight stop and the context is freed then, not whenever the traceback is dropped.
-    with contextlib.closing(extractor.run_parallel(jobs, compiled, request.instructions, request.batch.parallel)) as outcomes:
+    with contextlib.closing(extractor.run_parallel(jobs, compiled, request.instructions, parallel)) as outcomes:
         for source, outcome in zip(pending, outcomes, strict=True):
             if outcome.error is not None:
                 _failure(request, source, outcome.error, tally, page)

@@ -80,7 +80,7 @@ def start_extraction(
     """The extraction from `text`: piece by piece with --chunk (--parallel of them at a time),
     else in one prompt."""
     if request.chunk:
-        return ChunkedExtraction(extractor, compiled, text, sampling(request), request.instructions, request.batch.parallel)
+        return ChunkedExtraction(extractor, compiled, text, sampling(request), request.instructions, request.batch.parallel or 1)
     return extractor.extract(compiled, text, sampling(request), request.instructions, request.truncate)
 
 

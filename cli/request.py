@@ -32,7 +32,9 @@ class BatchOptions:
     overwrite: bool = False
     worker: bool = False  # one process of a --workers batch: its documents come from the parent, no summary
     setup_warnings: bool = True  # False: another worker says what loading and compiling warn of, once for all
-    parallel: int = 1  # documents, or a --chunk document's pieces, decoded together (core.extract.parallel)
+    # Documents, or a --chunk document's pieces, decoded together (core.extract.parallel); None:
+    # the machine's default for documents (Extractor.default_parallel), 1 for pieces.
+    parallel: int | None = None
 
 
 @dataclass(frozen=True)

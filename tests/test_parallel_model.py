@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 
 from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.defaults import DEFAULT_GPU_PARALLEL
 from gguf_extract.core.errors import DocumentError
 from gguf_extract.core.extract.extractor import Extraction, Extractor
 
@@ -83,11 +84,12 @@ def test_extract_many_yields_extractions_and_errors_in_input_order() -> None:
     assert extractor.extract(compiled, PEOPLE[0], settings).run() == first.value  # one after another, afterwards
 
 
-def test_with_two_groups_taking_turns_as_on_a_gpu_the_same_documents_succeed_and_each_is_valid(
+def test_on_a_gpu_by_default_documents_go_eight_at_a_time_in_two_groups_taking_turns_each_valid(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Where the model runs on a GPU the sequences are decoded in two groups taking turns
-    (core.extract.parallel); this machine has none, so the choice is made as if it had."""
+    """Where the model runs on a GPU, a batch's documents are decoded DEFAULT_GPU_PARALLEL at a
+    time unless told, in two groups of sequences taking turns (core.extract.parallel); this
+    machine has none, so the choice is made as if it had."""
     from gguf_extract.core.extract import extractor as extractor_module
 
     monkeypatch.setattr(extractor_module, "offloads_to_gpu", lambda n_gpu_layers: True)
@@ -95,15 +97,16 @@ def test_with_two_groups_taking_turns_as_on_a_gpu_the_same_documents_succeed_and
     pool_class = extractor_module.SequencePool
 
     def pool(*args: Any) -> Any:
-        made.append(args[-1])
+        made.append((args[1], args[-1]))
         return pool_class(*args)
 
     monkeypatch.setattr(extractor_module, "SequencePool", pool)
     extractor = Extractor.open()
     compiled = extractor.compile(SCHEMA)
     settings = SamplingSettings(max_tokens=40)
-    results = list(extractor.extract_many(compiled, PEOPLE, settings, parallel=4))
-    assert made == [2]
+    assert extractor.default_parallel == DEFAULT_GPU_PARALLEL == 8
+    results = list(extractor.extract_many(compiled, PEOPLE, settings))
+    assert made == [(8, 2)]
     assert [isinstance(result, Extraction) for result in results] == [bool(text) for text in PEOPLE]
     for result in results:
         if isinstance(result, Extraction):

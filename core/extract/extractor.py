@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from ..decode.decode_types import DecodeStats, PromptModel, SamplingSettings
 from ..decode.decoder import Decoder
-from ..defaults import DEFAULT_GPU_LAYERS, DEFAULT_RECURSION_DEPTH
+from ..defaults import DEFAULT_GPU_LAYERS, DEFAULT_GPU_PARALLEL, DEFAULT_RECURSION_DEPTH
 from ..errors import ContextTooSmall, DocumentError, ExtractError
 from ..grounding.span_filter import Grounding
 from ..grounding.value_evidence import ValueEvidence, gather, pointer_at
@@ -297,12 +297,13 @@ class Extractor:
         settings: SamplingSettings | None = None,
         instructions: str | None = None,
         truncate: bool = False,
-        parallel: int = 1,
+        parallel: int | None = None,
     ) -> Iterator[Extraction | ExtractError]:
         """Each document's finished extraction (as `extract(...).run()` leaves it: value, text,
         evidence, stats), in input order; a document that fails gives its ExtractError in its
         place and the others go on. `parallel` documents are decoded together as sequences of
-        one context (core.extract.parallel); 1 is one after another. Any other exception is raised."""
+        one context (core.extract.parallel); 1 is one after another, None the machine's
+        `default_parallel`. Any other exception is raised."""
 
         def job(document: str) -> Extraction:
             extraction = self.extract(compiled, document, settings, instructions, truncate)
@@ -310,7 +311,8 @@ class Extractor:
             return extraction
 
         jobs = (lambda document=document: job(document) for document in documents)
-        with contextlib.closing(self.run_parallel(jobs, compiled, instructions, parallel)) as outcomes:
+        together = self.default_parallel if parallel is None else parallel
+        with contextlib.closing(self.run_parallel(jobs, compiled, instructions, together)) as outcomes:
             for outcome in outcomes:
                 if isinstance(outcome.error, ExtractError):
                     yield outcome.error
@@ -343,6 +345,13 @@ class Extractor:
         groups = 2 if offloads_to_gpu(self.options.n_gpu_layers) else 1
         pool = SequencePool(self._sequence_context, parallel, prefix, self.tokenizer.tokenize, groups)
         yield from ParallelRun(pool, jobs, self._bind).outcomes()
+
+    @property
+    def default_parallel(self) -> int:
+        """How many documents of a batch to decode together when not told: DEFAULT_GPU_PARALLEL
+        where the model runs on a GPU, else 1 (on this project's 2-core CPU more measured no
+        faster: a batch there is mostly prompts, already evaluated 512 tokens at a time)."""
+        return DEFAULT_GPU_PARALLEL if offloads_to_gpu(self.options.n_gpu_layers) else 1
 
     def together(self, parallel: int) -> int:
         """How many jobs `run_parallel` decodes at once for `parallel`: 1 in a job of a parallel
