@@ -50,7 +50,18 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from accuracy_scoring import Case, Tally, auroc, calibration, load_devset, looping_tail, repeated_items, score, strings_and_items
+from accuracy_scoring import (
+    DEVSET,
+    Case,
+    Tally,
+    auroc,
+    calibration,
+    load_devset,
+    looping_tail,
+    repeated_items,
+    score,
+    strings_and_items,
+)
 
 from gguf_extract import ExtractError, Extractor, SamplingSettings
 
@@ -309,8 +320,11 @@ def main() -> int:
         help="decode with the remedy for runaway values (the default), without it (+rep), or both in turn",
     )
     parser.add_argument("--rescore", type=Path, help="score the extractions saved in this file (--save) instead of running")
+    parser.add_argument(
+        "--devset", type=Path, default=DEVSET, help="another labelled set (bench/calibset: what confidence is fitted on)"
+    )
     args = parser.parse_args()
-    cases, schemas = load_devset()
+    cases, schemas = load_devset(args.devset)
     cases = cases[: args.limit]
     if args.rescore:
         report(rescore(args.rescore, cases, schemas), cases, schemas)

@@ -1,4 +1,5 @@
-"""The labelled development set (bench/devset) and the scoring helpers of bench/accuracy.py.
+"""The labelled development set (bench/devset), the calibration set kept apart from it
+(bench/calibset), and the scoring helpers of bench/accuracy.py.
 
 Gold values must follow mechanically from each committed document: they are derived again
 here from the text itself wherever the document keeps its structure (METADATA as written, the
@@ -23,17 +24,27 @@ from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 DEVSET = ROOT / "bench" / "devset"
+CALIBSET = ROOT / "bench" / "calibset"
 
 
 sys.path.insert(0, str(ROOT / "bench"))  # bench/accuracy.py imports its sibling accuracy_scoring
 build = bench_module("build_devset")
 accuracy = bench_module("accuracy_scoring")
-RECORDS = [json.loads(line) for line in (DEVSET / "gold.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def records(folder: Path) -> list[dict[str, Any]]:
+    found = [json.loads(line) for line in (folder / "gold.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [{**record, "folder": str(folder)} for record in found]
+
+
+RECORDS = records(DEVSET)
+CALIBRATION = records(CALIBSET)
+BOTH = RECORDS + CALIBRATION
 SCHEMAS = {path.stem: json.loads(path.read_text()) for path in (DEVSET / "schemas").glob("*.json")}
 
 
 def text_of(record: dict[str, Any]) -> str:
-    return (DEVSET / record["file"]).read_text(encoding="utf-8")
+    return (Path(record["folder"]) / record["file"]).read_text(encoding="utf-8")
 
 
 def test_the_set_has_at_least_40_documents_of_every_kind_with_their_sources() -> None:
@@ -46,7 +57,21 @@ def test_the_set_has_at_least_40_documents_of_every_kind_with_their_sources() ->
         assert 0 < len(text_of(record)) <= build.MAX_CHARS, record["id"]
 
 
-@pytest.mark.parametrize("record", RECORDS, ids=[record["id"] for record in RECORDS])
+def test_the_calibration_set_shares_no_document_source_or_author_with_the_development_set() -> None:
+    """Confidence is fitted on bench/calibset (bench/calibrate.py) and checked on bench/devset:
+    the two must be apart for the check to mean anything."""
+    assert len(CALIBRATION) >= 40
+    assert sorted(path.name for path in (CALIBSET / "docs").iterdir()) == sorted(Path(r["file"]).name for r in CALIBRATION)
+    assert {path.name: path.read_text() for path in (CALIBSET / "schemas").glob("*.json")} == {
+        path.name: path.read_text() for path in (DEVSET / "schemas").glob("*.json")
+    }
+    assert not {r["id"] for r in RECORDS} & {r["id"] for r in CALIBRATION}
+    assert not {r["source"]["package"] for r in RECORDS} & {r["source"]["package"] for r in CALIBRATION}
+    authors = {r["gold"].get("author") for r in RECORDS if r["schema"] == "package"}
+    assert not authors & {r["gold"].get("author") for r in CALIBRATION if r["schema"] == "package"}
+
+
+@pytest.mark.parametrize("record", BOTH, ids=[f"{Path(r['folder']).name}-{r['id']}" for r in BOTH])
 def test_gold_values_are_valid_and_occur_in_their_document(record: dict[str, Any]) -> None:
     schema = SCHEMAS[record["schema"]]
     validator = jsonschema.Draft202012Validator
@@ -58,7 +83,7 @@ def test_gold_values_are_valid_and_occur_in_their_document(record: dict[str, Any
                 assert build.squash(str(item)) in text, (key, item)
 
 
-@pytest.mark.parametrize("record", RECORDS, ids=[record["id"] for record in RECORDS])
+@pytest.mark.parametrize("record", BOTH, ids=[f"{Path(r['folder']).name}-{r['id']}" for r in BOTH])
 def test_gold_values_follow_from_the_document_itself(record: dict[str, Any]) -> None:
     text = text_of(record)
     if record["form"] == "metadata":

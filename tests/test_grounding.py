@@ -1,6 +1,7 @@
 """Grounded strings and evidence, with a fake model over the hand-made vocabulary: every string
 written under grounding is a span of the document (whitespace runs as one space), offsets cut
-each value out of the document, and confidence is the product of the model's probabilities."""
+each value out of the document, and confidence is the product of the model's probabilities
+raised to CONFIDENCE_EXPONENT."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from gguf_extract.core.grounding.tables import (
     collapse_whitespace,
     vocabulary_bodies,
 )
-from gguf_extract.core.grounding.value_evidence import DocumentSearch, ValueEvidence, gather, leaves
+from gguf_extract.core.grounding.value_evidence import CONFIDENCE_EXPONENT, DocumentSearch, ValueEvidence, gather, leaves
 from gguf_extract.core.index.compiled import compile_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
 
@@ -198,7 +199,9 @@ class ChosenProbabilities(FakeModel):
         return np.log(probabilities).astype(np.float32)
 
 
-def test_confidence_is_the_product_of_the_chosen_tokens_probabilities(vocab: Vocabulary) -> None:
+def test_confidence_is_the_product_of_the_chosen_tokens_probabilities_raised_to_the_fitted_exponent(
+    vocab: Vocabulary,
+) -> None:
     one, two = vocab.pieces.index(b"1"), vocab.pieces.index(b"2")
     compiled = compile_schema({"type": "integer", "minimum": 10, "maximum": 99}, vocab)
     model = ChosenProbabilities(vocab, [one, two, EOS])  # then the end, not `12.0`, which the schema allows too
@@ -207,7 +210,8 @@ def test_confidence_is_the_product_of_the_chosen_tokens_probabilities(vocab: Voc
     assert output == b"12"
     evidence = gather(output, "it is 12.", decoder.choices)
     confidence = evidence[""].confidence
-    assert confidence is not None and math.isclose(confidence, 0.6 * 0.6, rel_tol=1e-5)
+    assert confidence is not None and math.isclose(confidence, (0.6 * 0.6) ** CONFIDENCE_EXPONENT, rel_tol=1e-5)
+    assert 0.6 * 0.6 < confidence < 1  # the exponent lifts the bare product (bench/calibrate.py)
     assert evidence[""].span == (6, 8)
 
 

@@ -14,9 +14,10 @@ For every leaf value (string, number, boolean, null) at JSON pointer P of the ou
   their words say nothing of where they came from.
 - `confidence`: the product, over the tokens the model chose that overlap the value's text,
   of the probability the model gave each (its own softmax at temperature 1, before any
-  mask): a value the model would not have written without the mask scores low. Tokens
-  written without a choice (forced text, a single allowed token) are not counted; None
-  when the value had no choice at all.
+  mask), raised to CONFIDENCE_EXPONENT so that it reads as the chance the value is right: a
+  value the model would not have written without the mask scores low. Tokens written
+  without a choice (forced text, a single allowed token) are not counted; None when the
+  value had no choice at all.
 - `grounded`: for a string held to a span of the document while it was written
   (core.grounding.span_filter), or a date or number held to one the document states (core.grounding.value_holds).
 """
@@ -36,6 +37,15 @@ import numpy.typing as npt
 from ..jsontext import join_pointer
 from .document_values import DocumentValues, Span
 from .tables import collapse_whitespace, word_cuts
+
+# A value's confidence is the product of its tokens' probabilities raised to this power: the bare
+# product understates how often a value is right (each token's probability below 1 lowers it),
+# and one exponent corrects that without changing which values rank above which. Fitted by log
+# loss on bench/calibset, 70 documents kept apart from the development set, with the bundled
+# model (`bench/calibrate.py`): there the expected calibration error fell from 0.220 to 0.067
+# (plain) and from 0.250 to 0.079 (grounded); on the development set from 0.257 to 0.088 and
+# from 0.296 to 0.103 (docs/grounding.md).
+CONFIDENCE_EXPONENT = 0.35
 
 _NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?=T|$)")
@@ -277,7 +287,8 @@ def _leaf_span(leaf: Leaf, output: bytes, search: DocumentSearch | None, near: i
 
 
 def _confidence(leaf: Leaf, choices: Sequence[TokenChoice], starts: list[int]) -> float | None:
-    """The product of the chosen tokens' probabilities over those overlapping the leaf."""
+    """The product of the chosen tokens' probabilities over those overlapping the leaf, raised
+    to CONFIDENCE_EXPONENT."""
     product: float | None = None
     index = max(bisect.bisect_right(starts, leaf.start) - 1, 0)
     for choice in _from(choices, index):
@@ -286,7 +297,7 @@ def _confidence(leaf: Leaf, choices: Sequence[TokenChoice], starts: list[int]) -
         if choice.end <= leaf.start or choice.probability is None:
             continue
         product = choice.probability if product is None else product * choice.probability
-    return product
+    return None if product is None else product**CONFIDENCE_EXPONENT
 
 
 def _from(choices: Sequence[TokenChoice], index: int) -> Iterator[TokenChoice]:
