@@ -102,8 +102,9 @@ def extract(
         Optional[Path],  # noqa: UP045 - typer needs Optional on Python 3.10
         typer.Option(
             envvar="EXTRACT_MODEL",
-            help="GGUF model file [default: bundled SmolLM2-135M-Instruct, small and fast: 44% of fields right on"
-            " real documents in our tests, 52% with --grounded; a larger instruction-tuned GGUF does better].",
+            help="GGUF model file, or the name of one llama.cpp, LM Studio or Hugging Face downloaded here [default:"
+            " bundled SmolLM2-135M-Instruct, small and fast: 44% of fields right on real documents in our tests, 52%"
+            " with --grounded; a larger instruction-tuned GGUF does better].",
         ),
     ] = None,
     max_tokens: Annotated[

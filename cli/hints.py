@@ -63,8 +63,10 @@ def _hint(error: ExtractError) -> str:
             return "check the path, or pass - to read stdin"
         case ModelNotFound(path=None):
             return "reinstall gguf-extract, or pass --model PATH to a GGUF file"
-        case ModelNotFound():
+        case ModelNotFound(searched=None):
             return "check --model or EXTRACT_MODEL"
+        case ModelNotFound():
+            return "pass --model a GGUF file's path, or the name of one of the cached models listed"
         case ModelNotGGUF():
             return "pass a .gguf file to --model"
         case MisspelledKeyword():

@@ -7,7 +7,7 @@ Its rooms, one folder per pipeline stage and a few modules at the top:
 - schema/: reading, checking and compiling a JSON Schema into one automaton (no tokens);
 - documents/: files and streams read as text, other formats converted, long texts split;
 - vocab/: a model's tokens as bytes, their on-disk cache, forced text tokenized as the model would;
-- model.py: the one module that talks to llama.cpp;
+- model.py: the one module that talks to llama.cpp; model_files.py: models named, found in other tools' folders;
 - grounding/: strings held to spans of the document, and each value's evidence;
 - index/: the compiled schema for one vocabulary, its token index and the Guide that walks it;
 - integrations/: this library inside other runtimes (llama-cpp-python's logits processors);
@@ -17,6 +17,6 @@ Its rooms, one folder per pipeline stage and a few modules at the top:
 A room may import itself and the rooms before it in this order, never one after it (the facade,
 gguf_extract/__init__.py, and the command line come last); tests/test_structure.py keeps it so.
 
-Order: errors, defaults, files, indent, jsontext < automaton < schema < documents < vocab < model
+Order: errors, defaults, files, indent, jsontext < automaton < schema < documents < vocab < model, model_files
     < grounding < index < integrations < decode < extract < review < facade < cli
 """

