@@ -8,7 +8,10 @@ reports that product raised to CONFIDENCE_EXPONENT (core/grounding/value_evidenc
 number, so the ranking of values (AUROC) is unchanged. Here each exponent from 0.05 to 1 is
 scored by log loss (a proper scoring rule) over every leaf value with a confidence, all modes
 pooled; the best is printed, with the expected calibration error (ECE, 10 bins) per mode and
-kind of value at the exponent the library uses now and at the best.
+kind of value at the exponent the library uses now and at the best. Then what `--abstain`
+would keep at each `--min-confidence` P (every value taken as nullable): of the values whose
+confidence is P or more, how many are right (precision), and how many of all right values they
+are (recall).
 
     python bench/accuracy.py --models smollm2 --devset bench/calibset --save calib.jsonl
     python bench/calibrate.py calib.jsonl --devset bench/calibset          # fit
@@ -79,6 +82,18 @@ def main() -> None:
             right = sum(ok for _, ok in pairs)
             shown = "-" if area is None else f"{area:.3f}"
             print(f"  {kind:8} {len(pairs):5d} {right:5d}  AUROC {shown:>5}  ECE {' | '.join(errors)}")
+    print(f"values kept with --abstain at --min-confidence P (confidence at exponent {CONFIDENCE_EXPONENT:.2f}):")
+    for mode, kinds in by_mode.items():
+        pairs = kinds["all"]
+        right = sum(ok for _, ok in pairs)
+        cells = []
+        for threshold in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+            kept = [ok for raw, ok in pairs if raw**CONFIDENCE_EXPONENT >= threshold]
+            precision = sum(kept) / len(kept) if kept else 1.0
+            cells.append(f"{threshold:.1f}: kept {len(kept)} precision {precision:.2f} recall {sum(kept) / right:.2f}")
+        print(f"  {mode}: of {len(pairs)} values, {right} right (precision {right / len(pairs):.2f} keeping all)")
+        for cell in cells:
+            print(f"    {cell}")
 
 
 def _ece(pairs: list[tuple[float, bool]], exponent: float) -> str:

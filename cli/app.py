@@ -208,6 +208,13 @@ def extract(
         Optional[float],  # noqa: UP045
         typer.Option("--min-confidence", min=0.0, max=1.0, help="Warn on stderr about values the model was less sure of."),
     ] = None,
+    abstain: Annotated[
+        bool,
+        typer.Option(
+            "--abstain",
+            help="With --min-confidence: write null in place of a value below it, where the schema allows null there.",
+        ),
+    ] = False,
     review: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option("--review", help="Write a self-contained HTML page showing each value's span and confidence."),
@@ -243,6 +250,7 @@ def extract(
         grounded=grounded,
         evidence=evidence,
         min_confidence=min_confidence,
+        abstain=abstain,
         review=review,
         document_format=document_format,
         chunk=chunk,

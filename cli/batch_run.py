@@ -28,7 +28,6 @@ from gguf_extract import (
     ExtractError,
     ExtractionRun,
     Extractor,
-    Indenter,
     ModelError,
     OutputError,
     Schema,
@@ -37,7 +36,7 @@ from gguf_extract import (
 
 from . import batch, evidence, interrupts, output, preflight, workers
 from .exit_codes import ExitCode, InternalError, UsageError, exit_code_for
-from .extraction import open_and_compile, read_for, report_truncation, start_extraction
+from .extraction import laid_out, open_and_compile, read_for, report_truncation, start_extraction
 from .hints import worded
 from .request import Request
 
@@ -285,12 +284,13 @@ def _deliver(
     request: Request, source: batch.Source, extraction: ExtractionRun, tally: Tally, page: evidence.ReviewPage
 ) -> None:
     """`source`'s result: its line on stdout or its file, the evidence and review page, counted."""
+    withheld = extraction.abstain(request.min_confidence) if request.abstain and request.min_confidence is not None else []
     value = extraction.value
     tally.tokens += extraction.stats.output_tokens
     record: dict[str, Any] = {"source": source.label, "data": value}
     if request.evidence:
         record = evidence.envelope(source.label, extraction)
-    evidence.report(source.label, extraction, request.min_confidence)
+    evidence.report(source.label, extraction, request.min_confidence, withheld)
     page.add(source.label, extraction)
     if request.stats:
         record["stats"] = extraction.stats.as_dict()
@@ -298,7 +298,7 @@ def _deliver(
         target = batch.output_path(request.batch.output_dir, source)
         try:
             with interrupts.committing():
-                batch.write_atomically(target, _laid_out(request, extraction.text) + "\n")
+                batch.write_atomically(target, laid_out(request, extraction.text) + "\n")
         except OSError as error:
             failure = OutputError(f"cannot write the result of {source.label}: {error.strerror or error}")
             _failed(request, source, failure, tally, page)
@@ -308,13 +308,6 @@ def _deliver(
         if request.batch.output_dir is None or request.batch.worker:
             output.JsonWriter().write(output.json_line(record))
         tally.done += 1
-
-
-def _laid_out(request: Request, text: str) -> str:
-    if request.indent is None:
-        return text
-    layout = Indenter(request.indent)
-    return layout.feed(text) + layout.finish()
 
 
 def _failed(request: Request, source: batch.Source, error: ExtractError, tally: Tally, page: evidence.ReviewPage) -> None:

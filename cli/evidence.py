@@ -17,8 +17,9 @@ def envelope(source: str, extraction: ExtractionRun) -> dict[str, Any]:
     return {"source": source, "data": extraction.value, "evidence": evidence}
 
 
-def report(source: str, extraction: ExtractionRun, min_confidence: float | None) -> None:
-    """Warn on stderr about values below `min_confidence`, and where the budget closed the document."""
+def report(source: str, extraction: ExtractionRun, min_confidence: float | None, withheld: list[str] | None = None) -> None:
+    """Warn on stderr about values below `min_confidence` (saying which `withheld` became null:
+    --abstain), and where the budget closed the document."""
     if extraction.budget_closed_at is not None:
         output.report_warning(
             f"{source}: the token budget closed the document while writing {extraction.budget_closed_at or '/'}"
@@ -28,9 +29,9 @@ def report(source: str, extraction: ExtractionRun, min_confidence: float | None)
         return
     for pointer, found in extraction.evidence.items():
         if found.confidence is not None and found.confidence < min_confidence:
-            output.report_warning(
-                f"{source}: {pointer or '/'} has confidence {found.confidence:.3g}, below --min-confidence {min_confidence}"
-            )
+            written = ": written as null (--abstain)" if withheld and pointer in withheld else ""
+            below = f"has confidence {found.confidence:.3g}, below --min-confidence {min_confidence}"
+            output.report_warning(f"{source}: {pointer or '/'} {below}{written}")
 
 
 class ReviewPage:

@@ -17,6 +17,7 @@ from gguf_extract import (
     DocumentTooLarge,
     ExtractionRun,
     Extractor,
+    Indenter,
     ModelOptions,
     SamplingSettings,
     Schema,
@@ -114,3 +115,11 @@ def _read_document_or_head(
     if document == "-":
         return read_stream(sys.stdin.buffer, "<stdin>", encoding, max_bytes, kind, truncate, converting=converting)
     return read_document(Path(document), encoding, max_bytes, kind, truncate, converting)
+
+
+def laid_out(request: Request, text: str) -> str:
+    """`text` as --indent lays it out (as it is without)."""
+    if request.indent is None:
+        return text
+    layout = Indenter(request.indent)
+    return layout.feed(text) + layout.finish()

@@ -18,6 +18,11 @@ from .request import Request
 def check_request(request: Request) -> tuple[int, int] | None:
     """Refuse options that do not apply to this run; returns the shard asked for, if any."""
     options = request.batch
+    if request.abstain and request.min_confidence is None:
+        raise UsageError(
+            "--abstain needs --min-confidence P: the confidence below which a value is withheld",
+            hint="add --min-confidence 0.5, say",
+        )
     if options.output_dir is None and options.skip_existing:
         raise UsageError("--skip-existing applies only with --output-dir", hint="add --output-dir DIR, or drop --skip-existing")
     if options.output_dir is None and request.review is None and options.overwrite:

@@ -62,6 +62,7 @@ class Request:
     grounded: bool = False
     evidence: bool = False
     min_confidence: float | None = None
+    abstain: bool = False  # null in place of values below min_confidence, where the schema allows it
     review: Path | None = None
     document_format: str | None = None  # a name from core.documents.convert.FORMATS; None: told from each document
     chunk: bool = False  # a document too long for the context is extracted piece by piece

@@ -20,7 +20,7 @@ from . import evidence, interrupts, output, preflight, progress
 from .batch import Source
 from .batch_run import execute_batch
 from .exit_codes import ExitCode, InternalError
-from .extraction import open_and_compile, read_for, report_truncation, sampling, start_extraction
+from .extraction import laid_out, open_and_compile, read_for, report_truncation, sampling, start_extraction
 from .hints import worded
 from .output import ReaderGone
 from .request import CheckRequest, Request
@@ -72,16 +72,22 @@ def _extract_one(request: Request, schema: Schema, page: evidence.ReviewPage) ->
         output.stderr.print(f"settings: {settings}", markup=False)
         output.stderr.print(extraction.prompt, markup=False)
     writer = output.JsonWriter()
+    withheld: list[str] = []
     with progress.shown(extraction, request.batch.quiet):
-        if request.evidence:
-            extraction.run()  # the envelope is written once the evidence is complete
-            writer.write(output.json_line(evidence.envelope(request.documents[0], extraction)))
+        if request.evidence or request.abstain:
+            extraction.run()  # written once the evidence is complete (and the doubtful values withheld)
+            if request.abstain and request.min_confidence is not None:
+                withheld = extraction.abstain(request.min_confidence)
+            if request.evidence:
+                writer.write(output.json_line(evidence.envelope(request.documents[0], extraction)))
+            else:
+                writer.write(laid_out(request, extraction.text) + "\n")
         else:
             layout = Indenter(request.indent) if request.indent is not None else None
             for chunk in extraction:
                 writer.write(layout.feed(chunk) if layout else chunk)
             writer.write((layout.finish() if layout else "") + "\n")
-    evidence.report(request.documents[0], extraction, request.min_confidence)
+    evidence.report(request.documents[0], extraction, request.min_confidence, withheld)
     page.add(request.documents[0], extraction)
     page.write()
     if request.stats:

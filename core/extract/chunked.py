@@ -31,6 +31,7 @@ from ..errors import ContextTooSmall
 from ..grounding.value_evidence import ValueEvidence
 from ..index.compiled import CompiledSchema
 from ..schema.validation import validator_for_schema
+from .abstain import abstain
 from .combine import Combiner, annotate, dump, evidence_of
 from .extractor import Extraction, ExtractionStats, Extractor
 
@@ -156,3 +157,10 @@ class ChunkedExtraction:
         for _ in self:
             pass
         return self.value
+
+    def abstain(self, min_confidence: float) -> list[str]:
+        """As Extraction.abstain, on the merged value."""
+        self.text, withheld = abstain(self.text, self.evidence, self._compiled, min_confidence)
+        if withheld:
+            self.value = self._compiled.validate(self.text)
+        return withheld

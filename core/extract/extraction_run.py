@@ -29,6 +29,11 @@ class ExtractionRun(Protocol):
         """Consume the whole run and return the validated value (raises what extracting raises)."""
         ...
 
+    def abstain(self, min_confidence: float) -> list[str]:
+        """Once run: `null` for each value below `min_confidence` where the schema allows it
+        (core.extract.abstain), in `text` and `value`; returns their JSON pointers."""
+        ...
+
     @property
     def prompt(self) -> str:
         """The prompt text the model reads (for a chunked run, its first piece's)."""

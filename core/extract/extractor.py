@@ -33,6 +33,7 @@ from ..model import ChatPrompt, GGUFModel, SequenceContext, bundled_model_path, 
 from ..model_files import resolve_model
 from ..schema.load import Schema
 from ..vocab.cache import cached_vocabulary, unsafe_reason
+from .abstain import abstain
 from .parallel import Outcome, ParallelRun, SequencePool, SequenceView
 from .prompt import build_messages
 
@@ -489,3 +490,12 @@ class Extraction:
         for _ in self:
             pass
         return self.value
+
+    def abstain(self, min_confidence: float) -> list[str]:
+        """Once run: `null` in `text` and `value` for each value whose confidence is below
+        `min_confidence` where the schema allows null there (core.extract.abstain); returns
+        their JSON pointers. Their evidence stays: it tells what the model wrote."""
+        self.text, withheld = abstain(self.text, self.evidence, self._compiled, min_confidence)
+        if withheld:
+            self.value = self._compiled.validate(self.text)
+        return withheld
