@@ -53,6 +53,13 @@ def object_of(**properties: Any) -> dict[str, Any]:
         ("31/12/2023", ["2023-12-31"]),  # month 31 is no month
         ("31 June 2024, 2024-13-01, March 1990, 12 1990", []),  # no calendar date, no day, no month
         ("112 March 1990, version 1.12.03.1990", []),  # digits of a longer number
+        ("am 12. März 1990", ["1990-03-12"]),
+        ("le 1er août 2021", ["2021-08-01"]),
+        ("el 12 de marzo de 1990", ["1990-03-12"]),
+        ("em 5 de março de 2020", ["2020-03-05"]),
+        ("il 1 settembre 2019, op 2 mei 2023", ["2019-09-01", "2023-05-02"]),
+        ("1º de mayo del 2024", ["2024-05-01"]),
+        ("12 set 2024, 3 ago 2020, 5 dez 2021", []),  # short forms that are English words too are no months
     ],
 )
 def test_the_dates_a_document_states(text: str, dates: list[str]) -> None:

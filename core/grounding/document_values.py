@@ -1,7 +1,9 @@
 """The dates and numbers a document states, in the forms a JSON value writes them.
 
-A date is a day, a month (by number, or by English name or abbreviation) and a 4-digit year
-written next to each other (`12 March 1990`, `March 12, 1990`, `1990-03-12`, `12/03/1990`);
+A date is a day, a month (by number, or by name: English names and abbreviations, and the
+names in German, French, Spanish, Portuguese, Italian and Dutch) and a 4-digit year written
+next to each other (`12 March 1990`, `March 12, 1990`, `1990-03-12`, `12/03/1990`, `12. März
+1990`, `12 de marzo de 1990`);
 it is kept as the ISO date `1990-03-12`. A written date that reads two ways (`04/05/2024`)
 gives both; one that is no calendar date (`31 June 2024`) gives none. A number is a run of
 digits not inside a word nor led by a zero, with thousands separators (`1,267`), a fraction and a minus sign
@@ -24,12 +26,29 @@ _MONTHS = {
     "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
     "oct": 10, "nov": 11, "dec": 12,
 }  # fmt: skip
+# Full names only (with and without accents): short forms in these languages are English
+# words too often (`set`, `ago`, `dez`) to be read as months.
+_MONTHS_ELSEWHERE = {
+    1: "januar janvier enero janeiro gennaio januari",
+    2: "februar février fevrier febrero fevereiro febbraio februari",
+    3: "märz maerz marz mars marzo março marco maart",
+    4: "avril abril aprile",
+    5: "mai mayo maio maggio mei",
+    6: "juni juin junio junho giugno",
+    7: "juli juillet julio julho luglio",
+    8: "août aout agosto augustus",
+    9: "septembre septiembre setiembre setembro settembre",
+    10: "oktober octobre octubre outubro ottobre",
+    11: "novembre noviembre novembro",
+    12: "dezember décembre decembre diciembre dezembro dicembre",
+}
+_MONTHS.update((name, number) for number, names in _MONTHS_ELSEWHERE.items() for name in names.split())
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b\.?"
-_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th|er|º)?"  # `1er janvier`, `1º de mayo`
 _YEAR = r"(?P<year>\d{4})(?!\d)"
 _NOT_AFTER_DIGIT = r"(?<![\d.,/-])"  # `112 March` is no day; `1.2.2024` no `2.2024`
 _DATES = [
-    re.compile(rf"{_NOT_AFTER_DIGIT}\b{_DAY}(?:\s+of)?[\s./-]+{_MONTH},?[\s./-]+{_YEAR}", re.IGNORECASE),
+    re.compile(rf"{_NOT_AFTER_DIGIT}\b{_DAY}(?:\s+(?:of|de))?[\s./-]+{_MONTH},?(?:\s+del?)?[\s./-]+{_YEAR}", re.IGNORECASE),
     re.compile(rf"\b{_MONTH}[\s.-]*{_DAY},?\s+{_YEAR}", re.IGNORECASE),
     re.compile(rf"{_NOT_AFTER_DIGIT}(?P<year>\d{{4}})(?P<sep>[-/.])(?P<month>\d{{1,2}})(?P=sep)(?P<day>\d{{1,2}})(?!\d)"),
 ]
