@@ -13,7 +13,7 @@ from conftest import FakeModel
 
 from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
-from gguf_extract.core.grounding.document_values import document_dates, document_numbers
+from gguf_extract.core.grounding.document_values import document_dates, document_numbers, document_offsets, document_times
 from gguf_extract.core.grounding.value_evidence import ValueEvidence, gather
 from gguf_extract.core.index.compiled import compile_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
@@ -103,6 +103,35 @@ def test_without_grounding_the_fake_model_writes_other_dates(vocab: Vocabulary) 
     schema = object_of(born={"type": "string", "format": "date"})
     values = [run(vocab, schema, DOCUMENT, seed, grounded=False)[0]["born"] for seed in SEEDS]
     assert sum(value != "1990-03-12" for value in values) >= len(values) // 2
+
+
+@pytest.mark.parametrize(
+    ("text", "times", "offsets"),
+    [
+        ("from 09:30 to 16:00 (Central European Summer Time, UTC+02:00)", ["09:30", "16:00"], ["+02:00"]),
+        ("at 9:30 pm, 7 pm and 7.30 a.m.; 12 am", ["21:30", "19:00", "07:30", "00:00"], []),
+        ("2024-06-14T09:30:00+02:00 and 10:30:15Z", ["09:30", "10:30"], ["+02:00", "Z", "+00:00"]),
+        ("09:30-16:00, GMT-5, UTC", ["09:30", "16:00"], ["-05:00", "Z", "+00:00"]),
+        ("ratio 3:4, version 1.2:30, 25:00, 13 pm", [], []),  # no time of day
+    ],
+)
+def test_the_times_and_utc_offsets_a_document_states(text: str, times: list[str], offsets: list[str]) -> None:
+    assert list(document_times(text)) == times
+    assert list(document_offsets(text)) == offsets
+
+
+EVENT = "The workshop on 14 June 2024 runs from 09:30 to 16:00 (UTC+02:00)."
+
+
+def test_a_date_times_time_and_offset_are_the_documents_where_it_states_them(vocab: Vocabulary) -> None:
+    schema = object_of(at={"type": "string", "format": "date-time"})
+    for seed in SEEDS:
+        value, evidence = run(vocab, schema, EVENT, seed)
+        at = value["at"]
+        assert at[:11] == "2024-06-14T" and at[11:16] in ("09:30", "16:00") and at.endswith("+02:00"), at
+        assert evidence["/at"].grounded is True
+    free = [run(vocab, schema, EVENT, seed, grounded=False)[0]["at"] for seed in SEEDS]  # the control
+    assert sum(at[11:16] not in ("09:30", "16:00") or not at.endswith("+02:00") for at in free) >= len(free) // 2
 
 
 def test_a_date_times_date_part_is_grounded_and_its_time_is_free(vocab: Vocabulary) -> None:

@@ -10,6 +10,12 @@ digits not inside a word nor led by a zero, with thousands separators (`1,267`),
 before it; it is kept in each JSON spelling of its digits (`1,267` -> `1267`; `559.40` ->
 `559.40` and `559.4`), whatever stands around it (`€`, `million`, `%`).
 
+A time of day is hours and minutes with a colon (`09:30`, `9:30 pm`, `21:30:15`) or an hour
+before am/pm (`7 pm`, `7.30 a.m.`), kept as `HH:MM` on 24 hours; a UTC offset is one written
+after UTC or GMT (`UTC+02:00`, `GMT-5`; `UTC` alone is `Z` and `+00:00`) or after a time
+(`09:30+02:00`), kept as RFC 3339 writes it (`+02:00`): a grounded `date-time` takes its time
+and offset from these where the document states any.
+
 Each value keeps the character spans of the document it was read from, for evidence. This
 module reads text only; core.grounding.value_holds holds values to what it finds.
 """
@@ -54,6 +60,24 @@ _DATES = [
 ]
 # Day and month in either order before the year (`12/03/1990`, `03.12.1990`).
 _NUMERIC_DATE = re.compile(rf"{_NOT_AFTER_DIGIT}(?P<first>\d{{1,2}})(?P<sep>[-/.])(?P<second>\d{{1,2}})(?P=sep){_YEAR}")
+# A time: `09:30`, `9:30 pm`, `21:30:15` (not inside a longer run of digits, colons and points:
+# `1:2:30:45`, `10.09:30`; not the offset of `UTC+02:00` or `09:30:00+02:00`), or an hour
+# before am/pm (`7 pm`, `7.30 a.m.`).
+_HALF = r"(?P<half>[ap])\.?\s?m\b\.?"
+_NOT_AN_OFFSET = r"(?<!UTC[+\-\u2212])(?<!GMT[+\-\u2212])(?<!UTC [+\-\u2212])(?<!GMT [+\-\u2212])(?<!\d:\d\d:\d\d[+\-])"
+_TIMES = [
+    re.compile(
+        rf"(?<![\d:.]){_NOT_AN_OFFSET}(?P<hour>[01]?\d|2[0-3]):(?P<minute>[0-5]\d)(?::[0-5]\d(?:\.\d+)?)?(?![\d:])(?:\s?{_HALF})?",
+        re.IGNORECASE,
+    ),
+    re.compile(rf"(?<![\d:.])(?P<hour>1[0-2]|0?[1-9])(?:\.(?P<minute>[0-5]\d))?\s?{_HALF}", re.IGNORECASE),
+]
+# A UTC offset after UTC or GMT (`UTC+02:00`, `GMT-5`, `UTC` alone), or after a time's seconds
+# as RFC 3339 writes it (`09:30:00+02:00`, `09:30:00Z`).
+_OFFSETS = [
+    re.compile(r"\b(?:UTC|GMT)(?:\s?(?P<sign>[+\-\u2212])\s?(?P<hours>\d{1,2})(?::?(?P<minutes>[0-5]\d))?)?(?![\w:+\-])"),
+    re.compile(r"(?<=\d\d:\d\d:\d\d)(?:\.\d+)?(?:(?P<zulu>Z)|(?P<sign>[+\-])(?P<hours>[01]\d):?(?P<minutes>[0-5]\d))(?!\d)"),
+]
 # Digits not inside a word (`DOC1`, `x86`): thousands in groups of three, a fraction, a minus
 # sign where it is not a hyphen joining words (`-5`, not the `-06` of `2024-06`).
 _NUMBER = re.compile(r"(?<![\w.,])(?P<sign>(?<![\w-])[-\u2212])?(?P<whole>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.(?P<fraction>\d+))?")
@@ -67,10 +91,13 @@ class DocumentValues:
 
     dates: dict[str, list[Span]]
     numbers: dict[str, list[Span]]
+    times: dict[str, list[Span]]
+    offsets: dict[str, list[Span]]
 
     @staticmethod
     def of(document: str) -> DocumentValues:
-        return DocumentValues(document_dates(document), document_numbers(document))
+        dates, numbers = document_dates(document), document_numbers(document)
+        return DocumentValues(dates, numbers, document_times(document), document_offsets(document))
 
 
 def document_dates(document: str) -> dict[str, list[Span]]:
@@ -96,6 +123,37 @@ def _add_date(found: dict[str, dict[Span, None]], year: int, month: int, day: in
     except ValueError:
         return  # no calendar date (month 13, 31 June)
     found.setdefault(text, {})[span] = None
+
+
+def document_times(document: str) -> dict[str, list[Span]]:
+    """The times of day the document writes, as `HH:MM` on 24 hours, with their spans."""
+    found: dict[str, dict[Span, None]] = {}
+    for pattern in _TIMES:
+        for match in pattern.finditer(document):
+            hour, half = int(match["hour"]), (match["half"] or "").lower()
+            if half and not 1 <= hour <= 12:
+                continue  # `13:00 pm` is no time
+            hour = hour % 12 + (12 if half == "p" else 0) if half else hour
+            found.setdefault(f"{hour:02d}:{match['minute'] or '00'}", {})[match.span()] = None
+    return {text: list(spans) for text, spans in found.items()}
+
+
+def document_offsets(document: str) -> dict[str, list[Span]]:
+    """The UTC offsets the document writes, as RFC 3339 writes them (`+02:00`; a zero offset
+    also as `Z`), with their spans."""
+    found: dict[str, dict[Span, None]] = {}
+    for pattern in _OFFSETS:
+        for match in pattern.finditer(document):
+            hours, minutes = int(match["hours"] or 0), int(match["minutes"] or 0)
+            if hours > 23:
+                continue
+            sign = "-" if match["sign"] in ("-", "\u2212") else "+"
+            spellings = [f"{sign}{hours:02d}:{minutes:02d}"]
+            if hours == minutes == 0:
+                spellings = ["Z", "+00:00"]
+            for spelling in spellings:
+                found.setdefault(spelling, {})[match.span()] = None
+    return {text: list(spans) for text, spans in found.items()}
 
 
 def document_numbers(document: str) -> dict[str, list[Span]]:

@@ -1,7 +1,8 @@
 """Grounded dates and numbers: values held to the dates and numbers the document states.
 
-The schema's automaton marks where a date (`format: date`; the date part of `date-time`) or
-a number (`integer`, `number`) value begins (a Mark, core.automaton.regex). Per document, the
+The schema's automaton marks where a date (`format: date`, `date-time`) or a number
+(`integer`, `number`) value begins (a Mark, core.automaton.regex). A date-time's date is held,
+and its `HH:MM` and UTC offset too where the document states any (`09:30`, `UTC+02:00`). Per document, the
 values it may take are known up front (core.grounding.document_values: `12 March 1990` gives
 `1990-03-12`, `1,267` gives `1267`). Where a grounded value begins, those are cut to the ones
 the automaton accepts there (a date's closing quote or a date-time's `T` after it, a number
@@ -20,6 +21,7 @@ shortest form when it ends (`559.40` then `,` leaves `559.4`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -33,7 +35,9 @@ from .document_values import DocumentValues, shortest_number
 _NUMBER_BYTES = frozenset(b"0123456789+-.eE")
 _NOT_IN_NUMBER = np.array([byte not in _NUMBER_BYTES for byte in range(256)], dtype=bool)
 _QUOTE = ord('"')
-_DATE_LENGTH = 10  # `1990-03-12`: what of a date-time is held
+_DATE_LENGTH = 10  # `1990-03-12`
+_CLOCK = slice(11, 16)  # a date-time's `HH:MM`, after its `T`
+_SECONDS_END = 19  # `1990-03-12T09:30:00`: a fraction or the offset follows
 # Candidates read one by one are remembered for lists up to this long (the list is in the key).
 READ_LISTS_KEPT_UP_TO = 256
 
@@ -52,19 +56,28 @@ def holds(label: ValueLabel, default: bool) -> bool:
 @dataclass(frozen=True)
 class _Choices:
     """What a held value may be: its spellings, every prefix of them, and, for numbers, their
-    shortest forms (how a finished number compares)."""
+    shortest forms (how a finished number compares). A date-time's spellings are its dates;
+    its `HH:MM` is one of `times` and its offset one of `offsets` where the document states
+    any (else they are the model's)."""
 
     kind: str  # "date", "date-time" or "number"
     spellings: frozenset[bytes]
     prefixes: frozenset[bytes]
     shortest: frozenset[bytes]
+    times: frozenset[bytes] = frozenset()
+    offsets: frozenset[bytes] = frozenset()
 
     @staticmethod
-    def of(kind: str, spellings: Iterable[bytes]) -> _Choices:
+    def of(kind: str, spellings: Iterable[bytes], times: Iterable[bytes] = (), offsets: Iterable[bytes] = ()) -> _Choices:
         kept = frozenset(spellings)
-        prefixes = frozenset(spelling[:n] for spelling in kept for n in range(len(spelling) + 1))
+        prefixes = _prefixes(kept)
         shortest = frozenset(shortest_number(s.decode()).encode() for s in kept) if kind == "number" else kept
-        return _Choices(kind, kept, prefixes, shortest)
+        return _Choices(kind, kept, prefixes, shortest, frozenset(times), frozenset(offsets))
+
+    @property
+    def holds_past_date(self) -> bool:
+        """Whether a date-time is held beyond its date (its time or offset)."""
+        return bool(self.times or self.offsets)
 
     def allows(self, value: bytes, data: bytes) -> bool:
         """Whether writing `data` into the value written so far as `value` keeps it on one of
@@ -72,14 +85,25 @@ class _Choices:
         part, closed = self.part(data)
         value += part
         if self.kind == "date-time":
-            if len(value) >= _DATE_LENGTH:
-                return value[:_DATE_LENGTH] in self.spellings
-            return not closed and value in self.prefixes
+            return self._date_time_allows(value, closed)
         if not closed:
             return value in self.prefixes
         if self.kind == "number":
             return not value or shortest_number(value.decode("ascii", "replace")).encode() in self.shortest
         return value in self.spellings
+
+    def _date_time_allows(self, value: bytes, closed: bool) -> bool:
+        if len(value) < _DATE_LENGTH:
+            return not closed and value in self.prefixes
+        if value[:_DATE_LENGTH] not in self.spellings:
+            return False
+        clock = value[_CLOCK]
+        if self.times and clock not in (self.times if len(value) >= _CLOCK.stop else _prefixes(self.times)):
+            return False
+        zone = _offset(value)
+        if not self.offsets or zone is None:
+            return True
+        return zone in self.offsets if closed else zone in _prefixes(self.offsets)
 
     def part(self, data: bytes) -> tuple[bytes, bool]:
         """The bytes of `data` inside the value, and whether `data` ends it."""
@@ -90,6 +114,22 @@ class _Choices:
             return data, False
         end = data.find(b'"')  # a date's characters are never escaped
         return (data, False) if end < 0 else (data[:end], True)
+
+
+@functools.lru_cache(maxsize=256)
+def _prefixes(spellings: frozenset[bytes]) -> frozenset[bytes]:
+    return frozenset(spelling[:n] for spelling in spellings for n in range(len(spelling) + 1))
+
+
+def _offset(value: bytes) -> bytes | None:
+    """The UTC offset written so far in the date-time `value` (`Z` for `z`), None before it
+    begins: it follows the seconds and any fraction."""
+    at = _SECONDS_END
+    if len(value) > at and value[at : at + 1] == b".":
+        at += 1
+        while at < len(value) and value[at : at + 1].isdigit():
+            at += 1
+    return value[at:].upper() if len(value) > at else None
 
 
 @dataclass(frozen=True)
@@ -211,6 +251,9 @@ class ValueGrounding:
         else:
             after = b'"' if kind == "date" else b"T"
             kept = [text.encode() for text in self._found.dates if dfa.walk(state, text.encode() + after) != DEAD]
+            if kept and kind == "date-time":
+                times, offsets = (text.encode() for text in self._found.times), (text.encode() for text in self._found.offsets)
+                return _Choices.of(kind, kept, times, offsets)
         return _Choices.of(kind, kept) if kept else None
 
     def _number_may_end(self, state: int) -> bool:
@@ -239,7 +282,7 @@ class ValueGrounding:
         if value is None or value.choices is None or len(ids) == 0:
             return ids
         choices, text = value.choices, value.text + held
-        if choices.kind == "date-time" and len(text) >= _DATE_LENGTH:
+        if choices.kind == "date-time" and len(text) >= _DATE_LENGTH and not choices.holds_past_date:
             return ids
         key = (text, pending, ids.tobytes()) if len(ids) <= READ_LISTS_KEPT_UP_TO else None
         found = None if key is None else self._read.get(key)
