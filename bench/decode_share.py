@@ -6,7 +6,9 @@ is told from the time in this process's own Python (masks, drafts, grounding, ou
     python bench/decode_share.py --documents 60 --parallel 1 64 -- --grounded
 
 Prints, for each --parallel: the whole run, the seconds inside llama_decode (and how many
-decodes, and tokens in them), and the rest. Runs each setting in a fresh interpreter.
+decodes, and tokens in them), and the rest; then the decodes of 32 tokens or more (prompts,
+mostly) apart from the smaller ones (chosen tokens, drafts). Runs each setting in a fresh
+interpreter.
 """
 
 from __future__ import annotations
@@ -26,16 +28,18 @@ from parallel import DEVSET, pick_documents  # noqa: E402
 _CHILD = r"""
 import json, sys, time
 import gguf_extract.core.model as model
-spent = {"seconds": 0.0, "decodes": 0, "tokens": 0}
+spent = {"seconds": 0.0, "decodes": 0, "tokens": 0, "large_seconds": 0.0, "large_decodes": 0, "large_tokens": 0}
 def timed(method, count):
     def wrapper(self, *args, **kwargs):
         started = time.perf_counter()
         try:
             return method(self, *args, **kwargs)
         finally:
-            spent["seconds"] += time.perf_counter() - started
-            spent["decodes"] += 1
-            spent["tokens"] += count(args)
+            seconds, tokens = time.perf_counter() - started, count(args)
+            for prefix in ("", "large_") if tokens >= 32 else ("",):
+                spent[prefix + "seconds"] += seconds
+                spent[prefix + "decodes"] += 1
+                spent[prefix + "tokens"] += tokens
     return wrapper
 model.SequenceContext.decode = timed(model.SequenceContext.decode, lambda a: sum(len(r[2]) for r in a[0]))
 model.GGUFModel.eval = timed(model.GGUFModel.eval, lambda a: len(a[0]))
@@ -71,6 +75,12 @@ def main() -> None:
             f"--parallel {n:2d}: run {spent['wall']:6.1f} s  in llama_decode {spent['seconds']:6.1f} s"
             f" ({spent['decodes']} decodes, {spent['tokens']} tokens)  the rest {rest:6.1f} s"
             f" ({rest / spent['wall']:.0%})  exit {run.returncode}"
+        )
+        small = spent["seconds"] - spent["large_seconds"]
+        print(
+            f"             decodes of 32 tokens or more: {spent['large_seconds']:6.1f} s ({spent['large_decodes']} decodes,"
+            f" {spent['large_tokens']} tokens); smaller: {small:6.1f} s ({spent['decodes'] - spent['large_decodes']} decodes,"
+            f" {spent['tokens'] - spent['large_tokens']} tokens)"
         )
 
 

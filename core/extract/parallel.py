@@ -14,7 +14,10 @@ logits rows. A request too large to share the decode (a piece of a long prompt) 
 request takes a fair share of n_batch (all of a smaller one, an equal part of what is left for
 the larger ones) and its rest waits for the next decode, which the others' next steps join, so
 a long prompt does not stall the sequences already decoding. When a document ends, its thread
-takes the next document at once: sequences are freed and refilled continuously.
+takes the next document at once: sequences are freed and refilled continuously (documents that
+end after the same decode take theirs in sequence order: SequencePool.take_turn). On a GPU the
+sequences form two groups whose decodes take turns, so one group's Python runs while the
+other's decode does (SequencePool).
 
 Why threads and one lock: the decoding loop (core.decode.decoder) stays as it is, one call stack per
 document. Only one thread runs Python at a time (`work`, held except while waiting on the
