@@ -65,6 +65,9 @@ if TYPE_CHECKING:
     from .core.index.guide import new_bitmask as new_bitmask
     from .core.integrations.llama_cpp_processor import llama_cpp_logits_processor as llama_cpp_logits_processor
     from .core.model import bundled_model_path as bundled_model_path
+    from .core.model_files import cached_models as cached_models
+    from .core.model_files import model_folders as model_folders
+    from .core.model_files import resolve_model as resolve_model
     from .core.review.page import ReviewDocument as ReviewDocument
     from .core.review.page import render_review as render_review
     from .core.review.page import write_review as write_review
@@ -88,6 +91,9 @@ _EXPORTS: dict[str, str] = {
     "ExtractionStats": "core.extract.extractor",
     "Outcome": "core.extract.parallel",
     "bundled_model_path": "core.model",
+    "cached_models": "core.model_files",
+    "model_folders": "core.model_files",
+    "resolve_model": "core.model_files",
     # Schemas
     "Schema": "core.schema.load",
     "load_schema": "core.schema.sources",
@@ -158,6 +164,7 @@ _LIGHT_MODULES = frozenset(
         "core.errors",
         "core.defaults",
         "core.files",
+        "core.model_files",
         "core.indent",
         "core.documents.document",
         "core.schema.load",

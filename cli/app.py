@@ -35,6 +35,8 @@ Examples:
 
   extract text invoice.pdf page.html      (the text the model reads from each; no model needed)
 
+  extract models                          (the GGUF models other local tools keep, by the name --model takes)
+
   extract --schema person.json docs/ > people.jsonl       (a batch: one JSON line per document)
 
   extract --schema person.json docs/ --output-dir out/ --skip-existing --shard 0/4
@@ -305,6 +307,20 @@ def text(
     raise typer.Exit(_guarded(text_command.show_text, request, debug))
 
 
+models_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
+
+
+@models_app.command(context_settings={"help_option_names": ["-h", "--help"]})
+def models(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False) -> None:
+    """List the GGUF models found in llama.cpp's download cache, LM Studio's models folder and
+    the Hugging Face hub cache: per line, the name --model takes (the file name without .gguf)
+    and the file. No model is loaded. The folders searched go to stderr when none holds a
+    model."""
+    from . import models_command
+
+    raise typer.Exit(_guarded(models_command.list_models, None, debug))
+
+
 class _Phase:
     """Whether a command has started: before it, an OSError can only come from click writing
     its own text (help, usage) to a stream that does not take it."""
@@ -335,6 +351,8 @@ def main() -> None:
             check_app(args=sys.argv[2:], prog_name="extract check")
         elif sys.argv[1:2] == ["text"]:
             text_app(args=sys.argv[2:], prog_name="extract text")
+        elif sys.argv[1:2] == ["models"]:
+            models_app(args=sys.argv[2:], prog_name="extract models")
         else:
             app()
     except KeyboardInterrupt as stop:

@@ -135,3 +135,21 @@ def test_the_command_opens_a_model_by_name_and_names_the_folders_when_none_match
     assert missing.returncode == 4 and missing.stdout == b""
     stderr = missing.stderr.decode()
     assert "model not found" in stderr and "huggingface" in stderr and "SmolLM2-135M-Instruct.Q4_1.gguf" in stderr
+
+
+def test_extract_models_lists_each_cached_model_by_the_name_model_takes(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    hub_file(home / ".cache" / "huggingface" / "hub", "org/Tiny-GGUF", "tiny-q4.gguf")
+    studio = gguf(home / ".lmstudio" / "models" / "pub" / "Small-GGUF" / "small-q8.gguf")
+    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
+    environment = {key: value for key, value in os.environ.items() if key not in named} | {"HOME": str(home)}
+    command = [sys.executable, "-m", "gguf_extract", "models"]
+    listed = subprocess.run(command, capture_output=True, env=environment, timeout=120, check=False)
+    assert listed.returncode == 0 and listed.stderr == b""
+    lines = [line.split("\t") for line in listed.stdout.decode().splitlines()]
+    assert [name for name, _ in lines] == ["small-q8", "tiny-q4"]
+    assert lines[0][1] == str(studio) and lines[1][1].endswith("snapshots/0123abcd/tiny-q4.gguf")
+    empty = {**environment, "HOME": str(tmp_path / "nobody")}
+    nothing = subprocess.run(command, capture_output=True, env=empty, timeout=120, check=False)
+    assert nothing.returncode == 0 and nothing.stdout == b""
+    assert "no GGUF model in the local model folders" in nothing.stderr.decode()
