@@ -56,11 +56,7 @@ def cached_models(folders: list[Path] | None = None) -> list[tuple[str, Path]]:
     the parts of a split model after the first are left out: they are not models to open."""
     found: list[tuple[str, Path]] = []
     for folder in model_folders() if folders is None else folders:
-        seen = 0
         for path in _walk(folder):
-            seen += 1
-            if seen > _MOST_ENTRIES:
-                break
             name = path.name.lower()
             if not name.endswith(".gguf") or name.startswith("mmproj") or _later_part(name):
                 continue
@@ -70,25 +66,33 @@ def cached_models(folders: list[Path] | None = None) -> list[tuple[str, Path]]:
 
 def _walk(folder: Path) -> list[Path]:
     """The files below `folder` (links to files included, links to folders not followed), at
-    most _MOST_DEPTH deep and _MOST_ENTRIES + 1 of them, in a stable order."""
+    most _MOST_DEPTH deep, in a stable order, the walk ending after _MOST_ENTRIES entries
+    (folders and files). A Hugging Face cache's datasets, spaces, blobs (its snapshots link
+    to them) and locks are not entered: they hold no model to name."""
     files: list[Path] = []
     stack = [(folder, 0)]
-    while stack and len(files) <= _MOST_ENTRIES:
+    seen = 0
+    while stack and seen <= _MOST_ENTRIES:
         current, depth = stack.pop()
         try:
             entries = sorted(os.scandir(current), key=lambda entry: entry.name, reverse=True)
         except OSError:
             continue
+        seen += len(entries)
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if depth + 1 < _MOST_DEPTH:
+                    if depth + 1 < _MOST_DEPTH and not _skipped(entry.name):
                         stack.append((Path(entry.path), depth + 1))
                 elif entry.is_file():
                     files.append(Path(entry.path))
             except OSError:
                 continue
     return files
+
+
+def _skipped(name: str) -> bool:
+    return name.startswith(("datasets--", "spaces--", ".")) or name == "blobs"
 
 
 def _later_part(name: str) -> bool:
@@ -119,8 +123,9 @@ def resolve_model(model: Path | str, folders: list[Path] | None = None) -> Path:
         return path
     wanted = text.lower()
     cached = cached_models(folders)
-    exact = [file for name, file in cached if file.name.lower() in (wanted, f"{wanted}.gguf")]
-    matches = exact or [file for name, file in cached if wanted in name.lower()]
+    exact = [file for _, file in cached if file.name.lower() in (wanted, f"{wanted}.gguf")]
+    found = exact or [file for name, file in cached if wanted in name.lower()]
+    matches = list({os.path.realpath(file): file for file in found}.values())  # one file linked twice is one
     if len(matches) == 1:
         return matches[0]
     searched = ", ".join(str(folder) for folder in (model_folders() if folders is None else folders))

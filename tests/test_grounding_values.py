@@ -60,6 +60,7 @@ def object_of(**properties: Any) -> dict[str, Any]:
         ("il 1 settembre 2019, op 2 mei 2023", ["2019-09-01", "2023-05-02"]),
         ("1º de mayo del 2024", ["2024-05-01"]),
         ("12 set 2024, 3 ago 2020, 5 dez 2021", []),  # short forms that are English words too are no months
+        ("3 Augu\u017ft 1799, 12 apr\u0130l 1990", ["1799-08-03"]),  # the long s folds to s; a dotted I matches no name
     ],
 )
 def test_the_dates_a_document_states(text: str, dates: list[str]) -> None:
@@ -112,6 +113,7 @@ def test_without_grounding_the_fake_model_writes_other_dates(vocab: Vocabulary) 
         ("at 9:30 pm, 7 pm and 7.30 a.m.; 12 am", ["21:30", "19:00", "07:30", "00:00"], []),
         ("2024-06-14T09:30:00+02:00 and 10:30:15Z", ["09:30", "10:30"], ["+02:00", "Z", "+00:00"]),
         ("09:30-16:00, GMT-5, UTC", ["09:30", "16:00"], ["-05:00", "Z", "+00:00"]),
+        ("09:30+02:00; 10:00:00.5 -05:00", ["09:30", "10:00"], ["-05:00", "+02:00"]),  # an offset's digits are no time
         ("ratio 3:4, version 1.2:30, 25:00, 13 pm", [], []),  # no time of day
     ],
 )

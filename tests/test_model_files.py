@@ -60,6 +60,20 @@ def test_a_name_finds_the_one_cached_model_holding_it_in_a_hugging_face_cache(ho
     ]
 
 
+def test_datasets_are_not_searched_and_one_file_linked_twice_is_one_match(home: Path) -> None:
+    hub = home / ".cache" / "huggingface" / "hub"
+    hub_file(hub, "org/data", "notes.gguf").rename(hub / "models--org--data" / "snapshots" / "0123abcd" / "kept.gguf")
+    dataset = gguf(hub / "datasets--org--corpus" / "snapshots" / "1" / "corpus-model.gguf")
+    first = hub_file(hub, "org/Two-GGUF", "two-q4.gguf")
+    second = first.parent.parent / "4567cdef" / "two-q4.gguf"
+    second.parent.mkdir()
+    second.symlink_to(first.resolve())  # a second revision holding the same blob
+    assert dataset not in [path for _, path in cached_models()]
+    assert resolve_model("two-q4") in (first, second)
+    with pytest.raises(ModelNotFound):
+        resolve_model("corpus-model")
+
+
 def test_llama_cpp_and_lm_studio_folders_are_searched_and_the_environment_names_them(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -387,3 +387,32 @@ def test_which_sequence_takes_which_document_and_what_shares_each_decode_are_the
         runs.append((placed, harness.log))
     assert runs[0] == runs[1] == runs[2]
     assert [runs[0][0][i] for i in range(4)] == [0, 1, 2, 3]  # the first documents in sequence order
+
+
+def test_ending_a_turn_while_another_thread_holds_the_condition_and_wants_work_does_not_deadlock() -> None:
+    """`end_turn` is called holding `work`; `_admit` holds the pool's condition and takes `work`:
+    end_turn must not wait for the condition while it holds `work` (a hang seen when the last
+    document in flight ended while one waited for a larger slot and another was between documents)."""
+    pool = SequencePool(lambda n_seq, n_ctx: FakeContext(n_seq, n_ctx, []), 2, PREFIX, lambda text, bos, special: list(text))
+    condition_held, turn_ending = threading.Event(), threading.Event()
+
+    def admitting() -> None:  # as _admit: the condition first, then work
+        with pool._cond:
+            condition_held.set()
+            assert turn_ending.wait(timeout=60)
+            with pool.work:
+                pass
+
+    def ending_a_turn() -> None:
+        assert condition_held.wait(timeout=60)
+        with pool.work:
+            turn_ending.set()
+            pool.end_turn(pool.views[1])
+
+    threads = [threading.Thread(target=admitting, daemon=True), threading.Thread(target=ending_a_turn, daemon=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads), "end_turn and the condition's holder wait for each other"
+    pool.stop()

@@ -12,12 +12,11 @@ model wrote it. Values with no confidence (no choice was made) are kept.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
+from ..errors import GenerationError
 from ..grounding.value_evidence import ValueEvidence, leaves
 from ..index.compiled import CompiledSchema
-from ..schema.validation import validator_for_schema
 
 
 def abstain(
@@ -28,15 +27,17 @@ def abstain(
     (so the byte ranges before each stay put), each kept as `null` only where the document
     with it, and with those already withheld, is valid."""
     data = text.encode("utf-8")
-    validator = validator_for_schema(compiled.schema)
     withheld: list[str] = []
     for leaf in reversed(leaves(data)):
         found = evidence.get(leaf.pointer)
         if leaf.value is None or found is None or found.confidence is None or found.confidence >= min_confidence:
             continue
         tried = data[: leaf.start] + b"null" + data[leaf.end :]
-        if validator.is_valid(json.loads(tried)):
-            data = tried
-            withheld.append(leaf.pointer)
+        try:
+            compiled.validate(tried.decode("utf-8"))  # as the extraction's own text was: formats, deep nesting
+        except GenerationError:
+            continue
+        data = tried
+        withheld.append(leaf.pointer)
     withheld.reverse()
     return data.decode("utf-8"), withheld

@@ -346,7 +346,7 @@ class Extractor:
         # groups measured the same as one (8 documents, --parallel 8: 12.9 and 13.2 s against
         # 13.1 and 13.3 s; the decodes' threads take both cores), so one: every document
         # shares each decode.
-        groups = 2 if offloads_to_gpu(self.options.n_gpu_layers) else 1
+        groups = 2 if offloads_to_gpu(self.options.n_gpu_layers) and parallel >= 4 else 1  # 2 or 3: share each decode
         pool = SequencePool(self._sequence_context, parallel, prefix, self.tokenizer.tokenize, groups)
         yield from ParallelRun(pool, jobs, self._bind).outcomes()
 

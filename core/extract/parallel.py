@@ -341,14 +341,20 @@ class SequencePool:
             self.work.acquire()
 
     def end_turn(self, view: SequenceView) -> None:
-        """`view` took its next document (or found none): the next sequence's turn may come."""
-        with self._cond:
-            view.between = False
-            self._cond.notify_all()
+        """`view` took its next document (or found none): the next sequence's turn may come.
+        Called holding `work`, released while `_cond` is taken: `_admit` takes them the other
+        way round."""
+        self.work.release()
+        try:
+            with self._cond:
+                view.between = False
+                self._cond.notify_all()
+        finally:
+            self.work.acquire()
 
     def _turn_of(self, view: SequenceView) -> bool:
         """Whether `view` takes a document now (the caller holds `_cond`); see take_turn."""
-        waiting = {request.seq for request in self._pending}
+        waiting = {request.seq for request in self._pending if not request.done}  # a done one's thread runs
         members = [other for other in self.views if other.group == view.group and other.active]
         if any(not other.between and other.seq not in waiting for other in members):
             return False

@@ -22,7 +22,9 @@ module reads text only; core.grounding.value_holds holds values to what it finds
 
 from __future__ import annotations
 
+import bisect
 import datetime
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -61,22 +63,22 @@ _DATES = [
 # Day and month in either order before the year (`12/03/1990`, `03.12.1990`).
 _NUMERIC_DATE = re.compile(rf"{_NOT_AFTER_DIGIT}(?P<first>\d{{1,2}})(?P<sep>[-/.])(?P<second>\d{{1,2}})(?P=sep){_YEAR}")
 # A time: `09:30`, `9:30 pm`, `21:30:15` (not inside a longer run of digits, colons and points:
-# `1:2:30:45`, `10.09:30`; not the offset of `UTC+02:00` or `09:30:00+02:00`), or an hour
-# before am/pm (`7 pm`, `7.30 a.m.`).
+# `1:2:30:45`, `10.09:30`; nor an offset read below), or an hour before am/pm (`7 pm`, `7.30 a.m.`).
 _HALF = r"(?P<half>[ap])\.?\s?m\b\.?"
-_NOT_AN_OFFSET = r"(?<!UTC[+\-\u2212])(?<!GMT[+\-\u2212])(?<!UTC [+\-\u2212])(?<!GMT [+\-\u2212])(?<!\d:\d\d:\d\d[+\-])"
 _TIMES = [
     re.compile(
-        rf"(?<![\d:.]){_NOT_AN_OFFSET}(?P<hour>[01]?\d|2[0-3]):(?P<minute>[0-5]\d)(?::[0-5]\d(?:\.\d+)?)?(?![\d:])(?:\s?{_HALF})?",
+        rf"(?<![\d:.])(?P<hour>[01]?\d|2[0-3]):(?P<minute>[0-5]\d)(?::[0-5]\d(?:\.\d+)?)?(?![\d:])(?:\s?{_HALF})?",
         re.IGNORECASE,
     ),
     re.compile(rf"(?<![\d:.])(?P<hour>1[0-2]|0?[1-9])(?:\.(?P<minute>[0-5]\d))?\s?{_HALF}", re.IGNORECASE),
 ]
-# A UTC offset after UTC or GMT (`UTC+02:00`, `GMT-5`, `UTC` alone), or after a time's seconds
-# as RFC 3339 writes it (`09:30:00+02:00`, `09:30:00Z`).
+# A UTC offset after UTC or GMT (`UTC+02:00`, `GMT-5`, `UTC` alone), or after a time as RFC
+# 3339 writes it: after its seconds (`09:30:00+02:00`, `09:30:00.5 -05:00`, `09:30:00Z`), or a
+# plus after its minutes (`09:30+02:00`; a minus there reads as a range, `09:30-16:00`).
 _OFFSETS = [
     re.compile(r"\b(?:UTC|GMT)(?:\s?(?P<sign>[+\-\u2212])\s?(?P<hours>\d{1,2})(?::?(?P<minutes>[0-5]\d))?)?(?![\w:+\-])"),
-    re.compile(r"(?<=\d\d:\d\d:\d\d)(?:\.\d+)?(?:(?P<zulu>Z)|(?P<sign>[+\-])(?P<hours>[01]\d):?(?P<minutes>[0-5]\d))(?!\d)"),
+    re.compile(r"(?<=\d\d:\d\d:\d\d)(?:\.\d+)?(?:(?P<zulu>Z)|\s?(?P<sign>[+\-])(?P<hours>[01]\d):?(?P<minutes>[0-5]\d))(?!\d)"),
+    re.compile(r"(?<=\d\d:\d\d)(?P<sign>\+)(?P<hours>[01]\d):?(?P<minutes>[0-5]\d)(?!\d)"),
 ]
 # Digits not inside a word (`DOC1`, `x86`): thousands in groups of three, a fraction, a minus
 # sign where it is not a hyphen joining words (`-5`, not the `-06` of `2024-06`).
@@ -108,7 +110,10 @@ def document_dates(document: str) -> dict[str, list[Span]]:
     for pattern in _DATES:
         for match in pattern.finditer(document):
             month = match["month"]
-            month_number = int(month) if month.isdigit() else _MONTHS[month.lower()]
+            # Case folded, as the pattern matched: the long s of old prints matches `s`.
+            month_number = int(month) if month.isdigit() else _MONTHS.get(month.casefold())
+            if month_number is None:  # a letter that matches ignoring case but folds otherwise (dotted I)
+                continue
             _add_date(found, int(match["year"]), month_number, int(match["day"]), match.span())
     for match in _NUMERIC_DATE.finditer(document):
         first, second, year = int(match["first"]), int(match["second"]), int(match["year"])
@@ -126,10 +131,17 @@ def _add_date(found: dict[str, dict[Span, None]], year: int, month: int, day: in
 
 
 def document_times(document: str) -> dict[str, list[Span]]:
-    """The times of day the document writes, as `HH:MM` on 24 hours, with their spans."""
+    """The times of day the document writes, as `HH:MM` on 24 hours, with their spans (not the
+    digits of an offset: `+02:00`)."""
+    offsets = sorted(span for spans in document_offsets(document).values() for span in spans)
+    starts = [start for start, _ in offsets]
+    reach = list(itertools.accumulate((end for _, end in offsets), max))  # the furthest end up to each
     found: dict[str, dict[Span, None]] = {}
     for pattern in _TIMES:
         for match in pattern.finditer(document):
+            before = bisect.bisect_right(starts, match.start()) - 1
+            if before >= 0 and reach[before] >= match.end():
+                continue  # inside an offset
             hour, half = int(match["hour"]), (match["half"] or "").lower()
             if half and not 1 <= hour <= 12:
                 continue  # `13:00 pm` is no time
