@@ -98,8 +98,8 @@ class DocumentValues:
 
     @staticmethod
     def of(document: str) -> DocumentValues:
-        dates, numbers = document_dates(document), document_numbers(document)
-        return DocumentValues(dates, numbers, document_times(document), document_offsets(document))
+        offsets = document_offsets(document)
+        return DocumentValues(document_dates(document), document_numbers(document), document_times(document, offsets), offsets)
 
 
 def document_dates(document: str) -> dict[str, list[Span]]:
@@ -130,10 +130,11 @@ def _add_date(found: dict[str, dict[Span, None]], year: int, month: int, day: in
     found.setdefault(text, {})[span] = None
 
 
-def document_times(document: str) -> dict[str, list[Span]]:
+def document_times(document: str, offsets_read: dict[str, list[Span]] | None = None) -> dict[str, list[Span]]:
     """The times of day the document writes, as `HH:MM` on 24 hours, with their spans (not the
-    digits of an offset: `+02:00`)."""
-    offsets = sorted(span for spans in document_offsets(document).values() for span in spans)
+    digits of an offset: `+02:00`; `offsets_read`: document_offsets(document), where read already)."""
+    read = document_offsets(document) if offsets_read is None else offsets_read
+    offsets = sorted(span for spans in read.values() for span in spans)
     starts = [start for start, _ in offsets]
     reach = list(itertools.accumulate((end for _, end in offsets), max))  # the furthest end up to each
     found: dict[str, dict[Span, None]] = {}
