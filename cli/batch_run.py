@@ -284,7 +284,7 @@ def _deliver(
     request: Request, source: batch.Source, extraction: ExtractionRun, tally: Tally, page: evidence.ReviewPage
 ) -> None:
     """`source`'s result: its line on stdout or its file, the evidence and review page, counted."""
-    withheld = extraction.abstain(request.min_confidence) if request.abstain and request.min_confidence is not None else []
+    withheld = evidence.withhold(extraction, request.abstain, request.min_confidence)
     value = extraction.value
     tally.tokens += extraction.stats.output_tokens
     record: dict[str, Any] = {"source": source.label, "data": value}

@@ -34,6 +34,12 @@ def report(source: str, extraction: ExtractionRun, min_confidence: float | None,
             output.report_warning(f"{source}: {pointer or '/'} {below}{written}")
 
 
+def withhold(extraction: ExtractionRun, abstain: bool, min_confidence: float | None) -> list[str]:
+    """--abstain: `null` in place of the values below --min-confidence where the schema allows
+    it (once the extraction has run); the JSON pointers of those values."""
+    return extraction.abstain(min_confidence) if abstain and min_confidence is not None else []
+
+
 class ReviewPage:
     """The documents of a run, written as one review page at the end (None: not asked for)."""
 

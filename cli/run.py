@@ -76,8 +76,7 @@ def _extract_one(request: Request, schema: Schema, page: evidence.ReviewPage) ->
     with progress.shown(extraction, request.batch.quiet):
         if request.evidence or request.abstain:
             extraction.run()  # written once the evidence is complete (and the doubtful values withheld)
-            if request.abstain and request.min_confidence is not None:
-                withheld = extraction.abstain(request.min_confidence)
+            withheld = evidence.withhold(extraction, request.abstain, request.min_confidence)
             if request.evidence:
                 writer.write(output.json_line(evidence.envelope(request.documents[0], extraction)))
             else:

@@ -62,7 +62,6 @@ def test_a_name_finds_the_one_cached_model_holding_it_in_a_hugging_face_cache(ho
 
 def test_datasets_are_not_searched_and_one_file_linked_twice_is_one_match(home: Path) -> None:
     hub = home / ".cache" / "huggingface" / "hub"
-    hub_file(hub, "org/data", "notes.gguf").rename(hub / "models--org--data" / "snapshots" / "0123abcd" / "kept.gguf")
     dataset = gguf(hub / "datasets--org--corpus" / "snapshots" / "1" / "corpus-model.gguf")
     first = hub_file(hub, "org/Two-GGUF", "two-q4.gguf")
     second = first.parent.parent / "4567cdef" / "two-q4.gguf"
