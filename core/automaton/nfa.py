@@ -377,6 +377,13 @@ def _all_nodes(tree: Node) -> list[Node]:
     return list(seen.values())
 
 
+def shortest_generated(node: Node) -> int | None:
+    """The fewest bytes of the texts the generator writes for `node` (None: it matches
+    nothing). Kept on the node, where the generator's NFA finds it: measuring a tree before
+    its NFA is built (the schema's floors) costs the NFA nothing more."""
+    return _GENERATED.measure(node)
+
+
 def build_nfa(tree: Node, accepting_all: bool = False) -> NFA:
     """The lazy NFA of `tree` (only the tree's shortest matches are computed now); see NFA
     for `accepting_all`."""
@@ -417,15 +424,21 @@ class _ShortestMatch:
         result = kept[self._key] = self._measure(node)
         return result
 
+    def _kept_or_measured(self, node: Node) -> int | None:
+        """measure(node), the kept value read without a call where there is one (trees share
+        most of their nodes: a key, a separator, a string's characters)."""
+        found: int | None = node.__dict__.get(self._key, _UNMEASURED)
+        return self.measure(node) if found is _UNMEASURED else found
+
     def _measure(self, node: Node) -> int | None:
         if isinstance(node, Lit):
             return len(node.data)
         if isinstance(node, Chars):
             return _fewest_bytes(node.ranges)
         if isinstance(node, Seq):
-            return _sum([self.measure(part) for part in node.parts])  # every part: each may be named later
+            return _sum([self._kept_or_measured(part) for part in node.parts])  # every part: each may be named later
         if isinstance(node, Alt):
-            return _least([self.measure(option) for option in node.options])
+            return _least([self._kept_or_measured(option) for option in node.options])
         if isinstance(node, Machine):
             if _DISTANCES not in node.__dict__:
                 node.__dict__[_DISTANCES] = _machine_distances(node)
@@ -459,6 +472,8 @@ def _least(values: Iterable[int | None]) -> int | None:
 _SHORTEST = "_shortest_bytes"
 _SHORTEST_ALL = "_shortest_bytes_accepting_all"
 _DISTANCES = "_machine_distances"
+_GENERATED = _ShortestMatch(accepting_all=False)
+_UNMEASURED: Any = object()
 
 
 def _fewest_bytes(ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> int | None:

@@ -225,7 +225,19 @@ def text_nodes(tree: Node) -> list[Text]:
 
 def length_range(node: Node) -> tuple[int, int | None]:
     """(fewest, most) characters `node` matches; most is None when unbounded. Machines are
-    not measured (0, None)."""
+    not measured (0, None). Kept on the node (a node never changes): a format's tree, shared by
+    every compilation in the process, is measured once."""
+    kept = node.__dict__
+    found: tuple[int, int | None] | None = kept.get(_LENGTH_RANGE)
+    if found is None:
+        found = kept[_LENGTH_RANGE] = _length_range(node)
+    return found
+
+
+_LENGTH_RANGE = "_length_range"  # where a node keeps it (frozen dataclasses: written to __dict__ directly)
+
+
+def _length_range(node: Node) -> tuple[int, int | None]:
     if isinstance(node, Lit):
         count = len(node.data.decode("utf-8"))
         return count, count

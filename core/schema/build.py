@@ -43,6 +43,7 @@ class Build:
         self.floor = Floor()
         self.ref_counts: collections.Counter[str] = collections.Counter()  # by target pointer
         self.references = References(document.resources)
+        self._refs_written = self.references.any_written  # none: no tree depends on references being expanded
         self.reaches: dict[int, tuple[SchemaNode, frozenset[str]]] = {}
         self.memo: dict[Hashable, tuple[object, Node]] = {}
         self.strings: dict[Hashable, Node] = {}  # string trees by their keywords' contents
@@ -79,7 +80,7 @@ class Build:
         """The tree of `sub`; memoised per (parts, references being expanded)."""
         if sub.is_true():
             return any_value(GENERIC_DEPTH)
-        key = ("sub", sub.key, sub.pointer, self._expanding(self._sub_reach(sub)))
+        key = ("sub", sub.key, sub.pointer, self._expanding(self._sub_reach(sub)) if self._refs_written else ())
         found = self.memo.get(key)
         if found is None:
             resolved, refs = self.resolve(sub)
@@ -104,7 +105,7 @@ class Build:
             return any_value(GENERIC_DEPTH)
         if node is False:
             raise SchemaError(f"the schema at {pointer or '/'} is `false`: no value can satisfy it")
-        key = ("node", id(node), self._expanding(self._node_reach(node)))
+        key = ("node", id(node), self._expanding(self._node_reach(node)) if self._refs_written else ())
         found = self.memo.get(key)
         if found is None:
             self.fuel.burn(node.pointer)

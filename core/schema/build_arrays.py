@@ -10,7 +10,7 @@ from ..automaton.regex import Node, json_literal, lit
 from ..errors import SchemaError, UnsupportedSchema
 from ..jsontext import join_pointer
 from .build_values import finite_texts
-from .limits import MAX_OBJECT_NODES, floor_problem
+from .limits import MAX_OBJECT_NODES
 from .nodes import ArrayNode, SchemaNode
 from .refusals import DepthCut
 from .trees import array_of, object_nodes, object_of, tuple_array
@@ -24,7 +24,7 @@ def array_tree(build: Build, node: SchemaNode) -> Node:
     array = node.array or ArrayNode(node.pointer, frozenset())
     while True:
         tree = _array_node(build, array)
-        problem = floor_problem(*build.floor.of(tree))
+        problem = build.floor.problem(tree)
         if problem is None:
             return tree
         build.refuse("minItems", join_pointer(array.pointer, "minItems"), f"{problem}; lower minItems")

@@ -18,7 +18,7 @@ from ..jsontext import join_pointer
 from .build_numbers import departure
 from .formats import COMPACT_FORMATS, FORMATS, SUBSETS
 from .lexical import QUOTE, string_node
-from .limits import MAX_FLOOR_TEXT, floor_problem
+from .limits import MAX_FLOOR_TEXT
 from .nodes import SchemaNode, StringNode
 from .pattern import UnsupportedPattern, pattern_tree
 
@@ -84,7 +84,7 @@ def _refuse(build: Build, string: StringNode, keyword: str, reason: str, pointer
 
 
 def _check_floor(build: Build, string: StringNode, tree: Node) -> None:
-    problem = floor_problem(*build.floor.of(tree))
+    problem = build.floor.problem(tree)
     if problem is not None:  # minLength alone is caught before anything is built
         keyword = "pattern" if string.patterns else "format" if string.format is not None else "minLength"
         _refuse(build, string, keyword, f"{problem}; the string is too long to generate", **_WITHOUT[keyword])

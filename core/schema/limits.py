@@ -17,6 +17,7 @@ import collections
 import functools
 from collections import deque
 
+from ..automaton.nfa import shortest_generated
 from ..automaton.regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq
 from ..errors import SchemaError, UnsupportedSchema
 
@@ -85,6 +86,17 @@ class Floor:
     """The fewest bytes each node of a regex tree matches, and the characters of free text
     on such a shortest match. Kept on the nodes themselves (a node never changes), so a tree
     shared by compilations (a format's) is measured once per process."""
+
+    def problem(self, node: Node) -> str | None:
+        """Why a value of `node` is refused (floor_problem), or None.
+
+        The bytes are the generator's shortest text, as its NFA measures them (kept on the
+        nodes, so the NFA measures nothing again). Free text takes at least a byte a
+        character, so its own, separate measure is needed only past MAX_FLOOR_TEXT bytes."""
+        bytes_needed = shortest_generated(node) or 0  # None: nothing matches, refused elsewhere
+        if bytes_needed <= MAX_FLOOR_TEXT:
+            return None
+        return floor_problem(bytes_needed, self.of(node)[1])
 
     def of(self, node: Node) -> tuple[int, int]:
         """(bytes, free-text characters); matching nothing counts as (0, 0)."""  # a lower bound either way
@@ -160,7 +172,7 @@ def check_document_floor(tree: Node, floor: Floor) -> None:
     """Refuse a whole schema whose shortest document is beyond the floors (the keyword checks
     catch single keywords; this catches many small ones adding up). `floor` holds what the
     compilation measured already."""
-    problem = floor_problem(*floor.of(tree))
+    problem = floor.problem(tree)
     if problem is not None:
         raise SchemaError(
             f"the schema's shortest document is too long to generate: {problem.replace('every value here', 'it')}",

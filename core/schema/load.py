@@ -79,6 +79,8 @@ def _check_values(schema: Any, source: str) -> None:
     """Refuse what no later step could handle: nesting beyond MAX_SCHEMA_DEPTH, NaN or
     infinity, integers beyond MAX_SCHEMA_INTEGER_DIGITS digits (checked iteratively, before
     anything recursive reads the schema)."""
+    if _values_within_limits(schema):
+        return  # the usual case: no pointers written (the walk below names the first offender)
     for item, where, depth in _walk(schema):
         if depth > MAX_SCHEMA_DEPTH:
             raise SchemaError(
@@ -94,6 +96,25 @@ def _check_values(schema: Any, source: str) -> None:
                 f"{source} holds an integer of more than {MAX_SCHEMA_INTEGER_DIGITS} digits at {where or '/'}",
                 hint="use a shorter number",
             )
+
+
+def _values_within_limits(schema: Any) -> bool:
+    """Whether _check_values would find nothing to refuse (iterative)."""
+    stack = [(schema, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_SCHEMA_DEPTH:  # its values would be one level too deep
+                if item:
+                    return False
+                continue
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, int) and not isinstance(item, bool) and _too_many_digits(item):
+            return False
+    return True
 
 
 def _shortened(pointer: str, keep: int = 60) -> str:
