@@ -424,21 +424,24 @@ class _ShortestMatch:
         result = kept[self._key] = self._measure(node)
         return result
 
-    def _kept_or_measured(self, node: Node) -> int | None:
-        """measure(node), the kept value read without a call where there is one (trees share
-        most of their nodes: a key, a separator, a string's characters)."""
-        found: int | None = node.__dict__.get(self._key, _UNMEASURED)
-        return self.measure(node) if found is _UNMEASURED else found
+    def _parts(self, parts: tuple[Node, ...]) -> list[int | None]:
+        """measure() of each part, a kept value read without a call (trees share most of
+        their nodes: keys, separators, a string's characters)."""
+        key, found = self._key, []
+        for part in parts:
+            value = part.__dict__.get(key, _UNMEASURED)
+            found.append(self.measure(part) if value is _UNMEASURED else value)
+        return found
 
     def _measure(self, node: Node) -> int | None:
+        if isinstance(node, Seq):
+            return _sum(self._parts(node.parts))  # every part: each may be named later
+        if isinstance(node, Alt):
+            return _least(self._parts(node.options))
         if isinstance(node, Lit):
             return len(node.data)
         if isinstance(node, Chars):
             return _fewest_bytes(node.ranges)
-        if isinstance(node, Seq):
-            return _sum([self._kept_or_measured(part) for part in node.parts])  # every part: each may be named later
-        if isinstance(node, Alt):
-            return _least([self._kept_or_measured(option) for option in node.options])
         if isinstance(node, Machine):
             if _DISTANCES not in node.__dict__:
                 node.__dict__[_DISTANCES] = _machine_distances(node)

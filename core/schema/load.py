@@ -150,6 +150,8 @@ def refuse_reference_cycles(root: Schema, resources: Resources | None = None) ->
     follows such a cycle without end, so no document could ever be checked against it.
     `resources`: the root's, when already read."""
     resources = Resources(root) if resources is None else resources
+    if not resources.references_written:
+        return
     ref_only = ref_ignores_siblings(root)
     marks: dict[int, bool] = {}  # True while on the current path, False once finished
     for start, pointer in subschemas(resources.root):

@@ -23,7 +23,7 @@ class References:
 
     def __init__(self, resources: Resources) -> None:
         self.resources = resources
-        self.any_written = _writes_ref(resources.root)
+        self.any_written = resources.references_written
         self._direct: dict[str, frozenset[str]] = {}
         self._closure: dict[str, frozenset[str]] = {}
         self._below: dict[str, frozenset[str]] = {}
@@ -70,17 +70,3 @@ class References:
         except SchemaError:
             return frozenset()  # refused where it is reached
 
-
-def _writes_ref(value: Any) -> bool:
-    """Whether a string `$ref` is written anywhere in `value` (iterative): most schemas write
-    none, and then no subschema can meet a reference."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if isinstance(item.get("$ref"), str):
-                return True
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False

@@ -81,8 +81,14 @@ class Resources:
         self._dynamic_anchors: set[tuple[str, str]] = set()
         self._agreement: dict[tuple[str, str], bool] = {}  # (ref, where) -> the validator finds the same
         self._resolver: referencing._core.Resolver[Any] | None = None
-        self._note_anchors(root, self.root_uri, "")
-        self._crawl()
+        self._crawled = False  # claims and anchors: read on the first reference (most schemas write none)
+        self.references_written = _writes_reference(root)
+
+    def _crawl_once(self) -> None:
+        if not self._crawled:
+            self._crawled = True
+            self._note_anchors(self.root, self.root_uri, "")
+            self._crawl()
 
     def resolve(self, ref: Any, where: str) -> tuple[Any, str]:
         """The subschema the reference `ref`, written at `where` (the keyword's own pointer),
@@ -113,6 +119,8 @@ class Resources:
         resource of this document: it would be retrieved, which never happens, so neither the
         compiler nor the final validation could check what it asks. A keyword that cannot be
         checked at all must not be ignored, even when refused keywords are."""
+        if not self.references_written:
+            return
         for sub, pointer in subschemas(self.root):
             for keyword in REFERENCE_KEYWORDS:
                 ref = sub.get(keyword)
@@ -159,6 +167,7 @@ class Resources:
 
     def _anchor(self, uri: str, name: str, ref: str, where: str) -> str:
         """The pointer of the subschema that declares the anchor `name` in the resource `uri`."""
+        self._crawl_once()
         declared = self.anchors.get((uri, name), [])
         if len(declared) == 1:
             self._agreed(ref, where, declared[0])
@@ -219,6 +228,7 @@ class Resources:
     def _resource(self, ref: str, where: str, keyword: str = "$ref") -> tuple[str, str]:
         """(pointer of the resource `ref` names, fragment inside it)."""
         uri, fragment = self._uri(ref, where)
+        self._crawl_once()
         declared = self.claims.get(uri, [])
         if not declared:
             raise UnsupportedSchema(
@@ -372,3 +382,19 @@ def inside(sub: dict[str, Any], pointer: str) -> Iterator[tuple[Any, str]]:
             yield from ((item, join_pointer(here, index)) for index, item in enumerate(value))
         elif keyword in _SCHEMA_MAPS and isinstance(value, dict):
             yield from ((item, join_pointer(here, name)) for name, item in value.items())
+
+
+def _writes_reference(value: Any) -> bool:
+    """Whether a reference keyword (REFERENCE_KEYWORDS) is written anywhere in `value`, in a
+    schema position or not (iterative): a superset, so a walk for references is skipped only
+    where it could find none."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if any(keyword in item for keyword in REFERENCE_KEYWORDS):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
