@@ -16,7 +16,7 @@ from gguf_extract.cli.app import check_app
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.errors import SchemaError
 from gguf_extract.core.index.compiled import CompiledSchema, compile_automaton
-from gguf_extract.core.schema.load import MAX_SCHEMA_DEPTH, load_schema_file
+from gguf_extract.core.schema.load import MAX_SCHEMA_DEPTH, check_schema, load_schema_file
 
 
 def _nested(levels: int) -> dict[str, Any]:
@@ -116,3 +116,36 @@ def test_extract_check_reports_one_line_and_exit_3(schema: dict[str, Any], tmp_p
     result = CliRunner().invoke(check_app, [str(path)])
     assert result.exit_code == 3 and "Traceback" not in result.stderr
     assert result.stderr.startswith("error: ") or "refused: /minLength" in result.stdout
+
+
+def _wrapped(levels: int, inner: Any) -> Any:
+    """`inner` as a value `levels` containers down (objects and arrays taking turns)."""
+    value = inner
+    for level in range(levels):
+        value = {"x": value} if level % 2 else [value]
+    return {"const": value}  # the const itself is one level below the root
+
+
+@pytest.mark.parametrize("inner", [{}, [], 1, "a", None, True])
+def test_values_at_the_depth_limit_pass_and_one_level_deeper_is_refused(inner: Any) -> None:
+    """The limits are checked in one pass that names no place, and again with places only when
+    it finds something: both must agree at the edge."""
+    check_schema(_wrapped(MAX_SCHEMA_DEPTH - 1, inner))  # `inner` at depth MAX_SCHEMA_DEPTH
+    with pytest.raises(SchemaError, match=f"more than {MAX_SCHEMA_DEPTH} levels deep"):
+        check_schema(_wrapped(MAX_SCHEMA_DEPTH, inner))
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (float("nan"), "NaN or infinity\\) at /const/x/0"),
+        (-float("inf"), "NaN or infinity\\) at /const/x/0"),
+        (10**4500, "more than 4000 digits at /const/x/0"),
+        (-(10**4500), "more than 4000 digits at /const/x/0"),
+    ],
+    ids=["nan", "minus-infinity", "long-integer", "long-negative-integer"],
+)
+def test_a_value_beyond_the_limits_is_named_where_it_is(value: Any, message: str) -> None:
+    check_schema({"const": {"x": [1.5, 10**3999]}})
+    with pytest.raises(SchemaError, match=message):
+        check_schema({"const": {"x": [value, 1.5]}})
