@@ -136,3 +136,20 @@ def test_long_forced_runs_never_overfill_a_speculative_batch(vocab: Vocabulary) 
         model = CopyingModel(vocab, seed, document)
         decoder = Decoder(model, compiled, SamplingSettings(max_tokens=900, temperature=0.0, seed=seed), seen=document)
         jsonschema.validate(json.loads(b"".join(decoder.run())), schema)
+
+
+@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("max_tokens", [48, 60, 200])
+def test_greedy_choice_without_listing_the_allowed_tokens_is_the_full_choice(
+    vocab: Vocabulary, seed: int, max_tokens: int
+) -> None:
+    """Greedy decoding takes the model's first choice where it is allowed without listing the
+    tokens allowed; a temperature too small to choose anything but the highest allowed score
+    goes the full way. Both write the same text with the same confidences, and see the budget
+    bind at the same place."""
+    greedy, quick, _ = decode(vocab, seed, max_tokens, temperature=0.0)
+    listed, full, _ = decode(vocab, seed, max_tokens, temperature=1e-9)
+    assert greedy == listed
+    assert quick.choices == full.choices
+    assert quick.budget_bound_at == full.budget_bound_at
+    assert quick.stats.sampled_tokens == full.stats.sampled_tokens

@@ -85,6 +85,17 @@ def test_distance_at_birth_equals_search_over_expanded_automaton(tree: Node) -> 
         assert nfa.distance[state] == distance, f"state {state}"
 
 
+@settings(max_examples=300, deadline=None)
+@given(trees)
+def test_no_state_needs_more_than_the_bound_to_finish(tree: Node) -> None:
+    """most_to_finish bounds every state's distance (the decoder skips budget checks below it)."""
+    nfa = build_nfa(tree)
+    bound = nfa.most_to_finish()
+    assert bound is not None
+    assert max(expanded_distances(nfa).values()) <= bound
+    assert build_nfa(tree, accepting_all=True).most_to_finish() is None
+
+
 def test_corpus_like_schema_distances_are_exact() -> None:
     schema = {
         "type": "object",
@@ -97,8 +108,10 @@ def test_corpus_like_schema_distances_are_exact() -> None:
         "required": ["name", "n"],
     }
     nfa = build_nfa(compile_tree(schema))
-    for state, distance in expanded_distances(nfa).items():
+    distances = expanded_distances(nfa)
+    for state, distance in distances.items():
         assert nfa.distance[state] == distance
+    assert max(distances.values()) <= (nfa.most_to_finish() or 0)
 
 
 def test_long_bounded_strings_build_only_visited_states() -> None:

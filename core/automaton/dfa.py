@@ -64,6 +64,10 @@ class LazyDFA:
     def nfa(self) -> NFA:
         return self._nfa
 
+    def most_to_finish(self) -> int | None:
+        """A bound on every state's distance (see NFA.most_to_finish); None where unknown."""
+        return self._nfa.most_to_finish()
+
     @property
     def tree(self) -> Node:
         """The regular expression tree the automaton stands for."""

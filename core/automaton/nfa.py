@@ -59,6 +59,7 @@ class NFA:
         self._shortest = _ShortestMatch(accepting_all)
         self._shortest.measure(tree)
         self._tree = tree  # keeps every node alive, so ids in the memo stay unique
+        self._most_to_finish: int | None = None
         self.accept = self._new_state(0)
         self._edges[self.accept] = []
         self.start = self.named(tree, self.accept)
@@ -67,6 +68,17 @@ class NFA:
     def tree(self) -> Node:
         """The regex tree this automaton matches."""
         return self._tree
+
+    def most_to_finish(self) -> int | None:
+        """A bound on the distance of every state this automaton has or will have: no state
+        needs more bytes to reach acceptance (so no token more than 1 + this many tokens).
+        None for the automaton accepting every text (members in any order are not bounded
+        here). Measured once, over the tree."""
+        if self.accepting_all:
+            return None
+        if self._most_to_finish is None:
+            self._most_to_finish = _most_to_finish(self._tree)
+        return self._most_to_finish
 
     @property
     def size(self) -> int:
@@ -375,6 +387,68 @@ def _all_nodes(tree: Node) -> list[Node]:
                 stack.append(made["undeclared"])
             stack.extend(made.get("later", ()))
     return list(seen.values())
+
+
+def _most_to_finish(tree: Node) -> int:
+    """A bound on the fewest bytes from any state of the generator's automaton over `tree` to
+    acceptance (see NFA.most_to_finish), per node: inside a part of a sequence, that part's
+    bound and the shortest of the parts after it; inside a copy of a repeat, the copy's bound
+    and the shortest of the copies still required after it. Kept on the nodes; iterative."""
+    stack: list[tuple[Node, bool]] = [(tree, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if _MOST in node.__dict__:
+            continue
+        children = _generated_children(node)
+        if not children_done and children:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if _MOST not in child.__dict__)
+            continue
+        node.__dict__[_MOST] = _node_most(node)
+    found: int = tree.__dict__[_MOST]
+    return found
+
+
+def _generated_children(node: Node) -> tuple[Node, ...]:
+    if isinstance(node, Seq):
+        return node.parts
+    if isinstance(node, Alt):
+        return node.options
+    if isinstance(node, Either):
+        return (node.generated,)
+    if isinstance(node, Repeat):
+        return (node.item,)
+    return ()
+
+
+def _node_most(node: Node) -> int:
+    """_most_to_finish of `node`, its children's kept already."""
+    if isinstance(node, Lit):
+        return len(node.data)
+    if isinstance(node, Seq):
+        most, after = 0, 0
+        for part in reversed(node.parts):
+            most = max(most, part.__dict__[_MOST] + after)
+            after += _GENERATED.measure(part) or 0
+        return most
+    if isinstance(node, Alt):
+        return max((option.__dict__[_MOST] for option in node.options), default=0)
+    if isinstance(node, Either):
+        generated: int = node.generated.__dict__[_MOST]
+        return generated
+    if isinstance(node, Repeat):
+        item = _GENERATED.measure(node.item) or 0
+        return max(node.low * item, node.item.__dict__[_MOST] + max(node.low - 1, 0) * item)
+    if isinstance(node, Machine):
+        if _DISTANCES not in node.__dict__:
+            node.__dict__[_DISTANCES] = _machine_distances(node)
+        return _LONGEST_CHARACTER + max((d for d in node.__dict__[_DISTANCES] if d is not None), default=0)
+    return _LONGEST_CHARACTER  # a character (Chars), and any node no generated text holds (AnyOrder)
+
+
+# The most bytes one character may take as JSON writes it: a surrogate pair of `\u` escapes.
+_LONGEST_CHARACTER = 12
+_MOST = "_most_to_finish"
 
 
 def shortest_generated(node: Node) -> int | None:

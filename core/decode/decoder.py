@@ -329,6 +329,9 @@ class Decoder:
 
     def _choose(self) -> int:
         """The next token id at the state's position, or END for end of generation."""
+        first = self._model_first_choice()
+        if first is not None:
+            return first
         state = self.state
         position = state.position
         allowed = self._steps.allowed(position)
@@ -355,6 +358,33 @@ class Decoder:
             return END
         state.probability = probability(logits, int(ids[index]))
         return int(ids[index])
+
+    def _model_first_choice(self) -> int | None:
+        """Greedy decoding's choice, where it is the model's own first choice: that token is
+        the highest score among the allowed ones too when it is allowed (the tokens allowed
+        need not be listed, which is most of the work at a state met for the first time).
+        None where the full choice must be made: sampling, grounding, held text, a tie for
+        the first place, a token the schema or the budget rules out here or that the
+        runaway guard would change, or no other choice besides (no confidence then)."""
+        state, settings = self.state, self.settings
+        position = state.position
+        if settings.temperature > 0 or self.grounding is not None or position.pending or position.held is not None:
+            return None
+        logits = self.model.last_logits() if state.logits is None else state.logits
+        token = int(np.argmax(logits))
+        if np.count_nonzero(logits == logits[token]) > 1:
+            return None
+        budget, guide = settings.max_tokens - position.used, position.guide
+        if not (guide.budget_binds_nowhere(budget) and guide.allows_among_others(token, budget)):
+            return None  # where the budget may cut a token, the full choice says so (budget_bound_at)
+        repeats = state.followers.repeats
+        if repeats is not None:
+            piece = self._pieces[token]
+            if repeats.loops(piece) or (repeats.runaway() and not repeats.closes_string(piece)):
+                return None
+        state.stats.sampled_tokens += 1
+        state.probability = probability(logits, token)
+        return token
 
     def _sample(self, logits: Logits) -> int:
         return sample(logits, self.settings.temperature, self.settings.top_p, self._rng)

@@ -114,6 +114,30 @@ class Guide:
             ids = ids[fits]
         return Allowed(ids, may_end=not starting_with and self.is_accepting(), budget_cut=cut)
 
+    def allows_among_others(self, token_id: int, budget: int) -> bool:
+        """Whether `allowed(budget)` holds `token_id` and some other choice besides (another
+        token, or the end of generation), told without listing the allowed tokens: the token's
+        own bytes are walked, and the others are counted among the single-byte tokens. False
+        where it cannot be told so (an end-of-generation token, fewer such others): the caller
+        then lists them. For a sampler that takes the model's first choice where it is allowed."""
+        if self.state == _STOPPED or token_id in self._vocab.eog_ids:
+            return False
+        following = self._after(token_id)
+        distances = self._dfa.distance_array
+        if following == DEAD or 1 + int(distances[following]) > budget:
+            return False
+        if self.is_accepting():
+            return True
+        targets = self._dfa.row(self.state)[self._index.table.single_byte_bytes]
+        targets = targets[targets != DEAD]
+        return int(np.count_nonzero(distances[targets] < budget)) >= 2
+
+    def budget_binds_nowhere(self, budget: int) -> bool:
+        """Whether no token at any state can need more than `budget` tokens to close the
+        document (so `allowed(budget)` never cuts one): False where that is not known."""
+        most = self._dfa.most_to_finish()
+        return most is not None and 1 + most <= budget
+
     def allowed_token_ids(self, budget: int | None = None, starting_with: bytes = b"") -> IdArray:
         """Ascending ids of the tokens allowed next (see `allowed`), end-of-generation ids
         included where the text so far is a complete document; empty once one was taken.

@@ -145,6 +145,7 @@ class TokenTable:
             self.one_byte.append(group[self.lengths[group] == 1])
             self._by_second.append(ordered)
             self._second_bounds.append(bounds)
+        self.single_byte_bytes = np.array([b for b in range(256) if len(self.one_byte[b])], dtype=np.intp)  # a token each
 
     def starting_with(self, first: int, seconds: npt.NDArray[np.intp]) -> IdArray:
         """Tokens of two bytes or more that start with byte `first`, then one of `seconds`."""
