@@ -119,7 +119,7 @@ def test_allowed_arrays_agree_with_ids_under_a_prefix_and_a_budget(vocab: Vocabu
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_a_choice_told_without_listing_agrees_with_the_list(vocab: Vocabulary, schema: dict[str, object]) -> None:
     """`allows_among_others` says yes only for a token `allowed` holds beside another choice,
-    and where `budget_binds_nowhere`, the budget cuts nothing at any state met."""
+    and where `budget_cuts_nothing`, `allowed` leaves no token out for the budget."""
     compiled = compile_for(schema, vocab)
     bound = compiled.guide().shortest_completion()
     said_yes = 0
@@ -129,7 +129,7 @@ def test_a_choice_told_without_listing_agrees_with_the_list(vocab: Vocabulary, s
             for budget in (1, 2, 5, bound, 1000):
                 allowed = guide.allowed(budget)
                 held = set(allowed.ids.tolist())
-                if guide.budget_binds_nowhere(budget):
+                if guide.budget_cuts_nothing(budget):
                     assert not allowed.budget_cut
                 for token in range(vocab.size):
                     if guide.allows_among_others(token, budget):
@@ -137,7 +137,7 @@ def test_a_choice_told_without_listing_agrees_with_the_list(vocab: Vocabulary, s
                         assert token in held and (len(held) > 1 or allowed.may_end)
             guide.advance(byte + 2)
     assert said_yes > 0
-    assert compiled.guide().budget_binds_nowhere(1000) and not compiled.guide().budget_binds_nowhere(bound - 1)
+    assert compiled.guide().budget_cuts_nothing(1000) and not compiled.guide().budget_cuts_nothing(bound - 1)
 
 
 def fits(guide: Guide, token: int, budget: int | None) -> bool:

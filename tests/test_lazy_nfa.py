@@ -87,13 +87,28 @@ def test_distance_at_birth_equals_search_over_expanded_automaton(tree: Node) -> 
 
 @settings(max_examples=300, deadline=None)
 @given(trees)
-def test_no_state_needs_more_than_the_bound_to_finish(tree: Node) -> None:
-    """most_to_finish bounds every state's distance (the decoder skips budget checks below it)."""
+def test_no_state_needs_more_than_the_bound_of_any_state_before_it(tree: Node) -> None:
+    """most_to_finish(q) bounds the distance of every state reachable from q (the decoder
+    skips the budget's cuts below it)."""
     nfa = build_nfa(tree)
-    bound = nfa.most_to_finish()
-    assert bound is not None
-    assert max(expanded_distances(nfa).values()) <= bound
-    assert build_nfa(tree, accepting_all=True).most_to_finish() is None
+    distances = expanded_distances(nfa)
+    for state in distances:
+        bound = nfa.most_to_finish(state)
+        assert bound is not None
+        assert all(distances[reached] <= bound for reached in reachable(nfa, state)), f"state {state}"
+    accepting_all = build_nfa(tree, accepting_all=True)
+    assert accepting_all.most_to_finish(accepting_all.start) is None
+
+
+def reachable(nfa: NFA, state: int) -> set[int]:
+    seen, stack = {state}, [state]
+    while stack:
+        current = stack.pop()
+        for target in [t for _, _, t in nfa.edges_of(current)] + nfa.epsilons_of(current):
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return seen
 
 
 def test_corpus_like_schema_distances_are_exact() -> None:
@@ -111,7 +126,8 @@ def test_corpus_like_schema_distances_are_exact() -> None:
     distances = expanded_distances(nfa)
     for state, distance in distances.items():
         assert nfa.distance[state] == distance
-    assert max(distances.values()) <= (nfa.most_to_finish() or 0)
+    for state in distances:
+        assert all(distances[reached] <= (nfa.most_to_finish(state) or 0) for reached in reachable(nfa, state))
 
 
 def test_long_bounded_strings_build_only_visited_states() -> None:

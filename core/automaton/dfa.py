@@ -64,9 +64,11 @@ class LazyDFA:
     def nfa(self) -> NFA:
         return self._nfa
 
-    def most_to_finish(self) -> int | None:
-        """A bound on every state's distance (see NFA.most_to_finish); None where unknown."""
-        return self._nfa.most_to_finish()
+    def most_to_finish(self, state: int) -> int | None:
+        """A bound on the distance of every state reachable from `state` (see
+        NFA.most_to_finish); None where there is none."""
+        bounds = [self._nfa.most_to_finish(member) for member in self._sets[state]]
+        return None if not bounds or None in bounds else max(b for b in bounds if b is not None)
 
     @property
     def tree(self) -> Node:

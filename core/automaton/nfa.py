@@ -59,7 +59,7 @@ class NFA:
         self._shortest = _ShortestMatch(accepting_all)
         self._shortest.measure(tree)
         self._tree = tree  # keeps every node alive, so ids in the memo stay unique
-        self._most_to_finish: int | None = None
+        self._most: dict[int, int] = {}  # most_to_finish, by state, as asked
         self.accept = self._new_state(0)
         self._edges[self.accept] = []
         self.start = self.named(tree, self.accept)
@@ -69,16 +69,52 @@ class NFA:
         """The regex tree this automaton matches."""
         return self._tree
 
-    def most_to_finish(self) -> int | None:
-        """A bound on the distance of every state this automaton has or will have: no state
-        needs more bytes to reach acceptance (so no token more than 1 + this many tokens).
-        None for the automaton accepting every text (members in any order are not bounded
-        here). Measured once, over the tree."""
+    def most_to_finish(self, state: int) -> int | None:
+        """A bound on the distance of every state reachable from `state` (itself included): none
+        needs more bytes to reach acceptance. None for the automaton accepting every text
+        (members in any order are not bounded here). Reckoned on first asking, along the
+        state's continuation: the most its own node may still need (a bound per node, kept on
+        the tree) before its continuation's distance, or what the continuation itself bounds."""
         if self.accepting_all:
             return None
-        if self._most_to_finish is None:
-            self._most_to_finish = _most_to_finish(self._tree)
-        return self._most_to_finish
+        found = self._most.get(state)
+        if found is not None:
+            return found
+        stack = [(state, False)]  # iterative: a continuation may be thousands of states long
+        while stack:
+            current, ready = stack.pop()
+            if current in self._most:
+                continue
+            following = self._followers(current)
+            if not ready:
+                stack.append((current, True))
+                stack.extend((target, False) for target in following if target not in self._most)
+                continue
+            self._most[current] = self._own_most(current, following)
+        return self._most[state]
+
+    def _followers(self, state: int) -> list[int]:
+        """The states whose bounds bound `state`'s: its continuation, or a helper state's targets."""
+        pending = self._pending[state]
+        if pending is not None:
+            return [pending.next_state]
+        edges = self._edges[state] or []
+        return [target for _, _, target in edges] + self._epsilons[state]
+
+    def _own_most(self, state: int, following: list[int]) -> int:
+        after = max((self._most[target] for target in following), default=0)
+        pending = self._pending[state]
+        if pending is None or self.distance[pending.next_state] < 0:
+            return max(self.distance[state], after)
+        node = pending.node
+        if isinstance(node, Repeat) and pending.position == 1:
+            item = _GENERATED.measure(node.item) or 0
+            inside = _most_to_finish(node.item)
+            count = pending.count
+            own = max(count * item, inside + (count - 1) * item) if count > 0 else inside if pending.spare != 0 else 0
+        else:
+            own = _most_to_finish(node)
+        return max(own + self.distance[pending.next_state], after, self.distance[state])
 
     @property
     def size(self) -> int:
@@ -390,10 +426,10 @@ def _all_nodes(tree: Node) -> list[Node]:
 
 
 def _most_to_finish(tree: Node) -> int:
-    """A bound on the fewest bytes from any state of the generator's automaton over `tree` to
-    acceptance (see NFA.most_to_finish), per node: inside a part of a sequence, that part's
-    bound and the shortest of the parts after it; inside a copy of a repeat, the copy's bound
-    and the shortest of the copies still required after it. Kept on the nodes; iterative."""
+    """A bound on the fewest bytes from any point inside `tree` to its end, in the generator's
+    automaton (see NFA.most_to_finish): inside a part of a sequence, that part's bound and the
+    shortest of the parts after it; inside a copy of a repeat, the copy's bound and the
+    shortest of the copies still required after it. Kept on the nodes; iterative."""
     stack: list[tuple[Node, bool]] = [(tree, False)]
     while stack:
         node, children_done = stack.pop()

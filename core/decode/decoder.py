@@ -375,7 +375,7 @@ class Decoder:
         if np.count_nonzero(logits == logits[token]) > 1:
             return None
         budget, guide = settings.max_tokens - position.used, position.guide
-        if not (guide.budget_binds_nowhere(budget) and guide.allows_among_others(token, budget)):
+        if not (guide.budget_cuts_nothing(budget) and guide.allows_among_others(token, budget)):
             return None  # where the budget may cut a token, the full choice says so (budget_bound_at)
         repeats = state.followers.repeats
         if repeats is not None:

@@ -132,10 +132,13 @@ class Guide:
         targets = targets[targets != DEAD]
         return int(np.count_nonzero(distances[targets] < budget)) >= 2
 
-    def budget_binds_nowhere(self, budget: int) -> bool:
-        """Whether no token at any state can need more than `budget` tokens to close the
-        document (so `allowed(budget)` never cuts one): False where that is not known."""
-        most = self._dfa.most_to_finish()
+    def budget_cuts_nothing(self, budget: int) -> bool:
+        """Whether no token allowed here can need more than `budget` tokens (itself included)
+        to close the document, so that `allowed(budget)` leaves none out: False where that is
+        not known without listing them."""
+        if self.state == _STOPPED:
+            return True
+        most = self._dfa.most_to_finish(self.state)
         return most is not None and 1 + most <= budget
 
     def allowed_token_ids(self, budget: int | None = None, starting_with: bytes = b"") -> IdArray:
