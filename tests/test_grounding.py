@@ -340,3 +340,38 @@ def test_a_byte_pending_is_read_against_the_string_so_far_and_the_candidates_giv
     grounding.feed(b'b", "ya')
     assert grounding.inside_body
     assert kept([a, ab, abc, ag]) == [a]
+
+
+class DocumentLovingModel(FakeModel):
+    """Random logits, raised for every token that occurs in the document: its first choice is
+    often one grounding keeps, so greedy decoding takes it without listing the candidates."""
+
+    def __init__(self, vocab: Vocabulary, seed: int, document: str) -> None:
+        super().__init__(vocab, seed)
+        data = document.encode()
+        # Tokens with a quote too: outside a value, they open one, with text the document may not hold.
+        self.favoured = [token for token, piece in enumerate(vocab.pieces) if piece and (piece in data or b'"' in piece)]
+
+    def _logits_after(self, length: int) -> npt.NDArray[np.float32]:
+        logits = super()._logits_after(length)
+        logits[self.favoured] += 4.0
+        return logits
+
+
+@given(seed=st.integers(0, 10_000), document=st.sampled_from(["Ann Lee, 34, ab 12", 'x "ab" \\ John 日本 ab.', "John John ab"]))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_greedy_grounded_choice_without_the_list_is_the_full_choice(vocab: Vocabulary, seed: int, document: str) -> None:
+    """Grounded greedy decoding takes the model's first choice where grounding keeps it beside
+    another candidate, without listing them; a near-zero temperature goes the full way. Both
+    write the same text, with the same confidences, spans followed and bodies released."""
+    schema = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "array", "items": {"type": "string"}}}}
+    runs = []
+    for temperature in (0.0, 1e-9):
+        compiled = compile_schema(schema, vocab, grounded=True)
+        grounding = compiled.grounding(document)
+        settings_ = SamplingSettings(max_tokens=120, temperature=temperature, seed=seed, draft_tokens=4)
+        decoder = Decoder(DocumentLovingModel(vocab, seed, document), compiled, settings_, grounding=grounding)
+        output = b"".join(decoder.run())
+        assert grounding is not None
+        runs.append((output, decoder.choices, decoder.budget_bound_at, decoder.stats.sampled_tokens, grounding.bodies))
+    assert runs[0] == runs[1]

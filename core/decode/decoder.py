@@ -363,12 +363,12 @@ class Decoder:
         """Greedy decoding's choice, where it is the model's own first choice: that token is
         the highest score among the allowed ones too when it is allowed (the tokens allowed
         need not be listed, which is most of the work at a state met for the first time).
-        None where the full choice must be made: sampling, grounding, held text, a tie for
-        the first place, a token the schema or the budget rules out here or that the
+        None where the full choice must be made: sampling, held text, a tie for the first
+        place, a token the schema, the budget or grounding rules out here or that the
         runaway guard would change, or no other choice besides (no confidence then)."""
         state, settings = self.state, self.settings
         position = state.position
-        if settings.temperature > 0 or self.grounding is not None or position.pending or position.held is not None:
+        if settings.temperature > 0 or position.pending or position.held is not None:
             return None
         logits = self.model.last_logits() if state.logits is None else state.logits
         token = int(np.argmax(logits))
@@ -377,6 +377,9 @@ class Decoder:
         budget, guide = settings.max_tokens - position.used, position.guide
         if not (guide.budget_cuts_nothing(budget) and guide.allows_among_others(token, budget)):
             return None  # where the budget may cut a token, the full choice says so (budget_bound_at)
+        grounding = self.grounding
+        if grounding is not None and not grounding.keeps_beside_another(token, lambda other: guide.allows(other, budget)):
+            return None  # the full choice, which also releases a body no candidate keeps on the document
         repeats = state.followers.repeats
         if repeats is not None:
             piece = self._pieces[token]

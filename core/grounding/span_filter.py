@@ -24,6 +24,7 @@ their positions in the list (core/positions.py), not by a pass over every candid
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -210,6 +211,27 @@ class Grounding:
             self._released = inside
             return ids
         return kept
+
+    def keeps_beside_another(self, token: int, allowed: Callable[[int], bool]) -> bool:
+        """Whether `restrict(b"", ids)` keeps `token` and another candidate besides, for the
+        candidates `ids` of a state whose single-byte tokens `allowed` (which says whether the
+        automaton allows a token) holds two of: told without the list, changing nothing.
+        Outside a body every single-byte token is kept, so those two are. False also where
+        it takes the list (an escape open in a body; a date or number held to the document's)."""
+        if self.values is not None and self.values.holding:
+            return False
+        if self._body_start is None:
+            keep = self._kept_outside(b"", np.array([token], dtype=np.int32))
+            return keep is None or len(keep) == 1
+        if self._released:
+            return True
+        if self._escaped:
+            return False
+        ends = self._ends
+        continuing = self._tokens.anywhere_ids() if ends is None else self._after(ends)
+        if not np.any(continuing == token):
+            return False
+        return any(other != token and allowed(other) for other in continuing.tolist())
 
     def _kept_inside(self, pending: bytes, ids: IdArray) -> IdArray:
         """The candidates that continue the body (an array that may be shared: not to be

@@ -120,17 +120,21 @@ class Guide:
         own bytes are walked, and the others are counted among the single-byte tokens. False
         where it cannot be told so (an end-of-generation token, fewer such others): the caller
         then lists them. For a sampler that takes the model's first choice where it is allowed."""
-        if self.state == _STOPPED or token_id in self._vocab.eog_ids:
-            return False
-        following = self._after(token_id)
-        distances = self._dfa.distance_array
-        if following == DEAD or 1 + int(distances[following]) > budget:
+        if not self.allows(token_id, budget):
             return False
         if self.is_accepting():
             return True
         targets = self._dfa.row(self.state)[self._index.table.single_byte_bytes]
         targets = targets[targets != DEAD]
-        return int(np.count_nonzero(distances[targets] < budget)) >= 2
+        return int(np.count_nonzero(self._dfa.distance_array[targets] < budget)) >= 2
+
+    def allows(self, token_id: int, budget: int) -> bool:
+        """Whether `allowed(budget)` holds `token_id` (never an end-of-generation token), told
+        by walking its bytes."""
+        if self.state == _STOPPED or token_id in self._vocab.eog_ids:
+            return False
+        following = self._after(token_id)
+        return following != DEAD and 1 + int(self._dfa.distance_array[following]) <= budget
 
     def budget_cuts_nothing(self, budget: int) -> bool:
         """Whether no token allowed here can need more than `budget` tokens (itself included)
