@@ -122,22 +122,22 @@ def test_a_choice_told_without_listing_agrees_with_the_list(vocab: Vocabulary, s
     and where `budget_cuts_nothing`, `allowed` leaves no token out for the budget."""
     compiled = compile_for(schema, vocab)
     bound = compiled.guide().shortest_completion()
-    said_yes = 0
+    said_yes = cuts_nothing = 0
     for seed in range(3):
         guide = compiled.guide()
         for byte in random_walk(compiled, seed, 40).encode():
-            for budget in (1, 2, 5, bound, 1000):
+            for budget in (1, 2, 5, bound, 100, 1000):
                 allowed = guide.allowed(budget)
                 held = set(allowed.ids.tolist())
                 if guide.budget_cuts_nothing(budget):
                     assert not allowed.budget_cut
+                    cuts_nothing += budget < 1000
                 for token in range(vocab.size):
                     if guide.allows_among_others(token, budget):
                         said_yes += 1
                         assert token in held and (len(held) > 1 or allowed.may_end)
             guide.advance(byte + 2)
-    assert said_yes > 0
-    assert compiled.guide().budget_cuts_nothing(1000) and not compiled.guide().budget_cuts_nothing(bound - 1)
+    assert said_yes > 0 and cuts_nothing > 0  # both were put to the test
 
 
 def fits(guide: Guide, token: int, budget: int | None) -> bool:

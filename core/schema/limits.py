@@ -88,15 +88,16 @@ class Floor:
     shared by compilations (a format's) is measured once per process."""
 
     def problem(self, node: Node) -> str | None:
-        """Why a value of `node` is refused (floor_problem), or None.
+        """Why a value of `node` is refused (floor_problem on `of(node)`), or None.
 
-        The bytes are the generator's shortest text, as its NFA measures them (kept on the
-        nodes, so the NFA measures nothing again). Free text takes at least a byte a
-        character, so its own, separate measure is needed only past MAX_FLOOR_TEXT bytes."""
-        bytes_needed = shortest_generated(node) or 0  # None: nothing matches, refused elsewhere
-        if bytes_needed <= MAX_FLOOR_TEXT:
+        Asked first of the generator's shortest text as its NFA measures it (kept on the
+        nodes, so the NFA measures nothing again): that is never below `of(node)`'s bytes,
+        which are never below its free text, so at most MAX_FLOOR_TEXT bytes there neither
+        floor can be passed, and the tree is not measured again. Only past that are the
+        floors themselves measured."""
+        if (shortest_generated(node) or 0) <= MAX_FLOOR_TEXT:  # None: nothing matches, refused elsewhere
             return None
-        return floor_problem(bytes_needed, self.of(node)[1])
+        return floor_problem(*self.of(node))
 
     def of(self, node: Node) -> tuple[int, int]:
         """(bytes, free-text characters); matching nothing counts as (0, 0)."""  # a lower bound either way
