@@ -375,6 +375,8 @@ class Decoder:
         if np.isnan(logits[token]) or np.count_nonzero(logits == logits[token]) > 1:
             return None  # a tie (or a NaN, which argmax takes first): the full choice's order decides
         budget, guide = settings.max_tokens - position.used, position.guide
+        if token >= guide.vocabulary_size:
+            return None  # logits wider than the vocabulary: such a token is never allowed
         if not (guide.budget_cuts_nothing(budget) and guide.allows_among_others(token, budget)):
             return None  # where the budget may cut a token, the full choice says so (budget_bound_at)
         grounding = self.grounding

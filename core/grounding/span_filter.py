@@ -231,7 +231,10 @@ class Grounding:
         continuing = self._tokens.anywhere_ids() if ends is None else self._after(ends)
         if not np.any(continuing == token):
             return False
-        return any(other != token and allowed(other) for other in continuing.tolist())
+        for start in range(0, len(continuing), 64):  # the first few nearly always do: no list of thousands made
+            if any(other != token and allowed(other) for other in continuing[start : start + 64].tolist()):
+                return True
+        return False
 
     def _kept_inside(self, pending: bytes, ids: IdArray) -> IdArray:
         """The candidates that continue the body (an array that may be shared: not to be
