@@ -78,43 +78,42 @@ def check_schema(schema: Any, source: str = "schema") -> Schema:
 def _check_values(schema: Any, source: str) -> None:
     """Refuse what no later step could handle: nesting beyond MAX_SCHEMA_DEPTH, NaN or
     infinity, integers beyond MAX_SCHEMA_INTEGER_DIGITS digits (checked iteratively, before
-    anything recursive reads the schema)."""
-    if _values_within_limits(schema):
-        return  # the usual case: no pointers written (the walk below names the first offender)
-    for item, where, depth in _walk(schema):
+    anything recursive reads the schema). Each value's place is kept as a link to its
+    parent's, and written out as a JSON pointer only for the value refused."""
+    stack: list[tuple[Any, _Place, int]] = [(schema, None, 0)]
+    while stack:
+        item, place, depth = stack.pop()
         if depth > MAX_SCHEMA_DEPTH:
             raise SchemaError(
-                f"{source} nests objects and arrays more than {MAX_SCHEMA_DEPTH} levels deep (at {_shortened(where)})",
+                f"{source} nests objects and arrays more than {MAX_SCHEMA_DEPTH} levels deep (at {_shortened(_pointer(place))})",
                 hint="flatten deeply nested sub-schemas with $defs and $ref",
             )
-        if isinstance(item, float) and not math.isfinite(item):
+        if isinstance(item, dict):
+            stack.extend((child, (place, key), depth + 1) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, (place, index), depth + 1) for index, child in enumerate(item))
+        elif isinstance(item, float) and not math.isfinite(item):
             raise SchemaError(
-                f"{source} holds a number JSON cannot write (NaN or infinity) at {where or '/'}", hint="use a finite number"
+                f"{source} holds a number JSON cannot write (NaN or infinity) at {_pointer(place) or '/'}",
+                hint="use a finite number",
             )
-        if isinstance(item, int) and not isinstance(item, bool) and _too_many_digits(item):
+        elif isinstance(item, int) and not isinstance(item, bool) and _too_many_digits(item):
             raise SchemaError(
-                f"{source} holds an integer of more than {MAX_SCHEMA_INTEGER_DIGITS} digits at {where or '/'}",
+                f"{source} holds an integer of more than {MAX_SCHEMA_INTEGER_DIGITS} digits at {_pointer(place) or '/'}",
                 hint="use a shorter number",
             )
 
 
-def _values_within_limits(schema: Any) -> bool:
-    """Whether _check_values would find nothing to refuse (iterative)."""
-    stack = [(schema, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth >= MAX_SCHEMA_DEPTH:  # its values would be one level too deep
-                if item:
-                    return False
-                continue
-            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                return False
-        elif isinstance(item, int) and not isinstance(item, bool) and _too_many_digits(item):
-            return False
-    return True
+# A value's place: None for the root, else (its parent's place, its key or index).
+_Place = tuple[Any, str | int] | None
+
+
+def _pointer(place: _Place) -> str:
+    parts: list[str] = []
+    while place is not None:
+        place, part = place
+        parts.append(escape_pointer_part(str(part)))
+    return "".join(f"/{part}" for part in reversed(parts))
 
 
 def _shortened(pointer: str, keep: int = 60) -> str:
@@ -124,19 +123,6 @@ def _shortened(pointer: str, keep: int = 60) -> str:
 def _too_many_digits(number: int) -> bool:
     # 10**k has about k / log10(2) bits: compare bit lengths, never convert the number to text.
     return abs(number).bit_length() > MAX_SCHEMA_INTEGER_DIGITS * 3.3219280948873626
-
-
-def _walk(value: Any) -> Iterator[tuple[Any, str, int]]:
-    """Every value inside `value` with its JSON pointer and nesting depth (objects and
-    arrays count one level each), without recursion."""
-    stack = [(value, "", 0)]
-    while stack:
-        item, where, depth = stack.pop()
-        yield item, where, depth
-        if isinstance(item, dict):
-            stack.extend((child, f"{where}/{escape_pointer_part(str(key))}", depth + 1) for key, child in item.items())
-        elif isinstance(item, list):
-            stack.extend((child, f"{where}/{index}", depth + 1) for index, child in enumerate(item))
 
 
 # Keywords that apply their schemas to the value itself, not to a part of it.
