@@ -67,8 +67,9 @@ class LazyDFA:
     def most_to_finish(self, state: int) -> int | None:
         """A bound on the distance of every state reachable from `state` (see
         NFA.most_to_finish); None where there is none."""
-        bounds = [self._nfa.most_to_finish(member) for member in self._sets[state]]
-        return None if not bounds or None in bounds else max(b for b in bounds if b is not None)
+        if self._nfa.accepting_all:
+            return None
+        return max((self._nfa.most_to_finish(member) or 0 for member in self._sets[state]), default=0)
 
     @property
     def tree(self) -> Node:

@@ -476,9 +476,7 @@ def _node_most(node: Node) -> int:
         item = _GENERATED.measure(node.item) or 0
         return max(node.low * item, node.item.__dict__[_MOST] + max(node.low - 1, 0) * item)
     if isinstance(node, Machine):
-        if _DISTANCES not in node.__dict__:
-            node.__dict__[_DISTANCES] = _machine_distances(node)
-        return _LONGEST_CHARACTER + max((d for d in node.__dict__[_DISTANCES] if d is not None), default=0)
+        return _LONGEST_CHARACTER + max((d for d in _ShortestMatch.machine(node) if d is not None), default=0)
     return _LONGEST_CHARACTER  # a character (Chars), and any node no generated text holds (AnyOrder)
 
 
@@ -513,7 +511,11 @@ class _ShortestMatch:
 
     @staticmethod
     def machine(node: Machine) -> list[int | None]:
-        found: list[int | None] = node.__dict__[_DISTANCES]
+        """The fewest bytes from each of the machine's states to acceptance (kept on the node)."""
+        kept = node.__dict__
+        if _DISTANCES not in kept:
+            kept[_DISTANCES] = _machine_distances(node)
+        found: list[int | None] = kept[_DISTANCES]
         return found
 
     def any_order(self, node: AnyOrder, written: int, wrote: bool) -> int | None:
@@ -553,8 +555,6 @@ class _ShortestMatch:
         if isinstance(node, Chars):
             return _fewest_bytes(node.ranges)
         if isinstance(node, Machine):
-            if _DISTANCES not in node.__dict__:
-                node.__dict__[_DISTANCES] = _machine_distances(node)
             return self.machine(node)[node.start]
         if isinstance(node, Either):
             return self.measure(node.accepted if self._accepting_all else node.generated)

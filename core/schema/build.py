@@ -43,7 +43,7 @@ class Build:
         self.floor = Floor()
         self.ref_counts: collections.Counter[str] = collections.Counter()  # by target pointer
         self.references = References(document.resources)
-        self._refs_written = self.references.any_written  # none: no tree depends on references being expanded
+        self._refs_written = document.resources.references_written  # none: no tree depends on references being expanded
         self.reaches: dict[int, tuple[SchemaNode, frozenset[str]]] = {}
         self.memo: dict[Hashable, tuple[object, Node]] = {}
         self.strings: dict[Hashable, Node] = {}  # string trees by their keywords' contents

@@ -23,7 +23,6 @@ class References:
 
     def __init__(self, resources: Resources) -> None:
         self.resources = resources
-        self.any_written = resources.references_written
         self._direct: dict[str, frozenset[str]] = {}
         self._closure: dict[str, frozenset[str]] = {}
         self._below: dict[str, frozenset[str]] = {}
@@ -69,4 +68,3 @@ class References:
             return frozenset({self.resources.resolve(ref, where)[1]})
         except SchemaError:
             return frozenset()  # refused where it is reached
-
