@@ -3,6 +3,7 @@ batch through cli.batch_run, `extract check`."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from gguf_extract import (
@@ -13,6 +14,7 @@ from gguf_extract import (
     check_readable,
     check_schema_support,
     load_schema,
+    resolve_model,
     schema_label,
 )
 
@@ -28,6 +30,8 @@ from .request import CheckRequest, Request
 
 def execute(request: Request) -> ExitCode:
     shard = preflight.check_request(request)
+    if request.model is not None:  # a name is looked up once, and the file it names is kept from results like a path
+        request = replace(request, model=resolve_model(request.model))
     if not request.is_batch or request.batch.output_dir is None:
         output.require_stdout()
     if request.is_batch:

@@ -166,3 +166,16 @@ def test_extract_models_lists_each_cached_model_by_the_name_model_takes(tmp_path
     nothing = subprocess.run(command, capture_output=True, env=empty, timeout=120, check=False)
     assert nothing.returncode == 0 and nothing.stdout == b""
     assert "no GGUF model in the local model folders" in nothing.stderr.decode()
+
+
+def test_a_model_named_is_kept_from_results_like_a_model_given_by_path(tmp_path: Path) -> None:
+    """The file a name resolves to is the model file: a review page is never written over it."""
+    model = gguf(tmp_path / "home" / ".cache" / "llama.cpp" / "tiny.gguf")
+    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
+    environment = {key: value for key, value in os.environ.items() if key not in named} | {"HOME": str(tmp_path / "home")}
+    command = [sys.executable, "-m", "gguf_extract", "-s", "person", str(ROOT / "samples" / "person.txt")]
+    options = ["--model", "tiny", "--review", str(model), "--overwrite"]
+    run = subprocess.run([*command, *options], capture_output=True, env=environment, timeout=120, check=False)
+    assert run.returncode == 2 and run.stdout == b""
+    assert f"that is the model file {model}" in run.stderr.decode()
+    assert model.read_bytes() == b"GGUF" + bytes(12)
