@@ -11,6 +11,7 @@ looping folder costs little.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -67,15 +68,17 @@ def cached_models(folders: list[Path] | None = None) -> list[tuple[str, Path]]:
 def _walk(folder: Path) -> list[Path]:
     """The files below `folder` (links to files included, links to folders not followed), at
     most _MOST_DEPTH deep, in a stable order, the walk ending after _MOST_ENTRIES entries
-    (folders and files). A Hugging Face cache's datasets, spaces, blobs (its snapshots link
-    to them) and locks are not entered: they hold no model to name."""
+    (folders and files; a folder holding more is read only that far, in the order the system
+    lists it). A Hugging Face cache's datasets, spaces, blobs (its snapshots link to them) and
+    locks are not entered: they hold no model to name."""
     files: list[Path] = []
     stack = [(folder, 0)]
     seen = 0
     while stack and seen <= _MOST_ENTRIES:
         current, depth = stack.pop()
         try:
-            entries = sorted(os.scandir(current), key=lambda entry: entry.name, reverse=True)
+            with os.scandir(current) as listing:  # a huge folder is read only as far as the bound
+                entries = sorted(itertools.islice(listing, _MOST_ENTRIES + 1 - seen), key=lambda entry: entry.name, reverse=True)
         except OSError:
             continue
         seen += len(entries)

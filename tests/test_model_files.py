@@ -179,3 +179,12 @@ def test_a_model_named_is_kept_from_results_like_a_model_given_by_path(tmp_path:
     assert run.returncode == 2 and run.stdout == b""
     assert f"that is the model file {model}" in run.stderr.decode()
     assert model.read_bytes() == b"GGUF" + bytes(12)
+
+
+def test_a_folder_of_more_entries_than_the_walk_reads_is_read_only_that_far(home: Path) -> None:
+    folder = home / ".cache" / "llama.cpp"
+    folder.mkdir(parents=True)
+    for number in range(25_000):
+        (folder / f"m{number}.gguf").touch()
+    found = cached_models([folder])
+    assert 0 < len(found) < 25_000
