@@ -42,11 +42,12 @@ def evidence(**confidences: float | None) -> dict[str, ValueEvidence]:
 def test_only_values_below_the_threshold_that_may_be_null_become_null(vocab: Vocabulary) -> None:
     compiled = compile_schema(SCHEMA, vocab)
     found = evidence(a=0.2, b=0.1, c=0.9, d=None, e_0=0.3, e_1=0.5, f=0.1, g=0.1)
-    text, withheld = abstain(TEXT, found, compiled, 0.5)
+    text, withheld, value = abstain(TEXT, found, compiled, 0.5)
     assert withheld == ["/a", "/e/0", "/f"]  # b is no null, c is sure, d had no choice, e/1 is at it, g may not be null
     assert text == '{"a": null, "b": "y", "c": 1.50, "d": "z", "e": [null, 2], "f": null, "g": "w"}'
     jsonschema.validate(json.loads(text), SCHEMA)
-    assert abstain(TEXT, found, compiled, 0.05) == (TEXT, [])
+    assert value == json.loads(text)
+    assert abstain(TEXT, found, compiled, 0.05) == (TEXT, [], None)
 
 
 @settings(max_examples=60, deadline=None)
@@ -57,7 +58,8 @@ def test_whatever_the_confidences_the_result_validates_and_only_doubtful_values_
     compiled = compile_schema(SCHEMA, vocab)
     pointers = [leaf.pointer for leaf in leaves(TEXT.encode())]
     found = {pointer: ValueEvidence(None, confidence) for pointer, confidence in zip(pointers, confidences, strict=False)}
-    text, withheld = abstain(TEXT, found, compiled, threshold)
+    text, withheld, value = abstain(TEXT, found, compiled, threshold)
+    assert value == (json.loads(text) if withheld else None)
     value = json.loads(text)
     jsonschema.validate(value, SCHEMA)
     before = {leaf.pointer: leaf.value for leaf in leaves(TEXT.encode())}

@@ -160,7 +160,7 @@ class ChunkedExtraction:
 
     def abstain(self, min_confidence: float) -> list[str]:
         """As Extraction.abstain, on the merged value."""
-        self.text, withheld = abstain(self.text, self.evidence, self._compiled, min_confidence)
+        self.text, withheld, value = abstain(self.text, self.evidence, self._compiled, min_confidence)
         if withheld:
-            self.value = self._compiled.validate(self.text)
+            self.value = value
         return withheld

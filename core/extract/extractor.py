@@ -495,7 +495,7 @@ class Extraction:
         """Once run: `null` in `text` and `value` for each value whose confidence is below
         `min_confidence` where the schema allows null there (core.extract.abstain); returns
         their JSON pointers. Their evidence stays: it tells what the model wrote."""
-        self.text, withheld = abstain(self.text, self.evidence, self._compiled, min_confidence)
+        self.text, withheld, value = abstain(self.text, self.evidence, self._compiled, min_confidence)
         if withheld:
-            self.value = self._compiled.validate(self.text)
+            self.value = value
         return withheld
