@@ -64,6 +64,7 @@ from accuracy_scoring import (
 )
 
 from gguf_extract import ExtractError, Extractor, SamplingSettings
+from gguf_extract.core.grounding.value_evidence import CONFIDENCE_EXPONENT  # after the facade: llama.cpp loads first
 
 STARTED = time.perf_counter()
 MODES = ("plain", "grounded")
@@ -149,6 +150,7 @@ def run_model(
                 record["evidence"] = {k: v.as_json() for k, v in evidence.items() if hasattr(v, "as_json")}
                 record["budget_closed_at"] = getattr(run, "budget_closed_at", None)
                 record["stats"] = stats
+                record["confidence_exponent"] = CONFIDENCE_EXPONENT  # what the confidences carry: calibrate.py undoes it
                 save.write(json.dumps(record, ensure_ascii=False) + "\n")
     return tallies
 

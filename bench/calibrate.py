@@ -40,11 +40,14 @@ def raw_pairs(saved: Path, devset: Path) -> dict[str, dict[str, list[tuple[float
     for line in saved.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         case = by_id[record["id"]]
+        exponent = record.get("confidence_exponent")
+        if exponent is None:  # saved before the exponent was recorded: 1 or 0.35, which cannot be told
+            raise SystemExit(f"{saved}: no confidence_exponent in its records; save it again with bench/accuracy.py --save")
         evidence = {
             pointer: SimpleNamespace(
                 span=found["span"],
                 grounded=found.get("grounded"),
-                confidence=None if found["confidence"] is None else found["confidence"] ** (1 / CONFIDENCE_EXPONENT),
+                confidence=None if found["confidence"] is None else found["confidence"] ** (1 / exponent),
             )
             for pointer, found in record.get("evidence", {}).items()
         }
