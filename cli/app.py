@@ -101,7 +101,7 @@ def extract(
         ),
     ] = None,
     model: Annotated[
-        Optional[Path],  # noqa: UP045 - typer needs Optional on Python 3.10
+        Optional[str],  # noqa: UP045 - typer needs Optional on Python 3.10; a name, not a Path: Path("./m") is "m"
         typer.Option(
             envvar="EXTRACT_MODEL",
             help="GGUF model file, or the name of one llama.cpp, LM Studio or Hugging Face downloaded here [default:"

@@ -32,7 +32,8 @@ from .request import Request
 
 def open_and_compile(request: Request, schema: Schema) -> tuple[Extractor, CompiledSchema]:
     options = ModelOptions(request.ctx, request.threads, request.n_gpu_layers, request.use_cache)
-    extractor = Extractor.open(request.model, options)
+    # The name was looked up in cli.run.execute: a Path is opened as the file it is.
+    extractor = Extractor.open(None if request.model is None else Path(request.model), options)
     compiled = extractor.compile(
         schema, recursion_depth=request.recursion_depth, lenient=request.lenient, grounded=request.grounded
     )

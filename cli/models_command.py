@@ -1,9 +1,12 @@
 """`extract models`: the GGUF models other local tools keep (core.model_files), each by the
 name `--model` takes (its file name without `.gguf`) and its file, one per line, a tab
-between. No model is loaded."""
+between. A file linked from two places is one line; where distinct files share a name, that
+name would be refused as ambiguous, so each of them is listed by its path. No model is loaded."""
 
 from __future__ import annotations
 
+import os
+from collections import Counter
 from typing import Any
 
 from gguf_extract import cached_models, model_folders
@@ -17,7 +20,10 @@ def list_models(_: Any) -> int:
     if not found:
         folders = ", ".join(str(folder) for folder in model_folders())
         output.report_warning(f"no GGUF model in the local model folders ({folders})")
+    files = list({os.path.realpath(path): path for _, path in found}.values())
+    sharing = Counter(path.stem.lower() for path in files)  # --model ignores case
     writer = output.JsonWriter()
-    for _, path in found:
-        writer.write(output.escaped_surrogates(f"{path.stem}\t{path}\n"))
+    for path in files:
+        name = path.stem if sharing[path.stem.lower()] == 1 else str(path)
+        writer.write(output.escaped_surrogates(f"{name}\t{path}\n"))
     return int(ExitCode.OK)

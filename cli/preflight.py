@@ -174,7 +174,7 @@ def _protected_files(request: Request, inputs: list[batch.Source]) -> Iterator[t
     schema = _schema_file(request.schema)
     if schema is not None:
         yield schema, f"the schema file {request.schema}"
-    if request.model is not None and (model := batch.file_identity(request.model)) is not None:
+    if request.model is not None and (model := batch.file_identity(Path(request.model))) is not None:
         yield model, f"the model file {request.model}"
     if request.batch.files_from not in (None, "-"):
         listing = batch.file_identity(Path(str(request.batch.files_from)))

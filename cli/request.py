@@ -41,7 +41,7 @@ class BatchOptions:
 class Request:
     documents: tuple[str, ...]
     schema: str
-    model: Path | None
+    model: str | None  # as written (a name or a path), then the file it names (cli.run.execute)
     max_tokens: int
     temperature: float
     top_p: float

@@ -31,7 +31,7 @@ from .request import CheckRequest, Request
 def execute(request: Request) -> ExitCode:
     shard = preflight.check_request(request)
     if request.model is not None:  # a name is looked up once, and the file it names is kept from results like a path
-        request = replace(request, model=resolve_model(request.model))
+        request = replace(request, model=str(resolve_model(request.model)))
     if not request.is_batch or request.batch.output_dir is None:
         output.require_stdout()
     if request.is_batch:

@@ -4,8 +4,8 @@ keep (llama.cpp's download cache, LM Studio's models folder, the Hugging Face hu
     resolve_model("qwen2.5-1.5b")   # the one cached GGUF whose path there holds that name
     resolve_model("~/m/q.gguf")     # a path: taken as it is
 
-Only a name without a directory separator is looked up, and only where no file of that name
-exists here. The folders are walked to a bounded depth and count of entries, so a huge or
+Only a str without a directory separator is looked up, and only where no file of that name
+exists here; a Path is always taken as it is. The folders are walked to a bounded depth and count of entries, so a huge or
 looping folder costs little.
 """
 
@@ -115,14 +115,15 @@ def _known_as(relative: Path) -> str:
 
 
 def resolve_model(model: Path | str, folders: list[Path] | None = None) -> Path:
-    """The model file `model` names: the file itself where it exists or is written as a path;
-    else the one cached GGUF (see cached_models) whose file name, without `.gguf`, is `model`,
-    or failing that whose name there holds `model` (case ignored). Raises ModelNotFound for a
-    missing path, ModelError naming the folders searched and what they hold where no cached
-    model matches or several do."""
+    """The model file `model` names. A Path is taken as it is: a caller's missing file is not
+    looked for under another name. A str is the file itself where it exists or is written as a
+    path; else the one cached GGUF (see cached_models) whose file name, without `.gguf`, is
+    `model`, or failing that whose name there holds `model` (case ignored). Raises ModelNotFound
+    for a missing path, ModelError naming the folders searched and what they hold where no
+    cached model matches or several do."""
     path = Path(model).expanduser()
     text = str(model)
-    if path.exists() or os.sep in text or "/" in text or (os.altsep is not None and os.altsep in text):
+    if isinstance(model, Path) or path.exists() or os.sep in text or "/" in text or (os.altsep is not None and os.altsep in text):
         return path
     wanted = text.lower()
     cached = cached_models(folders)

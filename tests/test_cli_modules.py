@@ -84,7 +84,7 @@ def test_each_module_imports_on_its_own(module: str) -> None:
 # Names that are not UTF-8 reach Python with lone surrogates (PEP 383): they must survive too.
 NAMES = st.text(st.one_of(st.characters(), st.sampled_from(["\udcff", "\udc80", "\udce9"])), max_size=12)
 PATHS = NAMES.map(Path)
-PATH_FIELDS: dict[str, Any] = {"model": st.none() | PATHS, "review": st.none() | PATHS, "output_dir": st.none() | PATHS}
+PATH_FIELDS: dict[str, Any] = {"model": st.none() | PATHS.map(str), "review": st.none() | PATHS, "output_dir": st.none() | PATHS}
 
 
 def built(kind: type[Any], **overrides: Any) -> st.SearchStrategy[Any]:
@@ -109,7 +109,7 @@ def test_a_request_comes_back_whole_from_its_json(request: Request) -> None:
 
 def test_a_worker_reads_the_request_and_its_documents() -> None:
     request = Request(
-        documents=("docs",), schema="person", model=Path("m\udce9.gguf"), max_tokens=40, temperature=0.5, top_p=0.9,
+        documents=("docs",), schema="person", model="m\udce9.gguf", max_tokens=40, temperature=0.5, top_p=0.9,
         seed=7, n_gpu_layers=0, threads=2, ctx=512, instructions="Be brief.", lenient=True, recursion_depth=4, stats=True,
         verbose=False, truncate=True, encoding="latin-1", batch=BatchOptions(output_dir=Path("out"), worker=True), grounded=True,
     )  # fmt: skip

@@ -121,6 +121,9 @@ def test_a_path_or_a_file_here_is_never_looked_up(home: Path) -> None:
     here = gguf(home / "model.gguf")
     assert resolve_model("model.gguf") == Path("model.gguf") and Path("model.gguf").resolve() == here.resolve()
     assert resolve_model("missing/model.gguf") == Path("missing/model.gguf")  # ModelNotFound when opened
+    cached = gguf(home / ".cache" / "llama.cpp" / "absent.gguf")
+    assert resolve_model("absent") == cached
+    assert resolve_model(Path("absent.gguf")) == Path("absent.gguf")  # a caller's Path is never a name
 
 
 def test_a_folder_that_links_to_itself_is_walked_once(home: Path) -> None:
@@ -162,6 +165,13 @@ def test_extract_models_lists_each_cached_model_by_the_name_model_takes(tmp_path
     lines = [line.split("\t") for line in listed.stdout.decode().splitlines()]
     assert [name for name, _ in lines] == ["small-q8", "tiny-q4"]
     assert lines[0][1] == str(studio) and lines[1][1].endswith("snapshots/0123abcd/tiny-q4.gguf")
+    again = gguf(home / ".cache" / "llama.cpp" / "TINY-Q4.gguf")  # a second file of that name: a path is its name
+    (home / ".cache" / "llama.cpp" / "link-q8.gguf").symlink_to(studio)  # the same file twice: one line
+    listed = subprocess.run(command, capture_output=True, env=environment, timeout=120, check=False)
+    lines = [line.split("\t") for line in listed.stdout.decode().splitlines()]
+    assert listed.returncode == 0 and len(lines) == 3 and len({os.path.realpath(file) for _, file in lines}) == 3
+    hub = next(file for _, file in lines if file.endswith("tiny-q4.gguf"))
+    assert dict(lines) == {str(again): str(again), "small-q8": str(studio), hub: hub}
     empty = {**environment, "HOME": str(tmp_path / "nobody")}
     nothing = subprocess.run(command, capture_output=True, env=empty, timeout=120, check=False)
     assert nothing.returncode == 0 and nothing.stdout == b""
