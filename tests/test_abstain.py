@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +102,40 @@ def test_the_command_writes_null_for_doubtful_values_that_may_be_null_and_says_s
             assert f"{pointer} has confidence" in stderr and "written as null (--abstain)" in stderr
     refused = subprocess.run([*command, "--abstain"], capture_output=True, env=environment, timeout=600, check=False)
     assert refused.returncode == 2 and "--abstain needs --min-confidence" in refused.stderr.decode()
+
+
+def test_a_batch_into_an_output_directory_writes_each_file_as_its_single_run_does(tmp_path: Path) -> None:
+    """The file a batch writes is the value --abstain left, as one document's run prints it."""
+    person = json.loads((ROOT / "schemas" / "person.json").read_text())
+    for name, field in person["properties"].items():
+        if name != "name":
+            field["type"] = [field["type"], "null"]
+    schema = tmp_path / "person.json"
+    schema.write_text(json.dumps(person))
+    documents = tmp_path / "documents"
+    documents.mkdir()
+    (documents / "person.txt").write_bytes((ROOT / "samples" / "person.txt").read_bytes())
+    (documents / "event.txt").write_bytes((ROOT / "samples" / "event.txt").read_bytes())
+    environment = {**os.environ, "EXTRACT_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "gguf_extract", "-s", str(schema), "--threads", "1"]
+    options = ["--min-confidence", "0.5", "--abstain"]
+    batch = subprocess.run(
+        [*command, *options, str(documents), "--output-dir", str(tmp_path / "out")],
+        capture_output=True, env=environment, timeout=600, check=False,
+    )  # fmt: skip
+    assert batch.returncode == 0, batch.stderr.decode()
+    withheld = 0
+    for name in ("person", "event"):
+        single = subprocess.run(
+            [*command, *options, str(documents / f"{name}.txt")], capture_output=True, env=environment, timeout=600, check=False
+        )
+        assert single.returncode == 0, single.stderr.decode()
+        written = json.loads((tmp_path / "out" / f"{name}.json").read_text())
+        assert written == json.loads(single.stdout)
+        jsonschema.validate(written, person)
+        warned = r"(/\w+) has confidence [0-9.]+, below --min-confidence 0.5: written as null"
+        pointers = re.findall(warned, single.stderr.decode())
+        in_batch = re.findall(rf"{name}.txt: {warned}", batch.stderr.decode())
+        assert pointers == in_batch and all(written[pointer[1:]] is None for pointer in pointers)
+        withheld += len(pointers)
+    assert withheld > 0  # the threshold withheld something, so the files show --abstain at work
