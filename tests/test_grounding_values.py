@@ -13,7 +13,13 @@ from conftest import FakeModel
 
 from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
-from gguf_extract.core.grounding.document_values import document_dates, document_numbers, document_offsets, document_times
+from gguf_extract.core.grounding.document_values import (
+    DocumentValues,
+    document_dates,
+    document_numbers,
+    document_offsets,
+    document_times,
+)
 from gguf_extract.core.grounding.value_evidence import ValueEvidence, gather
 from gguf_extract.core.index.compiled import compile_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
@@ -215,3 +221,11 @@ def test_a_date_stated_once_or_many_times_has_one_span_per_statement() -> None:
     assert document_dates("on 04/04/2024") == {"2024-04-04": [(3, 13)]}
     spans = document_dates("03/03/2024 " * 500)["2024-03-03"]
     assert spans == [(11 * i, 11 * i + 10) for i in range(500)]
+
+
+def test_the_document_is_read_only_for_the_kinds_of_value_asked_for() -> None:
+    """A schema asking for numbers never has the document's dates, times or offsets read."""
+    values = DocumentValues.of("Paid 1,267.50 EUR on 12 March 1990 at 14:30.")
+    assert values.numbers["1267.50"] == [(5, 13)]
+    assert {"dates", "times", "offsets"}.isdisjoint(vars(values))
+    assert values.dates == {"1990-03-12": [(21, 34)]} and values.times == {"14:30": [(38, 43)]}

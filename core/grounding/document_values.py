@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import bisect
 import datetime
+import functools
 import itertools
 import re
-from dataclasses import dataclass
 
 _MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
@@ -87,19 +87,32 @@ _NUMBER = re.compile(r"(?<![\w.,])(?P<sign>(?<![\w-])[-\u2212])?(?P<whole>\d{1,3
 Span = tuple[int, int]
 
 
-@dataclass(frozen=True)
 class DocumentValues:
-    """Per JSON spelling, the spans of the document it was read from."""
+    """Per JSON spelling, the spans of the document it was read from. Each kind is read on first
+    use: a schema that asks for no date-time never has the document's times read."""
 
-    dates: dict[str, list[Span]]
-    numbers: dict[str, list[Span]]
-    times: dict[str, list[Span]]
-    offsets: dict[str, list[Span]]
+    def __init__(self, document: str) -> None:
+        self._document = document
 
     @staticmethod
     def of(document: str) -> DocumentValues:
-        offsets = document_offsets(document)
-        return DocumentValues(document_dates(document), document_numbers(document), document_times(document, offsets), offsets)
+        return DocumentValues(document)
+
+    @functools.cached_property
+    def dates(self) -> dict[str, list[Span]]:
+        return document_dates(self._document)
+
+    @functools.cached_property
+    def numbers(self) -> dict[str, list[Span]]:
+        return document_numbers(self._document)
+
+    @functools.cached_property
+    def times(self) -> dict[str, list[Span]]:
+        return document_times(self._document, self.offsets)
+
+    @functools.cached_property
+    def offsets(self) -> dict[str, list[Span]]:
+        return document_offsets(self._document)
 
 
 def document_dates(document: str) -> dict[str, list[Span]]:

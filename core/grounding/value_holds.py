@@ -21,7 +21,6 @@ shortest form when it ends (`559.40` then `,` leaves `559.4`).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -66,13 +65,17 @@ class _Choices:
     shortest: frozenset[bytes]
     times: frozenset[bytes] = frozenset()
     offsets: frozenset[bytes] = frozenset()
+    time_prefixes: frozenset[bytes] = frozenset()
+    offset_prefixes: frozenset[bytes] = frozenset()
 
     @staticmethod
     def of(kind: str, spellings: Iterable[bytes], times: Iterable[bytes] = (), offsets: Iterable[bytes] = ()) -> _Choices:
         kept = frozenset(spellings)
-        prefixes = _prefixes(kept)
         shortest = frozenset(shortest_number(s.decode()).encode() for s in kept) if kind == "number" else kept
-        return _Choices(kind, kept, prefixes, shortest, frozenset(times), frozenset(offsets))
+        held_times, held_offsets = frozenset(times), frozenset(offsets)
+        return _Choices(
+            kind, kept, _prefixes(kept), shortest, held_times, held_offsets, _prefixes(held_times), _prefixes(held_offsets)
+        )
 
     @property
     def holds_past_date(self) -> bool:
@@ -98,12 +101,12 @@ class _Choices:
         if value[:_DATE_LENGTH] not in self.spellings:
             return False
         clock = value[_CLOCK]
-        if self.times and clock not in (self.times if len(value) >= _CLOCK.stop else _prefixes(self.times)):
+        if self.times and clock not in (self.times if len(value) >= _CLOCK.stop else self.time_prefixes):
             return False
         zone = _offset(value)
         if not self.offsets or zone is None:
             return True
-        return zone in self.offsets if closed else zone in _prefixes(self.offsets)
+        return zone in self.offsets if closed else zone in self.offset_prefixes
 
     def part(self, data: bytes) -> tuple[bytes, bool]:
         """The bytes of `data` inside the value, and whether `data` ends it."""
@@ -116,7 +119,6 @@ class _Choices:
         return (data, False) if end < 0 else (data[:end], True)
 
 
-@functools.lru_cache(maxsize=256)
 def _prefixes(spellings: frozenset[bytes]) -> frozenset[bytes]:
     return frozenset(spelling[:n] for spelling in spellings for n in range(len(spelling) + 1))
 
