@@ -9,7 +9,9 @@ most of the first k extractions give wins (strings compared with whitespace runs
 numbers by value; a tie goes to the greedy value), for k = 1 (greedy), 3, 5, ... up to K; its
 share of the votes is its agreement. Printed per k: field accuracy, AUROC and expected
 calibration error of the agreement (k > 1) and of the greedy value's confidence (k = 1), and
-the seconds per document of the whole run of K.
+the seconds per document of the whole run of K. A field the confidence does not cover (a
+top-level array's confidence is its items') is scored for the agreement twice: over every
+field, and over the fields the confidence covers, so the two are compared on the same values.
 
     python bench/agreement.py --samples 5 --temperature 0.8 --limit 30
 """
@@ -59,6 +61,7 @@ def main() -> None:
     ks = [k for k in range(1, args.samples + 1, 2)]
     right = dict.fromkeys(ks, 0)
     pairs: dict[int, list[tuple[float, bool]]] = {k: [] for k in ks}
+    covered: dict[int, list[tuple[float, bool]]] = {k: [] for k in ks}  # where the greedy run has a confidence
     fields = 0
     seconds = 0.0
     for case in cases:
@@ -77,23 +80,28 @@ def main() -> None:
                 winner, share = vote(values)
                 ok = same(winner, gold)
                 right[k] += ok
+                confidence = runs[0][1].get(f"/{name}") if runs[0] is not None else None
                 if k == 1:
-                    confidence = runs[0][1].get(f"/{name}") if runs[0] is not None else None
                     if confidence is not None:
                         pairs[k].append((confidence, ok))
                 else:
                     pairs[k].append((share, ok))
+                    if confidence is not None:
+                        covered[k].append((share, ok))
         print(f"{case.id:40} {time.perf_counter() - started:6.2f} s", flush=True)
     print(f"{len(cases)} documents, {fields} fields, K = {args.samples}, temperature {args.temperature}")
     print(f"seconds per document for the K extractions together: {seconds / len(cases):.2f}")
     for k in ks:
-        area = auroc(pairs[k])
-        error, _ = calibration(pairs[k])
         measure = "confidence" if k == 1 else "agreement"
-        print(
-            f"k={k}: accuracy {right[k]}/{fields} {100 * right[k] / fields:5.1f}%   {measure}: AUROC"
-            f" {'-' if area is None else f'{area:.3f}'}  ECE {'-' if error is None else f'{error:.3f}'} ({len(pairs[k])} values)"
-        )
+        print(f"k={k}: accuracy {right[k]}/{fields} {100 * right[k] / fields:5.1f}%   {measure}: {_scored(pairs[k])}")
+        if k > 1:
+            print(f"{'':33}agreement where the confidence is: {_scored(covered[k])}")
+
+
+def _scored(pairs: list[tuple[float, bool]]) -> str:
+    area = auroc(pairs)
+    error, _ = calibration(pairs)
+    return f"AUROC {'-' if area is None else f'{area:.3f}'}  ECE {'-' if error is None else f'{error:.3f}'} ({len(pairs)} values)"
 
 
 def _run(extraction: Any) -> tuple[Any, dict[str, float | None]]:
