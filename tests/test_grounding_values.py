@@ -18,6 +18,7 @@ from gguf_extract.core.grounding.document_values import (
     document_dates,
     document_numbers,
     document_offsets,
+    document_terms,
     document_times,
 )
 from gguf_extract.core.grounding.value_evidence import ValueEvidence, gather
@@ -229,3 +230,59 @@ def test_the_document_is_read_only_for_the_kinds_of_value_asked_for() -> None:
     assert values.numbers["1267.50"] == [(5, 13)]
     assert {"dates", "times", "offsets"}.isdisjoint(vars(values))
     assert values.dates == {"1990-03-12": [(21, 34)]} and values.times == {"14:30": [(38, 43)]}
+
+
+# -- terms: e-mail addresses, URIs, host names, IP addresses, UUIDs ---------------------------
+
+CONTACT = (
+    "Contact: Ann Lee <ann.lee@example.org>, mailto:bob@example.com; docs at https://example.org/docs/x. "
+    "Server 10.0.0.12 (db.example.org), id 123e4567-e89b-12d3-a456-426614174000."
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("<ann@example.org>,", ["ann@example.org"]),
+        ("mailto:bob@x.de;", ["mailto:bob@x.de", "bob@x.de"]),
+        ("see https://a.b/c.", ["see", "https://a.b/c.", "https://a.b/c"]),
+        ("*item* (x)", ["*item*", "*item", "item", "x"]),
+        ('say "q" a\\b x\u200by', ["say", "q", "a", "b", "x", "y"]),  # never a character a JSON string escapes
+    ],
+)
+def test_the_terms_a_document_writes(text: str, terms: list[str]) -> None:
+    assert list(document_terms(text)) == terms
+
+
+def test_grounded_terms_are_the_ones_the_document_writes_in_their_format(vocab: Vocabulary) -> None:
+    schema = object_of(
+        email={"type": "string", "format": "email"},
+        site={"type": "string", "format": "uri"},
+        host={"type": "string", "format": "ipv4"},
+        id={"type": "string", "format": "uuid"},
+    )
+    for seed in SEEDS:
+        value, evidence = run(vocab, schema, CONTACT, seed)
+        assert value["email"] in ("ann.lee@example.org", "bob@example.com"), value
+        assert value["site"] in ("https://example.org/docs/x", "mailto:bob@example.com"), value  # a mailto URI is a URI
+        assert value == value | {"host": "10.0.0.12", "id": "123e4567-e89b-12d3-a456-426614174000"}, value
+        for pointer in ("/email", "/site", "/host", "/id"):
+            span = evidence[pointer].span
+            assert evidence[pointer].grounded is True and span is not None
+            assert CONTACT[span[0] : span[1]] == value[pointer[1:]]
+    free = [run(vocab, schema, CONTACT, seed, grounded=False)[0]["email"] for seed in SEEDS]  # the control
+    assert sum(email not in ("ann.lee@example.org", "bob@example.com") for email in free) >= len(free) // 2
+
+
+def test_a_term_is_released_where_the_document_writes_none_in_its_format(vocab: Vocabulary) -> None:
+    schema = object_of(email={"type": "string", "format": "email"}, name={"type": "string", "maxLength": 20})
+    for seed in SEEDS:
+        value, evidence = run(vocab, schema, "No address here, only Ann Lee.", seed)
+        assert "@" in value["email"] and evidence["/email"].grounded is False
+
+
+def test_an_email_beside_a_date_in_one_place_is_released_not_cut_to_dates(vocab: Vocabulary) -> None:
+    schema = object_of(either={"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "email"}]})
+    compiled = compile_schema(schema, vocab, grounded=True)
+    texts = {run(vocab, schema, CONTACT + " " + DOCUMENT, seed)[0]["either"] for seed in SEEDS}
+    assert compiled.grounded_pointers and all(compiled.validate(json.dumps({"either": text})) for text in texts)

@@ -16,6 +16,13 @@ after UTC or GMT (`UTC+02:00`, `GMT-5`; `UTC` alone is `Z` and `+00:00`) or afte
 (`09:30+02:00`), kept as RFC 3339 writes it (`+02:00`): a grounded `date-time` takes its time
 and offset from these where the document states any.
 
+A term is what an e-mail address, a URI, a host name, an IP address or a UUID may be: a run of
+characters between whitespace, brackets, quotes, commas, semicolons, pipes, backslashes and
+control or format characters (`<ann@example.org>` gives `ann@example.org`), also without the
+punctuation that ends a sentence or leads a list item (`example.org.` gives `example.org`),
+and after a scheme-like prefix (`mailto:ann@example.org` gives `ann@example.org`). Terms hold
+no character a JSON string escapes, so each is its own JSON body.
+
 Each value keeps the character spans of the document it was read from, for evidence. This
 module reads text only; core.grounding.value_holds holds values to what it finds.
 """
@@ -84,6 +91,16 @@ _OFFSETS = [
 # sign where it is not a hyphen joining words (`-5`, not the `-06` of `2024-06`).
 _NUMBER = re.compile(r"(?<![\w.,])(?P<sign>(?<![\w-])[-\u2212])?(?P<whole>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.(?P<fraction>\d+))?")
 
+# A term's characters: not whitespace, brackets, quotes, `,` `;` `|` `\`, controls, nor the
+# format characters that join or hide text (zero-width, bidi controls, soft hyphen, BOM).
+_TERM = re.compile(
+    "[^\\s<>()\\[\\]{}\"'`,;|\\\\\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]+"
+)
+TERM_ENDS = ".:!?*"  # sentence ends, list marks: a term is read with and without them
+# The longest term kept: an address or URI longer is no value a schema limits sensibly, and
+# each term is walked through the automaton where a held value begins.
+MOST_TERM_CHARACTERS = 512
+
 Span = tuple[int, int]
 
 
@@ -113,6 +130,10 @@ class DocumentValues:
     @functools.cached_property
     def offsets(self) -> dict[str, list[Span]]:
         return document_offsets(self._document)
+
+    @functools.cached_property
+    def terms(self) -> dict[str, list[Span]]:
+        return document_terms(self._document)
 
 
 def document_dates(document: str) -> dict[str, list[Span]]:
@@ -179,6 +200,26 @@ def document_offsets(document: str) -> dict[str, list[Span]]:
                 spellings = ["Z", "+00:00"]
             for spelling in spellings:
                 found.setdefault(spelling, {})[match.span()] = None
+    return {text: list(spans) for text, spans in found.items()}
+
+
+def document_terms(document: str) -> dict[str, list[Span]]:
+    """The terms the document writes (see above), each with its spans, in the order found."""
+    found: dict[str, dict[Span, None]] = {}
+    for match in _TERM.finditer(document):
+        start, end = match.span()
+        if end - start > MOST_TERM_CHARACTERS:
+            continue
+        text = match.group()
+        trimmed = text.strip(TERM_ENDS)
+        lead = len(text) - len(text.lstrip(TERM_ENDS))
+        forms = [(text, start), (text.rstrip(TERM_ENDS), start), (trimmed, start + lead)]
+        scheme = trimmed.find(":")
+        if scheme > 0 and not trimmed.startswith("//", scheme + 1):  # `mailto:ann@...`, not `https://`
+            forms.append((trimmed[scheme + 1 :], start + lead + scheme + 1))
+        for form, at in forms:
+            if form:
+                found.setdefault(form, {})[(at, at + len(form))] = None
     return {text: list(spans) for text, spans in found.items()}
 
 

@@ -1,18 +1,20 @@
-"""Grounded dates and numbers: values held to the dates and numbers the document states.
+"""Grounded dates, terms and numbers: values held to the ones the document states.
 
-The schema's automaton marks where a date (`format: date`, `date-time`) or a number
-(`integer`, `number`) value begins (a Mark, core.automaton.regex). A date-time's date is held,
-and its `HH:MM` and UTC offset too where the document states any (`09:30`, `UTC+02:00`). Per document, the
-values it may take are known up front (core.grounding.document_values: `12 March 1990` gives
-`1990-03-12`, `1,267` gives `1267`). Where a grounded value begins, those are cut to the ones
-the automaton accepts there (a date's closing quote or a date-time's `T` after it, a number
-followed by what may end it), and while the value is written only tokens that continue one of
-them are allowed, and it may end only on a whole one: the decoder enforces it as it does the
-schema. Where none is left (the document states no date, or no number the schema accepts),
-the value is released, written as the schema alone allows, and the evidence says it is not
-grounded; a document never fails for it. A value reached inside a token that the filter was
-not asked about (one token writing a separator and a value's first digits) is held from there
-on where it can still be, else released.
+The schema's automaton marks where a date (`format: date`, `date-time`), a term (an e-mail
+address, URI, host name, IP address or UUID format) or a number (`integer`, `number`) value
+begins (a Mark, core.automaton.regex). A date-time's date is held, and its `HH:MM` and UTC
+offset too where the document states any (`09:30`, `UTC+02:00`). Per document, the values it
+may take are known up front (core.grounding.document_values: `12 March 1990` gives
+`1990-03-12`, `1,267` gives `1267`, `<ann@example.org>` the term `ann@example.org`). Where a
+grounded value begins, those are cut to the ones the automaton accepts there (a date's or a
+term's closing quote or a date-time's `T` after it, a number followed by what may end it),
+and while the value is written only tokens that continue one of them are allowed, and it may
+end only on a whole one: the decoder enforces it as it does the schema. Where none is left
+(the document states no date, or no number the schema accepts), the value is released,
+written as the schema alone allows, and the evidence says it is not grounded; a document
+never fails for it. A value reached inside a token that the filter was not asked about (one
+token writing a separator and a value's first digits) is held from there on where it can
+still be, else released.
 
 Zeros that end a number's fraction may be held back by the decoder (core.held_zeros): they
 count as written here (`559.40` continues along `559.40`), and a number compares by its
@@ -29,7 +31,7 @@ import numpy as np
 from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.regex import Mark, Node, ValueLabel, generated_nodes
 from ..vocab.token_table import IdArray
-from .document_values import DocumentValues, shortest_number
+from .document_values import TERM_ENDS, DocumentValues, shortest_number
 
 _NUMBER_BYTES = frozenset(b"0123456789+-.eE")
 _NOT_IN_NUMBER = np.array([byte not in _NUMBER_BYTES for byte in range(256)], dtype=bool)
@@ -59,7 +61,7 @@ class _Choices:
     its `HH:MM` is one of `times` and its offset one of `offsets` where the document states
     any (else they are the model's)."""
 
-    kind: str  # "date", "date-time" or "number"
+    kind: str  # "date", "date-time", "term" or "number"
     spellings: frozenset[bytes]
     prefixes: frozenset[bytes]
     shortest: frozenset[bytes]
@@ -115,7 +117,7 @@ class _Choices:
                 if byte not in _NUMBER_BYTES:
                     return data[:index], True
             return data, False
-        end = data.find(b'"')  # a date's characters are never escaped
+        end = data.find(b'"')  # a date's or a term's characters are never escaped
         return (data, False) if end < 0 else (data[:end], True)
 
 
@@ -217,6 +219,8 @@ class ValueGrounding:
     def _find_kind(self, state: int) -> str | None:
         labels = [label for label in self._labels(state) if holds(label, self._default)]
         kinds = {"number" if label.kind in ("integer", "number") else label.kind for label in labels}
+        if "term" in kinds:  # beside a date, neither's candidates are all the value may be: released
+            return "term" if kinds == {"term"} else None
         if not kinds:
             return None
         return "number" if "number" in kinds else "date-time" if "date-time" in kinds else "date"
@@ -250,6 +254,13 @@ class ValueGrounding:
         if kind == "number":
             candidates = [text.encode() for text in self._found.numbers]
             kept = [text for text in candidates if self._number_may_end(dfa.walk(state, text))]
+        elif kind == "term":
+            accepted = [term for text in self._found.terms if dfa.walk(state, (term := text.encode()) + b'"') != DEAD]
+            # `https://example.org/x.` ending a sentence: its dot is the sentence's where the
+            # term without it is accepted too
+            shorter = set(accepted)
+            ends = TERM_ENDS.encode()
+            kept = [term for term in accepted if term.rstrip(ends) == term or term.rstrip(ends) not in shorter]
         else:
             after = b'"' if kind == "date" else b"T"
             kept = [text.encode() for text in self._found.dates if dfa.walk(state, text.encode() + after) != DEAD]

@@ -54,9 +54,9 @@ def strings(build: Build, string: StringNode, excluded: list[str], label: TextLa
     """A JSON string meeting `string`'s keywords and none of `excluded`; `label` marks a plain
     string value's body for grounding (property names get none). Memoised by those contents
     (a pattern or format written in many places costs one automaton)."""
-    plain = not (string.patterns or string.format or excluded)  # only a plain string's or a date's tree holds its label
+    plain = not (string.patterns or string.format or excluded)  # only a plain string's or a held format's tree holds its label
     patterns = tuple(pattern.source for pattern in string.patterns)
-    labelled = plain or string.format in DATE_FORMATS
+    labelled = plain or string.format in HELD_FORMATS
     key: Hashable = (string.min_length, string.max_length, patterns, string.format, tuple(excluded), label if labelled else None)
     found = build.strings.get(key)
     if found is None:
@@ -120,13 +120,22 @@ def _string_node(build: Build, string: StringNode, excluded: list[str], label: T
 
 
 DATE_FORMATS = ("date", "date-time")
+# Formats grounding holds to one of the document's terms (core.grounding.document_values):
+# values a document writes as they are. Not `time` or `duration` (written otherwise in prose),
+# nor pointers, templates and regexes (no value a document states for extraction).
+TERM_FORMATS = (
+    *("email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6"),
+    *("uri", "uri-reference", "iri", "iri-reference", "uuid"),
+)
+HELD_FORMATS = DATE_FORMATS + TERM_FORMATS
 
 
 def _opening(string: StringNode, label: TextLabel | None) -> Node:
-    """The opening quote, marked (after it) where a date value begins, for grounding."""
-    if label is None or string.format not in DATE_FORMATS:
+    """The opening quote, marked (after it) where a date or a term value begins, for grounding."""
+    if label is None or string.format not in HELD_FORMATS:
         return QUOTE
-    return seq(QUOTE, mark(ValueLabel(label.pointer, string.format, label.grounded)))
+    kind = string.format if string.format in DATE_FORMATS else "term"
+    return seq(QUOTE, mark(ValueLabel(label.pointer, kind, label.grounded)))
 
 
 def _pattern_body(build: Build, string: StringNode, index: int) -> Node:
