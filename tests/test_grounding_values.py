@@ -8,11 +8,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import FakeModel
 
+from gguf_extract.core.decode import decoder as decoder_module
 from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.decode.sampling import share
 from gguf_extract.core.grounding.document_values import (
     DocumentValues,
     document_dates,
@@ -21,7 +24,7 @@ from gguf_extract.core.grounding.document_values import (
     document_terms,
     document_times,
 )
-from gguf_extract.core.grounding.value_evidence import ValueEvidence, gather
+from gguf_extract.core.grounding.value_evidence import CONFIDENCE_EXPONENT, ValueEvidence, gather
 from gguf_extract.core.index.compiled import compile_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
 
@@ -286,3 +289,25 @@ def test_an_email_beside_a_date_in_one_place_is_released_not_cut_to_dates(vocab:
     compiled = compile_schema(schema, vocab, grounded=True)
     texts = {run(vocab, schema, CONTACT + " " + DOCUMENT, seed)[0]["either"] for seed in SEEDS}
     assert compiled.grounded_pointers and all(compiled.validate(json.dumps({"either": text})) for text in texts)
+
+
+def test_a_held_values_confidence_is_the_models_choice_among_the_documents_candidates(
+    vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each choice inside a held term is scored among the tokens allowed there (the ones that
+    keep it on one of the document's terms), and the value's confidence is made of those."""
+    shares: list[tuple[int, float]] = []
+
+    def spy(scores: Any, index: int) -> float:
+        found = share(scores, index)
+        shares.append((len(scores), found))
+        return found
+
+    monkeypatch.setattr(decoder_module, "share", spy)
+    schema = object_of(email={"type": "string", "format": "email"})
+    for seed in SEEDS:
+        shares.clear()
+        value, evidence = run(vocab, schema, CONTACT, seed)
+        assert shares and all(allowed < len(vocab.pieces) // 10 for allowed, _ in shares)
+        product = float(np.prod([found for _, found in shares]))
+        assert evidence["/email"].confidence == pytest.approx(product**CONFIDENCE_EXPONENT, abs=1e-6), value

@@ -44,7 +44,7 @@ from .decode_steps import Step, Steps
 from .decode_types import DecodeStats, Logits, SamplingSettings, TokenModel
 from .lookahead import TokenHistory
 from .repetition import ItemWatch, RepetitionGuard, avoid, closing_brackets, quote_tokens
-from .sampling import probability, sample
+from .sampling import probability, sample, share
 
 # Forced tokens (keys, separators) a draft may carry beyond its guessed ones.
 _FORCED_TOKENS_PER_DRAFT = 16
@@ -338,8 +338,11 @@ class Decoder:
         if allowed.budget_cut and state.budget_bound_at is None:
             state.budget_bound_at = state.written
         ids = allowed.ids
+        held = False  # a value held to the document's candidates, and still held after restricting
         if self.grounding is not None:
+            held = self.grounding.holding_value
             ids = self.grounding.restrict(position.pending, ids, position.held_text)
+            held = held and self.grounding.holding_value
         if len(ids) == 0:
             if allowed.may_end:
                 return END
@@ -356,7 +359,12 @@ class Decoder:
         state.stats.sampled_tokens += 1
         if allowed.may_end and (index >= len(ids) or int(ids[index]) in self.compiled.vocab.eog_ids):
             return END
-        state.probability = probability(logits, int(ids[index]))
+        # A held value's confidence is the model's choice among what the document states (a
+        # date, number or term the model would not have written unmasked may still be the one
+        # it prefers of the document's): on the development set its AUROC went 0.533 -> 1.000
+        # for numbers, 0.886 -> 0.928 for strings. A grounded plain string's stays the unmasked
+        # probability: masked, its AUROC fell to 0.823.
+        state.probability = share(logits[choices], index) if held else probability(logits, int(ids[index]))
         return int(ids[index])
 
     def _model_first_choice(self) -> int | None:

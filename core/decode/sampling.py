@@ -30,6 +30,12 @@ def sample(logits: Logits, temperature: float, top_p: float, rng: np.random.Gene
 def probability(logits: Logits, token: int) -> float:
     """The model's own probability for `token`: softmax at temperature 1 over the whole
     vocabulary, before any mask."""
-    row = logits.astype(np.float64)
+    return share(logits, token)
+
+
+def share(scores: Logits, index: int) -> float:
+    """The probability of `scores[index]` in the softmax (temperature 1) of `scores` alone:
+    the model's choice among the allowed tokens only."""
+    row = scores.astype(np.float64)
     top = row.max()
-    return float(np.exp(row[token] - top) / np.exp(row - top).sum())
+    return float(np.exp(row[index] - top) / np.exp(row - top).sum())

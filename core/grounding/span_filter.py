@@ -107,6 +107,12 @@ class Grounding:
         """Whether a grounded string's body is open at the end of the output so far."""
         return self._body_start is not None
 
+    @property
+    def holding_value(self) -> bool:
+        """Whether a grounded date, term or number is open and held to the document's (not
+        released) at the end of the output so far."""
+        return self.values is not None and self.values.holding
+
     def applies(self, label: TextLabel | None) -> bool:
         return grounds(label, self._default)
 
