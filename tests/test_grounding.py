@@ -53,6 +53,30 @@ def test_the_document_as_string_body_bytes() -> None:
     assert [text.escaped[i : i + 1] for i in starts] == [b'"', b'"', b"\\", b"\xa9"]
 
 
+def test_a_gap_between_columns_is_a_barrier_and_a_line_break_with_its_indent_a_space() -> None:
+    footer = "GNU grep 3.8                      2019-12-29                           GREP(1)"
+    assert GroundingText.of(footer).escaped == b"GNU grep 3.8\x002019-12-29\x00GREP(1)"
+    text = GroundingText.of("Name:\tAnn Lee\nwrote  it.  Then\n       went on   \n   home")
+    assert text.escaped == b"Name:\x00Ann Lee wrote it. Then went on home"  # a tab within a line: a gap
+    assert not text.occurs(b"3.8 2019") and GroundingText.of(footer).occurs(b"GNU grep 3.8", whole=True)
+
+
+def test_a_grounded_value_never_spans_two_columns(vocab: Vocabulary) -> None:
+    """A manual page's footer: the source, the date and the page's name are three cells."""
+    footer = "GNU grep 3.8                      2019-12-29                           GREP(1)"
+    cells = ["GNU grep 3.8", "2019-12-29", "GREP(1)"]
+    schema = {"type": "object", "properties": {"source": {"type": "string", "minLength": 11}}, "required": ["source"]}
+    spanning, held = 0, 0
+    for seed in range(24):
+        text, evidence = run(vocab, schema, footer, seed)
+        if evidence["/source"].grounded:  # else released: begun at `3.8`, no cell could give 11 characters
+            assert json.loads(text)["source"] == "GNU grep 3.8"
+            held += 1
+        free = json.loads(run(vocab, schema, footer.replace("   ", " "), seed)[0])["source"]  # the control: one line of text
+        spanning += not any(free in cell for cell in cells)
+    assert held > 0 and spanning > 0
+
+
 def test_a_grounded_value_neither_cuts_a_word_nor_starts_or_ends_with_a_space() -> None:
     text = GroundingText.of("  Capture v0.1.4 of rfc3339-validator, 3.10. Né à Paris \n")
     assert text.escaped == "Capture v0.1.4 of rfc3339-validator, 3.10. Né à Paris".encode()

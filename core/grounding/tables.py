@@ -38,10 +38,33 @@ def collapse_whitespace(text: str) -> str:
     return _WHITESPACE_RUN.sub(" ", text)
 
 
+# Where a line break is: a run of whitespace holding one joins the lines of a value.
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+# A gap between columns: within a line, a tab or a run of this many whitespace characters or
+# more (a manual page's header and footer, `GNU grep 3.8      2019-12-29      GREP(1)`, a table
+# laid out with spaces). Two are a sentence's end (`defined.  Consider`).
+_COLUMN_GAP = 3
+
+
+def _laid_out_run(run: str) -> str:
+    """A run of whitespace as grounding lays it out: a gap between columns a BARRIER (no
+    value spans two cells), any other run one space."""
+    if ("\t" in run or len(run) >= _COLUMN_GAP) and _LINE_BREAKS.isdisjoint(run):
+        return BARRIER
+    return " "
+
+
+def lay_out_whitespace(text: str) -> str:
+    """`text` with every run of whitespace one space, or one BARRIER where it is a gap
+    between columns (see _laid_out_run)."""
+    return _WHITESPACE_RUN.sub(lambda match: _laid_out_run(match.group()), text)
+
+
 @dataclass(frozen=True)
 class GroundingText:
     """A document as the bytes of a JSON string body: whitespace runs as one space, each run of
-    unseen characters (controls, format characters) as one BARRIER (neither at either end),
+    unseen characters (controls, format characters) and each gap between columns (three spaces
+    or more, or a tab, within a line) as one BARRIER (neither at either end),
     quote and backslash escaped. `boundaries[i]` says whether a
     character starts at byte i (continuation bytes and the second byte of escapes do not);
     `starts[i]` and `ends[i]` whether a grounded value may start or end there (see
@@ -56,7 +79,7 @@ class GroundingText:
     def of(document: str) -> GroundingText:
         # Without the space at either end: no value starts or ends with one, and a value
         # written into a trailing space could never end.
-        text = separate_unseen(collapse_whitespace(document)).strip(" " + BARRIER)
+        text = separate_unseen(lay_out_whitespace(document)).strip(" " + BARRIER)
         escaped = text.replace("\\", "\\\\").replace('"', '\\"').encode("utf-8")
         data = np.frombuffer(escaped, dtype=np.uint8)
         boundaries = np.ones(len(escaped) + 1, dtype=bool)
@@ -94,7 +117,7 @@ def byte_origins(document: str) -> npt.NDArray[np.intp]:
     value may is then the document span from its first byte's origin to its last byte's
     origin plus one. Costs a few passes over the document; built only for evidence."""
     text, origins = document, list(range(len(document)))
-    text, origins = _substituted(text, origins, _WHITESPACE_RUN, lambda _: " ")
+    text, origins = _substituted(text, origins, _WHITESPACE_RUN, lambda match: _laid_out_run(match.group()))
     unseen = _unseen_in(text)
     if unseen:
         text, origins = _substituted(text, origins, _unseen_runs(unseen), lambda _: BARRIER)
