@@ -63,9 +63,9 @@ def test_a_batch_of_formats_goes_on_past_a_scanned_pdf(tmp_path: Path) -> None:
 
 def test_stdin_is_told_by_content_or_named_by_format(tmp_path: Path) -> None:
     files = write_all(tmp_path)
-    piped = run_extract("--schema", "invoice", "-", stdin=files["pdf"].read_bytes())
+    piped = run_extract("--schema", "invoice", "--threads", "1", "-", stdin=files["pdf"].read_bytes())
     assert piped.returncode == 0, piped.stderr.decode()
-    assert piped.stdout == run_extract("--schema", "invoice", str(files["pdf"])).stdout
+    assert piped.stdout == run_extract("--schema", "invoice", "--threads", "1", str(files["pdf"])).stdout
     fragment = b"<h2>Contact</h2><ul><li>Ada Lovelace, 36, London</li></ul>"
     as_html = run_extract("--schema", "person", "--format", "html", "-", "--verbose", stdin=fragment)
     assert as_html.returncode == 0, as_html.stderr.decode()
