@@ -248,9 +248,12 @@ CONTACT = (
     [
         ("<ann@example.org>,", ["ann@example.org"]),
         ("mailto:bob@x.de;", ["mailto:bob@x.de", "bob@x.de"]),
-        ("see https://a.b/c.", ["see", "https://a.b/c.", "https://a.b/c"]),
-        ("*item* (x)", ["*item*", "*item", "item", "x"]),
+        ("see https://a.b/c.", ["see", "https://a.b/c"]),
+        ("*item* (x)", ["item", "x"]),
+        ("(see https://x.org/a_(b)).", ["see", "https://x.org/a_(b)", "https://x.org/a_", "b"]),
+        ("Ann,ann@x.org 'bob@x.org' 2001:db8::1", ["Ann,ann@x.org", "Ann", "ann@x.org", "bob@x.org", "2001:db8::1"]),
         ('say "q" a\\b x\u200by', ["say", "q", "a", "b", "x", "y"]),  # never a character a JSON string escapes
+        ("to ann\udcff@x.org", ["to", "ann", "@x.org"]),  # nor a lone surrogate
     ],
 )
 def test_the_terms_a_document_writes(text: str, terms: list[str]) -> None:
@@ -277,6 +280,17 @@ def test_grounded_terms_are_the_ones_the_document_writes_in_their_format(vocab: 
     assert sum(email not in ("ann.lee@example.org", "bob@example.com") for email in free) >= len(free) // 2
 
 
+def test_a_term_is_never_a_part_of_a_longer_one_its_format_accepts(vocab: Vocabulary) -> None:
+    """A URI holding brackets, commas or a scheme's colons is written whole, never cut at them;
+    an IPv6 address is not read as a scheme and the rest."""
+    document = "See https://en.wikipedia.org/wiki/Foo_(bar), urn:isbn:0451450523 and host 2001:db8::1 (v6)."
+    schema = object_of(link={"type": "string", "format": "uri"}, host={"type": "string", "format": "ipv6"})
+    for seed in SEEDS:
+        value, evidence = run(vocab, schema, document, seed)
+        assert value["link"] in ("https://en.wikipedia.org/wiki/Foo_(bar)", "urn:isbn:0451450523"), value
+        assert value["host"] == "2001:db8::1" and evidence["/host"].grounded is True
+
+
 def test_a_term_is_released_where_the_document_writes_none_in_its_format(vocab: Vocabulary) -> None:
     schema = object_of(email={"type": "string", "format": "email"}, name={"type": "string", "maxLength": 20})
     for seed in SEEDS:
@@ -287,8 +301,9 @@ def test_a_term_is_released_where_the_document_writes_none_in_its_format(vocab: 
 def test_an_email_beside_a_date_in_one_place_is_released_not_cut_to_dates(vocab: Vocabulary) -> None:
     schema = object_of(either={"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "email"}]})
     compiled = compile_schema(schema, vocab, grounded=True)
-    texts = {run(vocab, schema, CONTACT + " " + DOCUMENT, seed)[0]["either"] for seed in SEEDS}
-    assert compiled.grounded_pointers and all(compiled.validate(json.dumps({"either": text})) for text in texts)
+    runs = [run(vocab, schema, CONTACT + " " + DOCUMENT, seed) for seed in SEEDS]
+    assert compiled.grounded_pointers and all(compiled.validate(json.dumps(value)) for value, _ in runs)
+    assert all(evidence["/either"].grounded is False for _, evidence in runs)
 
 
 def test_a_held_values_confidence_is_the_models_choice_among_the_documents_candidates(

@@ -17,11 +17,15 @@ after UTC or GMT (`UTC+02:00`, `GMT-5`; `UTC` alone is `Z` and `+00:00`) or afte
 and offset from these where the document states any.
 
 A term is what an e-mail address, a URI, a host name, an IP address or a UUID may be: a run of
-characters between whitespace, brackets, quotes, commas, semicolons, pipes, backslashes and
-control or format characters (`<ann@example.org>` gives `ann@example.org`), also without the
-punctuation that ends a sentence or leads a list item (`example.org.` gives `example.org`),
-and after a scheme-like prefix (`mailto:ann@example.org` gives `ann@example.org`). Terms hold
-no character a JSON string escapes, so each is its own JSON body.
+characters between whitespace, angle brackets, quotes, backticks, backslashes and control or
+format characters (`<ann@example.org>` gives `ann@example.org`), without the punctuation that
+ends a sentence or leads a list item, a bracket or quote it does not close or open
+(`(see https://example.org/a_(b)).` gives `https://example.org/a_(b)`), or a pair of them
+around it; also each part of it between brackets, commas, semicolons and pipes
+(`Ann,ann@example.org`), and what follows a scheme (`mailto:ann@example.org` gives
+`ann@example.org`; not `2001:db8::1`, whose first part is no scheme). Terms hold no character
+a JSON string escapes, so each is its own JSON body. Grounding keeps, of the terms a format
+accepts, those not inside a longer one it accepts (core.grounding.value_holds).
 
 Each value keeps the character spans of the document it was read from, for evidence. This
 module reads text only; core.grounding.value_holds holds values to what it finds.
@@ -34,6 +38,7 @@ import datetime
 import functools
 import itertools
 import re
+import unicodedata
 
 _MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
@@ -91,12 +96,15 @@ _OFFSETS = [
 # sign where it is not a hyphen joining words (`-5`, not the `-06` of `2024-06`).
 _NUMBER = re.compile(r"(?<![\w.,])(?P<sign>(?<![\w-])[-\u2212])?(?P<whole>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.(?P<fraction>\d+))?")
 
-# A term's characters: not whitespace, brackets, quotes, `,` `;` `|` `\`, controls, nor the
-# format characters that join or hide text (zero-width, bidi controls, soft hyphen, BOM).
-_TERM = re.compile(
-    "[^\\s<>()\\[\\]{}\"'`,;|\\\\\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]+"
-)
-TERM_ENDS = ".:!?*"  # sentence ends, list marks: a term is read with and without them
+# What separates terms: whitespace, angle brackets, quotes, backticks and backslashes (controls,
+# format characters and lone surrogates too: see document_terms).
+_TERM_SEPARATORS = "\\s<>\"`\\\\"
+# Within a term, what separates its parts.
+_TERM_PART = re.compile(r"[^()\[\]{},;|]+")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:(?!//)")
+TERM_ENDS = ".,;:!?*"  # sentence ends, list marks: read off either end of a term
+_CLOSING = {")": "(", "]": "[", "}": "{"}
+_OPENING = {opening: closing for closing, opening in _CLOSING.items()}
 # The longest term kept: an address or URI longer is no value a schema limits sensibly, and
 # each term is walked through the automaton where a held value begins.
 MOST_TERM_CHARACTERS = 512
@@ -205,22 +213,50 @@ def document_offsets(document: str) -> dict[str, list[Span]]:
 
 def document_terms(document: str) -> dict[str, list[Span]]:
     """The terms the document writes (see above), each with its spans, in the order found."""
+    unseen = "".join(sorted(char for char in set(document) if unicodedata.category(char) in ("Cc", "Cf", "Cs")))
+    runs = re.compile(f"[^{_TERM_SEPARATORS}{re.escape(unseen)}]+")
     found: dict[str, dict[Span, None]] = {}
-    for match in _TERM.finditer(document):
+    for match in runs.finditer(document):
         start, end = match.span()
         if end - start > MOST_TERM_CHARACTERS:
             continue
         text = match.group()
-        trimmed = text.strip(TERM_ENDS)
-        lead = len(text) - len(text.lstrip(TERM_ENDS))
-        forms = [(text, start), (text.rstrip(TERM_ENDS), start), (trimmed, start + lead)]
-        scheme = trimmed.find(":")
-        if scheme > 0 and not trimmed.startswith("//", scheme + 1):  # `mailto:ann@...`, not `https://`
-            forms.append((trimmed[scheme + 1 :], start + lead + scheme + 1))
-        for form, at in forms:
-            if form:
-                found.setdefault(form, {})[(at, at + len(form))] = None
+        forms = [_trimmed(text, 0, len(text))]
+        forms += [_trimmed(text, *part.span()) for part in _TERM_PART.finditer(text) if part.span() != (0, len(text))]
+        for form_start, form_end in list(forms):
+            scheme = _SCHEME.match(text, form_start, form_end)
+            if scheme is not None:
+                forms.append(_trimmed(text, scheme.end(), form_end))
+        for form_start, form_end in forms:
+            if form_start < form_end:
+                found.setdefault(text[form_start:form_end], {})[(start + form_start, start + form_end)] = None
     return {text: list(spans) for text, spans in found.items()}
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    """`text[start:end]` without sentence ends and list marks at either end, a closing bracket
+    or quote it does not open (or an opening one it does not close), or a pair around it."""
+    while start < end:
+        first, last = text[start], text[end - 1]
+        if last in TERM_ENDS or _unmatched(text, start, end, last):
+            end -= 1
+        elif first in TERM_ENDS or _unmatched(text, start, end, first):
+            start += 1
+        elif end - start >= 2 and (_OPENING.get(first) == last or first == last == "'"):
+            start, end = start + 1, end - 1
+        else:
+            break
+    return start, end
+
+
+def _unmatched(text: str, start: int, end: int, bracket: str) -> bool:
+    if bracket == "'":
+        return text.count("'", start, end) % 2 == 1
+    if bracket in _CLOSING:
+        return text.count(_CLOSING[bracket], start, end) < text.count(bracket, start, end)
+    if bracket in _OPENING:
+        return text.count(_OPENING[bracket], start, end) < text.count(bracket, start, end)
+    return False
 
 
 def document_numbers(document: str) -> dict[str, list[Span]]:

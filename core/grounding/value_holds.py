@@ -31,7 +31,7 @@ import numpy as np
 from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.regex import Mark, Node, ValueLabel, generated_nodes
 from ..vocab.token_table import IdArray
-from .document_values import TERM_ENDS, DocumentValues, shortest_number
+from .document_values import DocumentValues, shortest_number
 
 _NUMBER_BYTES = frozenset(b"0123456789+-.eE")
 _NOT_IN_NUMBER = np.array([byte not in _NUMBER_BYTES for byte in range(256)], dtype=bool)
@@ -41,6 +41,9 @@ _CLOCK = slice(11, 16)  # a date-time's `HH:MM`, after its `T`
 _SECONDS_END = 19  # `1990-03-12T09:30:00`: a fraction or the offset follows
 # Candidates read one by one are remembered for lists up to this long (the list is in the key).
 READ_LISTS_KEPT_UP_TO = 256
+# The kind of a value begun where grounding may not hold it (a date or a term may begin there):
+# written as the schema alone allows, its evidence saying it is not grounded.
+_RELEASED = "released"
 
 
 def value_labels(tree: Node) -> list[ValueLabel]:
@@ -119,6 +122,20 @@ class _Choices:
             return data, False
         end = data.find(b'"')  # a date's or a term's characters are never escaped
         return (data, False) if end < 0 else (data[:end], True)
+
+
+def _outermost(texts: list[str], spans: dict[str, list[tuple[int, int]]]) -> list[str]:
+    """Of `texts`, those with a span inside no longer span of another of them: of a URI
+    `https://example.org/a_(b)`, not its part `https://example.org/a_`; of `urn:isbn:0451450523`,
+    not `isbn:0451450523`."""
+    # By start, the longer first: a span is inside another where an earlier one reaches its end.
+    ordered = sorted((start, -end, text) for text in texts for start, end in spans[text])
+    reach, outside = -1, set()
+    for _, negative_end, text in ordered:
+        if -negative_end > reach:
+            outside.add(text)
+        reach = max(reach, -negative_end)
+    return [text for text in texts if text in outside]
 
 
 def _prefixes(spellings: frozenset[bytes]) -> frozenset[bytes]:
@@ -220,7 +237,7 @@ class ValueGrounding:
         labels = [label for label in self._labels(state) if holds(label, self._default)]
         kinds = {"number" if label.kind in ("integer", "number") else label.kind for label in labels}
         if "term" in kinds:  # beside a date, neither's candidates are all the value may be: released
-            return "term" if kinds == {"term"} else None
+            return "term" if kinds == {"term"} else _RELEASED
         if not kinds:
             return None
         return "number" if "number" in kinds else "date-time" if "date-time" in kinds else "date"
@@ -246,7 +263,7 @@ class ValueGrounding:
     def _choices_at(self, state: int, kind: str) -> _Choices | None:
         """The document's values of `kind` the automaton accepts from `state` (None: none)."""
         if state not in self._choices:
-            self._choices[state] = self._accepted(state, kind)
+            self._choices[state] = None if kind == _RELEASED else self._accepted(state, kind)
         return self._choices[state]
 
     def _accepted(self, state: int, kind: str) -> _Choices | None:
@@ -255,12 +272,9 @@ class ValueGrounding:
             candidates = [text.encode() for text in self._found.numbers]
             kept = [text for text in candidates if self._number_may_end(dfa.walk(state, text))]
         elif kind == "term":
-            accepted = [term for text in self._found.terms if dfa.walk(state, (term := text.encode()) + b'"') != DEAD]
-            # `https://example.org/x.` ending a sentence: its dot is the sentence's where the
-            # term without it is accepted too
-            shorter = set(accepted)
-            ends = TERM_ENDS.encode()
-            kept = [term for term in accepted if term.rstrip(ends) == term or term.rstrip(ends) not in shorter]
+            terms = self._found.terms
+            accepted = [text for text in terms if dfa.walk(state, text.encode() + b'"') != DEAD]
+            kept = [text.encode() for text in _outermost(accepted, terms)]
         else:
             after = b'"' if kind == "date" else b"T"
             kept = [text.encode() for text in self._found.dates if dfa.walk(state, text.encode() + after) != DEAD]
