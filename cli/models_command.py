@@ -1,12 +1,13 @@
 """`extract models`: the GGUF models other local tools keep (core.model_files), each by the
 name `--model` takes (its file name without `.gguf`) and its file, one per line, a tab
-between. A file linked from two places is one line; where distinct files share a name, that
-name would be refused as ambiguous, so each of them is listed by its path. No model is loaded."""
+between. A file linked from several places is one line, by a name of those that `--model`
+opens it by; where none does (distinct files share each of its names, and `--model` refuses
+such a name as ambiguous), by its path. No model is loaded."""
 
 from __future__ import annotations
 
 import os
-from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from gguf_extract import cached_models, model_folders
@@ -20,10 +21,16 @@ def list_models(_: Any) -> int:
     if not found:
         folders = ", ".join(str(folder) for folder in model_folders())
         output.report_warning(f"no GGUF model in the local model folders ({folders})")
-    files = list({os.path.realpath(path): path for _, path in found}.values())
-    sharing = Counter(path.stem.lower() for path in files)  # --model ignores case
+    places: dict[str, list[Path]] = {}  # each file, by its real path: where it is found
+    for _, path in found:
+        places.setdefault(os.path.realpath(path), []).append(path)
+    files_named: dict[str, set[str]] = {}  # --model ignores case
+    for real, paths in places.items():
+        for path in paths:
+            files_named.setdefault(path.stem.lower(), set()).add(real)
     writer = output.JsonWriter()
-    for path in files:
-        name = path.stem if sharing[path.stem.lower()] == 1 else str(path)
-        writer.write(output.escaped_surrogates(f"{name}\t{path}\n"))
+    for real, paths in places.items():
+        unique = [path for path in paths if files_named[path.stem.lower()] == {real}]
+        name = unique[0].stem if unique else str(paths[0])
+        writer.write(output.escaped_surrogates(f"{name}\t{(unique or paths)[0]}\n"))
     return int(ExitCode.OK)

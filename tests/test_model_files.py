@@ -167,11 +167,18 @@ def test_extract_models_lists_each_cached_model_by_the_name_model_takes(tmp_path
     assert lines[0][1] == str(studio) and lines[1][1].endswith("snapshots/0123abcd/tiny-q4.gguf")
     again = gguf(home / ".cache" / "llama.cpp" / "TINY-Q4.gguf")  # a second file of that name: a path is its name
     (home / ".cache" / "llama.cpp" / "link-q8.gguf").symlink_to(studio)  # the same file twice: one line
+    foo = gguf(home / ".cache" / "lm-studio" / "models" / "foo.gguf")
+    (home / ".cache" / "lm-studio" / "models" / "bar.gguf").symlink_to(foo)  # foo, also named bar...
+    gguf(home / ".cache" / "lm-studio" / "models" / "pub" / "foo.gguf")  # ...and another foo: bar is its name
     listed = subprocess.run(command, capture_output=True, env=environment, timeout=120, check=False)
     lines = [line.split("\t") for line in listed.stdout.decode().splitlines()]
-    assert listed.returncode == 0 and len(lines) == 3 and len({os.path.realpath(file) for _, file in lines}) == 3
-    hub = next(file for _, file in lines if file.endswith("tiny-q4.gguf"))
-    assert dict(lines) == {str(again): str(again), "small-q8": str(studio), hub: hub}
+    assert listed.returncode == 0 and len(lines) == 5 and len({os.path.realpath(file) for _, file in lines}) == 5
+    folders = [home / ".cache" / "llama.cpp", home / ".lmstudio" / "models", home / ".cache" / "lm-studio" / "models"]
+    folders.append(home / ".cache" / "huggingface" / "hub")
+    for name, file in lines:  # every name listed opens its file
+        assert os.path.realpath(resolve_model(name, folders)) == os.path.realpath(file), name
+    names = [name for name, _ in lines]
+    assert str(again) in names and "bar" in names and "foo" not in names
     empty = {**environment, "HOME": str(tmp_path / "nobody")}
     nothing = subprocess.run(command, capture_output=True, env=empty, timeout=120, check=False)
     assert nothing.returncode == 0 and nothing.stdout == b""
