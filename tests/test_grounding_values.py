@@ -229,7 +229,7 @@ def test_a_date_stated_once_or_many_times_has_one_span_per_statement() -> None:
 
 def test_the_document_is_read_only_for_the_kinds_of_value_asked_for() -> None:
     """A schema asking for numbers never has the document's dates, times or offsets read."""
-    values = DocumentValues.of("Paid 1,267.50 EUR on 12 March 1990 at 14:30.")
+    values = DocumentValues("Paid 1,267.50 EUR on 12 March 1990 at 14:30.")
     assert values.numbers["1267.50"] == [(5, 13)]
     assert {"dates", "times", "offsets"}.isdisjoint(vars(values))
     assert values.dates == {"1990-03-12": [(21, 34)]} and values.times == {"14:30": [(38, 43)]}

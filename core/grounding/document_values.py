@@ -119,10 +119,6 @@ class DocumentValues:
     def __init__(self, document: str) -> None:
         self._document = document
 
-    @staticmethod
-    def of(document: str) -> DocumentValues:
-        return DocumentValues(document)
-
     @functools.cached_property
     def dates(self) -> dict[str, list[Span]]:
         return document_dates(self._document)

@@ -196,7 +196,7 @@ class DocumentSearch:
         """The span, nearest the document offset `near`, of a statement in another form of the
         date (`number`: the number) whose JSON text is `text` (core.grounding.document_values)."""
         if self._values is None:
-            self._values = DocumentValues.of(self._document)
+            self._values = DocumentValues(self._document)
         table = self._values.numbers if number else self._values.dates
         spans: list[Span] = table.get(text, [])
         return _nearest(spans, near) if spans else None

@@ -182,7 +182,7 @@ class ValueGrounding:
     def __init__(self, dfa: LazyDFA, pieces: Sequence[bytes], document: str, default: bool) -> None:
         self._dfa = dfa
         self._pieces = pieces
-        self._found = DocumentValues.of(document)
+        self._found = DocumentValues(document)
         self._default = default
         self._state = dfa.start
         self._written = 0
