@@ -38,7 +38,8 @@ import datetime
 import functools
 import itertools
 import re
-import unicodedata
+
+from .tables import unseen_in
 
 _MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
@@ -102,7 +103,7 @@ _TERM_SEPARATORS = "\\s<>\"`\\\\"
 # Within a term, what separates its parts.
 _TERM_PART = re.compile(r"[^()\[\]{},;|]+")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:(?!//)")
-TERM_ENDS = ".,;:!?*"  # sentence ends, list marks: read off either end of a term
+_TERM_ENDS = ".,;:!?*"  # sentence ends, list marks: read off either end of a term
 _CLOSING = {")": "(", "]": "[", "}": "{"}
 _OPENING = {opening: closing for closing, opening in _CLOSING.items()}
 # The longest term kept: an address or URI longer is no value a schema limits sensibly, and
@@ -209,8 +210,7 @@ def document_offsets(document: str) -> dict[str, list[Span]]:
 
 def document_terms(document: str) -> dict[str, list[Span]]:
     """The terms the document writes (see above), each with its spans, in the order found."""
-    unseen = "".join(sorted(char for char in set(document) if unicodedata.category(char) in ("Cc", "Cf", "Cs")))
-    runs = re.compile(f"[^{_TERM_SEPARATORS}{re.escape(unseen)}]+")
+    runs = re.compile(f"[^{_TERM_SEPARATORS}{re.escape(unseen_in(document))}]+")
     found: dict[str, dict[Span, None]] = {}
     for match in runs.finditer(document):
         start, end = match.span()
@@ -234,9 +234,9 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     or quote it does not open (or an opening one it does not close), or a pair around it."""
     while start < end:
         first, last = text[start], text[end - 1]
-        if last in TERM_ENDS or _unmatched(text, start, end, last):
+        if last in _TERM_ENDS or _unmatched(text, start, end, last):
             end -= 1
-        elif first in TERM_ENDS or _unmatched(text, start, end, first):
+        elif first in _TERM_ENDS or _unmatched(text, start, end, first):
             start += 1
         elif end - start >= 2 and (_OPENING.get(first) == last or first == last == "'"):
             start, end = start + 1, end - 1

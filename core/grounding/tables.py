@@ -118,7 +118,7 @@ def byte_origins(document: str) -> npt.NDArray[np.intp]:
     origin plus one. Costs a few passes over the document; built only for evidence."""
     text, origins = document, list(range(len(document)))
     text, origins = _substituted(text, origins, _WHITESPACE_RUN, lambda match: _laid_out_run(match.group()))
-    unseen = _unseen_in(text)
+    unseen = unseen_in(text)
     if unseen:
         text, origins = _substituted(text, origins, _unseen_runs(unseen), lambda _: BARRIER)
     head = len(text) - len(text.lstrip(" " + BARRIER))
@@ -153,7 +153,9 @@ def _substituted(
     return "".join(parts), moved
 
 
-def _unseen_in(text: str) -> str:
+def unseen_in(text: str) -> str:
+    """The characters of `text` no grounded value may hold (controls, format characters, lone
+    surrogates), each once, in order."""
     return "".join(sorted(char for char in set(text) if unicodedata.category(char) in _UNSEEN))
 
 
@@ -166,7 +168,7 @@ def _unseen_runs(unseen: str) -> re.Pattern[str]:
 def separate_unseen(text: str) -> str:
     """`text` (whitespace runs collapsed) with each run of characters no grounded value may hold,
     with the spaces between and beside them, written as one BARRIER."""
-    unseen = _unseen_in(text)
+    unseen = unseen_in(text)
     return _unseen_runs(unseen).sub(BARRIER, text) if unseen else text
 
 
