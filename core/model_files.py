@@ -5,8 +5,8 @@ keep (llama.cpp's download cache, LM Studio's models folder, the Hugging Face hu
     resolve_model("~/m/q.gguf")     # a path: taken as it is
 
 Only a str without a directory separator is looked up, and only where no file of that name
-exists here; a Path is always taken as it is. The folders are walked to a bounded depth and count of entries, so a huge or
-looping folder costs little.
+exists here; a Path is always taken as it is. The folders are walked to a bounded depth and
+count of entries, so a huge or looping folder costs little.
 """
 
 from __future__ import annotations

@@ -121,12 +121,9 @@ def _string_node(build: Build, string: StringNode, excluded: list[str], label: T
 
 DATE_FORMATS = ("date", "date-time")
 # Formats grounding holds to one of the document's terms (core.grounding.document_values):
-# values a document writes as they are. Not `time` or `duration` (written otherwise in prose),
-# nor pointers, templates and regexes (no value a document states for extraction).
-TERM_FORMATS = (
-    *("email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6"),
-    *("uri", "uri-reference", "iri", "iri-reference", "uuid"),
-)
+# values a document writes as they are. Not `time` or `duration` (written otherwise in prose);
+# `idn-email`, `iri` and `iri-reference` have no generator here (refused before grounding).
+TERM_FORMATS = ("email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "uuid")
 HELD_FORMATS = DATE_FORMATS + TERM_FORMATS
 
 
