@@ -342,7 +342,7 @@ class Decoder:
         if self.grounding is not None:
             held = self.grounding.holding_value
             ids = self.grounding.restrict(position.pending, ids, position.held_text)
-            held = held and self.grounding.holding_value
+            held = (held and self.grounding.holding_value) or self.grounding.labeled_choice
         if len(ids) == 0:
             if allowed.may_end:
                 return END
@@ -362,8 +362,11 @@ class Decoder:
         # A held value's confidence is the model's choice among what the document states (a
         # date, number or term the model would not have written unmasked may still be the one
         # it prefers of the document's): on the development set its AUROC went 0.533 -> 1.000
-        # for numbers, 0.886 -> 0.928 for strings. A grounded plain string's stays the unmasked
-        # probability: masked, its AUROC fell to 0.823.
+        # for numbers, 0.886 -> 0.928 for strings. So is a string held to the values the document
+        # labels with its property's name (core.grounding.labels): unmasked, the model's doubt about
+        # a right `>=3.9` made grounded strings' AUROC 0.908 (0.958 so) and ECE 0.193 (0.142). Any
+        # other grounded plain string's stays the unmasked probability: masked, its AUROC fell to
+        # 0.823.
         state.probability = share(logits[choices], index) if held else probability(logits, int(ids[index]))
         return int(ids[index])
 

@@ -11,6 +11,14 @@ where a value may: never inside a word, never at a space (core/grounding_tables.
 `word_edges`). So the value, once closed, is a span of the document up to whitespace runs,
 by construction.
 
+Where the document states values under a label naming the string's property (`Version:
+2.0.1` for `version`, core.grounding.labels), the string is held to those values instead, each
+up to the end of its line or a gap between columns, of those the schema takes whole there; the
+model chooses among them and where to close, and its confidence is its share among the tokens
+they allow (core.decode.decoder). On the development set, field accuracy went from 57.5% to
+64.0% with grounding (package metadata's `requires_python` 2/24 -> 11/24: the model wrote
+`3.9` for `Requires-Python: >=3.9`).
+
 Where no allowed token continues any occurrence (a minLength the document's tail cannot
 reach, a budget too small for the occurrence's bytes), the string is released from
 grounding rather than leaving the decoder without a way to finish: validity comes first,
@@ -24,18 +32,22 @@ their positions in the list (core/positions.py), not by a pass over every candid
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from ..automaton.dfa import LazyDFA
+from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.regex import Node, TextLabel, text_nodes
 from ..vocab.token_table import IdArray, Vocabulary
+from .labels import labeled_values, normalized_name, property_name
 from .positions import CandidatePositions, Indices
-from .tables import DocumentTokens, GroundingText, body_part, byte_origins, vocabulary_bodies
+from .tables import BARRIER, DocumentTokens, GroundingText, body_part, byte_origins, vocabulary_bodies
 from .value_holds import READ_LISTS_KEPT_UP_TO, ValueGrounding, ValuePlace
+
+_BARRIER_BYTE = BARRIER.encode()
 
 
 def grounds(label: TextLabel | None, default: bool) -> bool:
@@ -51,6 +63,20 @@ def text_labels(tree: Node) -> list[TextLabel]:
 
 
 @dataclass(frozen=True)
+class Labeled:
+    """The values the document states under a label naming a string's property
+    (core.grounding.labels), as byte ranges of `GroundingText.escaped`: where each starts (where a
+    value may start) and where its line ends, both ascending."""
+
+    starts: tuple[int, ...]
+    stops: tuple[int, ...]
+
+    def stop(self, offset: int) -> int:
+        """Where the labeled value holding `offset` (at or after its start) ends."""
+        return self.stops[bisect.bisect_right(self.starts, offset) - 1]
+
+
+@dataclass(frozen=True)
 class _Place:
     """What a Grounding knows of the output at one point (its snapshot)."""
 
@@ -60,6 +86,7 @@ class _Place:
     escaped: bool
     ends: tuple[int, ...] | None
     released: bool
+    labeled: Labeled | None
     bodies: int  # how many bodies had closed
     values: ValuePlace | None  # where the dates and numbers stand
 
@@ -85,11 +112,16 @@ class Grounding:
         self._escaped = False  # the open body ends inside an escape
         self._ends: tuple[int, ...] | None = None  # None: the body is empty, any start is open
         self._released = False
+        self._labeled: Labeled | None = None  # the open body is held to these labeled values
+        # Whether the last `restrict` kept tokens for a body held to labeled values.
+        self.labeled_choice = False
+        self._labels: dict[str, Labeled] | None = None  # per normalized label, built on first use
+        self._labeled_for: dict[int, Labeled | None] = {}  # per state opening a body
         self._positions = CandidatePositions(vocab.size)
         # Per (state, pending): what each quoted token would write into a body it opens.
-        self._opened: dict[tuple[int, bytes], dict[int, tuple[bytes, bool] | None]] = {}
+        self._opened: dict[tuple[int, bytes], dict[int, tuple[bytes, bool, Labeled | None] | None]] = {}
         self._occurring: dict[tuple[bytes, bool], bool] = {}
-        self._continuing: dict[tuple[int, ...], IdArray] = {}
+        self._continuing: dict[tuple[tuple[int, ...], Labeled | None], IdArray] = {}
         self._read: dict[tuple[bytes, bool, tuple[int, ...] | None, bytes], IdArray] = {}
         self.bodies: list[tuple[int, int, bool]] = []  # output byte range of each body, and grounded or not
         # Per body of `bodies`: where in the document's bytes (`text.escaped`) each occurrence it
@@ -140,8 +172,9 @@ class Grounding:
         self._written += len(part)
         if closed:
             assert self._body_start is not None
-            ends = () if self._ends is None else tuple(end for end in self._ends if self._tokens.text.ends[end])
-            if self._ends is not None and not ends:
+            empty = self._written == self._body_start
+            ends = () if self._ends is None or empty else tuple(end for end in self._ends if self._tokens.text.ends[end])
+            if self._ends is not None and not empty and not ends:
                 self._released = True  # closed where the schema left no other way (a maxLength inside a word)
             self.bodies.append((self._body_start, self._written, not self._released))
             self.followed.append(() if self._released else ends)
@@ -152,27 +185,84 @@ class Grounding:
         if self._released:
             return
         text = self._tokens.text
+        if self._labeled is not None and self._ends == self._labeled.starts and not self._opens(part, False, self._labeled):
+            self._labeled, self._ends = None, None  # written where the labeled values were not kept
         if self._ends is None:
             self._ends = tuple(text.occurrences(part))
         else:
-            escaped = text.escaped
-            self._ends = tuple(end + len(part) for end in self._ends if escaped.startswith(part, end))
+            escaped, labeled = text.escaped, self._labeled
+            self._ends = tuple(
+                end + len(part)
+                for end in self._ends
+                if escaped.startswith(part, end) and (labeled is None or end + len(part) <= labeled.stop(end))
+            )
         if not self._ends:
             self._released = True
 
     def _enter_if_grounded(self) -> None:
-        if self._dfa.starts_text(self._state) and self.applies(self._dfa.text_label(self._state)):
-            self._body_start, self._escaped, self._ends, self._released = self._written, False, None, False
+        if self._dfa.starts_text(self._state):
+            label = self._dfa.text_label(self._state)
+            if self.applies(label):
+                assert label is not None
+                self._body_start, self._escaped, self._released = self._written, False, False
+                self._labeled = self._labeled_values(label.pointer, self._state)
+                self._ends = None if self._labeled is None else self._labeled.starts
+
+    def _labeled_values(self, pointer: str, state: int) -> Labeled | None:
+        """The values the document states under a label naming the property at `pointer`, of
+        those the schema takes whole as the body opened at `state` (the other labeled values
+        would lead the body where it could not close)."""
+        if state in self._labeled_for:
+            return self._labeled_for[state]
+        name = property_name(pointer)
+        labeled = None if name is None else self._document_labels().get(normalized_name(name))
+        found = None
+        if labeled is not None:
+            escaped, dfa = self._tokens.text.escaped, self._dfa
+            taken = [
+                (start, stop)
+                for start, stop in zip(labeled.starts, labeled.stops, strict=True)
+                if dfa.walk(state, escaped[start:stop] + b'"') != DEAD
+            ]
+            found = Labeled(tuple(start for start, _ in taken), tuple(stop for _, stop in taken)) if taken else None
+        self._labeled_for[state] = found
+        return found
+
+    def _document_labels(self) -> dict[str, Labeled]:
+        if self._labels is None:
+            self._labels = {}
+            read = labeled_values(self._document)
+            if read:
+                origins = self._byte_origins()
+                text = self._tokens.text
+                for label, spans in read.items():
+                    starts, stops = [], []
+                    for start, stop in spans:
+                        first = int(np.searchsorted(origins, start))
+                        if first < len(origins) and origins[first] == start and text.starts[first]:
+                            last = int(np.searchsorted(origins, stop))
+                            gap = text.escaped.find(_BARRIER_BYTE, first, last)  # a column gap ends the value
+                            starts.append(first)
+                            stops.append(last if gap < 0 else gap)
+                    if starts:
+                        self._labels[label] = Labeled(tuple(starts), tuple(stops))
+        return self._labels
+
+    def _byte_origins(self) -> npt.NDArray[np.intp]:
+        if self._origins is None:
+            self._origins = byte_origins(self._document)
+        return self._origins
 
     def snapshot(self) -> _Place:
         """Where the output stands (the caches are kept: they depend on the document only)."""
         values = None if self.values is None else self.values.snapshot()
-        body = (self._body_start, self._escaped, self._ends, self._released)
+        body = (self._body_start, self._escaped, self._ends, self._released, self._labeled)
         return _Place(self._state, self._written, *body, len(self.bodies), values)
 
     def restore(self, snapshot: _Place) -> None:
         self._state, self._written, self._body_start = snapshot.state, snapshot.written, snapshot.body_start
         self._escaped, self._ends, self._released = snapshot.escaped, snapshot.ends, snapshot.released
+        self._labeled = snapshot.labeled
         del self.bodies[snapshot.bodies :]
         del self.followed[snapshot.bodies :]
         if self.values is not None and snapshot.values is not None:
@@ -183,9 +273,7 @@ class Grounding:
         of the occurrences it may have been copied from, those the decoder followed while
         writing it; none for a body released from grounding, or empty. Builds a map of the
         document's bytes on first call (a few passes over the document)."""
-        if self._origins is None:
-            self._origins = byte_origins(self._document)
-        origins = self._origins
+        origins = self._byte_origins()
         found: list[tuple[tuple[int, int], ...]] = []
         for (start, end, _), ends in zip(self.bodies, self.followed, strict=True):
             found.append(tuple((int(origins[stop - (end - start)]), int(origins[stop - 1]) + 1) for stop in ends))
@@ -201,6 +289,7 @@ class Grounding:
         on one the document states (`held`: bytes evaluated but held back, core.held_zeros;
         see core.grounding.value_holds). The array returned may be read-only: kept, and given
         again when the same candidates come back."""
+        self.labeled_choice = False
         if self.values is not None and self.values.holding:
             return self.values.restrict(pending, ids, held)
         inside = self._body_start is not None
@@ -213,9 +302,15 @@ class Grounding:
             if keep is None:
                 return ids
             kept = ids.take(keep)
+        if len(kept) == 0 and inside and self._labeled is not None and self._ends == self._labeled.starts:
+            # The schema takes none of the labeled values here: any span of the document then.
+            self._labeled, self._ends = None, None
+            kept = self._kept_inside(pending, ids)
         if len(kept) == 0:
             self._released = inside
             return ids
+        if inside:
+            self.labeled_choice = self._labeled is not None
         return kept
 
     def keeps_beside_another(self, token: int, allowed: Callable[[int], bool]) -> bool:
@@ -227,13 +322,17 @@ class Grounding:
         if self.values is not None and self.values.holding:
             return False
         if self._body_start is None:
+            self.labeled_choice = False
             keep = self._kept_outside(b"", np.array([token], dtype=np.int32))
-            return keep is None or len(keep) == 1
+            opens_labeled, self.labeled_choice = self.labeled_choice, False
+            return keep is None or (len(keep) == 1 and not opens_labeled)
         if self._released:
             return True
         if self._escaped:
             return False
         ends = self._ends
+        if self._labeled is not None:
+            return False  # the list decides whether the labeled values are kept, and the confidence
         continuing = self._tokens.anywhere_ids() if ends is None else self._after(ends)
         if not np.any(continuing == token):
             return False
@@ -252,17 +351,25 @@ class Grounding:
             return self._kept_one_by_one(pending, ids)
         ends = self._ends
         allowed = self._tokens.anywhere_ids() if ends is None else self._after(ends)
-        return self._positions.kept(ids, allowed, ends)
+        return self._positions.kept(ids, allowed, (ends, self._labeled))
 
     def _after(self, ends: tuple[int, ...]) -> IdArray:
         """The tokens that continue the document at one of `ends` (a repeated value meets the
         same occurrences again: kept)."""
-        found = self._continuing.get(ends)
+        labeled = self._labeled
+        found = self._continuing.get((ends, labeled))
         if found is None:
-            at = self._tokens.at
+            at = self._tokens.at if labeled is None else self._at_within
             found = at(ends[0]) if len(ends) == 1 else np.concatenate([np.zeros(0, np.int32), *(at(end) for end in ends)])
-            self._continuing[ends] = found
+            self._continuing[(ends, labeled)] = found
         return found
+
+    def _at_within(self, end: int) -> IdArray:
+        """The tokens continuing the document at `end` that stay inside its labeled value."""
+        assert self._labeled is not None
+        room = self._labeled.stop(end) - end
+        found = self._tokens.at(end)
+        return found.take(np.flatnonzero([len(body_part(self._pieces[token])[0]) <= room for token in found.tolist()]))
 
     def _kept_one_by_one(self, pending: bytes, ids: IdArray) -> IdArray:
         """Where a byte is pending or an escape is open: each candidate's body part, read. The
@@ -283,8 +390,13 @@ class Grounding:
         part, closed, _ = body_part(data, self._escaped)
         if self._ends is None:
             return not part or self._occurs(part, closed)
-        text = self._tokens.text
-        return any(text.escaped.startswith(part, end) and (not closed or text.ends[end + len(part)]) for end in self._ends)
+        text, labeled = self._tokens.text, self._labeled
+        return any(
+            text.escaped.startswith(part, end)
+            and (not closed or text.ends[end + len(part)])
+            and (labeled is None or end + len(part) <= labeled.stop(end))
+            for end in self._ends
+        )
 
     def _kept_outside(self, pending: bytes, ids: IdArray) -> Indices | None:
         """Outside a body, only tokens with a quote may open one; each is walked to see."""
@@ -299,8 +411,20 @@ class Grounding:
             if token not in opened:
                 opened[token] = self._opened_body(self._pieces[token][len(pending) :])
             opening = opened[token]
-            keep[index] = opening is None or not opening[0] or self._occurs(*opening)
+            keep[index] = opening is None or not opening[0] or self._opens(*opening)
+            self.labeled_choice = self.labeled_choice or (opening is not None and opening[2] is not None)
         return np.flatnonzero(keep)
+
+    def _opens(self, part: bytes, closed: bool, labeled: Labeled | None) -> bool:
+        """Whether `part` may open a value (`closed`: and be all of it): one of `labeled`,
+        where the document has some for its property, else any span of the document."""
+        if labeled is None:
+            return self._occurs(part, closed)
+        text = self._tokens.text
+        return any(
+            text.escaped.startswith(part, start) and start + len(part) <= stop and (not closed or text.ends[start + len(part)])
+            for start, stop in zip(labeled.starts, labeled.stops, strict=True)
+        )
 
     def _occurs(self, part: bytes, closed: bool) -> bool:
         """Whether `part` may open a value (`closed`: and be all of it)."""
@@ -309,13 +433,14 @@ class Grounding:
             found = self._occurring[(part, closed)] = self._tokens.text.occurs(part, whole=closed)
         return found
 
-    def _opened_body(self, data: bytes) -> tuple[bytes, bool] | None:
-        """What `data`, written from here, puts into a grounded body it opens, and whether it
-        closes it too (None: it opens none)."""
+    def _opened_body(self, data: bytes) -> tuple[bytes, bool, Labeled | None] | None:
+        """What `data`, written from here, puts into a grounded body it opens, whether it
+        closes it too, and the labeled values of the body's property (None: it opens none)."""
         state, dfa = self._state, self._dfa
         for index, byte in enumerate(data):
             state = dfa.step(state, byte)
-            if dfa.starts_text(state) and self.applies(dfa.text_label(state)):
+            label = dfa.text_label(state) if dfa.starts_text(state) else None
+            if label is not None and self.applies(label):
                 part, closed, _ = body_part(data[index + 1 :])
-                return part, closed
+                return part, closed, self._labeled_values(label.pointer, state)
         return None

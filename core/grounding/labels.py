@@ -1,0 +1,88 @@
+"""Labeled values: what a document states under a label that names a schema property.
+
+Documents of records, headers and forms state their values after a label on a line of their
+own (`Requires-Python: >=3.9`, `Version: 26.1.0`, `Invoice number: 1042`). Where a grounded
+plain string's property is named like such a label, its value is that line's value: the span
+filter (core.grounding.span_filter) holds the string to the labeled values, from their first
+character to the end of their line at most, rather than to any span of the document. The
+model still chooses among the labeled values and where to close inside one. A property no
+label names, or whose labeled values the schema cannot take, is grounded as before.
+
+A label and a property name match when they are equal with case, and every character other
+than a letter or a digit, ignored (`Requires-Python` names `requires_python`). A label is at
+most `_LONGEST_LABEL` characters at the start of a line (after indentation, a list mark or a
+quote mark, and emphasis marks), then a colon and at least one space or tab; its value is the
+rest of the line, without the whitespace at either end, at most `_LONGEST_VALUE` characters. Markdown emphasis around a label
+(`**Version:** 2.0`) is read as part of it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..jsontext import unescape_pointer_part
+
+_LONGEST_LABEL = 48
+# At most this many labeled lines are read from one document: a bound on the work for a
+# document of millions of short lines that each look like one.
+_MOST_LABELED_LINES = 20_000
+# A longer line is text, not a value: its label is not read (and the span filter walks no
+# more than this of a labeled value through the schema's automaton).
+_LONGEST_VALUE = 1000
+_LABELED_LINE = re.compile(
+    r"^[ \t]*(?:[-*+>#][ \t]+)*[*_]{0,2}"
+    rf"(?P<label>[^\W\d_][^:\n\r]{{0,{_LONGEST_LABEL - 1}}}?)"
+    r"[*_]{0,2}[ \t]*:[*_]{0,2}[ \t]+[*_]{0,2}(?P<value>[^\n\r]*[^\s*_][*_]*|[^\s*_])[ \t]*$",
+    re.MULTILINE,
+)
+_NOT_NAME = re.compile(r"[\W_]+")
+
+
+def normalized_name(name: str) -> str:
+    """`name` case-folded, without the characters that are neither letters nor digits."""
+    return _NOT_NAME.sub("", name.casefold())
+
+
+def property_name(pointer: str) -> str | None:
+    """The name of the innermost object property a JSON pointer into a schema passes through
+    (`/properties/authors/items/properties/name` -> `name`), or None where it passes through
+    none (the root, or only array items and subschemas)."""
+    parts = [unescape_pointer_part(part) for part in pointer.split("/")[1:]]
+    name: str | None = None
+    index = 0
+    while index < len(parts):
+        keyword = parts[index]
+        if keyword == "properties" and index + 1 < len(parts):
+            name = parts[index + 1]
+        # A keyword followed by a name or an index takes two parts; one holding a schema, one.
+        index += 2 if keyword in _KEYWORDS_WITH_KEYS or (index + 1 < len(parts) and parts[index + 1].isdigit()) else 1
+    return name
+
+
+_KEYWORDS_WITH_KEYS = frozenset(
+    {
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+        "dependencies",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "prefixItems",
+    }
+)
+
+
+def labeled_values(document: str) -> dict[str, list[tuple[int, int]]]:
+    """Per normalized label: the character spans of the values stated under it, in order."""
+    found: dict[str, list[tuple[int, int]]] = {}
+    for count, match in enumerate(_LABELED_LINE.finditer(document)):
+        if count >= _MOST_LABELED_LINES:
+            break
+        label = normalized_name(match.group("label"))
+        start, end = match.span("value")
+        if label and end - start <= _LONGEST_VALUE:
+            found.setdefault(label, []).append((start, end))
+    return found
