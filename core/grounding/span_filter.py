@@ -115,7 +115,7 @@ class Grounding:
         self._labeled: Labeled | None = None  # the open body is held to these labeled values
         # Whether the last `restrict` kept tokens for a body held to labeled values.
         self.labeled_choice = False
-        self._labels: dict[str, Labeled] | None = None  # per normalized label, built on first use
+        self._labels: dict[str, list[tuple[int, int]]] | None = None  # labeled_values, read on first use
         self._labeled_for: dict[int, Labeled | None] = {}  # per state opening a body
         self._positions = CandidatePositions(vocab.size)
         # Per (state, pending): what each quoted token would write into a body it opens.
@@ -215,7 +215,7 @@ class Grounding:
         if state in self._labeled_for:
             return self._labeled_for[state]
         name = property_name(pointer)
-        labeled = None if name is None else self._document_labels().get(normalized_name(name))
+        labeled = None if name is None else self._under_label(normalized_name(name))
         found = None
         if labeled is not None:
             escaped, dfa = self._tokens.text.escaped, self._dfa
@@ -228,25 +228,24 @@ class Grounding:
         self._labeled_for[state] = found
         return found
 
-    def _document_labels(self) -> dict[str, Labeled]:
+    def _under_label(self, name: str) -> Labeled | None:
+        """The values the document states under the label `name` (normalized) where a value may
+        start, as byte ranges (the map of the document's bytes is built only where one is)."""
         if self._labels is None:
-            self._labels = {}
-            read = labeled_values(self._document)
-            if read:
-                origins = self._byte_origins()
-                text = self._tokens.text
-                for label, spans in read.items():
-                    starts, stops = [], []
-                    for start, stop in spans:
-                        first = int(np.searchsorted(origins, start))
-                        if first < len(origins) and origins[first] == start and text.starts[first]:
-                            last = int(np.searchsorted(origins, stop))
-                            gap = text.escaped.find(_BARRIER_BYTE, first, last)  # a column gap ends the value
-                            starts.append(first)
-                            stops.append(last if gap < 0 else gap)
-                    if starts:
-                        self._labels[label] = Labeled(tuple(starts), tuple(stops))
-        return self._labels
+            self._labels = labeled_values(self._document)
+        spans = self._labels.get(name)
+        if not spans:
+            return None
+        origins, text = self._byte_origins(), self._tokens.text
+        starts, stops = [], []
+        for start, stop in spans:
+            first = int(np.searchsorted(origins, start))
+            if first < len(origins) and origins[first] == start and text.starts[first]:
+                last = int(np.searchsorted(origins, stop))
+                gap = text.escaped.find(_BARRIER_BYTE, first, last)  # a column gap ends the value
+                starts.append(first)
+                stops.append(last if gap < 0 else gap)
+        return Labeled(tuple(starts), tuple(stops)) if starts else None
 
     def _byte_origins(self) -> npt.NDArray[np.intp]:
         if self._origins is None:
