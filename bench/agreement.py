@@ -6,7 +6,7 @@ For each development-set document the greedy extraction and K - 1 samples (seeds
 run as K sequences of one parallel run (Extractor.run_parallel: the instructions and schema
 outline are shared, the document is evaluated once per sequence). Per top-level field the value
 most of the first k extractions give wins (strings compared with whitespace runs as one space,
-numbers by value; a tie goes to the greedy value), for k = 1 (greedy), 3, 5, ... up to K; its
+numbers by value; a tie goes to the greedy value), for k = 1 (greedy), 3, 5, ... up to K, and K; its
 share of the votes is its agreement. Printed per k: field accuracy, AUROC and expected
 calibration error of the agreement (k > 1) and of the greedy value's confidence (k = 1), and
 the seconds per document of the whole run of K. A field the confidence does not cover (a
@@ -58,7 +58,7 @@ def main() -> None:
     settings = [SamplingSettings()] + [
         SamplingSettings(temperature=args.temperature, seed=seed) for seed in range(1, args.samples)
     ]
-    ks = [k for k in range(1, args.samples + 1, 2)]
+    ks = sorted({*range(1, args.samples + 1, 2), args.samples})  # odd k, and K itself (a tie: the greedy value)
     right = dict.fromkeys(ks, 0)
     pairs: dict[int, list[tuple[float, bool]]] = {k: [] for k in ks}
     covered: dict[int, list[tuple[float, bool]]] = {k: [] for k in ks}  # where the greedy run has a confidence
