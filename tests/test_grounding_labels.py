@@ -9,10 +9,16 @@ import json
 from typing import Any
 
 import jsonschema
+import numpy as np
 import pytest
+from conftest import FakeModel
 from test_grounding import run
 
+from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.grounding.labels import labeled_values, normalized_name, property_name
+from gguf_extract.core.grounding.value_evidence import TokenChoice
+from gguf_extract.core.index.compiled import compile_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 SEEDS = range(24)
@@ -34,6 +40,8 @@ def test_a_label_is_a_line_s_head_before_a_colon_and_its_value_the_rest_of_the_l
         "see https://example.org: a link\n"  # a URL is no label
         "10:30 Meeting\n"  # nor a time
         "The reason is this: it works\n"  # a sentence's head is a label too, if it names no property
+        "Date: 2024-06-14\r\n"  # a Windows line end
+        "Title: one\u2028two\n"  # a Unicode line separator ends the line
     )
     assert _labels(document) == {
         "metadataversion": ["2.4"],
@@ -42,7 +50,17 @@ def test_a_label_is_a_line_s_head_before_a_colon_and_its_value_the_rest_of_the_l
         "invoicenumber": ["1042"],
         "classifier": ["A :: B", "C"],
         "thereasonisthis": ["it works"],
+        "date": ["2024-06-14"],
+        "title": ["one"],
     }
+
+
+def test_reading_labels_takes_one_pass_over_a_long_run_of_spaces() -> None:
+    """A value that never comes after a label's spaces is given up at once, not retried from
+    each split of the spaces (which took over an hour for a megabyte of them)."""
+    for document in ["a:" + " " * 1_000_000, "a:" + "\t" * 1_000_000 + "\u00a0", "a: " + "x " * 500_000 + "\u00a0"]:
+        assert labeled_values(document) == {}
+    assert _labels("a:" + " " * 1_000_000 + "x") == {"a": ["x"]}
 
 
 def test_labels_and_property_names_match_ignoring_case_and_what_is_neither_letter_nor_digit() -> None:
@@ -61,6 +79,8 @@ def test_labels_and_property_names_match_ignoring_case_and_what_is_neither_lette
         ("/properties/properties/properties/type", "type"),  # a property named `properties`
         ("/anyOf/0/properties/city", "city"),
         ("/items/0", None),
+        ("/properties/meta/additionalProperties", None),  # a member the schema does not name
+        ("/properties/meta/patternProperties/^x-", None),
         ("", None),
     ],
 )
@@ -155,3 +175,62 @@ def test_a_gap_between_columns_ends_a_labeled_value(vocab: Vocabulary) -> None:
     document = "Source: GNU grep 3.8      2019-12-29      GREP(1)\nSee also the GNU pages for grep and its date."
     written = {json.loads(run(vocab, schema, document, seed)[0])["source"] for seed in SEEDS}
     assert written <= {"GNU", "GNU grep", "GNU grep 3.8"} and len(written) > 1, written
+
+
+def test_a_choice_beside_a_labeled_string_is_scored_as_without_labels(vocab: Vocabulary) -> None:
+    """`null` in place of a labeled string is no choice among labeled values: its confidence is
+    the model's unmasked probability, as where the document has no label (greedy: the fake
+    model's logits do not depend on the document)."""
+    schema = {"type": "object", "properties": {"version": {"type": ["string", "null"]}}, "required": ["version"]}
+    compiled = compile_schema(schema, vocab, grounded=True)
+
+    def greedy(document: str, seed: int) -> tuple[bytes, list[TokenChoice]]:
+        settings = SamplingSettings(max_tokens=100, temperature=1e-9, seed=seed)
+        decoder = Decoder(FakeModel(vocab, seed), compiled, settings, grounding=compiled.grounding(document))
+        return b"".join(decoder.run()), decoder.choices
+
+    nulls = 0
+    for seed in range(60):
+        labeled, unlabeled = greedy(DOCUMENT, seed), greedy(DOCUMENT.replace("Version: ", "Release "), seed)
+        if json.loads(labeled[0])["version"] is None and unlabeled[0] == labeled[0]:  # (else a string was the best)
+            nulls += 1
+            assert unlabeled[1] == labeled[1], seed
+    assert nulls > 3
+
+
+def test_greedy_decoding_equals_the_full_choice_beside_labeled_values(vocab: Vocabulary) -> None:
+    """The greedy shortcut (no list of the allowed tokens) and the full choice at a near-zero
+    temperature write the same text with the same confidences where labels hold strings."""
+    schema = {
+        "type": "object",
+        "properties": {"version": {"type": ["string", "null"]}, "name": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+        "required": ["version", "name"],
+    }
+    compiled = compile_schema(schema, vocab, grounded=True)
+    for seed in range(40):
+        runs = []
+        for temperature in (0.0, 1e-9):
+            grounding = compiled.grounding(DOCUMENT)
+            settings = SamplingSettings(max_tokens=100, temperature=temperature, seed=seed, draft_tokens=4)
+            decoder = Decoder(FakeModel(vocab, seed), compiled, settings, grounding=grounding)
+            runs.append((b"".join(decoder.run()), decoder.choices))
+        assert runs[0] == runs[1], seed
+
+
+def test_what_is_kept_inside_a_labeled_value_does_not_depend_on_an_earlier_unlabeled_one(vocab: Vocabulary) -> None:
+    """The candidates read one by one (after an escape) are remembered per labeled values too:
+    an unlabeled body that met the same place first must not lend the labeled one its answer."""
+    strings = {"other": {"type": "string"}, "note": {"type": "string"}}
+    schema = {"type": "object", "properties": strings, "required": ["other", "note"]}
+    document = 'Note: say ":\nx y'
+    compiled = compile_schema(schema, vocab, grounded=True)
+    ids = np.array([vocab.pieces.index(piece) for piece in [b'"', b'": ', b'":', b"\\"]], dtype=np.int32)
+    fresh = compiled.grounding(document)
+    assert fresh is not None
+    fresh.feed(b'{"other": "x", "note": "say \\')
+    after_another = compiled.grounding(document)
+    assert after_another is not None
+    after_another.feed(b'{"other": "say \\')
+    after_another.restrict(b"", ids)  # the unlabeled body may go on past the line: `": ` kept
+    after_another.feed(b'"", "note": "say \\')
+    assert fresh.restrict(b"", ids).tolist() == after_another.restrict(b"", ids).tolist() == [ids[0], ids[2]]

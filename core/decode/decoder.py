@@ -342,7 +342,7 @@ class Decoder:
         if self.grounding is not None:
             held = self.grounding.holding_value
             ids = self.grounding.restrict(position.pending, ids, position.held_text)
-            held = (held and self.grounding.holding_value) or self.grounding.labeled_choice
+            held = held and self.grounding.holding_value
         if len(ids) == 0:
             if allowed.may_end:
                 return END
@@ -367,8 +367,10 @@ class Decoder:
         # a right `>=3.9` made grounded strings' AUROC 0.908 (0.958 so) and ECE 0.193 (0.142). Any
         # other grounded plain string's stays the unmasked probability: masked, its AUROC fell to
         # 0.823.
-        state.probability = share(logits[choices], index) if held else probability(logits, int(ids[index]))
-        return int(ids[index])
+        token = int(ids[index])
+        held = held or (self.grounding is not None and self.grounding.labeled_choice(token))
+        state.probability = share(logits[choices], index) if held else probability(logits, token)
+        return token
 
     def _model_first_choice(self) -> int | None:
         """Greedy decoding's choice, where it is the model's own first choice: that token is

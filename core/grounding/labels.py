@@ -29,10 +29,15 @@ _MOST_LABELED_LINES = 20_000
 # A longer line is text, not a value: its label is not read (and the span filter walks no
 # more than this of a labeled value through the schema's automaton).
 _LONGEST_VALUE = 1000
+# What ends a line (as core.grounding.tables lays them out); a line starts only after `\n`.
+_BREAKS = "\\n\\r\\v\\f\\x1c-\\x1e\\x85\\u2028\\u2029"
+# The value is the line's rest from its first character that is no space (the lookahead: so a
+# line whose value does not match is given up in one pass, never by retrying each split of the
+# spaces before it), to its last; a `\r` before the line's end is a Windows line end.
 _LABELED_LINE = re.compile(
-    r"^[ \t]*(?:[-*+>#][ \t]+)*[*_]{0,2}"
-    rf"(?P<label>[^\W\d_][^:\n\r]{{0,{_LONGEST_LABEL - 1}}}?)"
-    r"[*_]{0,2}[ \t]*:[*_]{0,2}[ \t]+[*_]{0,2}(?P<value>[^\n\r]*[^\s*_][*_]*|[^\s*_])[ \t]*$",
+    rf"^[ \t]*(?:[-*+>#][ \t]+)*[*_]{{0,2}}(?P<label>[^\W\d_][^:{_BREAKS}]{{0,{_LONGEST_LABEL - 1}}}?)"
+    rf"[*_]{{0,2}}[ \t]*:[*_]{{0,2}}[ \t]+(?![ \t])[*_]{{0,2}}"
+    rf"(?P<value>[^{_BREAKS}]*[^\s*_][*_]*|[^\s*_])[ \t]*(?=[{_BREAKS}]|\Z)",
     re.MULTILINE,
 )
 _NOT_NAME = re.compile(r"[\W_]+")
@@ -54,11 +59,14 @@ def property_name(pointer: str) -> str | None:
         keyword = parts[index]
         if keyword == "properties" and index + 1 < len(parts):
             name = parts[index + 1]
+        elif keyword in _KEYWORDS_OF_UNNAMED_MEMBERS:
+            name = None  # a member whose name the schema does not give
         # A keyword followed by a name or an index takes two parts; one holding a schema, one.
         index += 2 if keyword in _KEYWORDS_WITH_KEYS or (index + 1 < len(parts) and parts[index + 1].isdigit()) else 1
     return name
 
 
+_KEYWORDS_OF_UNNAMED_MEMBERS = frozenset({"additionalProperties", "patternProperties", "unevaluatedProperties", "propertyNames"})
 _KEYWORDS_WITH_KEYS = frozenset(
     {
         "properties",

@@ -113,8 +113,10 @@ class Grounding:
         self._ends: tuple[int, ...] | None = None  # None: the body is empty, any start is open
         self._released = False
         self._labeled: Labeled | None = None  # the open body is held to these labeled values
-        # Whether the last `restrict` kept tokens for a body held to labeled values.
-        self.labeled_choice = False
+        # What the last `restrict` kept for a body held to labeled values: all it kept (inside
+        # one), or the tokens opening one (outside).
+        self._labeled_inside = False
+        self._labeled_openers: frozenset[int] = frozenset()
         self._labels: dict[str, list[tuple[int, int]]] | None = None  # labeled_values, read on first use
         self._labeled_for: dict[int, Labeled | None] = {}  # per state opening a body
         self._positions = CandidatePositions(vocab.size)
@@ -122,7 +124,7 @@ class Grounding:
         self._opened: dict[tuple[int, bytes], dict[int, tuple[bytes, bool, Labeled | None] | None]] = {}
         self._occurring: dict[tuple[bytes, bool], bool] = {}
         self._continuing: dict[tuple[tuple[int, ...], Labeled | None], IdArray] = {}
-        self._read: dict[tuple[bytes, bool, tuple[int, ...] | None, bytes], IdArray] = {}
+        self._read: dict[tuple[bytes, bool, tuple[int, ...] | None, Labeled | None, bytes], IdArray] = {}
         self.bodies: list[tuple[int, int, bool]] = []  # output byte range of each body, and grounded or not
         # Per body of `bodies`: where in the document's bytes (`text.escaped`) each occurrence it
         # may have been copied from ends, those the decoder followed to its close (none where
@@ -288,7 +290,7 @@ class Grounding:
         on one the document states (`held`: bytes evaluated but held back, core.held_zeros;
         see core.grounding.value_holds). The array returned may be read-only: kept, and given
         again when the same candidates come back."""
-        self.labeled_choice = False
+        self._labeled_inside, self._labeled_openers = False, frozenset()
         if self.values is not None and self.values.holding:
             return self.values.restrict(pending, ids, held)
         inside = self._body_start is not None
@@ -297,9 +299,10 @@ class Grounding:
         if inside:
             kept = self._kept_inside(pending, ids)
         else:
-            keep = self._kept_outside(pending, ids)
-            if keep is None:
+            outside = self._kept_outside(pending, ids)
+            if outside is None:
                 return ids
+            keep, self._labeled_openers = outside
             kept = ids.take(keep)
         if len(kept) == 0 and inside and self._labeled is not None and self._ends == self._labeled.starts:
             # The schema takes none of the labeled values here: any span of the document then.
@@ -307,10 +310,16 @@ class Grounding:
             kept = self._kept_inside(pending, ids)
         if len(kept) == 0:
             self._released = inside
+            self._labeled_openers = frozenset()
             return ids
-        if inside:
-            self.labeled_choice = self._labeled is not None
+        self._labeled_inside = inside and self._labeled is not None
         return kept
+
+    def labeled_choice(self, token: int) -> bool:
+        """Whether `token`, chosen among the candidates the last `restrict` kept, writes a string
+        held to labeled values (opens one, or goes on in one): its choice was among the few
+        tokens those values allow."""
+        return self._labeled_inside or token in self._labeled_openers
 
     def keeps_beside_another(self, token: int, allowed: Callable[[int], bool]) -> bool:
         """Whether `restrict(b"", ids)` keeps `token` and another candidate besides, for the
@@ -321,10 +330,8 @@ class Grounding:
         if self.values is not None and self.values.holding:
             return False
         if self._body_start is None:
-            self.labeled_choice = False
-            keep = self._kept_outside(b"", np.array([token], dtype=np.int32))
-            opens_labeled, self.labeled_choice = self.labeled_choice, False
-            return keep is None or (len(keep) == 1 and not opens_labeled)
+            outside = self._kept_outside(b"", np.array([token], dtype=np.int32))
+            return outside is None or (len(outside[0]) == 1 and not outside[1])
         if self._released:
             return True
         if self._escaped:
@@ -374,7 +381,7 @@ class Grounding:
         """Where a byte is pending or an escape is open: each candidate's body part, read. The
         few candidates after a token that opens a body come back at every such string: kept
         (a short list only, as it is part of the key; read-only, as it is shared)."""
-        key = (pending, self._escaped, self._ends, ids.tobytes()) if len(ids) <= READ_LISTS_KEPT_UP_TO else None
+        key = (pending, self._escaped, self._ends, self._labeled, ids.tobytes()) if len(ids) <= READ_LISTS_KEPT_UP_TO else None
         found = None if key is None else self._read.get(key)
         if found is None:
             found = ids.take(np.flatnonzero([self._continues(self._pieces[token][len(pending) :]) for token in ids.tolist()]))
@@ -397,22 +404,25 @@ class Grounding:
             for end in self._ends
         )
 
-    def _kept_outside(self, pending: bytes, ids: IdArray) -> Indices | None:
-        """Outside a body, only tokens with a quote may open one; each is walked to see."""
+    def _kept_outside(self, pending: bytes, ids: IdArray) -> tuple[Indices, frozenset[int]] | None:
+        """Outside a body, only tokens with a quote may open one; each is walked to see. The
+        indices kept, and the kept tokens that open a body held to labeled values."""
         with_quote = np.flatnonzero(self._tokens.bodies.quoted[ids])
         quoted = [int(i) for i in with_quote if b'"' in self._pieces[int(ids[i])][len(pending) :]]
         if not quoted:
             return None
         opened = self._opened.setdefault((self._state, pending), {})
         keep = np.ones(len(ids), dtype=bool)
+        openers: set[int] = set()
         for index in quoted:
             token = int(ids[index])
             if token not in opened:
                 opened[token] = self._opened_body(self._pieces[token][len(pending) :])
             opening = opened[token]
             keep[index] = opening is None or not opening[0] or self._opens(*opening)
-            self.labeled_choice = self.labeled_choice or (opening is not None and opening[2] is not None)
-        return np.flatnonzero(keep)
+            if keep[index] and opening is not None and opening[2] is not None:
+                openers.add(token)
+        return np.flatnonzero(keep), frozenset(openers)
 
     def _opens(self, part: bytes, closed: bool, labeled: Labeled | None) -> bool:
         """Whether `part` may open a value (`closed`: and be all of it): one of `labeled`,
