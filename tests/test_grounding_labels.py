@@ -234,3 +234,44 @@ def test_what_is_kept_inside_a_labeled_value_does_not_depend_on_an_earlier_unlab
     after_another.restrict(b"", ids)  # the unlabeled body may go on past the line: `": ` kept
     after_another.feed(b'"", "note": "say \\')
     assert fresh.restrict(b"", ids).tolist() == after_another.restrict(b"", ids).tolist() == [ids[0], ids[2]]
+
+
+@pytest.mark.parametrize(
+    ("schema", "document", "labeled", "unlabeled"),
+    [
+        (
+            {"type": "string", "format": "date"},
+            "Ordered: 2024-01-02, shipped 5 May 2024\nValue: 2024-03-05, due 1 April 2024",
+            {"2024-03-05", "2024-04-01"},
+            "Day: ",
+        ),
+        ({"type": "number"}, "Quantity: 3 boxes of 12 at 9.5\nValue: 559.40 EUR (was 600)", {559.4, 600}, "Price "),
+        (
+            {"type": "string", "format": "uri"},
+            "Format: https://a.example/x\nValue: https://b.example/y\nSee https://c.example/z",
+            {"https://b.example/y"},
+            "Link ",
+        ),
+    ],
+)
+def test_a_held_date_number_or_term_is_one_its_label_states(
+    vocab: Vocabulary, schema: Any, document: str, labeled: set[Any], unlabeled: str
+) -> None:
+    """Of the dates, numbers or terms a document states, those under a label naming the
+    property are the ones the value may be, where it states any there."""
+    wrapped = {"type": "object", "properties": {"value": schema}, "required": ["value"]}
+    written, free = set(), set()
+    for seed in SEEDS:
+        text, evidence = run(vocab, wrapped, document, seed)
+        written.add(json.loads(text)["value"])
+        assert evidence["/value"].grounded, seed
+        free.add(json.loads(run(vocab, wrapped, document.replace("Value: ", unlabeled), seed)[0])["value"])
+    assert written <= labeled, written
+    assert free - labeled, free  # the control: without the label, the others are open too
+
+
+def test_a_label_stating_no_value_of_the_kind_leaves_every_one_open(vocab: Vocabulary) -> None:
+    wrapped = {"type": "object", "properties": {"date": {"type": "string", "format": "date"}}, "required": ["date"]}
+    document = "Date: to be agreed\nWritten 2024-03-05, signed 1 April 2024."
+    written = {json.loads(run(vocab, wrapped, document, seed)[0])["date"] for seed in SEEDS}
+    assert written == {"2024-03-05", "2024-04-01"}

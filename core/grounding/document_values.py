@@ -39,6 +39,7 @@ import functools
 import itertools
 import re
 
+from .labels import labeled_values
 from .tables import unseen_in
 
 _MONTHS = {
@@ -139,6 +140,11 @@ class DocumentValues:
     @functools.cached_property
     def terms(self) -> dict[str, list[Span]]:
         return document_terms(self._document)
+
+    @functools.cached_property
+    def labeled(self) -> dict[str, list[Span]]:
+        """Per normalized label, the spans of the values stated under it (core.grounding.labels)."""
+        return labeled_values(self._document)
 
 
 def document_dates(document: str) -> dict[str, list[Span]]:

@@ -42,7 +42,8 @@ import numpy.typing as npt
 from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.regex import Node, TextLabel, text_nodes
 from ..vocab.token_table import IdArray, Vocabulary
-from .labels import labeled_values, normalized_name, property_name
+from .document_values import DocumentValues
+from .labels import normalized_name, property_name
 from .positions import CandidatePositions, Indices
 from .tables import BARRIER, DocumentTokens, GroundingText, body_part, byte_origins, vocabulary_bodies
 from .value_holds import READ_LISTS_KEPT_UP_TO, ValueGrounding, ValuePlace
@@ -117,7 +118,6 @@ class Grounding:
         # one), or the tokens opening one (outside).
         self._labeled_inside = False
         self._labeled_openers: frozenset[int] = frozenset()
-        self._labels: dict[str, list[tuple[int, int]]] | None = None  # labeled_values, read on first use
         self._labeled_for: dict[int, Labeled | None] = {}  # per state opening a body
         self._positions = CandidatePositions(vocab.size)
         # Per (state, pending): what each quoted token would write into a body it opens.
@@ -130,7 +130,8 @@ class Grounding:
         # may have been copied from ends, those the decoder followed to its close (none where
         # released or empty).
         self.followed: list[tuple[int, ...]] = []
-        self.values = ValueGrounding(dfa, vocab.pieces, document, default) if hold_values else None
+        self._found = DocumentValues(document)  # what the document states, each kind read on first use
+        self.values = ValueGrounding(dfa, vocab.pieces, self._found, default) if hold_values else None
 
     @property
     def text(self) -> GroundingText:
@@ -233,9 +234,7 @@ class Grounding:
     def _under_label(self, name: str) -> Labeled | None:
         """The values the document states under the label `name` (normalized) where a value may
         start, as byte ranges (the map of the document's bytes is built only where one is)."""
-        if self._labels is None:
-            self._labels = labeled_values(self._document)
-        spans = self._labels.get(name)
+        spans = self._found.labeled.get(name)
         if not spans:
             return None
         origins, text = self._byte_origins(), self._tokens.text

@@ -5,7 +5,9 @@ address, URI, host name, IP address or UUID format) or a number (`integer`, `num
 begins (a Mark, core.automaton.regex). A date-time's date is held, and its `HH:MM` and UTC
 offset too where the document states any (`09:30`, `UTC+02:00`). Per document, the values it
 may take are known up front (core.grounding.document_values: `12 March 1990` gives
-`1990-03-12`, `1,267` gives `1267`, `<ann@example.org>` the term `ann@example.org`). Where a
+`1990-03-12`, `1,267` gives `1267`, `<ann@example.org>` the term `ann@example.org`). Where the
+document states some of them under a label naming the value's property (`Date: 2024-03-05`
+for `date`, core.grounding.labels), those are the ones it may take. Where a
 grounded value begins, those are cut to the ones the automaton accepts there (a date's or a
 term's closing quote or a date-time's `T` after it, a number followed by what may end it),
 and while the value is written only tokens that continue one of them are allowed, and it may
@@ -31,7 +33,8 @@ import numpy as np
 from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.regex import Mark, Node, ValueLabel, generated_nodes
 from ..vocab.token_table import IdArray
-from .document_values import DocumentValues, shortest_number
+from .document_values import DocumentValues, Span, shortest_number
+from .labels import normalized_name, property_name
 
 _NUMBER_BYTES = frozenset(b"0123456789+-.eE")
 _NOT_IN_NUMBER = np.array([byte not in _NUMBER_BYTES for byte in range(256)], dtype=bool)
@@ -138,6 +141,19 @@ def _outermost(texts: list[str], spans: dict[str, list[tuple[int, int]]]) -> lis
     return [text for text in texts if text in outside]
 
 
+def _under(values: dict[str, list[Span]], labeled: list[Span]) -> dict[str, list[Span]]:
+    """Of `values`, those the document states inside one of the `labeled` spans (with the spans
+    there), where it states any; else all of them."""
+    if not labeled:
+        return values
+    inside = {
+        text: kept
+        for text, spans in values.items()
+        if (kept := [span for span in spans if any(start <= span[0] and span[1] <= stop for start, stop in labeled)])
+    }
+    return inside or values
+
+
 def _prefixes(spellings: frozenset[bytes]) -> frozenset[bytes]:
     return frozenset(spelling[:n] for spelling in spellings for n in range(len(spelling) + 1))
 
@@ -179,10 +195,11 @@ class ValueGrounding:
     and numbers. `feed` every byte written, in order; `restrict` the candidates at each
     choice. A follower of the decoding (core.decode_state), through core.grounding."""
 
-    def __init__(self, dfa: LazyDFA, pieces: Sequence[bytes], document: str, default: bool) -> None:
+    def __init__(self, dfa: LazyDFA, pieces: Sequence[bytes], found: DocumentValues, default: bool) -> None:
+        """`found`: what the document states."""
         self._dfa = dfa
         self._pieces = pieces
-        self._found = DocumentValues(document)
+        self._found = found
         self._default = default
         self._state = dfa.start
         self._written = 0
@@ -267,21 +284,29 @@ class ValueGrounding:
         return self._choices[state]
 
     def _accepted(self, state: int, kind: str) -> _Choices | None:
-        dfa = self._dfa
+        dfa, labeled = self._dfa, self._labeled(state)
         if kind == "number":
-            candidates = [text.encode() for text in self._found.numbers]
-            kept = [text for text in candidates if self._number_may_end(dfa.walk(state, text))]
+            numbers = _under(self._found.numbers, labeled)
+            kept = [text.encode() for text in numbers if self._number_may_end(dfa.walk(state, text.encode()))]
         elif kind == "term":
-            terms = self._found.terms
+            terms = _under(self._found.terms, labeled)
             accepted = [text for text in terms if dfa.walk(state, text.encode() + b'"') != DEAD]
             kept = [text.encode() for text in _outermost(accepted, terms)]
         else:
             after = b'"' if kind == "date" else b"T"
-            kept = [text.encode() for text in self._found.dates if dfa.walk(state, text.encode() + after) != DEAD]
+            dates = _under(self._found.dates, labeled)
+            kept = [text.encode() for text in dates if dfa.walk(state, text.encode() + after) != DEAD]
             if kept and kind == "date-time":
                 times, offsets = (text.encode() for text in self._found.times), (text.encode() for text in self._found.offsets)
                 return _Choices.of(kind, kept, times, offsets)
         return _Choices.of(kind, kept) if kept else None
+
+    def _labeled(self, state: int) -> list[Span]:
+        """The spans of the values the document states under a label naming the property of
+        the value begun at `state` (none where no label, or more than one property, names it)."""
+        names = {property_name(label.pointer) for label in self._labels(state) if holds(label, self._default)}
+        name = names.pop() if len(names) == 1 else None
+        return [] if name is None else self._found.labeled.get(normalized_name(name), [])
 
     def _number_may_end(self, state: int) -> bool:
         return state != DEAD and (self._dfa.is_accepting(state) or bool(self._dfa.row(state)[_NOT_IN_NUMBER].any()))
