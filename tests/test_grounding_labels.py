@@ -63,6 +63,13 @@ def test_reading_labels_takes_one_pass_over_a_long_run_of_spaces() -> None:
     assert _labels("a:" + " " * 1_000_000 + "x") == {"a": ["x"]}
 
 
+def test_a_label_keeps_its_first_values_only() -> None:
+    """A log's or a table's column of `Level: info` lines is no record's field: its first 256
+    values are kept (each is walked through the automaton where the property's string opens)."""
+    values = _labels("".join(f"Level: {n}\n" for n in range(1000)))["level"]
+    assert values == [str(n) for n in range(256)]
+
+
 def test_labels_and_property_names_match_ignoring_case_and_what_is_neither_letter_nor_digit() -> None:
     assert normalized_name("Requires-Python") == normalized_name("requires_python") == "requirespython"
     assert normalized_name("Author E-mail") == normalized_name("authorEmail")
