@@ -40,8 +40,9 @@ def run(
     decoder = Decoder(FakeModel(vocab, seed), compiled, settings_, grounding=grounding)
     output = b"".join(decoder.run())
     bodies = grounding.bodies if grounding is not None else ()
-    values = grounding.values.values if grounding is not None and grounding.values is not None else ()
-    return output.decode("utf-8"), gather(output, document, decoder.choices, bodies, values)
+    held = grounding.values if grounding is not None else None
+    values, within = (held.values, held.within) if held is not None else ((), ())
+    return output.decode("utf-8"), gather(output, document, decoder.choices, bodies, values, held_within=within)
 
 
 def test_the_document_as_string_body_bytes() -> None:

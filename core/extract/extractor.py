@@ -451,7 +451,8 @@ class Extraction:
         values = held.values if held is not None else ()
         followed = grounding.followed_spans() if grounding is not None else ()
         found = held.found if held is not None else None
-        self.evidence = gather(output, self.document, decoder.choices, bodies, values, followed, found)
+        within = held.within if held is not None else ()
+        self.evidence = gather(output, self.document, decoder.choices, bodies, values, followed, found, within)
         if decoder.budget_bound_at is not None:
             self.budget_closed_at = self.stats.budget_closed_at = pointer_at(output, decoder.budget_bound_at)
 

@@ -13,7 +13,7 @@ than a letter or a digit, ignored (`Requires-Python` names `requires_python`). A
 most `_LONGEST_LABEL` characters at the start of a line (after indentation, a list mark or a
 quote mark, and emphasis marks), then a colon and at least one space or tab; its value is the
 rest of the line, without the whitespace at either end, at most `_LONGEST_VALUE` characters;
-the first `_MOST_VALUES_PER_LABEL` values under one label are kept. Markdown emphasis around a label
+a label stating more than `_MOST_VALUES_PER_LABEL` values is not read. Markdown emphasis around a label
 (`**Version:** 2.0`) is read as part of it.
 """
 
@@ -27,8 +27,8 @@ _LONGEST_LABEL = 48
 # At most this many labeled lines are read from one document: a bound on the work for a
 # document of millions of short lines that each look like one.
 _MOST_LABELED_LINES = 20_000
-# At most this many values are kept under one label (the first ones): more are a log or a
-# table's column, not a record's field, and each is walked through the schema's automaton.
+# A label stating more values than this is no record's field but a log's or a table's column:
+# it is not read (each of its values would be walked through the schema's automaton).
 _MOST_VALUES_PER_LABEL = 256
 # A longer line is text, not a value: its label is not read (and the span filter walks no
 # more than this of a labeled value through the schema's automaton).
@@ -96,7 +96,5 @@ def labeled_values(document: str) -> dict[str, list[tuple[int, int]]]:
         label = normalized_name(match.group("label"))
         start, end = match.span("value")
         if label and end - start <= _LONGEST_VALUE:
-            spans = found.setdefault(label, [])
-            if len(spans) < _MOST_VALUES_PER_LABEL:
-                spans.append((start, end))
-    return found
+            found.setdefault(label, []).append((start, end))
+    return {label: spans for label, spans in found.items() if len(spans) <= _MOST_VALUES_PER_LABEL}

@@ -192,28 +192,28 @@ class DocumentSearch:
         self._document = document
         self._values = values
 
-    def stated(self, text: str, near: int, number: bool) -> tuple[int, int] | None:
+    def stated(self, text: str, near: int, number: bool, within: Sequence[Span] = ()) -> tuple[int, int] | None:
         """The span, nearest the document offset `near`, of a statement in another form of the
-        date (`number`: the number) whose JSON text is `text` (core.grounding.document_values)."""
+        date (`number`: the number) whose JSON text is `text` (core.grounding.document_values);
+        `within`: of those inside one of these spans."""
         if self._values is None:
             self._values = DocumentValues(self._document)
         table = self._values.numbers if number else self._values.dates
-        spans: list[Span] = table.get(text, [])
+        spans: list[Span] = _inside(table.get(text, []), within)
         return _nearest(spans, near) if spans else None
 
-    def span(self, text: str, near: int, number: bool = False) -> tuple[int, int] | None:
+    def span(self, text: str, near: int, number: bool = False, within: Sequence[Span] = ()) -> tuple[int, int] | None:
         """The document span of the occurrence of `text` nearest the document offset `near`;
-        for a `number` (its JSON text), one not signed otherwise in the document (`5` of `-5`)."""
+        for a `number` (its JSON text), one not signed otherwise in the document (`5` of `-5`);
+        `within`: of those inside one of these spans."""
         needle = collapse_whitespace(text)
         if not needle:
             return None
         starts = self._starts(needle, self._number_cut if number else self._cut)
         if number:
             starts = [start for start in starts if not self._signed_otherwise(start, needle)]
-        if not starts:
-            return None
-        nearest = min(starts, key=lambda start: (abs(self._origin[start] - near), -start))
-        return self._origin[nearest], self._origin[nearest + len(needle) - 1] + 1
+        spans = _inside([(self._origin[start], self._origin[start + len(needle) - 1] + 1) for start in starts], within)
+        return _nearest(spans, near) if spans else None
 
     def _signed_otherwise(self, start: int, needle: str) -> bool:
         """Whether a sign stands before the number at `start` that its text does not have: a
@@ -240,6 +240,7 @@ def gather(
     held_values: Sequence[tuple[int, int, bool]] = (),
     followed: Sequence[Sequence[tuple[int, int]]] = (),
     values: DocumentValues | None = None,
+    held_within: Sequence[Sequence[Span]] = (),
 ) -> dict[str, ValueEvidence]:
     """The evidence of every leaf of `output` (see the module's docstring). `grounded_bodies`:
     the byte ranges of string bodies written under grounding, and whether they stayed grounded;
@@ -247,14 +248,18 @@ def gather(
     `followed`: per grounded body, the document spans of the occurrences grounding followed
     to its close (Grounding.followed_spans), among which its span is chosen (none given: none
     followed, the document is searched); `values`: the document's dates and numbers, where
-    grounding read them already (else read when first needed)."""
+    grounding read them already (else read when first needed); `held_within`: per held value,
+    the document spans of the labeled values it was narrowed to (ValueGrounding.within), where
+    its span is looked for."""
     search = DocumentSearch(document, values) if document is not None else None
     sources = {(start, end): spans for (start, end, _), spans in zip(grounded_bodies, followed, strict=False)}
+    narrowed = [(start, end, spans) for (start, end, _), spans in zip(held_values, held_within, strict=False) if spans]
     starts = [choice.start for choice in choices]
     found: dict[str, ValueEvidence] = {}
     near = 0
     for leaf in leaves(output):
-        span = _followed_span(leaf, sources, near) or _leaf_span(leaf, output, search, near)
+        within = next((spans for start, end, spans in narrowed if leaf.start <= start and end <= leaf.end), ())
+        span = _followed_span(leaf, sources, near) or _leaf_span(leaf, output, search, near, within)
         if span is not None:
             near = span[1]
         confidence = _confidence(leaf, choices, starts)
@@ -272,18 +277,36 @@ def _followed_span(leaf: Leaf, sources: dict[tuple[int, int], Sequence[tuple[int
     return _nearest(spans, near) if spans else None
 
 
+def _inside(spans: list[Span], within: Sequence[Span]) -> list[Span]:
+    """Of `spans`, those inside one of `within` (all of them where `within` is empty)."""
+    if not within:
+        return spans
+    return [span for span in spans if any(start <= span[0] and span[1] <= stop for start, stop in within)]
+
+
 def _nearest(spans: Sequence[tuple[int, int]], near: int) -> tuple[int, int]:
     return min(spans, key=lambda span: (abs(span[0] - near), -span[0]))
 
 
-def _leaf_span(leaf: Leaf, output: bytes, search: DocumentSearch | None, near: int) -> tuple[int, int] | None:
+def _leaf_span(
+    leaf: Leaf, output: bytes, search: DocumentSearch | None, near: int, within: Sequence[Span] = ()
+) -> tuple[int, int] | None:
+    """`within`: the spans of the labeled values a held value was narrowed to, where its span is
+    looked for first (written as it is, then stated in another form)."""
     if search is None or isinstance(leaf.value, bool) or leaf.value is None:
         return None
-    if isinstance(leaf.value, str):
-        date = _ISO_DATE.match(leaf.value)
-        return search.span(leaf.value, near) or (search.stated(date.group(), near, False) if date else None)
-    text = output[leaf.start : leaf.end].decode("ascii")
-    return search.span(text, near, number=True) or search.stated(text, near, True)
+    looks = [within, ()] if within else [()]
+    for inside in looks:
+        if isinstance(leaf.value, str):
+            date = _ISO_DATE.match(leaf.value)
+            stated = search.stated(date.group(), near, False, inside) if date else None
+            found = search.span(leaf.value, near, within=inside) or stated
+        else:
+            text = output[leaf.start : leaf.end].decode("ascii")
+            found = search.span(text, near, number=True, within=inside) or search.stated(text, near, True, inside)
+        if found is not None:
+            return found
+    return None
 
 
 def _confidence(leaf: Leaf, choices: Sequence[TokenChoice], starts: list[int]) -> float | None:

@@ -25,6 +25,7 @@ shortest form when it ends (`559.40` then `,` leaves `559.4`).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -65,7 +66,8 @@ class _Choices:
     """What a held value may be: its spellings, every prefix of them, and, for numbers, their
     shortest forms (how a finished number compares). A date-time's spellings are its dates;
     its `HH:MM` is one of `times` and its offset one of `offsets` where the document states
-    any (else they are the model's)."""
+    any (else they are the model's). `within`: the document spans of the labeled values the
+    spellings were narrowed to (none where no label narrowed them)."""
 
     kind: str  # "date", "date-time", "term" or "number"
     spellings: frozenset[bytes]
@@ -75,15 +77,21 @@ class _Choices:
     offsets: frozenset[bytes] = frozenset()
     time_prefixes: frozenset[bytes] = frozenset()
     offset_prefixes: frozenset[bytes] = frozenset()
+    within: tuple[Span, ...] = ()
 
     @staticmethod
-    def of(kind: str, spellings: Iterable[bytes], times: Iterable[bytes] = (), offsets: Iterable[bytes] = ()) -> _Choices:
+    def of(
+        kind: str,
+        spellings: Iterable[bytes],
+        times: Iterable[bytes] = (),
+        offsets: Iterable[bytes] = (),
+        within: tuple[Span, ...] = (),
+    ) -> _Choices:
         kept = frozenset(spellings)
         shortest = frozenset(shortest_number(s.decode()).encode() for s in kept) if kind == "number" else kept
         held_times, held_offsets = frozenset(times), frozenset(offsets)
-        return _Choices(
-            kind, kept, _prefixes(kept), shortest, held_times, held_offsets, _prefixes(held_times), _prefixes(held_offsets)
-        )
+        held = (held_times, held_offsets, _prefixes(held_times), _prefixes(held_offsets))
+        return _Choices(kind, kept, _prefixes(kept), shortest, *held, within)
 
     @property
     def holds_past_date(self) -> bool:
@@ -142,16 +150,18 @@ def _outermost(texts: list[str], spans: dict[str, list[tuple[int, int]]]) -> lis
 
 
 def _under(values: dict[str, list[Span]], labeled: list[Span]) -> dict[str, list[Span]]:
-    """Of `values`, those the document states inside one of the `labeled` spans (with the spans
-    there), where it states any; else all of them."""
+    """Of `values`, those the document states inside one of the `labeled` spans (ascending,
+    apart: lines), with their spans there, where it states any; else all of them."""
     if not labeled:
         return values
-    inside = {
-        text: kept
-        for text, spans in values.items()
-        if (kept := [span for span in spans if any(start <= span[0] and span[1] <= stop for start, stop in labeled)])
-    }
-    return inside or values
+    starts = [start for start, _ in labeled]
+
+    def inside(span: Span) -> bool:
+        line = bisect.bisect_right(starts, span[0]) - 1
+        return line >= 0 and span[1] <= labeled[line][1]
+
+    found = {text: kept for text, spans in values.items() if (kept := [span for span in spans if inside(span)])}
+    return found or values
 
 
 def _prefixes(spellings: frozenset[bytes]) -> frozenset[bytes]:
@@ -206,8 +216,11 @@ class ValueGrounding:
         self._open: _Open | None = None
         self._kinds: dict[int, str | None] = {}  # per automaton state: the kind of value held from it
         self._choices: dict[int, _Choices | None] = {}  # per automaton state where a value begins
-        self._read: dict[tuple[bytes, bytes, bytes], IdArray] = {}
+        self._read: dict[tuple[int, bytes, bytes, bytes], IdArray] = {}
         self.values: list[tuple[int, int, bool]] = []  # output byte range of each held value, and grounded or not
+        # Per value of `values`: the document spans of the labeled values it was held to (none
+        # where its label did not narrow it), where evidence looks for it.
+        self.within: list[tuple[Span, ...]] = []
 
     @property
     def found(self) -> DocumentValues:
@@ -237,6 +250,7 @@ class ValueGrounding:
             return
         if value.text or value.kind != "number":  # a number's mark passed by another value (`null`) holds nothing
             self.values.append((value.start, self._written, choices is not None))
+            self.within.append(() if choices is None else choices.within)
         self._open = None
 
     def _open_if_held(self) -> None:
@@ -285,21 +299,27 @@ class ValueGrounding:
 
     def _accepted(self, state: int, kind: str) -> _Choices | None:
         dfa, labeled = self._dfa, self._labeled(state)
+        # The schema's filter first, then the label's: a label stating no value the schema takes
+        # here (`Author-email: UNKNOWN`) leaves every one the document states open.
         if kind == "number":
-            numbers = _under(self._found.numbers, labeled)
-            kept = [text.encode() for text in numbers if self._number_may_end(dfa.walk(state, text.encode()))]
+            accepted = {
+                text: spans for text, spans in self._found.numbers.items() if self._number_may_end(dfa.walk(state, text.encode()))
+            }
         elif kind == "term":
-            terms = _under(self._found.terms, labeled)
-            accepted = [text for text in terms if dfa.walk(state, text.encode() + b'"') != DEAD]
-            kept = [text.encode() for text in _outermost(accepted, terms)]
+            accepted = {text: spans for text, spans in self._found.terms.items() if dfa.walk(state, text.encode() + b'"') != DEAD}
         else:
             after = b'"' if kind == "date" else b"T"
-            dates = _under(self._found.dates, labeled)
-            kept = [text.encode() for text in dates if dfa.walk(state, text.encode() + after) != DEAD]
-            if kept and kind == "date-time":
-                times, offsets = (text.encode() for text in self._found.times), (text.encode() for text in self._found.offsets)
-                return _Choices.of(kind, kept, times, offsets)
-        return _Choices.of(kind, kept) if kept else None
+            dates = self._found.dates
+            accepted = {text: spans for text, spans in dates.items() if dfa.walk(state, text.encode() + after) != DEAD}
+        narrowed = _under(accepted, labeled)
+        within = tuple(labeled) if narrowed is not accepted else ()
+        kept = [text.encode() for text in (_outermost(list(narrowed), narrowed) if kind == "term" else narrowed)]
+        if not kept:
+            return None
+        if kind == "date-time":
+            times, offsets = (text.encode() for text in self._found.times), (text.encode() for text in self._found.offsets)
+            return _Choices.of(kind, kept, times, offsets, within)
+        return _Choices.of(kind, kept, within=within)
 
     def _labeled(self, state: int) -> list[Span]:
         """The spans of the values the document states under a label naming the property of
@@ -317,6 +337,7 @@ class ValueGrounding:
     def restore(self, snapshot: ValuePlace) -> None:
         self._state, self._written, self._open = snapshot.state, snapshot.written, snapshot.open
         del self.values[snapshot.values :]
+        del self.within[snapshot.values :]
 
     # -- filtering -----------------------------------------------------------------------
 
@@ -336,7 +357,9 @@ class ValueGrounding:
         choices, text = value.choices, value.text + held
         if choices.kind == "date-time" and len(text) >= _DATE_LENGTH and not choices.holds_past_date:
             return ids
-        key = (text, pending, ids.tobytes()) if len(ids) <= READ_LISTS_KEPT_UP_TO else None
+        # Per set of choices too: two values of one kind may hold to different ones (each its
+        # label's). A set lives as long as this object (`_choices`), so its id is not reused.
+        key = (id(choices), text, pending, ids.tobytes()) if len(ids) <= READ_LISTS_KEPT_UP_TO else None
         found = None if key is None else self._read.get(key)
         if found is None:
             skip = len(pending)
