@@ -19,7 +19,9 @@ a label stating more than `_MOST_VALUES_PER_LABEL` values is not read. Markdown 
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Sequence
 
 from ..jsontext import unescape_pointer_part
 
@@ -85,6 +87,18 @@ _KEYWORDS_WITH_KEYS = frozenset(
         "prefixItems",
     }
 )
+
+
+def on_lines(spans: Sequence[tuple[int, int]], lines: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Of `spans`, those inside one of `lines` (spans ascending and apart, as the values under a
+    label are): a search per span, not a pass over the lines."""
+    starts = [start for start, _ in lines]
+    found = []
+    for span in spans:
+        line = bisect.bisect_right(starts, span[0]) - 1
+        if line >= 0 and span[1] <= lines[line][1]:
+            found.append(span)
+    return found
 
 
 def labeled_values(document: str) -> dict[str, list[tuple[int, int]]]:

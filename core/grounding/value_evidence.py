@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from ..jsontext import join_pointer
 from .document_values import DocumentValues, Span
+from .labels import on_lines
 from .tables import collapse_whitespace, word_cuts
 
 # A value's confidence is the product of its tokens' probabilities raised to this power: the bare
@@ -279,9 +280,7 @@ def _followed_span(leaf: Leaf, sources: dict[tuple[int, int], Sequence[tuple[int
 
 def _inside(spans: list[Span], within: Sequence[Span]) -> list[Span]:
     """Of `spans`, those inside one of `within` (all of them where `within` is empty)."""
-    if not within:
-        return spans
-    return [span for span in spans if any(start <= span[0] and span[1] <= stop for start, stop in within)]
+    return on_lines(spans, within) if within else spans
 
 
 def _nearest(spans: Sequence[tuple[int, int]], near: int) -> tuple[int, int]:

@@ -25,7 +25,6 @@ shortest form when it ends (`559.40` then `,` leaves `559.4`).
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -35,7 +34,7 @@ from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.regex import Mark, Node, ValueLabel, generated_nodes
 from ..vocab.token_table import IdArray
 from .document_values import DocumentValues, Span, shortest_number
-from .labels import normalized_name, property_name
+from .labels import normalized_name, on_lines, property_name
 
 _NUMBER_BYTES = frozenset(b"0123456789+-.eE")
 _NOT_IN_NUMBER = np.array([byte not in _NUMBER_BYTES for byte in range(256)], dtype=bool)
@@ -154,13 +153,7 @@ def _under(values: dict[str, list[Span]], labeled: list[Span]) -> dict[str, list
     apart: lines), with their spans there, where it states any; else all of them."""
     if not labeled:
         return values
-    starts = [start for start, _ in labeled]
-
-    def inside(span: Span) -> bool:
-        line = bisect.bisect_right(starts, span[0]) - 1
-        return line >= 0 and span[1] <= labeled[line][1]
-
-    found = {text: kept for text, spans in values.items() if (kept := [span for span in spans if inside(span)])}
+    found = {text: kept for text, spans in values.items() if (kept := on_lines(spans, labeled))}
     return found or values
 
 
