@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .core.extract.extractor import ModelOptions as ModelOptions
     from .core.extract.parallel import Outcome as Outcome
     from .core.files import write_atomically as write_atomically
+    from .core.processes import module_command as module_command
     from .core.indent import Indenter as Indenter
     from .core.index.check import SchemaReport as SchemaReport
     from .core.index.check import check_schema_support as check_schema_support
@@ -122,6 +123,7 @@ _EXPORTS: dict[str, str] = {
     # Output: indented JSON, whole files, the review page
     "Indenter": "core.indent",
     "write_atomically": "core.files",
+    "module_command": "core.processes",
     "ReviewDocument": "core.review.page",
     "write_review": "core.review.page",
     "render_review": "core.review.page",

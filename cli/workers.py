@@ -19,7 +19,6 @@ import os
 import queue
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,11 +26,13 @@ from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 from . import batch, interrupts, output
+from gguf_extract import module_command
+
 from .exit_codes import ExitCode, exit_code_named
 from .request import Request
 
 WORKER_DIED = "WorkerDied"
-WORKER_COMMAND = [sys.executable, "-m", "gguf_extract.cli.worker_process"]
+WORKER_COMMAND = module_command("gguf_extract.cli.worker_process")  # isolated: see core.processes
 # A worker stops within moments of SIGTERM (its model runs in another thread, see cli.interrupts);
 # one that has not, all of them together, by this long after it is killed.
 STOP_GRACE_S = 30.0

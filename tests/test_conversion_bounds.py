@@ -12,6 +12,7 @@ import os
 import struct
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 from collections.abc import Callable
@@ -330,3 +331,39 @@ def test_an_outcome_quoting_a_long_message_stays_one_readable_line() -> None:
     child.write_outcome(stream, {"error": "failed", "message": "\u2028" * 100_000}, b"")
     line = stream.getvalue().split(b"\n")[0]
     assert len(line) < 32 * 1024 and json.loads(line)["error"] == "failed"
+
+
+def test_at_most_one_conversion_a_core_runs_at_once_and_their_memory_is_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six documents converted from six threads (as --parallel 6 does): each converter records
+    how many were running as it started, and runs until the test releases it."""
+    assert box.conversions_at_once(cores=64, memory_bytes=2 << 30, physical_memory=24 << 30) == 6  # half the memory
+    assert box.conversions_at_once(cores=2, memory_bytes=2 << 30, physical_memory=24 << 30) == 2  # a core each
+    assert box.conversions_at_once(cores=8, memory_bytes=2 << 30, physical_memory=2 << 30) == 1  # at least one
+    converter = (
+        "import json, os, sys, time\n"
+        f"folder = {str(tmp_path)!r}\n"
+        "me = str(os.getpid())\n"
+        "open(os.path.join(folder, 'running-' + me), 'w').close()\n"
+        "running = sum(name.startswith('running-') for name in os.listdir(folder))\n"
+        "open(os.path.join(folder, 'seen-' + me), 'w').write(str(running))\n"
+        "while not os.path.exists(os.path.join(folder, 'release')): time.sleep(0.02)\n"
+        "os.unlink(os.path.join(folder, 'running-' + me))\n"
+        "sys.stdin.buffer.read()\n"
+        "sys.stdout.write(json.dumps({'cut': False}) + '\\n' + 'text')\n"
+    )
+    converter_running(monkeypatch, converter)
+    texts: list[str] = []
+    threads = [threading.Thread(target=lambda: texts.append(convert(b"<p>x", "html", "x.html"))) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    started = lambda: sum(name.startswith("seen-") for name in os.listdir(tmp_path))  # noqa: E731
+    assert wait_for(lambda: started() >= min(6, box.AT_ONCE))
+    wait_for(lambda: started() == 6, seconds=3)  # unbounded, the other converters would have started by now
+    (tmp_path / "release").touch()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert texts == ["text"] * 6
+    seen = [int(path.read_text()) for path in tmp_path.glob("seen-*")]
+    assert len(seen) == 6 and max(seen) <= box.AT_ONCE

@@ -3,7 +3,7 @@
     converted = convert_in_box(data, "pdf", "invoice.pdf")   # Converted(text, complete)
 
 The process runs core.documents.convert.child, started afresh through subprocess (fork and exec, nothing
-inherited: the parent may hold a loaded model and llama.cpp's threads, which a forked copy
+inherited; isolated, so the working directory cannot choose what it imports: core.processes; the parent may hold a loaded model and llama.cpp's threads, which a forked copy
 must not touch). It costs a Python start and the converter's import: 60 to 200 ms a document
 on a 2-core machine (docs/documents.md has the figures). Every way it can end becomes a value
 or a DocumentError naming the document: its text, a refusal the converter gave (damaged file,
@@ -18,23 +18,44 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 from dataclasses import asdict
 from typing import IO, Any, NamedTuple
 
 from ...errors import ConversionStopped, DocumentError, UndecodableDocument
-from .limits import ConvertLimits, size_words
+from ...processes import module_command, usable_cores
+from .limits import MEMORY_LIMIT, ConvertLimits, size_words
 from .sniff import CONVERTED_FORMATS
 
 # The converter's program; the request (JSON) is its last argument. Tests put another here.
-CHILD_COMMAND = [sys.executable, "-m", f"{__package__}.child"]
+CHILD_COMMAND = module_command(f"{__package__}.child")
 _OUTCOME_LINE = 64 * 1024  # the most bytes of the outcome line read
 # Exit statuses of a process that a resource limit ended (POSIX only, as the limits are).
 _SIGNALLED_LIMITS = {
     -number: limit for name, limit in (("SIGXCPU", "cpu"), ("SIGXFSZ", "text")) if (number := getattr(signal, name, 0))
 }
+
+
+def conversions_at_once(cores: int, memory_bytes: int, physical_memory: int | None) -> int:
+    """How many conversions run at once in one process: one a core, and no more than fit half the
+    machine's memory at `memory_bytes` each (each is bound on its own; this bounds their sum), at
+    least one. A --parallel batch converts its documents in its sequences' threads, so without
+    this bound --parallel 64 would start 64 converters of up to 2 GiB each."""
+    fitting = physical_memory // 2 // memory_bytes if physical_memory else cores
+    return max(1, min(cores, fitting))
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):  # not POSIX, or the system does not say
+        return None
+
+
+# Conversions wait here for their turn; a conversion's wall-clock bound starts once it has one.
+AT_ONCE = conversions_at_once(usable_cores(), MEMORY_LIMIT, _physical_memory())
+_AT_ONCE = threading.BoundedSemaphore(AT_ONCE)
 _SPLIT_HINT = "split it into smaller files, or convert it to text with another tool and extract from that"
 
 
@@ -47,7 +68,8 @@ def convert_in_box(
     data: bytes, kind: str, source: str, encoding: str = "utf-8", limits: ConvertLimits | None = None
 ) -> Converted:
     """The text of `data`, a `kind` document, converted in a bounded process. Costs a process
-    start; blocks until the conversion ends or a bound stops it. Raises DocumentError (or a
+    start; blocks until the conversion ends or a bound stops it, and first while AT_ONCE
+    conversions of this process are under way. Raises DocumentError (or a
     subclass: ConversionStopped, UndecodableDocument) naming `source`."""
     if kind not in CONVERTED_FORMATS:
         raise ValueError(f"convert: {kind!r} is not one of {CONVERTED_FORMATS}")
@@ -57,7 +79,7 @@ def convert_in_box(
         check_encoding(encoding)  # an unknown name is the caller's LookupError, here as before
     limits = limits or ConvertLimits()
     request = json.dumps({"kind": kind, "source": source, "encoding": encoding, "limits": asdict(limits), "parent": os.getpid()})
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with _AT_ONCE, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         status = _run_child(request, data, out, err, limits.wall_seconds)
         out.seek(0)
         err.seek(0)

@@ -1,0 +1,52 @@
+"""The command that starts one of this package's modules in a child Python process, importing
+only the standard library, the installed packages and this package's own files.
+
+    subprocess.Popen([*module_command("gguf_extract.cli.worker_process"), ...])
+
+`python -m MODULE` puts the working directory first on the module path, so a folder of
+untrusted documents holding `gguf_extract.py` or `json.py` would run that file in every child
+(a converter, a --workers process). The child starts in isolated mode (`-I`: neither the
+working directory nor the script's folder on the path, every PYTHON* variable such as
+PYTHONPATH, PYTHONSTARTUP and PYTHONHOME ignored, no user site-packages), and a few lines
+given with `-c` bind the name `gguf_extract` to the very folder this process imported it from,
+so the child runs the same files as its parent however the package was installed (a wheel, an
+editable install, a folder on PYTHONPATH) without adding any folder to its path. A
+sitecustomize or .pth file can come only from the interpreter's own site-packages.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+_PACKAGE = __name__.split(".", 1)[0]  # "gguf_extract"
+_PACKAGE_FOLDER = str(Path(__file__).resolve().parent.parent)
+
+# Run in the child with argv [-c, PACKAGE, FOLDER, MODULE, arguments...]: import the package from
+# FOLDER, then run MODULE as __main__ with argv [MODULE's file, arguments...].
+_BOOTSTRAP = (
+    "import importlib.util, os, runpy, sys\n"
+    "name, folder, module = sys.argv[1:4]\n"
+    "spec = importlib.util.spec_from_file_location(name, os.path.join(folder, '__init__.py'), submodule_search_locations=[folder])\n"
+    "package = importlib.util.module_from_spec(spec)\n"
+    "sys.modules[name] = package\n"
+    "spec.loader.exec_module(package)\n"
+    "del sys.argv[1:4]\n"
+    "runpy.run_module(module, run_name='__main__', alter_sys=True)\n"
+)
+
+
+def module_command(module: str) -> list[str]:
+    """The argv that runs `module` (a dotted name inside this package) as `__main__` in an
+    isolated child interpreter; append the module's own arguments."""
+    if module != _PACKAGE and not module.startswith(_PACKAGE + "."):
+        raise ValueError(f"module_command: {module!r} is not a module of {_PACKAGE}")
+    return [sys.executable, "-I", "-c", _BOOTSTRAP, _PACKAGE, _PACKAGE_FOLDER, module]
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system tells it), at least one."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
