@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from .core.extract.extractor import ModelOptions as ModelOptions
     from .core.extract.parallel import Outcome as Outcome
     from .core.files import write_atomically as write_atomically
-    from .core.processes import module_command as module_command
     from .core.indent import Indenter as Indenter
     from .core.index.check import SchemaReport as SchemaReport
     from .core.index.check import check_schema_support as check_schema_support
@@ -69,6 +68,7 @@ if TYPE_CHECKING:
     from .core.model_files import cached_models as cached_models
     from .core.model_files import model_folders as model_folders
     from .core.model_files import resolve_model as resolve_model
+    from .core.processes import module_command as module_command
     from .core.review.page import ReviewDocument as ReviewDocument
     from .core.review.page import render_review as render_review
     from .core.review.page import write_review as write_review

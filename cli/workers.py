@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
-from . import batch, interrupts, output
 from gguf_extract import module_command
 
+from . import batch, interrupts, output
 from .exit_codes import ExitCode, exit_code_named
 from .request import Request
 

@@ -54,7 +54,8 @@ def test_module_command_takes_only_the_package_s_modules() -> None:
 def extract_from(folder: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     """`extract ARGS` started in `folder` the way the installed `extract` script starts: the
     working directory is not on its own module path (only `python -m` puts it there)."""
-    program = "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; from gguf_extract.cli.app import main; main()"
+    program = "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]\n"
+    program += "from gguf_extract.cli.app import main; main()"
     return subprocess.run([sys.executable, "-c", program, *args], capture_output=True, timeout=600, check=False, cwd=folder)
 
 

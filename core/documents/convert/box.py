@@ -3,8 +3,9 @@
     converted = convert_in_box(data, "pdf", "invoice.pdf")   # Converted(text, complete)
 
 The process runs core.documents.convert.child, started afresh through subprocess (fork and exec, nothing
-inherited; isolated, so the working directory cannot choose what it imports: core.processes; the parent may hold a loaded model and llama.cpp's threads, which a forked copy
-must not touch). It costs a Python start and the converter's import: 60 to 200 ms a document
+inherited: the parent may hold a loaded model and llama.cpp's threads, which a forked copy
+must not touch), isolated so that neither the working directory nor the environment chooses
+what it imports (core.processes). It costs a Python start and the converter's import: 60 to 200 ms a document
 on a 2-core machine (docs/documents.md has the figures). Every way it can end becomes a value
 or a DocumentError naming the document: its text, a refusal the converter gave (damaged file,
 no text layer), a bound hit (ConversionStopped: memory, CPU time, wall time, size of text,
