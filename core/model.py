@@ -12,22 +12,26 @@ import ctypes
 import importlib.util
 import os
 import re
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-# OpenMP's threads spin only briefly, then sleep, while they wait (unless the environment says
-# how they wait). llama.cpp's threads meet at a barrier after every operation: threads that sleep
-# at once (OMP_WAIT_POLICY=PASSIVE) made generation 2x slower on an idle 2-core machine (whole runs
-# 1.43x), and threads that spin long stall every layer once another program takes a core (217 s
-# against 19 s, bench/threads.py). GNU OpenMP (Linux builds) spins GOMP_SPINCOUNT times, LLVM's sleeps
-# after KMP_BLOCKTIME ms; OpenMP reads them once, when llama.cpp loads.
-if not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME"} & os.environ.keys():
-    os.environ["GOMP_SPINCOUNT"] = "1000"
-    os.environ["KMP_BLOCKTIME"] = "0"
+from .processes import cores_taken, usable_cores, wait_policy
+
+# How llama.cpp's threads wait for each other (they meet at a barrier after every operation) is
+# chosen once, before llama.cpp loads (OpenMP reads it then), unless the environment says
+# (OMP_WAIT_POLICY, GOMP_SPINCOUNT, KMP_BLOCKTIME). The thread count itself never follows the
+# machine's load (threads_for): one thread and two round llama.cpp's sums differently, and one
+# command must write the same output however busy the machine is. Only how the threads wait
+# does, which changes timing, not arithmetic: where another program holds one of this process's
+# cores they sleep at once (OMP_WAIT_POLICY=PASSIVE), since a thread that spins holds the core
+# its partner needs (217 s against 19 s with GNU OpenMP's own spin count, bench/threads.py);
+# otherwise they spin briefly first (GOMP_SPINCOUNT=1000 for GNU OpenMP, KMP_BLOCKTIME=0 for
+# LLVM's), since sleeping at once made generation 2x slower on an idle 2-core machine (whole
+# runs 1.43x). docs/performance.md has the figures.
+os.environ.update(wait_policy(os.environ, cores_taken()))
 # llama.cpp's libraries load before numpy's (imported here and by the modules imported here):
 # with numpy loaded first, a CUDA build of llama-cpp-python crashed (SIGSEGV) loading any model,
 # on an H200 machine with numpy 2.5.2 (bench/cuda_batch.sh); with llama.cpp loaded first, the same
@@ -82,29 +86,10 @@ def _quiet_native_logs() -> Iterator[None]:
         os.close(saved)
 
 
-def _running_tasks() -> int:
-    """Tasks running now, this process among them: the fourth field of /proc/loadavg is
-    "running/total". Raises OSError or ValueError where there is no such file."""
-    return int(Path("/proc/loadavg").read_text().split()[3].split("/")[0])
-
-
-def free_cores(running_tasks: Callable[[], int] = _running_tasks) -> int:
-    """The cores this process may use, less one for each other task running right now (at
-    least one). llama.cpp's threads wait for each other at every layer, so one thread that has
-    to share its core with another program stalls all of them: on two cores beside one busy
-    process, two threads ran several times slower than one (bench/threads.py)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    readings = []
-    for _ in range(_LOAD_READINGS):  # the fewest of a few readings: a task that only passes by is not counted
-        try:
-            readings.append(running_tasks())
-        except (OSError, ValueError, IndexError):
-            return cores
-        time.sleep(0.01)
-    return max(1, cores - max(0, min(readings) - 1))
-
-
-_LOAD_READINGS = 4
+def threads_for(n_threads: int | None) -> int:
+    """The llama.cpp threads a model runs with: `n_threads`, or by default one a core this
+    process may use. Never the machine's load: see the wait policy above."""
+    return n_threads or usable_cores()
 
 
 def offloads_to_gpu(n_gpu_layers: int) -> bool:
@@ -135,9 +120,9 @@ class GGUFModel:
     @staticmethod
     def load(path: Path, n_ctx: int, n_threads: int | None = None, n_gpu_layers: int = -1) -> GGUFModel:
         """Weights and a context of `n_ctx` tokens; layers offloaded to a GPU when the build has one.
-        `n_threads` None: the cores free now (see `free_cores`)."""
+        `n_threads` None: a thread a core (threads_for)."""
         check_model_file(path)
-        threads = n_threads or free_cores()
+        threads = threads_for(n_threads)
         llama = _load(
             path,
             n_ctx=n_ctx,

@@ -1,5 +1,7 @@
-"""The command that starts one of this package's modules in a child Python process, importing
-only the standard library, the installed packages and this package's own files.
+"""The machine's processes and cores as the library sees them: the command that starts one of
+this package's modules in a child Python process, importing only the standard library, the
+installed packages and this package's own files; the cores this process may use, and how many
+of them other programs are running on now.
 
     subprocess.Popen([*module_command("gguf_extract.cli.worker_process"), ...])
 
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 _PACKAGE = __name__.split(".", 1)[0]  # "gguf_extract"
@@ -28,7 +32,8 @@ _PACKAGE_FOLDER = str(Path(__file__).resolve().parent.parent)
 _BOOTSTRAP = (
     "import importlib.util, os, runpy, sys\n"
     "name, folder, module = sys.argv[1:4]\n"
-    "spec = importlib.util.spec_from_file_location(name, os.path.join(folder, '__init__.py'), submodule_search_locations=[folder])\n"
+    "init = os.path.join(folder, '__init__.py')\n"
+    "spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[folder])\n"
     "package = importlib.util.module_from_spec(spec)\n"
     "sys.modules[name] = package\n"
     "spec.loader.exec_module(package)\n"
@@ -50,3 +55,34 @@ def usable_cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return os.cpu_count() or 1
+
+
+def _running_tasks() -> int:
+    """Tasks running now, this process among them: the fourth field of /proc/loadavg is
+    "running/total". Raises OSError or ValueError where there is no such file."""
+    return int(Path("/proc/loadavg").read_text().split()[3].split("/")[0])
+
+
+def cores_taken(running_tasks: Callable[[], int] = _running_tasks, readings: int = 4) -> int:
+    """How many of this process's cores other programs run on now: the fewest other running
+    tasks over a few readings 10 ms apart (a task that only passes by is not counted), at most
+    the cores less one; 0 where the system does not tell."""
+    found = []
+    for _ in range(readings):
+        try:
+            found.append(running_tasks())
+        except (OSError, ValueError, IndexError):
+            return 0
+        time.sleep(0.01)
+    return max(0, min(min(found) - 1, usable_cores() - 1))
+
+
+def wait_policy(environment: Mapping[str, str], taken: int) -> dict[str, str]:
+    """The OpenMP settings for how llama.cpp's threads wait (see above): none where the
+    environment already says; sleep at once where `taken` cores run other programs
+    (core.model sets them before llama.cpp loads, and says why)."""
+    if {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME"} & environment.keys():
+        return {}
+    if taken:
+        return {"OMP_WAIT_POLICY": "PASSIVE"}
+    return {"GOMP_SPINCOUNT": "1000", "KMP_BLOCKTIME": "0"}
