@@ -131,8 +131,9 @@ def _extract_here(request: Request, schema: Schema, pending: list[batch.Source],
     page = evidence.ReviewPage(request.review, request.min_confidence)
     try:
         with _progress(request, len(pending)) as advance:
-            parallel = request.batch.parallel or extractor.default_parallel
-            if parallel > 1 and len(pending) > 1:
+            # No more sequences than documents: each sequence's slot is context memory.
+            parallel = min(request.batch.parallel or extractor.default_parallel, len(pending))
+            if parallel > 1:
                 _extract_together(request, extractor, compiled, pending, tally, page, advance, parallel)
             else:
                 for source in pending:
@@ -219,6 +220,34 @@ def _pending(request: Request, schema: Schema, sources: list[batch.Source]) -> l
     return pending
 
 
+@dataclass
+class Finished:
+    """A document's extraction, done, with --abstain applied and, with --output-dir, its result
+    file written (by the thread that extracted it, as soon as it was done: a slow document
+    before it in the batch holds back only the line that counts it)."""
+
+    extraction: ExtractionRun
+    withheld: list[str]  # the JSON pointers --abstain set to null
+    written: Path | None = None  # the result file, with --output-dir
+    unwritten: OutputError | None = None  # why the result file could not be written
+
+
+def _finished(request: Request, extractor: Extractor, compiled: CompiledSchema, source: batch.Source) -> Finished:
+    """`source` extracted and, with --output-dir, its result file written (raises what reading or
+    extracting it raises)."""
+    extraction = _extracted(request, extractor, compiled, source)
+    finished = Finished(extraction, evidence.withhold(extraction, request.abstain, request.min_confidence))
+    if request.batch.output_dir is not None:
+        target = batch.output_path(request.batch.output_dir, source)
+        try:
+            with interrupts.committing():
+                batch.write_atomically(target, laid_out(request, extraction.text) + "\n")
+            finished.written = target
+        except OSError as error:
+            finished.unwritten = OutputError(f"cannot write the result of {source.label}: {error.strerror or error}")
+    return finished
+
+
 def _one(
     request: Request,
     extractor: Extractor,
@@ -228,11 +257,11 @@ def _one(
     page: evidence.ReviewPage,
 ) -> None:
     try:
-        extraction = _extracted(request, extractor, compiled, source)
+        finished = _finished(request, extractor, compiled, source)
     except Exception as error:
         _failure(request, source, error, tally, page)
         return
-    _deliver(request, source, extraction, tally, page)
+    _deliver(request, source, finished, tally, page)
 
 
 def _extract_together(
@@ -246,7 +275,7 @@ def _extract_together(
     parallel: int,
 ) -> None:
     """--parallel: the documents decoded N at a time (core.extract.parallel), delivered in input order."""
-    jobs = (partial(_extracted, request, extractor, compiled, source) for source in pending)
+    jobs = (partial(_finished, request, extractor, compiled, source) for source in pending)
     # Closed at once if delivering raises (a closed stdout, a failed model): the documents in
     # flight stop and the context is freed then, not whenever the traceback is dropped.
     with contextlib.closing(extractor.run_parallel(jobs, compiled, request.instructions, parallel)) as outcomes:
@@ -280,30 +309,23 @@ def _failure(request: Request, source: batch.Source, error: BaseException, tally
     _failed(request, source, error, tally, page)
 
 
-def _deliver(
-    request: Request, source: batch.Source, extraction: ExtractionRun, tally: Tally, page: evidence.ReviewPage
-) -> None:
-    """`source`'s result: its line on stdout or its file, the evidence and review page, counted."""
-    withheld = evidence.withhold(extraction, request.abstain, request.min_confidence)
-    value = extraction.value
+def _deliver(request: Request, source: batch.Source, finished: Finished, tally: Tally, page: evidence.ReviewPage) -> None:
+    """`source`'s result, in input order: its line on stdout (with --output-dir, only a --workers
+    worker's line naming its file), the evidence and review page, counted."""
+    if finished.unwritten is not None:
+        _failed(request, source, finished.unwritten, tally, page)
+        return
+    extraction = finished.extraction
     tally.tokens += extraction.stats.output_tokens
-    record: dict[str, Any] = {"source": source.label, "data": value}
+    record: dict[str, Any] = {"source": source.label, "data": extraction.value}
     if request.evidence:
         record = evidence.envelope(source.label, extraction)
-    evidence.report(source.label, extraction, request.min_confidence, withheld)
+    evidence.report(source.label, extraction, request.min_confidence, finished.withheld)
     page.add(source.label, extraction)
     if request.stats:
         record["stats"] = extraction.stats.as_dict()
-    if request.batch.output_dir is not None:
-        target = batch.output_path(request.batch.output_dir, source)
-        try:
-            with interrupts.committing():
-                batch.write_atomically(target, laid_out(request, extraction.text) + "\n")
-        except OSError as error:
-            failure = OutputError(f"cannot write the result of {source.label}: {error.strerror or error}")
-            _failed(request, source, failure, tally, page)
-            return
-        record = {"source": source.label, "file": str(target)}  # for a --workers parent, which counts them
+    if finished.written is not None:
+        record = {"source": source.label, "file": str(finished.written)}  # for a --workers parent, which counts them
     with interrupts.committing():
         if request.batch.output_dir is None or request.batch.worker:
             output.JsonWriter().write(output.json_line(record))

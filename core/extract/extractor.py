@@ -16,7 +16,7 @@ import codecs
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Sized
 from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 from pathlib import Path
@@ -316,6 +316,8 @@ class Extractor:
 
         jobs = (lambda document=document: job(document) for document in documents)
         together = self.default_parallel if parallel is None else parallel
+        if isinstance(documents, Sized):  # no more sequences than documents: each slot is context memory
+            together = min(together, max(1, len(documents)))
         with contextlib.closing(self.run_parallel(jobs, compiled, instructions, together)) as outcomes:
             for outcome in outcomes:
                 if isinstance(outcome.error, ExtractError):
