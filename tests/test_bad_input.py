@@ -149,6 +149,8 @@ def test_truncated_gguf(tmp_path: Path) -> None:
     [
         ("--max-tokens", "0"),
         ("--temperature", "-0.5"),
+        ("--temperature", "inf"),
+        ("--temperature", "nan"),
         ("--top-p", "2"),
         ("--seed", "-1"),
         ("--encoding", "rot13"),
@@ -157,6 +159,16 @@ def test_truncated_gguf(tmp_path: Path) -> None:
 )
 def test_out_of_range_options_are_usage_errors(option: str, value: str) -> None:
     assert_refused(run("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), option, value), 2, option)
+
+
+@pytest.mark.model
+def test_a_temperature_too_small_to_divide_by_writes_the_greedy_document() -> None:
+    """1e-320 wrote a partial document, numpy's warnings and an internal error (exit 70)."""
+    tiny = run("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--temperature", "1e-320")
+    greedy = run("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--temperature", "0")
+    assert tiny.returncode == 0, tiny.stderr.decode()
+    assert tiny.stdout == greedy.stdout and tiny.stderr == greedy.stderr == b""
+    jsonschema.validate(json.loads(tiny.stdout), json.loads(PERSON_SCHEMA.read_text()))
 
 
 @pytest.mark.model
