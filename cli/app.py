@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -74,6 +75,13 @@ def _known_format(name: str | None) -> str | None:
     return name
 
 
+def _finite(value: float) -> float:
+    """A temperature is a finite number: inf passes the range check, and NaN fails every comparison."""
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number; use 0 (greedy) or a positive number")
+    return value
+
+
 FORMAT_HELP = (
     "The documents' format: text, markdown, html, pdf or docx [default: told from each document's content,"
     " its name a hint; needed for stdin holding Markdown or an HTML fragment]."
@@ -112,7 +120,9 @@ def extract(
     max_tokens: Annotated[
         int, typer.Option(min=1, help="Most output tokens; the JSON always closes inside it.")
     ] = DEFAULT_MAX_TOKENS,
-    temperature: Annotated[float, typer.Option(min=0.0, help="0 is greedy and deterministic.")] = DEFAULT_TEMPERATURE,
+    temperature: Annotated[
+        float, typer.Option(min=0.0, callback=_finite, help="0 is greedy and deterministic.")
+    ] = DEFAULT_TEMPERATURE,
     top_p: Annotated[float, typer.Option(min=0.0, max=1.0, help="Nucleus sampling when temperature > 0.")] = DEFAULT_TOP_P,
     seed: Annotated[Optional[int], typer.Option(min=0, help="Random seed for sampling (0 or more).")] = None,  # noqa: UP045
     allow_repeats: Annotated[

@@ -1,13 +1,19 @@
 """What every `extract` process does around its command, whether cli.app parsed it or a
-`--workers` parent sent it (cli.worker_process): standard streams it may have started without,
-Ctrl-C and SIGTERM, and a library error turned into one line on stderr and an exit code."""
+`--workers` parent sent it (cli.worker_process): standard streams it may have started without
+or cannot write to, Ctrl-C and SIGTERM, and a library error turned into one line on stderr and
+an exit code."""
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import traceback
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 from gguf_extract import ExtractError
 
@@ -18,6 +24,7 @@ from .exit_codes import ExitCode, InternalError, exit_code_for
 def prepare() -> None:
     """Before anything else runs: standard streams, a copy of stderr, signal handlers."""
     reserve_standard_streams()
+    forgive_stderr()
     interrupts.keep_stderr()
     interrupts.install_handlers()
 
@@ -74,3 +81,33 @@ def reserve_standard_streams() -> None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
     if sys.stdin is None:
         sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115
+
+
+class _Stderr(io.RawIOBase):
+    """Descriptor 2, where a write that fails is dropped (stderr on a full disk, `2>/dev/full`,
+    a pipe whose reader left): a message nobody can read must not change the exit status the
+    run earned, as the OSError would from wherever it was written (rich, warnings, a traceback,
+    the interpreter's last flush, which makes a failure there exit 1 or 120)."""
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 2
+
+    def isatty(self) -> bool:
+        return os.isatty(2)
+
+    def write(self, data: ReadableBuffer) -> int:
+        size = memoryview(data).nbytes
+        try:
+            return os.write(2, data)
+        except OSError:
+            return size
+
+
+def forgive_stderr() -> None:
+    """sys.stderr as Python sets it up (its encoding and error handler, line-buffered), writing
+    through _Stderr. Descriptor 2 stays as it is: llama.cpp and child processes write there."""
+    old = sys.stderr
+    sys.stderr = io.TextIOWrapper(io.BufferedWriter(_Stderr()), encoding=old.encoding, errors=old.errors, line_buffering=True)

@@ -2,11 +2,14 @@
 keep (llama.cpp's download cache, LM Studio's models folder, the Hugging Face hub cache).
 
     resolve_model("qwen2.5-1.5b")   # the one cached GGUF whose path there holds that name
+    resolve_model("org/Repo-GGUF")  # a Hugging Face repository's one GGUF, slashes and all
     resolve_model("~/m/q.gguf")     # a path: taken as it is
 
-Only a str without a directory separator is looked up, and only where no file of that name
-exists here; a Path is always taken as it is. The folders are walked to a bounded depth and
-count of entries, so a huge or looping folder costs little.
+A str is looked up only where no file of that name exists here and it is not written as only a
+path is (absolute, from `~`, through `.` or `..`); a Path is always taken as it is. The
+folders are walked to a bounded depth and count of entries, so a huge or looping folder costs
+little; a walk cut short at the bound is said, and a name matched there is not taken for the
+only one: a model's full name below its folder (`org/repo/file.gguf`) is found without a walk.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from .errors import ModelError, ModelNotFound
@@ -49,40 +53,64 @@ def model_folders() -> list[Path]:
     return [llama_cpp, home / ".lmstudio" / "models", cache / "lm-studio" / "models", hugging_face]
 
 
-def cached_models(folders: list[Path] | None = None) -> list[tuple[str, Path]]:
-    """Every GGUF model file in `folders` (model_folders() when None), each with the name it is
-    known by there: its path below the folder, a Hugging Face cache's repository folder (its
-    name is `models`, the org and the repository joined by double hyphens) written `org/repo`
-    and its `snapshots/REVISION` left out. Vision projectors (`mmproj`) and
-    the parts of a split model after the first are left out: they are not models to open."""
+class CachedModels(list[tuple[str, Path]]):
+    """What cached_models found: (name, path) pairs, a list, and `cut`, the folders whose walk
+    stopped at _MOST_ENTRIES entries with more unread, where a model may lie that is not in the
+    list (a list still, so that a caller that only iterates reads it as before)."""
+
+    def __init__(self, found: Iterable[tuple[str, Path]] = (), cut: Iterable[Path] = ()) -> None:
+        super().__init__(found)
+        self.cut = tuple(cut)
+
+    def cut_short(self) -> str:
+        """Where the walk stopped short, in words; "" where it read every folder whole."""
+        if not self.cut:
+            return ""
+        return f"the search of {', '.join(str(folder) for folder in self.cut)} stopped at {_MOST_ENTRIES:,} entries"
+
+
+def cached_models(folders: list[Path] | None = None) -> CachedModels:
+    """Every GGUF model file in `folders` (model_folders() when None) that a walk bounded by
+    _MOST_ENTRIES reaches, each with the name it is known by there: its path below the folder,
+    a Hugging Face cache's repository folder (its name is `models`, the org and the repository
+    joined by double hyphens) written `org/repo` and its `snapshots/REVISION` left out. Vision
+    projectors (`mmproj`) and the parts of a split model after the first are left out: they
+    are not models to open. `.cut` names the folders holding more than the walk read."""
     found: list[tuple[str, Path]] = []
+    cut: list[Path] = []
     for folder in model_folders() if folders is None else folders:
-        for path in _walk(folder):
-            name = path.name.lower()
-            if not name.endswith(".gguf") or name.startswith("mmproj") or _later_part(name):
-                continue
-            found.append((_known_as(path.relative_to(folder)), path))
-    return found
+        files, stopped = _walk(folder)
+        found += [(_known_as(path.relative_to(folder)), path) for path in files if _is_model(path.name)]
+        cut += [folder] if stopped else []
+    return CachedModels(found, cut)
 
 
-def _walk(folder: Path) -> list[Path]:
+def _is_model(file_name: str) -> bool:
+    name = file_name.lower()
+    return name.endswith(".gguf") and not name.startswith("mmproj") and not _later_part(name)
+
+
+def _walk(folder: Path) -> tuple[list[Path], bool]:
     """The files below `folder` (links to files included, links to folders not followed), at
     most _MOST_DEPTH deep, in a stable order, the walk ending after _MOST_ENTRIES entries
     (folders and files; a folder holding more is read only that far, in the order the system
-    lists it). A Hugging Face cache's datasets, spaces, blobs (its snapshots link to them) and
-    locks are not entered: they hold no model to name."""
+    lists it); and whether it ended with entries left unread. A Hugging Face cache's datasets,
+    spaces, blobs (its snapshots link to them) and locks are not entered: they hold no model
+    to name."""
     files: list[Path] = []
     stack = [(folder, 0)]
     seen = 0
-    while stack and seen <= _MOST_ENTRIES:
+    while stack:
         current, depth = stack.pop()
         try:
-            with os.scandir(current) as listing:  # a huge folder is read only as far as the bound
-                entries = sorted(itertools.islice(listing, _MOST_ENTRIES + 1 - seen), key=lambda entry: entry.name, reverse=True)
+            with os.scandir(current) as listing:  # a huge folder is read only as far as the bound, and one more
+                read = list(itertools.islice(listing, _MOST_ENTRIES + 1 - seen))
         except OSError:
             continue
-        seen += len(entries)
-        for entry in entries:
+        cut = seen + len(read) > _MOST_ENTRIES  # an entry past the bound: the walk ends with this folder
+        read = read[: _MOST_ENTRIES - seen]
+        seen += len(read)
+        for entry in sorted(read, key=lambda entry: entry.name, reverse=True):
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if depth + 1 < _MOST_DEPTH and not _skipped(entry.name):
@@ -91,7 +119,9 @@ def _walk(folder: Path) -> list[Path]:
                     files.append(Path(entry.path))
             except OSError:
                 continue
-    return files
+        if cut:
+            return files, True
+    return files, False
 
 
 def _skipped(name: str) -> bool:
@@ -116,32 +146,106 @@ def _known_as(relative: Path) -> str:
 
 def resolve_model(model: Path | str, folders: list[Path] | None = None) -> Path:
     """The model file `model` names. A Path is taken as it is: a caller's missing file is not
-    looked for under another name. A str is the file itself where it exists or is written as a
-    path; else the one cached GGUF (see cached_models) whose file name, without `.gguf`, is
-    `model`, or failing that whose name there holds `model` (case ignored). Raises ModelNotFound
-    for a missing path, ModelError naming the folders searched and what they hold where no
-    cached model matches or several do."""
+    looked for under another name. A str is the file itself where it exists or can only be a
+    path (see _written_as_path); else, in `folders` (model_folders() when None), the cached
+    GGUF whose full name there is `model` (see _named_in_full), else the one (see
+    cached_models) whose file name, without `.gguf`, is `model`, or failing that whose name
+    there holds `model` (case ignored; slashes included: `org/repo` names a Hugging Face
+    repository's files). One match of a search cut short is not taken: another may lie past
+    the bound. Raises ModelNotFound for a missing path, ModelError naming the folders searched
+    and what they hold where no cached model matches, several do, or the one found may not be
+    the only one."""
     path = Path(model).expanduser()
     text = str(model)
-    if isinstance(model, Path) or path.exists() or os.sep in text or "/" in text or (os.altsep is not None and os.altsep in text):
+    if isinstance(model, Path) or path.exists() or _written_as_path(text):
         return path
-    wanted = text.lower()
-    cached = cached_models(folders)
-    exact = [file for _, file in cached if file.name.lower() in (wanted, f"{wanted}.gguf")]
-    found = exact or [file for name, file in cached if wanted in name.lower()]
-    matches = list({os.path.realpath(file): file for file in found}.values())  # one file linked twice is one
-    if len(matches) == 1:
+    searched = model_folders() if folders is None else folders
+    named = _distinct(_named_in_full(text, searched))
+    if len(named) == 1:
+        return named[0]
+    if named:
+        raise _several(text, named, "")
+    cached = cached_models(searched)
+    matches = _distinct(_matching(text.lower(), cached))
+    if len(matches) == 1 and not cached.cut:
         return matches[0]
-    searched = ", ".join(str(folder) for folder in (model_folders() if folders is None else folders))
-    if matches:
-        listed = "; ".join(str(file) for file in matches[:_LISTED])
-        more = f" and {len(matches) - _LISTED} more" if len(matches) > _LISTED else ""
-        raise ModelError(
-            f"the model name {text!r} matches {len(matches)} GGUF files in the local model folders: {listed}{more}",
-            hint="name one of them: a longer part of its name, or its path",
+    raise _refusal(text, path, matches, cached, searched)
+
+
+def _written_as_path(text: str) -> bool:
+    """Whether `text` can only be a path, never a cached model's name: absolute (or from a
+    drive), from `~`, through `.` or `..`, or with a separator other than `/` (Windows' `\\`)."""
+    if Path(text).anchor or text.startswith("~") or (os.sep != "/" and os.sep in text):
+        return True
+    return any(part in (".", "..") for part in text.split("/"))
+
+
+def _named_in_full(text: str, folders: list[Path]) -> list[Path]:
+    """The model files whose full name below one of `folders` is `text` (`.gguf` added where it
+    lacks it): their path there, a Hugging Face repository's `org/repo/file.gguf` in any
+    revision, or llama.cpp's `org_repo_file.gguf` (its cache's name for that file). Found by
+    looking at those paths, without a walk, so the answer holds however much the folders hold;
+    case counts here where the file system's does."""
+    name = text if text.lower().endswith(".gguf") else f"{text}.gguf"
+    parts = [part for part in name.split("/") if part]
+    found: list[Path] = []
+    for folder in folders:
+        candidates = [folder / name, folder / name.replace("/", "_")]
+        for split in (1, 2):  # a repository is `org/repo`, or (an old one) a bare `repo`
+            if len(parts) > split:
+                snapshots = folder / f"models--{'--'.join(parts[:split])}" / "snapshots"
+                candidates += [revision.joinpath(*parts[split:]) for revision in _revisions(snapshots)]
+        found += [candidate for candidate in candidates if _is_model(candidate.name) and candidate.is_file()]
+    return found
+
+
+def _revisions(snapshots: Path) -> list[Path]:
+    try:
+        with os.scandir(snapshots) as listing:
+            return sorted(Path(entry.path) for entry in itertools.islice(listing, _MOST_ENTRIES))
+    except OSError:
+        return []
+
+
+def _matching(wanted: str, cached: CachedModels) -> list[Path]:
+    """The files of `cached` whose name there, else whose file name, is `wanted` (lower case),
+    with or without `.gguf`, or failing both whose name holds it; a file at a folder's top holds
+    `org/repo` written with underscores too, as llama.cpp's cache names a downloaded `org/repo` file."""
+    names = (wanted, f"{wanted}.gguf")
+    full = [file for name, file in cached if name.lower() in names]
+    exact = full or [file for _, file in cached if file.name.lower() in names]
+    flat = wanted.replace("/", "_")
+    return exact or [file for name, file in cached if wanted in name.lower() or ("/" not in name and flat in name.lower())]
+
+
+def _distinct(files: list[Path]) -> list[Path]:
+    return list({os.path.realpath(file): file for file in files}.values())  # one file linked twice is one
+
+
+def _refusal(text: str, path: Path, matches: list[Path], cached: CachedModels, searched: list[Path]) -> ModelError:
+    """Why `text` names no one model: several match, or one of a search cut short, or none."""
+    cut = cached.cut_short()
+    beyond = f"; {cut}, so a file past them was not seen" if cut else ""
+    if len(matches) == 1:
+        return ModelError(
+            f"the model name {text!r} matches one GGUF file, {matches[0]}, but {cut}: a file past them may match it too",
+            hint="name it by its path, or by its full name below its folder (org/repo/file.gguf), which needs no search",
         )
+    if matches:
+        return _several(text, matches, beyond)
+    folders = ", ".join(str(folder) for folder in searched)
     if not cached:
-        raise ModelNotFound(path, f"no file {text} here, and no GGUF model in the local model folders ({searched})")
+        return ModelNotFound(path, f"no file {text} here, and no GGUF model in the local model folders ({folders}){beyond}")
     listed = "; ".join(name for name, _ in cached[:_LISTED])
     more = f" and {len(cached) - _LISTED} more" if len(cached) > _LISTED else ""
-    raise ModelNotFound(path, f"no file {text} here, and none of the GGUF models in {searched} is named so: {listed}{more}")
+    named_so = f"none of the GGUF models in {folders} is named so: {listed}{more}{beyond}"
+    return ModelNotFound(path, f"no file {text} here, and {named_so}")
+
+
+def _several(text: str, matches: list[Path], beyond: str) -> ModelError:
+    listed = "; ".join(str(file) for file in matches[:_LISTED])
+    more = f" and {len(matches) - _LISTED} more" if len(matches) > _LISTED else ""
+    return ModelError(
+        f"the model name {text!r} matches {len(matches)} GGUF files in the local model folders: {listed}{more}{beyond}",
+        hint="name one of them: a longer part of its name, or its path",
+    )

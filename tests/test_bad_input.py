@@ -149,6 +149,8 @@ def test_truncated_gguf(tmp_path: Path) -> None:
     [
         ("--max-tokens", "0"),
         ("--temperature", "-0.5"),
+        ("--temperature", "inf"),
+        ("--temperature", "nan"),
         ("--top-p", "2"),
         ("--seed", "-1"),
         ("--encoding", "rot13"),
@@ -157,6 +159,16 @@ def test_truncated_gguf(tmp_path: Path) -> None:
 )
 def test_out_of_range_options_are_usage_errors(option: str, value: str) -> None:
     assert_refused(run("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), option, value), 2, option)
+
+
+@pytest.mark.model
+def test_a_temperature_too_small_to_divide_by_writes_the_greedy_document() -> None:
+    """1e-320 wrote a partial document, numpy's warnings and an internal error (exit 70)."""
+    tiny = run("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--temperature", "1e-320")
+    greedy = run("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--temperature", "0")
+    assert tiny.returncode == 0, tiny.stderr.decode()
+    assert tiny.stdout == greedy.stdout and tiny.stderr == greedy.stderr == b""
+    jsonschema.validate(json.loads(tiny.stdout), json.loads(PERSON_SCHEMA.read_text()))
 
 
 @pytest.mark.model
@@ -181,6 +193,36 @@ def test_stdout_on_a_full_device() -> None:
     err = result.stderr.decode()
     assert result.returncode == 7, err
     assert "cannot write to stdout" in err and "Traceback" not in err and "Exception ignored" not in err
+
+
+def run_with_stderr_full(*args: str, **options: object) -> subprocess.CompletedProcess[bytes]:
+    with open("/dev/full", "wb") as full:
+        command = [sys.executable, "-m", "gguf_extract", *args]
+        return subprocess.run(command, stdout=subprocess.PIPE, stderr=full, timeout=300, check=False, **options)  # type: ignore[call-overload, no-any-return]
+
+
+@pytest.mark.model
+def test_a_stderr_that_cannot_be_written_leaves_a_complete_document_exit_0() -> None:
+    """Warnings, --verbose and --stats all fail to reach stderr: the run exited 1 for it."""
+    for options in (["--stats", "--verbose"], ["--max-tokens", "60"]):  # 60: a warning that the budget closed it
+        result = run_with_stderr_full("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), *options)
+        assert result.returncode == 0, options
+        jsonschema.validate(json.loads(result.stdout), json.loads(PERSON_SCHEMA.read_text()))
+
+
+def test_a_stderr_that_cannot_be_written_leaves_each_error_its_exit_code(tmp_path: Path) -> None:
+    cases = {
+        3: ["--schema", str(tmp_path / "missing.json"), str(PERSON_DOC)],
+        5: ["--schema", str(PERSON_SCHEMA), str(tmp_path / "missing.txt")],
+        2: ["--schema", str(PERSON_SCHEMA), str(PERSON_DOC), "--max-tokens", "0"],
+    }
+    for code, arguments in cases.items():
+        result = run_with_stderr_full(*arguments)
+        assert (result.returncode, result.stdout) == (code, b""), arguments
+    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
+    environment = {key: value for key, value in os.environ.items() if key not in named} | {"HOME": str(tmp_path)}
+    nothing = run_with_stderr_full("models", env=environment)  # warns that it found nothing
+    assert (nothing.returncode, nothing.stdout) == (0, b"")
 
 
 def _limit_file_size() -> None:

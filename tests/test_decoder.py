@@ -153,3 +153,10 @@ def test_greedy_choice_without_listing_the_allowed_tokens_is_the_full_choice(
     assert quick.choices == full.choices
     assert quick.budget_bound_at == full.budget_bound_at
     assert quick.stats.sampled_tokens == full.stats.sampled_tokens
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_temperature_too_small_to_divide_by_decodes_as_greedy_decoding_does(vocab: Vocabulary, seed: int) -> None:
+    greedy, quick, _ = decode(vocab, seed, 200, temperature=0.0)
+    tiny, full, _ = decode(vocab, seed, 200, temperature=1e-320)
+    assert tiny == greedy and full.choices == quick.choices

@@ -52,7 +52,7 @@ def test_a_name_finds_the_one_cached_model_holding_it_in_a_hugging_face_cache(ho
     hub_file(hub, "someone/Big-GGUF", "big-q4-00001-of-00002.gguf")
     hub_file(hub, "someone/Big-GGUF", "big-q4-00002-of-00002.gguf")  # a later part of a split model
     assert resolve_model("qwen2.5-1.5b") == wanted
-    assert resolve_model("bartowski/qwen") == Path("bartowski/qwen")  # a path: taken as it is
+    assert resolve_model("bartowski/qwen") == wanted  # no file here: a name, slashes and all
     names = [name for name, _ in cached_models()]
     assert names == [
         "bartowski/Qwen2.5-1.5B-Instruct-GGUF/Qwen2.5-1.5B-Instruct-Q4_K_M.gguf",
@@ -120,7 +120,9 @@ def test_a_path_or_a_file_here_is_never_looked_up(home: Path) -> None:
     gguf(home / ".cache" / "llama.cpp" / "model.gguf")
     here = gguf(home / "model.gguf")
     assert resolve_model("model.gguf") == Path("model.gguf") and Path("model.gguf").resolve() == here.resolve()
-    assert resolve_model("missing/model.gguf") == Path("missing/model.gguf")  # ModelNotFound when opened
+    assert resolve_model("missing/../model.gguf") == Path("missing/../model.gguf")  # ModelNotFound when opened
+    assert resolve_model("/elsewhere/model.gguf") == Path("/elsewhere/model.gguf")
+    assert resolve_model("./absent.gguf") == Path("absent.gguf")
     cached = gguf(home / ".cache" / "llama.cpp" / "absent.gguf")
     assert resolve_model("absent") == cached
     assert resolve_model(Path("absent.gguf")) == Path("absent.gguf")  # a caller's Path is never a name
@@ -205,3 +207,101 @@ def test_a_folder_of_more_entries_than_the_walk_reads_is_read_only_that_far(home
         (folder / f"m{number}.gguf").touch()
     found = cached_models([folder])
     assert 0 < len(found) < 25_000
+
+
+def fillers(folder: Path, count: int) -> None:
+    """`count` empty files in `folder`, none of them a model."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for number in range(count):
+        (folder / f"f{number}.bin").touch()
+
+
+def test_a_search_cut_short_says_so_and_takes_no_match_for_the_only_one(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("gguf_extract.core.model_files._MOST_ENTRIES", 50)
+    folder = home / ".cache" / "llama.cpp"
+    seen = gguf(folder / "a" / "qwen-j.gguf")  # folders are walked in order: a, then b...
+    fillers(folder / "b", 60)  # ...which holds more than the walk reads...
+    unseen = gguf(folder / "c" / "qwen-b.gguf")  # ...so that c is never reached
+    found = cached_models([folder])
+    assert [path for _, path in found] == [seen] and found.cut == (folder,)
+    assert "stopped at 50 entries" in found.cut_short()
+    with pytest.raises(ModelError) as cut:
+        resolve_model("qwen", [folder])
+    assert not isinstance(cut.value, ModelNotFound)
+    assert str(seen) in cut.value.message and "stopped at 50 entries" in cut.value.message
+    assert "its path" in cut.value.hint and "full name" in cut.value.hint
+    with pytest.raises(ModelNotFound) as missed:
+        resolve_model("qwen-b", [folder])
+    assert "stopped at 50 entries" in missed.value.message
+    assert resolve_model("a/qwen-j", [folder]) == seen  # a full name is looked at, not searched for
+    assert resolve_model("c/qwen-b.gguf", [folder]) == unseen
+    assert resolve_model(str(unseen), [folder]) == unseen
+
+
+def test_a_folder_of_exactly_as_many_entries_as_the_walk_reads_is_read_whole(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("gguf_extract.core.model_files._MOST_ENTRIES", 50)
+    folder = home / ".cache" / "llama.cpp"
+    fillers(folder / "fill", 47)  # with two folders and the model: 50 entries
+    model = gguf(folder / "m" / "one.gguf")
+    assert cached_models([folder]).cut == () and resolve_model("one", [folder]) == model
+    (folder / "fill" / "more.bin").touch()
+    assert cached_models([folder]).cut == (folder,)
+    with pytest.raises(ModelError, match="stopped at 50 entries"):
+        resolve_model("one", [folder])
+    assert resolve_model("m/one", [folder]) == model  # its full name
+
+
+def test_the_command_says_when_a_search_was_cut_short(tmp_path: Path) -> None:
+    """The bound itself (20,000 entries), through the command: the listing says it is
+    incomplete, and --model refuses a name matched in it."""
+    cache = tmp_path / "llama.cpp"
+    seen = gguf(cache / "a" / "qwen-j.gguf")
+    fillers(cache / "b", 20_001)
+    gguf(cache / "c" / "qwen-b.gguf")
+    named = ("HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
+    environment = {key: value for key, value in os.environ.items() if key not in named}
+    environment |= {"HOME": str(tmp_path / "home"), "LLAMA_CACHE": str(cache)}
+    listed = subprocess.run([sys.executable, "-m", "gguf_extract", "models"], capture_output=True, env=environment, timeout=120)
+    assert listed.returncode == 0
+    assert listed.stdout.decode() == f"{seen}\t{seen}\n"  # by its path: a name could match files not seen
+    cut = f"the search of {cache} stopped at 20,000 entries"
+    assert listed.stderr.decode() == f"warning: the list is incomplete: {cut}; each model found is listed by its path\n"
+    command = [sys.executable, "-m", "gguf_extract", "-s", "person", str(ROOT / "samples" / "person.txt"), "--model", "qwen"]
+    refused = subprocess.run(command, capture_output=True, env=environment | {"NO_COLOR": "1"}, timeout=120)
+    assert refused.returncode == 4 and refused.stdout == b""
+    stderr = refused.stderr.decode()
+    assert f"matches one GGUF file, {seen}, but the search of {cache} stopped at 20,000 entries" in stderr
+    assert "hint: name it by its path, or by its full name" in stderr
+
+
+def test_a_name_with_slashes_that_is_no_file_here_is_looked_up(home: Path) -> None:
+    hub = home / ".cache" / "huggingface" / "hub"
+    tiny = hub_file(hub, "acme/tiny-GGUF", "tiny-q4.gguf")
+    studio = gguf(home / ".lmstudio" / "models" / "pub" / "Small-GGUF" / "small-q8.gguf")
+    llama = gguf(home / ".cache" / "llama.cpp" / "ggml-org_gemma-3-1b-it-GGUF_gemma-3-1b-it-Q4_K_M.gguf")
+    assert resolve_model("acme/tiny-GGUF") == tiny  # a Hugging Face repository, as `org/repo`
+    gguf(tiny.parent / "tiny-q4-imat.gguf")
+    assert resolve_model("acme/tiny-gguf/tiny-q4") == tiny  # a full name, case ignored, as for any name
+    assert resolve_model("acme/tiny-GGUF/tiny-q4.gguf") == tiny  # the name the not-found error lists
+    assert resolve_model("pub/Small-GGUF") == studio  # LM Studio's org/repo folders
+    assert resolve_model("ggml-org/gemma-3-1b-it-GGUF") == llama  # llama.cpp's cache writes it org_repo_file
+    with pytest.raises(ModelNotFound) as missing:
+        resolve_model("acme/other-GGUF")
+    assert "no file acme/other-GGUF here" in missing.value.message and "acme/tiny-GGUF/tiny-q4.gguf" in missing.value.message
+    here = gguf(home / "acme" / "tiny-GGUF")  # a file of that name here is the file
+    assert resolve_model("acme/tiny-GGUF") == Path("acme/tiny-GGUF") and Path("acme/tiny-GGUF").resolve() == here.resolve()
+
+
+def test_the_command_opens_an_org_repo_name(tmp_path: Path) -> None:
+    hub = tmp_path / "home" / ".cache" / "huggingface" / "hub" / "models--acme--tiny-GGUF"
+    link = hub / "snapshots" / "0123abcd" / "tiny-q4.gguf"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(bundled_model_path())
+    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
+    environment = {key: value for key, value in os.environ.items() if key not in named}
+    environment |= {"HOME": str(tmp_path / "home")}
+    command = [sys.executable, "-m", "gguf_extract", "-s", "person", str(ROOT / "samples" / "person.txt"), "--max-tokens", "60"]
+    found = subprocess.run([*command, "--model", "acme/tiny-GGUF"], capture_output=True, env=environment, timeout=600)
+    assert found.returncode == 0, found.stderr.decode()
+    assert b"error" not in found.stderr
+    jsonschema.validate(json.loads(found.stdout), json.loads((ROOT / "schemas" / "person.json").read_text()))

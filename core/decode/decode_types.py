@@ -3,6 +3,7 @@ statistics it keeps (core.decode.decoder runs the decoding)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -53,6 +54,12 @@ class SamplingSettings:
     seed: int | None = None
     draft_tokens: int = 8  # guessed tokens evaluated with each chosen one; 0 turns speculation off
     stop_repeats: bool = True  # no string tail looping, no array item copying an earlier one (core.decode.repetition)
+
+    def __post_init__(self) -> None:
+        """Raises ValueError for a temperature that is not a number: NaN fails every comparison,
+        so it would pass for greedy in one place and for sampling in another."""
+        if math.isnan(self.temperature):
+            raise ValueError("temperature is NaN: give 0 (greedy) or a positive number")
 
 
 @dataclass

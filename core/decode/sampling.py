@@ -14,11 +14,17 @@ from .decode_types import Logits
 def sample(logits: Logits, temperature: float, top_p: float, rng: np.random.Generator) -> int:
     """The index of the chosen score in `logits`: the highest at temperature 0, else drawn with
     `rng` from the softmax at `temperature`, kept to the smallest set of most likely choices
-    whose probabilities reach `top_p` when it is below 1 (nucleus sampling)."""
+    whose probabilities reach `top_p` when it is below 1 (nucleus sampling). A temperature so
+    small that the highest score divided by it leaves the float range (1e-320: a score of 10
+    becomes inf, and the softmax NaN) is taken at its limit, the highest score, as at 0."""
     if temperature <= 0:
         return int(np.argmax(logits))
-    scaled = logits.astype(np.float64) / temperature
-    probs = np.exp(scaled - scaled.max())
+    with np.errstate(over="ignore"):  # an overflow is met below, not a warning for stderr
+        scaled = logits.astype(np.float64) / temperature
+    top = scaled.max()
+    if not np.isfinite(top):  # as the temperature falls to 0 the softmax tends to the argmax
+        return int(np.argmax(logits))
+    probs = np.exp(scaled - top)
     probs /= probs.sum()
     if top_p < 1.0:
         order = np.argsort(-probs)
