@@ -106,3 +106,21 @@ def test_lenient_ignores_refused_keywords_and_still_validates(tmp_path: Path) ->
     assert "keyword 'contains' at /contains" in result.stderr
     value = json.loads(result.stdout)
     assert isinstance(value["a"], str) and len(value["a"]) <= 5
+
+
+def test_check_counts_keywords_only_where_they_are_keywords(tmp_path: Path) -> None:
+    """Property names and `$defs` names are data: a property named `format` enforces nothing."""
+    schema = {
+        "type": "object",
+        "properties": {n: {"type": "string"} for n in ("format", "pattern", "maximum", "enum")},
+        "$defs": {"items": {"type": "null"}, "required": {"type": "boolean"}},
+        "enum": [{"minLength": 1}],  # a value, not a schema
+    }
+    path = tmp_path / "names.json"
+    path.write_text(json.dumps(schema))
+    code, out, err = check(str(path))
+    assert (code, err) == (0, "")
+    assert "enforced: enum x1, properties x1, type x7\n" in out
+    code, out, err = check(str(path), "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["enforced"] == {"enum": 1, "properties": 1, "type": 7}
