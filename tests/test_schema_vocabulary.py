@@ -189,3 +189,50 @@ def test_a_lone_surrogate_reaches_the_prompt_escaped(schema: dict[str, Any], sho
     system = build_messages(schema, "text")[0]["content"]
     assert shown in system
     system.encode("utf-8")  # what tokenizing the prompt does first
+
+
+# -- other vocabularies' keywords and ordinary words --------------------------------------------
+
+
+def test_keywords_of_other_vocabularies_and_ordinary_words_are_noted_not_refused() -> None:
+    hyper = "a JSON Hyper-Schema keyword, which JSON Schema validators ignore"
+    found = notes(
+        {
+            "type": "object",
+            "href": "/things/x",  # one edit from `$ref`, but Hyper-Schema's link target
+            "rel": "self",
+            "hrefSchema": {"type": "string"},
+            "targetSchema": {"type": "object"},
+            "submissionMediaType": "application/json",
+            "method": "get",
+            "when": {"required": ["a"]},  # a word of its own, one first letter from `then`
+            "nullable": True,
+            "readOnly": True,
+            "discriminator": {"propertyName": "kind"},
+        }
+    )
+    assert found == {
+        "/href": hyper,
+        "/rel": hyper,
+        "/hrefSchema": hyper,
+        "/targetSchema": hyper,
+        "/submissionMediaType": hyper,
+        "/method": hyper,
+        "/when": "not a JSON Schema keyword",
+        "/nullable": "OpenAPI's 'nullable' is not JSON Schema: null is allowed only where 'type' or 'enum' allows it",
+    }
+
+
+@pytest.mark.parametrize(
+    ("keyword", "value", "meant"),
+    [
+        ("#ref", "#/$defs/a", "$ref"),  # the key beside `$`
+        ("$rel", "#/$defs/a", "$ref"),  # the first letter kept
+        ("tyoe", "null", "type"),
+        ("emum", ["a"], "enum"),
+    ],
+)
+def test_short_misspellings_keep_the_first_letter_or_type_the_key_beside(keyword: str, value: Any, meant: str) -> None:
+    with pytest.raises(MisspelledKeyword) as refused:
+        compile_automaton({"$defs": {"a": {"type": "null"}}, keyword: value})
+    assert refused.value.meant == meant
