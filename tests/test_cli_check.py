@@ -124,3 +124,22 @@ def test_check_counts_keywords_only_where_they_are_keywords(tmp_path: Path) -> N
     code, out, err = check(str(path), "--json")
     assert (code, err) == (0, "")
     assert json.loads(out)["enforced"] == {"enum": 1, "properties": 1, "type": 7}
+
+
+def test_check_names_the_draft_that_gives_another_draft_s_form_its_meaning(tmp_path: Path) -> None:
+    schema = tmp_path / "draft4.json"
+    schema.write_text(json.dumps({"type": "integer", "minimum": 0, "exclusiveMinimum": True}))
+    code, out, err = check(str(schema))
+    assert (code, out) == (3, "")
+    assert err.splitlines() == [
+        f"error: {schema} fails the JSON Schema meta-schema at /exclusiveMinimum: True is not of type 'number'",
+        'hint: /exclusiveMinimum is written as draft-04 reads it: add "$schema": "http://json-schema.org/draft-04/schema#"'
+        ' to the root, or write the bound itself ("exclusiveMinimum": 0, without "minimum")',
+    ]
+    schema.write_text(json.dumps({"type": "array", "items": [{"type": "string"}], "additionalItems": False}))
+    code, out, err = check(str(schema))
+    assert (code, out) == (3, "")
+    assert err.splitlines()[1] == (
+        'hint: /items is written as draft-07 reads it: add "$schema": "http://json-schema.org/draft-07/schema#" to the'
+        ' root, or write the tuple as "prefixItems" (and "additionalItems" as "items")'
+    )
