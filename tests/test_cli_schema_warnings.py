@@ -50,6 +50,21 @@ def test_extract_refuses_a_misspelled_keyword_with_exit_3(tmp_path: Path) -> Non
     ]
 
 
+def test_a_refusal_s_hint_names_lenient_where_it_would_leave_the_keyword_out(tmp_path: Path) -> None:
+    code, out, err = run("--schema", schema_file(tmp_path, '{"type": "array", "contains": {"type": "null"}}'), str(PERSON_DOC))
+    assert (code, out) == (3, "")
+    assert err.splitlines() == [
+        "error: unsupported keyword 'contains' at /contains",
+        "hint: remove or rewrite that keyword; the schema is refused rather than weakened, unless you pass --lenient,"
+        " which leaves it out with a warning",
+    ]
+    remote = schema_file(tmp_path, '{"$ref": "https://example.com/person.json"}')
+    code, out, err = run("--schema", remote, str(PERSON_DOC), "--lenient")
+    assert (code, out) == (3, "")
+    assert err.startswith("error: unsupported keyword '$ref' at /$ref: 'https://example.com/person.json' is not inside")
+    assert "--lenient" not in err  # never relaxed: the final validation could not check it
+
+
 def test_check_names_why_a_keyword_is_ignored(tmp_path: Path) -> None:
     schema = '{"type": "object", "properties": {"a": {"type": "string"}}, "dependencies": {"a": ["b"]}, "\\ud800": 1}'
     code, out, err = run("check", schema_file(tmp_path, schema))

@@ -236,3 +236,16 @@ def test_short_misspellings_keep_the_first_letter_or_type_the_key_beside(keyword
     with pytest.raises(MisspelledKeyword) as refused:
         compile_automaton({"$defs": {"a": {"type": "null"}}, keyword: value})
     assert refused.value.meant == meant
+
+
+def test_a_refusal_s_hint_names_lenient_where_lenient_compilation_would_leave_it_out() -> None:
+    with pytest.raises(UnsupportedSchema) as refused:
+        compile_automaton({"type": "array", "contains": {"type": "null"}})
+    assert refused.value.hint == (
+        "remove or rewrite that keyword; the schema is refused rather than weakened, unless you pass lenient=True,"
+        " which leaves it out with a warning"
+    )
+    assert refused.value.remedy("--lenient").endswith("unless you pass --lenient, which leaves it out with a warning")
+    with pytest.raises(UnsupportedSchema) as refused:
+        compile_automaton({"$ref": "https://example.com/a.json"}, lenient=True)
+    assert not refused.value.relaxable and "lenient" not in refused.value.hint
