@@ -143,3 +143,33 @@ def test_check_names_the_draft_that_gives_another_draft_s_form_its_meaning(tmp_p
         'hint: /items is written as draft-07 reads it: add "$schema": "http://json-schema.org/draft-07/schema#" to the'
         ' root, or write the tuple as "prefixItems" (and "additionalItems" as "items")'
     )
+
+
+def test_check_does_not_call_a_schema_with_warnings_fully_enforced(tmp_path: Path) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "email": {"type": "string", "format": "emial"}},
+        "required": ["name", "emali"],
+    }
+    path = tmp_path / "contact.json"
+    path.write_text(json.dumps(schema))
+    code, out, err = check(str(path))
+    assert (code, err) == (0, "")  # the schema compiles; what it leaves open is said, not refused
+    lines = out.splitlines()
+    assert lines[1] == (
+        "result: supported, not fully enforced: 2 warnings below; every keyword they do not name is enforced exactly"
+    )
+    assert (
+        "ignored (no meaning in 2020-12): /properties/email/format: 'emial' is not a format JSON Schema defines,"
+        " so validators ignore it; did you mean 'email'?"
+    ) in lines
+    assert (
+        "warning: /required/1: names 'emali', which 'properties' does not declare: any value is allowed for it;"
+        " did you mean 'email'?"
+    ) in lines
+    code, out, err = check(str(path), "--json")
+    report = json.loads(out)
+    assert (code, report["supported"], report["fully_enforced"]) == (0, True, False)
+    assert [note["pointer"] for note in report["notes"]] == ["/required/1", "/properties/email/format"]
+    code, out, err = check("invoice", "--json")
+    assert (code, json.loads(out)["fully_enforced"]) == (0, True)

@@ -125,3 +125,24 @@ def test_workers_warn_of_the_schema_once(tmp_path: Path) -> None:
     assert code == 0, err
     assert len(out.splitlines()) == 2
     assert err.count(DEPENDENCIES_NOTE) == 1, err
+
+
+@pytest.mark.model
+def test_extract_warns_of_a_format_and_a_required_name_that_look_mistyped(tmp_path: Path) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 30},
+            "email": {"type": "string", "format": "emial", "maxLength": 40},
+        },
+        "required": ["name", "emali"],
+    }
+    code, out, err = run("--schema", schema_file(tmp_path, json.dumps(schema)), str(PERSON_DOC), "--max-tokens", "200")
+    assert code == 0, err
+    assert err.splitlines() == [
+        "warning: 'required' at /required/1: names 'emali', which 'properties' does not declare: any value is allowed"
+        " for it; did you mean 'email'?",
+        "warning: ignoring 'format' at /properties/email/format: 'emial' is not a format JSON Schema defines, so"
+        " validators ignore it; did you mean 'email'?",
+    ]
+    jsonschema.validate(json.loads(out), schema)

@@ -238,6 +238,73 @@ def test_short_misspellings_keep_the_first_letter_or_type_the_key_beside(keyword
     assert refused.value.meant == meant
 
 
+# -- formats and required names that are likely typos --------------------------------------------
+
+
+MISTYPED_FORMATS = [("a", "emial", "email"), ("b", "datetime", "date-time"), ("c", "Date", "date"), ("d", "url", "uri")]
+
+
+def test_a_format_name_near_one_json_schema_defines_is_noted_with_the_name_meant() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            name: {"type": "string", "format": value}
+            for name, value in [("a", "emial"), ("b", "datetime"), ("c", "Date"), ("d", "url"), ("e", "int32"), ("f", "byte")]
+        },
+    }
+    automaton = compile_automaton(schema)
+    assert {note.pointer: note.reason for note in automaton.notes} == {
+        f"/properties/{name}/format": f"'{value}' is not a format JSON Schema defines, so validators ignore it;"
+        f" did you mean '{meant}'?"
+        for name, value, meant in MISTYPED_FORMATS
+    }
+    assert set(automaton.ignored) == {f"/properties/{name}/format" for name in "abcdef"}  # int32 and byte: silently
+    assert summarized(automaton.notes)[0] == (
+        "ignoring 'format' at /properties/a/format: 'emial' is not a format JSON Schema defines, so validators ignore"
+        " it; did you mean 'email'?"
+    )
+
+
+UNDECLARED = "names '{}', which 'properties' does not declare: any value is allowed for it"
+
+
+def test_a_required_name_no_property_declares_is_noted() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "email": {"type": "string"}},
+        "required": ["name", "emali", "phone"],
+    }
+    automaton = compile_automaton(schema)
+    assert automaton.notes == [
+        KeywordNote(
+            "required",
+            "/required/1",
+            "names 'emali', which 'properties' does not declare: any value is allowed for it; did you mean 'email'?",
+            ignored=False,
+        ),
+        KeywordNote("required", "/required/2", UNDECLARED.format("phone"), ignored=False),
+    ]
+    assert automaton.ignored == []
+    assert summarized(automaton.notes)[0] == (
+        "'required' at /required/1: names 'emali', which 'properties' does not declare: any value is allowed for it;"
+        " did you mean 'email'?"
+    )
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "required": ["a"]},  # no properties: the name is all there is
+        {"type": "object", "properties": {"a": {}}, "patternProperties": {"^x-": {"type": "string"}}, "required": ["x-a"]},
+        {"type": "object", "properties": {"a": {}}, "allOf": [{"properties": {"b": {}}}], "required": ["b"]},
+        {"type": "object", "properties": {"a": {}}, "allOf": [{"properties": {"c": {}}, "required": ["a"]}]},
+        {"type": "object", "properties": {"a": {"type": "null"}}, "additionalProperties": {"type": "null"}, "required": ["a"]},
+    ],
+)
+def test_required_names_declared_somewhere_or_by_pattern_are_not_noted(schema: dict[str, Any]) -> None:
+    assert compile_automaton(schema).notes == []
+
+
 def test_a_refusal_s_hint_names_lenient_where_lenient_compilation_would_leave_it_out() -> None:
     with pytest.raises(UnsupportedSchema) as refused:
         compile_automaton({"type": "array", "contains": {"type": "null"}})

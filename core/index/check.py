@@ -51,9 +51,16 @@ class SchemaReport:
     def supported(self) -> bool:
         return not self.refused
 
+    @property
+    def fully_enforced(self) -> bool:
+        """Supported, and nothing worth a warning: no keyword that looks meant as a constraint
+        is ignored (`format: "emial"`, another draft's keyword), no `required` name is left open."""
+        return self.supported and not self.notes
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "supported": self.supported,
+            "fully_enforced": self.fully_enforced,
             "draft": self.draft,
             "enforced": self.enforced,
             "refused": [{"keyword": r.keyword, "pointer": r.pointer, "message": r.message} for r in self.refused],

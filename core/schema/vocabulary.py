@@ -32,7 +32,7 @@ from typing import Any
 
 import jsonschema
 
-from .keywords import ANNOTATIONS
+from .keywords import ANNOTATIONS, SPECIFIED_FORMATS
 from .validation import Validator, asserting_keywords, meta_schema_error, name_of
 
 # The drafts read, oldest first, with the `$schema` that declares each.
@@ -114,27 +114,34 @@ _SHORT = 5  # names this long or shorter are taken for a keyword one edit away, 
 @dataclass(frozen=True)
 class KeywordNote:
     """A keyword left out because the schema's draft gives it no meaning, and why that is
-    worth saying (what would give it meaning, or which keyword it looks like)."""
+    worth saying (what would give it meaning, or which keyword it looks like); or, where
+    `ignored` is False, a keyword kept that likely does not do what its author meant (a
+    `required` name no property declares)."""
 
     keyword: str
     pointer: str
     reason: str
+    ignored: bool = True
 
     @property
     def message(self) -> str:
-        return f"ignoring '{self.keyword}' at {self.pointer or '/'}: {self.reason}"
+        return _line(self.keyword, self.pointer or "/", self.reason, self.ignored)
 
 
 def summarized(notes: Iterable[KeywordNote]) -> list[str]:
     """One line per keyword and reason: the first place it is written and how many more."""
-    groups: dict[tuple[str, str], list[str]] = {}
+    groups: dict[tuple[str, str, bool], list[str]] = {}
     for note in notes:
-        groups.setdefault((note.keyword, note.reason), []).append(note.pointer)
+        groups.setdefault((note.keyword, note.reason, note.ignored), []).append(note.pointer)
     lines = []
-    for (keyword, reason), pointers in groups.items():
+    for (keyword, reason, ignored), pointers in groups.items():
         more = f" (and {len(pointers) - 1} more place{'s' if len(pointers) > 2 else ''})" if len(pointers) > 1 else ""
-        lines.append(f"ignoring '{keyword}' at {pointers[0] or '/'}{more}: {reason}")
+        lines.append(_line(keyword, f"{pointers[0] or '/'}{more}", reason, ignored))
     return lines
+
+
+def _line(keyword: str, where: str, reason: str, ignored: bool) -> str:
+    return f"{'ignoring ' if ignored else ''}'{keyword}' at {where}: {reason}"
 
 
 class Judge:
@@ -239,6 +246,42 @@ def _near_miss(name: str, asserting: bool) -> str | None:
         if (distance := _edits(name, keyword)) <= limit and _plausible_typo(name, keyword, limit):
             close.append((distance, keyword))
     return min(close)[1] if close else None
+
+
+def format_reason(name: str) -> str | None:
+    """Why `format: name`, a name JSON Schema does not define, is worth a note: where it looks
+    like one it defines (`emial`, `datetime`, `Date`, `url`), the schema's author meant a
+    check that validators skip. None for other names (OpenAPI's `int32` and `byte`), which
+    validators ignore as they are meant to."""
+    meant = _FORMAT_ALIASES.get(name.casefold()) or nearest(name, _FORMAT_NAMES)
+    if meant is None or name in SPECIFIED_FORMATS:
+        return None
+    return f"'{name}' is not a format JSON Schema defines, so validators ignore it; did you mean '{meant}'?"
+
+
+def nearest(name: str, names: Iterable[str]) -> str | None:
+    """Of `names`, the one `name` is a likely typo of, within a keyword's near miss's reach
+    (equal but for case; one edit for names of up to five characters, two for longer ones;
+    the first letter kept, see _plausible_typo); None where none is that near. Names longer
+    than 64 characters are not measured: the cost stays bounded."""
+    folded, close = name.casefold(), []
+    for known in names:
+        if known == name:
+            continue
+        if known.casefold() == folded:
+            return known
+        shorter = min(len(name), len(known))
+        limit = 1 if shorter <= _SHORT else 2
+        if shorter < 4 or abs(len(name) - len(known)) > limit or max(len(name), len(known)) > 64:
+            continue
+        if (distance := _edits(name, known)) <= limit and _plausible_typo(name, known, limit):
+            close.append((distance, known))
+    return min(close)[1] if close else None
+
+
+# Names some tools use for a format JSON Schema defines under another name.
+_FORMAT_ALIASES = {"url": "uri"}
+_FORMAT_NAMES = tuple(sorted(SPECIFIED_FORMATS))
 
 
 def _plausible_typo(name: str, keyword: str, limit: int) -> bool:
