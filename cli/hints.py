@@ -15,13 +15,12 @@ from gguf_extract import (
     DocumentNotFound,
     DocumentTooLarge,
     ExtractError,
-    MisspelledKeyword,
     ModelNotFound,
     ModelNotGGUF,
     SequenceSlotRefused,
     TokenBudgetTooSmall,
     UndecodableDocument,
-    misspelling_hint,
+    UnsupportedSchema,
 )
 
 
@@ -69,6 +68,6 @@ def _hint(error: ExtractError) -> str:
             return "pass --model a GGUF file's path, or the name of one of the cached models listed"
         case ModelNotGGUF():
             return "pass a .gguf file to --model"
-        case MisspelledKeyword():
-            return misspelling_hint(error.meant, "--lenient")
+        case UnsupportedSchema():  # a misspelled keyword too: its remedy names the keyword meant
+            return error.remedy("--lenient")
     return error.hint

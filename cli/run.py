@@ -109,12 +109,12 @@ def check(request: CheckRequest) -> ExitCode:
 
 
 def render_report(label: str, report: SchemaReport) -> str:
-    verdict = "supported: every keyword is enforced exactly" if report.supported else f"refused: {len(report.refused)} keyword(s)"
-    lines = [f"schema: {label} ({report.draft})", f"result: {verdict}"]
+    lines = [f"schema: {label} ({report.draft})", f"result: {_verdict(report)}"]
     lines.append("enforced: " + (", ".join(f"{k} x{n}" for k, n in report.enforced.items()) or "nothing"))
     lines += [f"refused: {r.pointer or '/'}: {r.message}" for r in report.refused]
     reasons = {note.pointer: f": {note.reason}" for note in report.notes}
     lines += [f"ignored (no meaning in {report.draft}): {pointer}{reasons.get(pointer, '')}" for pointer in report.ignored]
+    lines += [f"warning: {note.pointer}: {note.reason}" for note in report.notes if not note.ignored]
     if report.groundable or report.never_grounded:
         lines.append("grounded with --grounded: " + (", ".join(report.groundable) or "none"))
     if report.never_grounded:
@@ -126,3 +126,12 @@ def render_report(label: str, report: SchemaReport) -> str:
     )
     lines.append(f"example: {report.example}")
     return "\n".join(lines) + "\n"
+
+
+def _verdict(report: SchemaReport) -> str:
+    if not report.supported:
+        return f"refused: {len(report.refused)} keyword(s)"
+    if not report.fully_enforced:  # an ignored `format: "emial"`, a required name left open: said, not refused
+        count = f"{len(report.notes)} warning{'s' if len(report.notes) > 1 else ''}"
+        return f"supported, not fully enforced: {count} below; every keyword they do not name is enforced exactly"
+    return "supported: every keyword is enforced exactly"

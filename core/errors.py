@@ -41,6 +41,18 @@ class UnsupportedSchema(SchemaError):
         self.keyword = keyword
         self.pointer = pointer
         self.relaxable = relaxable
+        self.hint = self.remedy("lenient=True")
+
+    def remedy(self, lenient: str) -> str:
+        """What to do about this refusal, with the setting that leaves a relaxable keyword out
+        called `lenient` (the library's `lenient=True`, a command line's flag); a refusal
+        that is not relaxable keeps its own hint."""
+        if not self.relaxable:
+            return self.hint
+        return (
+            "remove or rewrite that keyword; the schema is refused rather than weakened,"
+            f" unless you pass {lenient}, which leaves it out with a warning"
+        )
 
 
 class MisspelledKeyword(UnsupportedSchema):
@@ -49,11 +61,13 @@ class MisspelledKeyword(UnsupportedSchema):
     it the constraint it was meant to be. `meant` is the keyword it is taken for."""
 
     def __init__(self, keyword: str, pointer: str, meant: str) -> None:
+        self.meant = meant
         super().__init__(keyword, pointer)
         self.message = f"unknown keyword '{keyword}' at {pointer or '/'}: did you mean '{meant}'?"
         self.args = (self.message,)
-        self.hint = misspelling_hint(meant, "lenient=True")
-        self.meant = meant
+
+    def remedy(self, lenient: str) -> str:
+        return misspelling_hint(self.meant, lenient)
 
 
 def misspelling_hint(meant: str, lenient: str) -> str:

@@ -106,3 +106,70 @@ def test_lenient_ignores_refused_keywords_and_still_validates(tmp_path: Path) ->
     assert "keyword 'contains' at /contains" in result.stderr
     value = json.loads(result.stdout)
     assert isinstance(value["a"], str) and len(value["a"]) <= 5
+
+
+def test_check_counts_keywords_only_where_they_are_keywords(tmp_path: Path) -> None:
+    """Property names and `$defs` names are data: a property named `format` enforces nothing."""
+    schema = {
+        "type": "object",
+        "properties": {n: {"type": "string"} for n in ("format", "pattern", "maximum", "enum")},
+        "$defs": {"items": {"type": "null"}, "required": {"type": "boolean"}},
+        "enum": [{"minLength": 1}],  # a value, not a schema
+    }
+    path = tmp_path / "names.json"
+    path.write_text(json.dumps(schema))
+    code, out, err = check(str(path))
+    assert (code, err) == (0, "")
+    assert "enforced: enum x1, properties x1, type x7\n" in out
+    code, out, err = check(str(path), "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["enforced"] == {"enum": 1, "properties": 1, "type": 7}
+
+
+def test_check_names_the_draft_that_gives_another_draft_s_form_its_meaning(tmp_path: Path) -> None:
+    schema = tmp_path / "draft4.json"
+    schema.write_text(json.dumps({"type": "integer", "minimum": 0, "exclusiveMinimum": True}))
+    code, out, err = check(str(schema))
+    assert (code, out) == (3, "")
+    assert err.splitlines() == [
+        f"error: {schema} fails the JSON Schema meta-schema at /exclusiveMinimum: True is not of type 'number'",
+        'hint: /exclusiveMinimum is written as draft-04 reads it: add "$schema": "http://json-schema.org/draft-04/schema#"'
+        ' to the root, or write the bound itself ("exclusiveMinimum": 0, without "minimum")',
+    ]
+    schema.write_text(json.dumps({"type": "array", "items": [{"type": "string"}], "additionalItems": False}))
+    code, out, err = check(str(schema))
+    assert (code, out) == (3, "")
+    assert err.splitlines()[1] == (
+        'hint: /items is written as draft-07 reads it: add "$schema": "http://json-schema.org/draft-07/schema#" to the'
+        ' root, or write the tuple as "prefixItems" (and "additionalItems" as "items")'
+    )
+
+
+def test_check_does_not_call_a_schema_with_warnings_fully_enforced(tmp_path: Path) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "email": {"type": "string", "format": "emial"}},
+        "required": ["name", "emali"],
+    }
+    path = tmp_path / "contact.json"
+    path.write_text(json.dumps(schema))
+    code, out, err = check(str(path))
+    assert (code, err) == (0, "")  # the schema compiles; what it leaves open is said, not refused
+    lines = out.splitlines()
+    assert lines[1] == (
+        "result: supported, not fully enforced: 2 warnings below; every keyword they do not name is enforced exactly"
+    )
+    assert (
+        "ignored (no meaning in 2020-12): /properties/email/format: 'emial' is not a format JSON Schema defines,"
+        " so validators ignore it; did you mean 'email'?"
+    ) in lines
+    assert (
+        "warning: /required/1: names 'emali', which 'properties' does not declare: any value is allowed for it;"
+        " did you mean 'email'?"
+    ) in lines
+    code, out, err = check(str(path), "--json")
+    report = json.loads(out)
+    assert (code, report["supported"], report["fully_enforced"]) == (0, True, False)
+    assert [note["pointer"] for note in report["notes"]] == ["/required/1", "/properties/email/format"]
+    code, out, err = check("invoice", "--json")
+    assert (code, json.loads(out)["fully_enforced"]) == (0, True)

@@ -50,6 +50,21 @@ def test_extract_refuses_a_misspelled_keyword_with_exit_3(tmp_path: Path) -> Non
     ]
 
 
+def test_a_refusal_s_hint_names_lenient_where_it_would_leave_the_keyword_out(tmp_path: Path) -> None:
+    code, out, err = run("--schema", schema_file(tmp_path, '{"type": "array", "contains": {"type": "null"}}'), str(PERSON_DOC))
+    assert (code, out) == (3, "")
+    assert err.splitlines() == [
+        "error: unsupported keyword 'contains' at /contains",
+        "hint: remove or rewrite that keyword; the schema is refused rather than weakened, unless you pass --lenient,"
+        " which leaves it out with a warning",
+    ]
+    remote = schema_file(tmp_path, '{"$ref": "https://example.com/person.json"}')
+    code, out, err = run("--schema", remote, str(PERSON_DOC), "--lenient")
+    assert (code, out) == (3, "")
+    assert err.startswith("error: unsupported keyword '$ref' at /$ref: 'https://example.com/person.json' is not inside")
+    assert "--lenient" not in err  # never relaxed: the final validation could not check it
+
+
 def test_check_names_why_a_keyword_is_ignored(tmp_path: Path) -> None:
     schema = '{"type": "object", "properties": {"a": {"type": "string"}}, "dependencies": {"a": ["b"]}, "\\ud800": 1}'
     code, out, err = run("check", schema_file(tmp_path, schema))
@@ -110,3 +125,24 @@ def test_workers_warn_of_the_schema_once(tmp_path: Path) -> None:
     assert code == 0, err
     assert len(out.splitlines()) == 2
     assert err.count(DEPENDENCIES_NOTE) == 1, err
+
+
+@pytest.mark.model
+def test_extract_warns_of_a_format_and_a_required_name_that_look_mistyped(tmp_path: Path) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 30},
+            "email": {"type": "string", "format": "emial", "maxLength": 40},
+        },
+        "required": ["name", "emali"],
+    }
+    code, out, err = run("--schema", schema_file(tmp_path, json.dumps(schema)), str(PERSON_DOC), "--max-tokens", "200")
+    assert code == 0, err
+    assert err.splitlines() == [
+        "warning: 'required' at /required/1: names 'emali', which 'properties' does not declare: any value is allowed"
+        " for it; did you mean 'email'?",
+        "warning: ignoring 'format' at /properties/email/format: 'emial' is not a format JSON Schema defines, so"
+        " validators ignore it; did you mean 'email'?",
+    ]
+    jsonschema.validate(json.loads(out), schema)

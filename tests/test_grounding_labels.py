@@ -76,6 +76,15 @@ def test_labels_and_property_names_match_ignoring_case_and_what_is_neither_lette
     assert normalized_name("Größe") == normalized_name("GRÖSSE")
 
 
+def test_a_label_typed_decomposed_names_the_composed_property() -> None:
+    """macOS writes `é` as `e` and a combining accent (NFD): the label still names `référence`."""
+    decomposed = "Re\u0301fe\u0301rence"
+    assert normalized_name(decomposed) == normalized_name("référence") == "référence"
+    assert normalized_name("ΐ".upper()) == normalized_name("ΐ")  # folding decomposes it: composed again after
+    document = f"{decomposed}: A-1042\nNote: see B-7 and C-99"
+    assert _labels(document) == {"référence": ["A-1042"], "note": ["see B-7 and C-99"]}
+
+
 @pytest.mark.parametrize(
     ("pointer", "name"),
     [
@@ -111,6 +120,15 @@ def test_a_labeled_property_is_always_one_of_its_labeled_values(vocab: Vocabular
         unlabeled = DOCUMENT.replace("Version: ", "Release ")
         free.add(json.loads(run(vocab, VERSION, unlabeled, seed)[0])["version"])
     assert len(free) > 3  # the control: without the label any span is open
+
+
+def test_a_decomposed_label_holds_the_composed_property_to_its_value(vocab: Vocabulary) -> None:
+    schema = {"type": "object", "properties": {"référence": {"type": "string", "minLength": 1}}, "required": ["référence"]}
+    document = "Re\u0301fe\u0301rence: A-1042\nNote: see B-7 and C-99 too"
+    for seed in SEEDS:
+        text, evidence = run(vocab, schema, document, seed)
+        assert json.loads(text)["référence"] == "A-1042", seed
+        assert evidence["/référence"].span == (document.index("A-1042"), document.index("A-1042") + 6)
 
 
 def test_a_labeled_value_ends_with_its_line(vocab: Vocabulary) -> None:

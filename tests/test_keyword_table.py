@@ -171,7 +171,8 @@ ROWS = [
         "exactly against every draft's format checker and, where that checker is lenient, the format's RFC grammar (an"
         " email's local part is an RFC 5321 dot-atom), each from a conservative subset (calendar dates with leap years,"
         " RFC 3339 times, ASCII host names, integer durations); other formats JSON Schema defines are refused; names it"
-        " does not define (`int32`, `byte`) are ignored, as validators do",
+        " does not define (`int32`, `byte`) are ignored, as validators do, with a warning where one is close to a name it"
+        " defines (`emial`: `did you mean 'email'?`; `datetime`, `Date`, `url`)",
         {"type": "string", "format": "date"},
         "2024-02-29",
         "2023-02-29",

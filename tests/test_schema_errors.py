@@ -149,3 +149,38 @@ def test_a_value_beyond_the_limits_is_named_where_it_is(value: Any, message: str
     check_schema({"const": {"x": [1.5, 10**3999]}})
     with pytest.raises(SchemaError, match=message):
         check_schema({"const": {"x": [value, 1.5]}})
+
+
+DRAFT_04 = "http://json-schema.org/draft-04/schema#"
+DRAFT_07 = "http://json-schema.org/draft-07/schema#"
+
+
+@pytest.mark.parametrize(
+    ("schema", "hint"),
+    [
+        (
+            {"type": "object", "properties": {"n": {"type": "number", "maximum": 9, "exclusiveMaximum": True}}},
+            f'/properties/n/exclusiveMaximum is written as draft-04 reads it: add "$schema": "{DRAFT_04}" to the root,'
+            ' or write the bound itself ("exclusiveMaximum": 9, without "maximum")',
+        ),
+        (
+            {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]},
+            f'/items is written as draft-07 reads it: add "$schema": "{DRAFT_07}" to the root, or write the tuple as'
+            ' "prefixItems" (and "additionalItems" as "items")',
+        ),
+        (
+            {"$schema": DRAFT_04, "type": "integer", "exclusiveMinimum": 3},
+            f'/exclusiveMinimum is written as draft-07 reads it: declare "$schema": "{DRAFT_07}" instead of "{DRAFT_04}",'
+            ' or write it as draft-04 does ("minimum": 3, "exclusiveMinimum": true)',
+        ),
+        ({"type": "strin"}, "fix the schema so that it is valid JSON Schema"),
+        ({"$schema": DRAFT_04, "enum": ["a", "a"]}, "fix the schema so that it is valid JSON Schema"),  # valid draft-06
+        ({"$defs": []}, "fix the schema so that it is valid JSON Schema"),  # draft-07 would not read `$defs` at all
+        ({"type": "integer", "exclusiveMinimum": True}, "fix the schema so that it is valid JSON Schema"),  # no minimum
+    ],
+)
+def test_a_schema_failing_its_meta_schema_is_told_the_draft_it_is_valid_in(schema: dict[str, Any], hint: str) -> None:
+    with pytest.raises(SchemaError) as failed:
+        check_schema(schema)
+    assert "fails the JSON Schema meta-schema" in failed.value.message
+    assert failed.value.hint == hint

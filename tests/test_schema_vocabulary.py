@@ -189,3 +189,130 @@ def test_a_lone_surrogate_reaches_the_prompt_escaped(schema: dict[str, Any], sho
     system = build_messages(schema, "text")[0]["content"]
     assert shown in system
     system.encode("utf-8")  # what tokenizing the prompt does first
+
+
+# -- other vocabularies' keywords and ordinary words --------------------------------------------
+
+
+def test_keywords_of_other_vocabularies_and_ordinary_words_are_noted_not_refused() -> None:
+    hyper = "a JSON Hyper-Schema keyword, which JSON Schema validators ignore"
+    found = notes(
+        {
+            "type": "object",
+            "href": "/things/x",  # one edit from `$ref`, but Hyper-Schema's link target
+            "rel": "self",
+            "hrefSchema": {"type": "string"},
+            "targetSchema": {"type": "object"},
+            "submissionMediaType": "application/json",
+            "method": "get",
+            "when": {"required": ["a"]},  # a word of its own, one first letter from `then`
+            "nullable": True,
+            "readOnly": True,
+            "discriminator": {"propertyName": "kind"},
+        }
+    )
+    assert found == {
+        "/href": hyper,
+        "/rel": hyper,
+        "/hrefSchema": hyper,
+        "/targetSchema": hyper,
+        "/submissionMediaType": hyper,
+        "/method": hyper,
+        "/when": "not a JSON Schema keyword",
+        "/nullable": "OpenAPI's 'nullable' is not JSON Schema: null is allowed only where 'type' or 'enum' allows it",
+    }
+
+
+@pytest.mark.parametrize(
+    ("keyword", "value", "meant"),
+    [
+        ("#ref", "#/$defs/a", "$ref"),  # the key beside `$`
+        ("$rel", "#/$defs/a", "$ref"),  # the first letter kept
+        ("tyoe", "null", "type"),
+        ("emum", ["a"], "enum"),
+    ],
+)
+def test_short_misspellings_keep_the_first_letter_or_type_the_key_beside(keyword: str, value: Any, meant: str) -> None:
+    with pytest.raises(MisspelledKeyword) as refused:
+        compile_automaton({"$defs": {"a": {"type": "null"}}, keyword: value})
+    assert refused.value.meant == meant
+
+
+# -- formats and required names that are likely typos --------------------------------------------
+
+
+MISTYPED_FORMATS = [("a", "emial", "email"), ("b", "datetime", "date-time"), ("c", "Date", "date"), ("d", "url", "uri")]
+
+
+def test_a_format_name_near_one_json_schema_defines_is_noted_with_the_name_meant() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            name: {"type": "string", "format": value}
+            for name, value in [("a", "emial"), ("b", "datetime"), ("c", "Date"), ("d", "url"), ("e", "int32"), ("f", "byte")]
+        },
+    }
+    automaton = compile_automaton(schema)
+    assert {note.pointer: note.reason for note in automaton.notes} == {
+        f"/properties/{name}/format": f"'{value}' is not a format JSON Schema defines, so validators ignore it;"
+        f" did you mean '{meant}'?"
+        for name, value, meant in MISTYPED_FORMATS
+    }
+    assert set(automaton.ignored) == {f"/properties/{name}/format" for name in "abcdef"}  # int32 and byte: silently
+    assert summarized(automaton.notes)[0] == (
+        "ignoring 'format' at /properties/a/format: 'emial' is not a format JSON Schema defines, so validators ignore"
+        " it; did you mean 'email'?"
+    )
+
+
+UNDECLARED = "names '{}', which 'properties' does not declare: any value is allowed for it"
+
+
+def test_a_required_name_no_property_declares_is_noted() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "email": {"type": "string"}},
+        "required": ["name", "emali", "phone"],
+    }
+    automaton = compile_automaton(schema)
+    assert automaton.notes == [
+        KeywordNote(
+            "required",
+            "/required/1",
+            "names 'emali', which 'properties' does not declare: any value is allowed for it; did you mean 'email'?",
+            ignored=False,
+        ),
+        KeywordNote("required", "/required/2", UNDECLARED.format("phone"), ignored=False),
+    ]
+    assert automaton.ignored == []
+    assert summarized(automaton.notes)[0] == (
+        "'required' at /required/1: names 'emali', which 'properties' does not declare: any value is allowed for it;"
+        " did you mean 'email'?"
+    )
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "required": ["a"]},  # no properties: the name is all there is
+        {"type": "object", "properties": {"a": {}}, "patternProperties": {"^x-": {"type": "string"}}, "required": ["x-a"]},
+        {"type": "object", "properties": {"a": {}}, "allOf": [{"properties": {"b": {}}}], "required": ["b"]},
+        {"type": "object", "properties": {"a": {}}, "allOf": [{"properties": {"c": {}}, "required": ["a"]}]},
+        {"type": "object", "properties": {"a": {"type": "null"}}, "additionalProperties": {"type": "null"}, "required": ["a"]},
+    ],
+)
+def test_required_names_declared_somewhere_or_by_pattern_are_not_noted(schema: dict[str, Any]) -> None:
+    assert compile_automaton(schema).notes == []
+
+
+def test_a_refusal_s_hint_names_lenient_where_lenient_compilation_would_leave_it_out() -> None:
+    with pytest.raises(UnsupportedSchema) as refused:
+        compile_automaton({"type": "array", "contains": {"type": "null"}})
+    assert refused.value.hint == (
+        "remove or rewrite that keyword; the schema is refused rather than weakened, unless you pass lenient=True,"
+        " which leaves it out with a warning"
+    )
+    assert refused.value.remedy("--lenient").endswith("unless you pass --lenient, which leaves it out with a warning")
+    with pytest.raises(UnsupportedSchema) as refused:
+        compile_automaton({"$ref": "https://example.com/a.json"}, lenient=True)
+    assert not refused.value.relaxable and "lenient" not in refused.value.hint

@@ -9,7 +9,8 @@ model still chooses among the labeled values and where to close inside one. A pr
 label names, or whose labeled values the schema cannot take, is grounded as before.
 
 A label and a property name match when they are equal with case, and every character other
-than a letter or a digit, ignored (`Requires-Python` names `requires_python`). A label is at
+than a letter or a digit, ignored (`Requires-Python` names `requires_python`), each composed
+first (NFC: an accent typed as a combining mark is part of its letter). A label is at
 most `_LONGEST_LABEL` characters at the start of a line (after indentation, a list mark or a
 quote mark, and emphasis marks), then a colon and at least one space or tab; its value is the
 rest of the line, without the whitespace at either end, at most `_LONGEST_VALUE` characters;
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from ..jsontext import unescape_pointer_part
@@ -50,8 +52,11 @@ _NOT_NAME = re.compile(r"[\W_]+")
 
 
 def normalized_name(name: str) -> str:
-    """`name` case-folded, without the characters that are neither letters nor digits."""
-    return _NOT_NAME.sub("", name.casefold())
+    """`name` composed (NFC), case-folded, without the characters that are neither letters nor
+    digits. Composed first: macOS and some editors write `é` as `e` and a combining accent,
+    which is no letter, so `Référence` so written would otherwise lose its accents and name
+    no property `référence`; and again after folding, which decomposes a few letters (`ΐ`)."""
+    return _NOT_NAME.sub("", unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold()))
 
 
 def property_name(pointer: str) -> str | None:

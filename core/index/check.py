@@ -21,6 +21,7 @@ from ..grounding.value_holds import holds, value_labels
 from ..jsontext import join_pointer
 from ..schema.keywords import ANNOTATIONS, SUPPORTED
 from ..schema.load import Schema
+from ..schema.resources import inside
 from ..schema.validation import draft_name
 from ..schema.vocabulary import KeywordNote
 from .compiled import compile_automaton
@@ -50,9 +51,16 @@ class SchemaReport:
     def supported(self) -> bool:
         return not self.refused
 
+    @property
+    def fully_enforced(self) -> bool:
+        """Supported, and nothing worth a warning: no keyword that looks meant as a constraint
+        is ignored (`format: "emial"`, another draft's keyword), no `required` name is left open."""
+        return self.supported and not self.notes
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "supported": self.supported,
+            "fully_enforced": self.fully_enforced,
             "draft": self.draft,
             "enforced": self.enforced,
             "refused": [{"keyword": r.keyword, "pointer": r.pointer, "message": r.message} for r in self.refused],
@@ -95,19 +103,21 @@ def check_schema_support(schema: Schema, *, recursion_depth: int = DEFAULT_RECUR
     )
 
 
-def _enforced_keywords(schema: Any, refused: set[str], pointer: str = "") -> collections.Counter[str]:
-    """Counts of the constraining keywords present, outside the refused ones."""
+def _enforced_keywords(schema: Any, refused: set[str]) -> collections.Counter[str]:
+    """Counts of the constraining keywords written in schema positions (core.schema.resources
+    says which values are schemas), outside the refused and ignored ones and what they hold.
+    Property names, `$defs` names and the values of `enum`, `const` and `default` are data,
+    never keywords: a property named `format` counts nothing."""
     counts: collections.Counter[str] = collections.Counter()
-    if isinstance(schema, dict):
-        for keyword, value in schema.items():
-            here = join_pointer(pointer, keyword)
-            if here in refused:
+    stack: list[tuple[Any, str]] = [(schema, "")]
+    while stack:
+        sub, pointer = stack.pop()
+        if not isinstance(sub, dict):
+            continue
+        for keyword, value in sub.items():
+            if join_pointer(pointer, keyword) in refused:
                 continue
-            if keyword in SUPPORTED and keyword not in ANNOTATIONS | {"$defs", "definitions"}:
+            if keyword in SUPPORTED and keyword not in ANNOTATIONS:
                 counts[keyword] += 1
-            if keyword not in ("enum", "const", "default", "examples"):
-                counts.update(_enforced_keywords(value, refused, here))
-    elif isinstance(schema, list):
-        for index, item in enumerate(schema):
-            counts.update(_enforced_keywords(item, refused, f"{pointer}/{index}"))
+            stack.extend(inside({keyword: value}, pointer))
     return counts

@@ -62,8 +62,10 @@ class CompiledSchema:
     @property
     def warnings(self) -> list[str]:
         """What a caller should be told about keywords left out because the schema's draft
-        gives them no meaning (keywords of another draft, unknown ones): one line per keyword
-        and reason. Misspelled keywords are refused (relaxed when lenient) instead."""
+        gives them no meaning (keywords of another draft, unknown ones, a format name close to
+        a defined one) or that leave a value open (a `required` name no property declares):
+        one line per keyword and reason. Misspelled keywords are refused (relaxed when
+        lenient) instead."""
         return summarized(self.notes)
 
     @cached_property

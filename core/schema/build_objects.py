@@ -32,6 +32,7 @@ from .nodes import (
 )
 from .refusals import DepthCut
 from .trees import ACCEPTED_DEPTH, GENERIC_DEPTH, any_value, count_bounds, generic_object, object_nodes, object_of
+from .vocabulary import KeywordNote, nearest
 
 if TYPE_CHECKING:
     from .build import Build
@@ -162,7 +163,24 @@ def _property_schemas(build: Build, obj: ObjectNode) -> dict[str, Sub]:
         for sub in matching:
             own = conjoin(own, sub)
         result[name] = own if accepted(name) else false_sub(own.pointer)
+        if declared is None and not matching and not own.is_false() and accepted(name):
+            _note_undeclared_required(build, obj, name)
     return result
+
+
+def _note_undeclared_required(build: Build, obj: ObjectNode, name: str) -> None:
+    """Note a name that `required` lists beside `properties` but none of them declares (nor
+    patternProperties): likely a typo (`emali`), whose value the schema leaves open. Only a
+    name listed in the object written at `obj.pointer` is noted: one listed in a subschema
+    merged in may be declared by a schema that is not."""
+    listed = build.document.required_beside_properties.get(obj.pointer, ())
+    if name not in listed:
+        return
+    reason = f"names '{name}', which 'properties' does not declare: any value is allowed for it"
+    meant = nearest(name, [declared for declared, _ in obj.properties])
+    reason += f"; did you mean '{meant}'?" if meant is not None else ""
+    where = join_pointer(join_pointer(obj.pointer, "required"), listed.index(name))
+    build.document.notes.append(KeywordNote("required", where, reason, ignored=False))
 
 
 def _finds(build: Build, obj: ObjectNode, pattern: str, name: str) -> bool:

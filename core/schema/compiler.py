@@ -73,6 +73,7 @@ def compile_schema_tree(
                 "$ref",
                 cut.pointer,
                 f"recursive reference {cut.ref!r} cannot stop within {recursion_depth} levels; raise the recursion depth",
+                relaxable=cut.pointer not in dropped,  # read as absent already, and still cut: leniency has no more to give
             )
             if cut.pointer in dropped:
                 raise refusal from None

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import SchemaError, UnsupportedSchema
 from ..jsontext import escape_pointer_part, join_pointer
+from .meta_hint import meta_schema_hint
 from .resources import Resources, subschemas
 from .validation import meta_schema_error, ref_ignores_siblings
 
@@ -70,7 +71,7 @@ def check_schema(schema: Any, source: str = "schema") -> Schema:
         where = "/" + "/".join(str(p) for p in error.absolute_path)
         raise SchemaError(
             f"{source} fails the JSON Schema meta-schema at {where}: {error.message}",
-            hint="fix the schema so that it is valid JSON Schema",
+            hint=meta_schema_hint(schema, error),
         )
     return schema  # type: ignore[no-any-return]
 

@@ -46,7 +46,7 @@ from .nodes import (
 from .refusals import Refusals
 from .resources import Resources
 from .validation import draft_keywords, draft_name, ref_ignores_siblings, validator_class
-from .vocabulary import Judge, KeywordNote
+from .vocabulary import Judge, KeywordNote, format_reason
 
 
 class SchemaDocument:
@@ -66,6 +66,9 @@ class SchemaDocument:
         self.dropped_refs = dropped_refs
         self.ignored: list[str] = []
         self.notes: list[KeywordNote] = []
+        # The `required` names of each schema object that declares `properties` too, by its
+        # pointer: where a name none declares is worth a note (core.schema.build_objects).
+        self.required_beside_properties: dict[str, tuple[str, ...]] = {}
         draft = root
         if draft_name(root) == "draft-03":
             refusals.refuse(
@@ -260,6 +263,9 @@ class _Reader:
         if name is None or name in FORMATS or name in SPECIFIED_FORMATS:
             return name
         self.document.ignored.append(self.at("format"))
+        reason = format_reason(name)
+        if reason is not None:
+            self.document.notes.append(KeywordNote("format", self.at("format"), reason))
         return None
 
     def _number(self) -> NumberNode | None:
@@ -307,6 +313,8 @@ class _Reader:
         if not keys:
             return None
         kept = self.kept
+        if isinstance(kept.get("properties"), dict) and "required" in kept:
+            self.document.required_beside_properties[self.pointer] = tuple(kept["required"])
         names, schemas = self._dependencies()
         return ObjectNode(
             self.pointer,

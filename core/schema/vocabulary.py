@@ -10,14 +10,16 @@ constraint its author meant without a word; ajv refuses unknown keywords for tha
   one beside `$ref` before 2019-09, `then` without `if`: named in a note, with the
   `$schema` (or the rewrite) that gives it meaning;
 - a near miss of a keyword that asserts something (same name but for case or a trailing
-  `:`, or within a small edit distance) whose value that keyword would accept: refused as
+  `:`, or within a small edit distance, a short name keeping its first letter) whose value
+  that keyword would accept, and no keyword of another well-known vocabulary: refused as
   misspelled, naming the keyword meant;
-- anything else (OpenAPI's `nullable`, vendor keywords, near misses of annotations or ones
-  whose value the keyword would not take): named in a note.
+- anything else (OpenAPI's `nullable`, JSON Hyper-Schema's `href`, vendor keywords, near
+  misses of annotations or ones whose value the keyword would not take): named in a note.
 
 Tuned on the 9,557 schemas of JSONSchemaBench (bench/RESULTS.md): names that start with `_`,
 `@` or `/` are a convention for keywords switched off (`_format`), and short names are only
-ever one edit from what they are taken for (`form` is not `format`, `note` is not `not`).
+ever one edit from what they are taken for (`form` is not `format`, `note` is not `not`), never
+another first letter but the key beside it (`when` is not `then`; `#ref` is `$ref`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 
 import jsonschema
 
-from .keywords import ANNOTATIONS
+from .keywords import ANNOTATIONS, SPECIFIED_FORMATS
 from .validation import Validator, asserting_keywords, meta_schema_error, name_of
 
 # The drafts read, oldest first, with the `$schema` that declares each.
@@ -75,6 +77,33 @@ OTHER_ANNOTATIONS = frozenset(
 _OTHER_ASSERTIONS = {
     "nullable": "OpenAPI's 'nullable' is not JSON Schema: null is allowed only where 'type' or 'enum' allows it",
 }
+# JSON Hyper-Schema's keywords (draft-04's and draft-07's: a link's, and media's) not above.
+# API schemas carry them; validators ignore them, so each gets a note naming its vocabulary,
+# and none is taken for a misspelling (`href` is not `$ref`, nor `method` anything).
+_HYPER_SCHEMA = frozenset(
+    {
+        "href",
+        "rel",
+        "anchor",
+        "anchorPointer",
+        "templatePointers",
+        "templateRequired",
+        "targetSchema",
+        "targetMediaType",
+        "targetHints",
+        "headerSchema",
+        "hrefSchema",
+        "submissionMediaType",
+        "submissionSchema",
+        "media",
+        "binaryEncoding",
+        "mediaType",
+        "fragmentResolution",
+        "pathStart",
+        "method",
+        "encType",
+    }
+)
 # Names some tools use for a JSON Schema keyword that edit distance would take for another.
 _ALIASES = {"inclusiveMinimum": "minimum", "inclusiveMaximum": "maximum"}
 # A leading `_` switches a keyword off by convention; `@` is JSON-LD's; `/` a comment's.
@@ -85,27 +114,34 @@ _SHORT = 5  # names this long or shorter are taken for a keyword one edit away, 
 @dataclass(frozen=True)
 class KeywordNote:
     """A keyword left out because the schema's draft gives it no meaning, and why that is
-    worth saying (what would give it meaning, or which keyword it looks like)."""
+    worth saying (what would give it meaning, or which keyword it looks like); or, where
+    `ignored` is False, a keyword kept that likely does not do what its author meant (a
+    `required` name no property declares)."""
 
     keyword: str
     pointer: str
     reason: str
+    ignored: bool = True
 
     @property
     def message(self) -> str:
-        return f"ignoring '{self.keyword}' at {self.pointer or '/'}: {self.reason}"
+        return _line(self.keyword, self.pointer or "/", self.reason, self.ignored)
 
 
 def summarized(notes: Iterable[KeywordNote]) -> list[str]:
     """One line per keyword and reason: the first place it is written and how many more."""
-    groups: dict[tuple[str, str], list[str]] = {}
+    groups: dict[tuple[str, str, bool], list[str]] = {}
     for note in notes:
-        groups.setdefault((note.keyword, note.reason), []).append(note.pointer)
+        groups.setdefault((note.keyword, note.reason, note.ignored), []).append(note.pointer)
     lines = []
-    for (keyword, reason), pointers in groups.items():
+    for (keyword, reason, ignored), pointers in groups.items():
         more = f" (and {len(pointers) - 1} more place{'s' if len(pointers) > 2 else ''})" if len(pointers) > 1 else ""
-        lines.append(f"ignoring '{keyword}' at {pointers[0] or '/'}{more}: {reason}")
+        lines.append(_line(keyword, f"{pointers[0] or '/'}{more}", reason, ignored))
     return lines
+
+
+def _line(keyword: str, where: str, reason: str, ignored: bool) -> str:
+    return f"{'ignoring ' if ignored else ''}'{keyword}' at {where}: {reason}"
 
 
 class Judge:
@@ -141,6 +177,8 @@ class Judge:
             )
         if keyword in _OTHER_ASSERTIONS:
             return _OTHER_ASSERTIONS[keyword]
+        if keyword in _HYPER_SCHEMA:
+            return "a JSON Hyper-Schema keyword, which JSON Schema validators ignore"
         if keyword in _DRAFT_3:
             return "a draft 3 keyword, which no later draft reads"
         if keyword in _JSON_SCHEMA_OTHERS:
@@ -205,9 +243,63 @@ def _near_miss(name: str, asserting: bool) -> str | None:
         # Letters one has and the other lacks each take an edit: a cheap bound before the costly one.
         if max(sum((letters - _LETTERS[keyword]).values()), sum((_LETTERS[keyword] - letters).values())) > limit:
             continue
-        if (distance := _edits(name, keyword)) <= limit:
+        if (distance := _edits(name, keyword)) <= limit and _plausible_typo(name, keyword, limit):
             close.append((distance, keyword))
     return min(close)[1] if close else None
+
+
+def format_reason(name: str) -> str | None:
+    """Why `format: name`, a name JSON Schema does not define, is worth a note: where it looks
+    like one it defines (`emial`, `datetime`, `Date`, `url`), the schema's author meant a
+    check that validators skip. None for other names (OpenAPI's `int32` and `byte`), which
+    validators ignore as they are meant to."""
+    meant = _FORMAT_ALIASES.get(name.casefold()) or nearest(name, _FORMAT_NAMES)
+    if meant is None or name in SPECIFIED_FORMATS:
+        return None
+    return f"'{name}' is not a format JSON Schema defines, so validators ignore it; did you mean '{meant}'?"
+
+
+def nearest(name: str, names: Iterable[str]) -> str | None:
+    """Of `names`, the one `name` is a likely typo of, within a keyword's near miss's reach
+    (equal but for case; one edit for names of up to five characters, two for longer ones;
+    the first letter kept, see _plausible_typo); None where none is that near. Names longer
+    than 64 characters are not measured: the cost stays bounded."""
+    folded, close = name.casefold(), []
+    for known in names:
+        if known == name:
+            continue
+        if known.casefold() == folded:
+            return known
+        shorter = min(len(name), len(known))
+        limit = 1 if shorter <= _SHORT else 2
+        if shorter < 4 or abs(len(name) - len(known)) > limit or max(len(name), len(known)) > 64:
+            continue
+        if (distance := _edits(name, known)) <= limit and _plausible_typo(name, known, limit):
+            close.append((distance, known))
+    return min(close)[1] if close else None
+
+
+# Names some tools use for a format JSON Schema defines under another name.
+_FORMAT_ALIASES = {"url": "uri"}
+_FORMAT_NAMES = tuple(sorted(SPECIFIED_FORMATS))
+
+
+def _plausible_typo(name: str, keyword: str, limit: int) -> bool:
+    """Whether `name`, within `limit` edits of `keyword`, is a typo of it rather than another
+    word: a short name (one edit allowed) that differs only in its first letter is a word of
+    its own (`when` is not `then`, `href` not `$ref`) unless that letter is the key beside the
+    keyword's on a keyboard (`#ref`: `#` is beside `$`). Typing slips keep a word's first
+    letter; and in a short name one edit may well make another word."""
+    if limit > 1 or len(name) != len(keyword) or name[0] == keyword[0] or name[1:] != keyword[1:]:
+        return True
+    first, second = _KEYS.get(name[0]), _KEYS.get(keyword[0])
+    return first is not None and second is not None and first[0] == second[0] and abs(first[1] - second[1]) == 1
+
+
+# Each key's row and place on a US keyboard, shifted or not: where a slip of the finger lands.
+_ROWS: tuple[str, ...] = ("`1234567890-=", "~!@#$%^&*()_+", "qwertyuiop[]", "QWERTYUIOP{}")
+_ROWS += ("asdfghjkl;'", 'ASDFGHJKL:"', "zxcvbnm,./", "ZXCVBNM<>?")
+_KEYS = {key: (row // 2, place) for row, keys in enumerate(_ROWS) for place, key in enumerate(keys)}
 
 
 _LETTERS = {keyword: Counter(keyword) for keyword in _targets(True) + _targets(False)}
@@ -240,4 +332,4 @@ def _known(keyword: str) -> bool:
     return keyword in _KNOWN or keyword[:2].lower() == "x-" or _draft_giving_meaning(keyword, DRAFTS[-1][0]) is not None
 
 
-_KNOWN = ANNOTATIONS | OTHER_ANNOTATIONS | _JSON_SCHEMA_OTHERS | _OTHER_ASSERTIONS.keys()
+_KNOWN = ANNOTATIONS | OTHER_ANNOTATIONS | _JSON_SCHEMA_OTHERS | _OTHER_ASSERTIONS.keys() | _HYPER_SCHEMA
