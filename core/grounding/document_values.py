@@ -5,10 +5,10 @@ names in German, French, Spanish, Portuguese, Italian and Dutch) and a 4-digit y
 next to each other (`12 March 1990`, `March 12, 1990`, `1990-03-12`, `12/03/1990`, `12. März
 1990`, `12 de marzo de 1990`);
 it is kept as the ISO date `1990-03-12`. A written date that reads two ways (`04/05/2024`)
-gives both; one that is no calendar date (`31 June 2024`) gives none. A number is a run of
-digits not inside a word nor led by a zero, with thousands separators (`1,267`), a fraction and a minus sign
-before it; it is kept in each JSON spelling of its digits (`1,267` -> `1267`; `559.40` ->
-`559.40` and `559.4`), whatever stands around it (`€`, `million`, `%`).
+gives both; one that is no calendar date (`31 June 2024`) gives none. A number is read whole,
+as written, never in pieces (core.grounding.written_numbers: `2.5e3`, `1.000.000`, `1 000 000`,
+`1.234,56`); it is kept in each JSON spelling of its value (`1,267` -> `1267`; `559.40` ->
+`559.40` and `559.4`; `2.5e3` -> `2500`), whatever stands around it (`€`, `million`, `%`).
 
 A time of day is hours and minutes with a colon (`09:30`, `9:30 pm`, `21:30:15`) or an hour
 before am/pm (`7 pm`, `7.30 a.m.`), kept as `HH:MM` on 24 hours; a UTC offset is one written
@@ -41,6 +41,7 @@ import re
 
 from .labels import labeled_values
 from .tables import unseen_in
+from .written_numbers import document_numbers
 
 _MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
@@ -94,10 +95,6 @@ _OFFSETS = [
     re.compile(r"(?<=\d\d:\d\d:\d\d)(?:\.\d+)?(?:(?P<zulu>Z)|\s?(?P<sign>[+\-])(?P<hours>[01]\d):?(?P<minutes>[0-5]\d))(?!\d)"),
     re.compile(r"(?<=\d\d:\d\d)(?P<sign>\+)(?P<hours>[01]\d):?(?P<minutes>[0-5]\d)(?!\d)"),
 ]
-# Digits not inside a word (`DOC1`, `x86`): thousands in groups of three, a fraction, a minus
-# sign where it is not a hyphen joining words (`-5`, not the `-06` of `2024-06`).
-_NUMBER = re.compile(r"(?<![\w.,])(?P<sign>(?<![\w-])[-\u2212])?(?P<whole>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.(?P<fraction>\d+))?")
-
 # What separates terms: whitespace, angle brackets, quotes, backticks and backslashes (controls,
 # format characters and lone surrogates too: see document_terms).
 _TERM_SEPARATORS = "\\s<>\"`\\\\"
@@ -259,27 +256,3 @@ def _unmatched(text: str, start: int, end: int, bracket: str) -> bool:
     if bracket in _OPENING:
         return text.count(_OPENING[bracket], start, end) < text.count(bracket, start, end)
     return False
-
-
-def document_numbers(document: str) -> dict[str, list[Span]]:
-    """Each JSON spelling of the numbers the document writes, with their spans."""
-    found: dict[str, list[Span]] = {}
-    for match in _NUMBER.finditer(document):
-        whole = match["whole"].replace(",", "")
-        if len(whole) > 1 and whole[0] == "0":
-            continue  # `06` is no JSON number's spelling (a month, a code), nor is 6 written there
-        sign = "-" if match["sign"] else ""
-        fraction = match["fraction"]
-        spellings = [whole] if fraction is None else [f"{whole}.{fraction}", shortest_number(f"{whole}.{fraction}")]
-        for spelling in dict.fromkeys(spellings):
-            text = sign + spelling if sign and spelling.strip("0.") else spelling  # never `-0`
-            found.setdefault(text, []).append(match.span())
-    return found
-
-
-def shortest_number(text: str) -> str:
-    """A JSON number's text without the zeros ending its fraction, nor a point left bare:
-    how two spellings of one number compare (`559.40` and `559.4`)."""
-    if "." not in text or "e" in text.lower():
-        return text
-    return text.rstrip("0").rstrip(".")

@@ -4,7 +4,8 @@ For every leaf value (string, number, boolean, null) at JSON pointer P of the ou
 - `span`: [start, end) character offsets (Python str indices) into the document text as read,
   for a string or number whose text occurs in the document (a run of whitespace in the
   document matching one space of the value) starting and ending at word edges, as grounded
-  values do (`MIT` is not found in `LIMITED`, nor `20` in `2024`), the occurrence nearest
+  values do (`MIT` is not found in `LIMITED`, nor `20` in `2024`; a number never in a longer
+  one the document writes, `1` in `1 000 000`), the occurrence nearest
   the previous value's span; else, for a date (an ISO date, or a date-time's date part) or a
   number the document states in another form (`12 March 1990` for `1990-03-12`, `1,267` for
   `1267`, core.grounding.document_values), the span of that statement nearest the previous value's
@@ -25,6 +26,8 @@ For every leaf value (string, number, boolean, null) at JSON pointer P of the ou
 from __future__ import annotations
 
 import bisect
+import functools
+import itertools
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -193,20 +196,40 @@ class DocumentSearch:
         self._document = document
         self._values = values
 
+    def _read(self) -> DocumentValues:
+        """The document's dates and numbers: grounding's, where it read them, else read now."""
+        if self._values is None:
+            self._values = DocumentValues(self._document)
+        return self._values
+
+    @functools.cached_property
+    def _numbers_read(self) -> tuple[frozenset[Span], list[int], list[int]]:
+        """The spans of the numbers the document writes (core.grounding.written_numbers): all
+        of them, their starts in order, and the furthest end of those up to each start."""
+        spans = sorted({span for spans in self._read().numbers.values() for span in spans})
+        reach = list(itertools.accumulate((end for _, end in spans), max))
+        return frozenset(spans), [start for start, _ in spans], reach
+
+    def _in_longer_number(self, span: Span) -> bool:
+        """Whether `span` is a piece of a longer number the document writes (the `1` of
+        `1 000 000`, the `1.234` of `1.234,56`), not one of its numbers itself."""
+        whole, starts, reach = self._numbers_read
+        before = bisect.bisect_right(starts, span[0]) - 1
+        return span not in whole and before >= 0 and reach[before] >= span[1]
+
     def stated(self, text: str, near: int, number: bool, within: Sequence[Span] = ()) -> tuple[int, int] | None:
         """The span, nearest the document offset `near`, of a statement in another form of the
         date (`number`: the number) whose JSON text is `text` (core.grounding.document_values);
         `within`: of those inside one of these spans."""
-        if self._values is None:
-            self._values = DocumentValues(self._document)
-        table = self._values.numbers if number else self._values.dates
+        table = self._read().numbers if number else self._read().dates
         spans: list[Span] = _inside(table.get(text, []), within)
         return _nearest(spans, near) if spans else None
 
     def span(self, text: str, near: int, number: bool = False, within: Sequence[Span] = ()) -> tuple[int, int] | None:
         """The document span of the occurrence of `text` nearest the document offset `near`;
-        for a `number` (its JSON text), one not signed otherwise in the document (`5` of `-5`);
-        `within`: of those inside one of these spans."""
+        for a `number` (its JSON text), one not signed otherwise in the document (`5` of `-5`)
+        nor a piece of a longer number it writes (`1` of `1 000 000`); `within`: of those
+        inside one of these spans."""
         needle = collapse_whitespace(text)
         if not needle:
             return None
@@ -214,6 +237,8 @@ class DocumentSearch:
         if number:
             starts = [start for start in starts if not self._signed_otherwise(start, needle)]
         spans = _inside([(self._origin[start], self._origin[start + len(needle) - 1] + 1) for start in starts], within)
+        if number:
+            spans = [span for span in spans if not self._in_longer_number(span)]
         return _nearest(spans, near) if spans else None
 
     def _signed_otherwise(self, start: int, needle: str) -> bool:

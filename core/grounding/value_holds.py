@@ -33,8 +33,9 @@ import numpy as np
 from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.regex import Mark, Node, ValueLabel, generated_nodes
 from ..vocab.token_table import IdArray
-from .document_values import DocumentValues, Span, shortest_number
+from .document_values import DocumentValues, Span
 from .labels import normalized_name, on_lines, property_name
+from .written_numbers import shortest_number
 
 _NUMBER_BYTES = frozenset(b"0123456789+-.eE")
 _NOT_IN_NUMBER = np.array([byte not in _NUMBER_BYTES for byte in range(256)], dtype=bool)

@@ -1,0 +1,194 @@
+"""A number the document states is read whole, as written: exponents (`2.5e3`), thousands
+grouped by `.`, `,` or a space of any kind (`1.000.000`, `1 000 000`), a decimal comma where
+the document writes one (`1.234,56`). A grounded number is one of those whole numbers, never
+a piece of one (`2.5` of `2.5e3`, `1` of `1 000 000`), and its evidence spans the whole
+number as written. Reading and evidence without a model; the values held while written with
+the fake model over the hand-made vocabulary; the command with the bundled model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FakeModel
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.grounding.document_values import document_numbers
+from gguf_extract.core.grounding.value_evidence import ValueEvidence, gather
+from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.vocab.token_table import Vocabulary
+
+# The examples of the report: each a document, the number it states, and that number's span.
+STATED = [
+    ("Total: 2.5e3", "2500", (7, 12)),
+    ("Amount: 7E2", "700", (8, 11)),
+    ("Amount: 1.000.000", "1000000", (8, 17)),
+    ("Total: 1.234,56 EUR", "1234.56", (7, 15)),
+    ("Amount: 1 000 000", "1000000", (8, 17)),
+]
+
+# -- reading the document -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "number", "span"), STATED)
+def test_a_number_is_read_whole_and_never_in_pieces(text: str, number: str, span: tuple[int, int]) -> None:
+    assert document_numbers(text) == {number: [span]}
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        ("1,234,567 units", {"1234567": [(0, 9)]}),
+        ("1\u2009000\u2009000 and 1\u202f000 and 1\u00a0500", {"1000000": [(0, 9)], "1000": [(14, 19)], "1500": [(24, 29)]}),
+        ("Prix : 1 234,56 €", {"1234.56": [(7, 15)]}),  # after groups of spaces, a comma is a decimal mark
+        ("-1 000 and \u22122.5e3", {"-1000": [(0, 6)], "-2500": [(11, 17)]}),
+        ("1.5e-3, 1.50E+1 and 0e5", {"0.0015": [(0, 6)], "15.0": [(8, 15)], "15": [(8, 15)], "0": [(20, 23)]}),
+        ("6.022e23 per mole", {"6.022e23": [(0, 8)]}),  # written out, too many digits for a JSON number: kept so
+        ("1,5e3", {"1500": [(0, 5)]}),  # a comma before an exponent is a decimal comma
+        ("2.5e3x", {"2.5": [(0, 3)]}),  # no exponent inside a word: `2.5` before letters, as `5` of `5kg`
+    ],
+)
+def test_exponents_and_thousands_in_every_grouping(text: str, numbers: dict[str, list[tuple[int, int]]]) -> None:
+    assert document_numbers(text) == numbers
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        ("1,234 and 1.234", ["1234", "1.234"]),  # no decimal comma anywhere: the English way
+        ("1,234 and 1.234; 12,5", ["1.234", "1234", "12.5"]),  # a decimal comma read elsewhere
+        ("1,234 and 1.234; 1.000.000", ["1.234", "1234", "1000000"]),
+        ("1,234; 12,5 and 12.5", ["1234", "1.234", "12.5"]),  # both marks written: both readings, each a choice
+        ("3.10 and 1.234,56", ["3.10", "3.1", "1234.56"]),  # a number that reads one way reads so anywhere
+    ],
+)
+def test_the_decimal_mark_is_the_documents(text: str, numbers: list[str]) -> None:
+    assert list(document_numbers(text)) == numbers
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        ("Version 1.2.3, host 192.168.0.1, on 12.03.1990", []),  # no number, nor a piece of one
+        ("Copyright 2010,2011 and 2020, 2021", ["2010", "2011", "2020", "2021"]),  # a list, each a number
+        ("call 555 123 4567", ["555", "123", "4567"]),
+        ("1.5,2.5", ["1.5", "2.5"]),
+        ("06 and 05e3 and 007", []),  # led by a zero: no JSON number's spelling
+    ],
+)
+def test_digits_that_read_as_no_one_number(text: str, numbers: list[str]) -> None:
+    assert list(document_numbers(text)) == numbers
+
+
+STYLES = {  # how a number is written: thousands mark, decimal mark
+    "english": (",", "."),
+    "european": (".", ","),
+    "si": ("\u2009", "."),
+    "french": ("\u202f", ","),
+    "spaced": (" ", ","),
+}
+
+
+def written(value: Decimal, style: str) -> str:
+    group, decimal = STYLES[style]
+    whole, _, fraction = f"{value:f}".partition(".")
+    grouped = f"{int(whole):,}".replace(",", group)
+    return grouped + (decimal + fraction if fraction else "")
+
+
+@given(
+    st.decimals(min_value=0, max_value=10**12, places=2, allow_nan=False, allow_infinity=False),
+    st.sampled_from(sorted(STYLES)),
+)
+def test_every_number_read_is_a_whole_written_one(value: Decimal, style: str) -> None:
+    """An amount written in any style, with a fee in the same style saying which decimal mark
+    the document writes: the amount is read as its value, and nothing read is a piece of it."""
+    amount, fee = written(value, style), written(Decimal("0.50"), style)
+    text = f"Amount: {amount} EUR\nFee: {fee} EUR"
+    spans = {(8, 8 + len(amount)), (len(text) - len(fee) - 4, len(text) - 4)}
+    found = document_numbers(text)
+    assert {span for found_spans in found.values() for span in found_spans} == spans
+    assert any(Decimal(number) == value for number, found_spans in found.items() if (8, 8 + len(amount)) in found_spans)
+
+
+# -- evidence -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "number", "span"), STATED)
+def test_the_evidence_of_a_stated_number_spans_all_of_it(text: str, number: str, span: tuple[int, int]) -> None:
+    evidence = gather(b'{"n": ' + number.encode() + b"}", text, [])
+    assert evidence["/n"].span == span
+
+
+@pytest.mark.parametrize(
+    ("text", "piece"),
+    [("Amount: 1 000 000", "1"), ("Total: 1.234,56 EUR", "1.234"), ("Sum: 1,234,567", "1"), ("Total: 2.5e3", "2.5")],
+)
+def test_a_piece_of_a_number_has_no_span(text: str, piece: str) -> None:
+    """Written without grounding, a piece of a stated number is not found in it: a span there
+    would make it look sourced."""
+    assert gather(b'{"n": ' + piece.encode() + b"}", text, [])["/n"].span is None
+
+
+# -- held while written ---------------------------------------------------------------------
+
+SEEDS = range(12)
+MIXED = "Total: 1.234,56 EUR, then 2.5e3 and 7E2 units, 1 000 000 in all."
+
+
+def run(vocab: Vocabulary, schema: Any, document: str, seed: int) -> tuple[Any, dict[str, ValueEvidence]]:
+    compiled = compile_schema(schema, vocab, grounded=True)
+    grounding = compiled.grounding(document)
+    assert grounding is not None and grounding.values is not None
+    settings = SamplingSettings(max_tokens=200, temperature=1.0, seed=seed, draft_tokens=4)
+    decoder = Decoder(FakeModel(vocab, seed), compiled, settings, grounding=grounding)
+    output = b"".join(decoder.run())
+    evidence = gather(output, document, decoder.choices, grounding.bodies, grounding.values.values)
+    return compiled.validate(output.decode()), evidence
+
+
+def test_a_grounded_number_is_a_whole_one_the_document_states(vocab: Vocabulary) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}
+    spans = {1234.56: (7, 15), 2500: (26, 31), 700: (36, 39), 1000000: (47, 56)}
+    for seed in SEEDS:
+        value, evidence = run(vocab, schema, MIXED, seed)
+        assert value["n"] in spans, value  # never 1.234, 2.5, 7 or 1
+        assert evidence["/n"].grounded is True and evidence["/n"].span == spans[value["n"]]
+
+
+def test_a_grounded_integer_is_a_whole_one_written_without_exponent(vocab: Vocabulary) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    for seed in SEEDS:
+        value, _ = run(vocab, schema, "Total: 2.5e3 and 7E2", seed)
+        assert value["n"] in (2500, 700), value
+
+
+# -- the command, with the bundled model ------------------------------------------------------
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(("text", "number", "span"), STATED)
+def test_the_command_writes_the_whole_number(tmp_path: Path, text: str, number: str, span: tuple[int, int]) -> None:
+    name = text.split(":")[0].lower()
+    schema, document = tmp_path / "schema.json", tmp_path / "document.txt"
+    schema.write_text(json.dumps({"type": "object", "properties": {name: {"type": "number"}}, "required": [name]}))
+    document.write_text(text + "\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "gguf_extract", "--schema", str(schema), str(document), "--grounded", "--evidence"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    envelope = json.loads(result.stdout)
+    assert Decimal(str(envelope["data"][name])) == Decimal(number), envelope
+    assert envelope["evidence"][f"/{name}"] | {"confidence": None} == {"span": list(span), "confidence": None, "grounded": True}
