@@ -103,7 +103,8 @@ def extract(
     documents: Annotated[
         Optional[list[str]],  # noqa: UP045 - typer needs Optional on Python 3.10
         typer.Argument(
-            help="Text files or directories to extract from, or - for stdin. More than one, a directory,"
+            help="Documents to extract from (text, Markdown, PDF, HTML or DOCX files) or directories of them, or - for stdin."
+            " More than one, a directory,"
             " --files-from or --output-dir means a batch: one JSON line (or file) per document.",
             show_default=False,
         ),
@@ -136,7 +137,7 @@ def extract(
     n_gpu_layers: Annotated[
         int, typer.Option(help="Layers on the GPU; -1 is all (when the build has a GPU).")
     ] = DEFAULT_GPU_LAYERS,
-    threads: Annotated[Optional[int], typer.Option(min=1, help="CPU threads [default: all cores].")] = None,  # noqa: UP045
+    threads: Annotated[Optional[int], typer.Option(min=1, help="CPU threads [default: one a core this process may use].")] = None,  # noqa: UP045
     ctx: Annotated[
         Optional[int],  # noqa: UP045
         typer.Option(min=16, help="Context size [default: prompt + max-tokens, up to the model's]."),
@@ -231,7 +232,7 @@ def extract(
         Optional[Path],  # noqa: UP045
         typer.Option("--review", help="Write a self-contained HTML page showing each value's span and confidence."),
     ] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show model, settings and prompt on stderr.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show model, threads, settings and prompt on stderr.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
     """Extract schema-valid JSON from a document with a local GGUF model."""
@@ -325,7 +326,8 @@ def models(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.
     """List the GGUF models found in llama.cpp's download cache, LM Studio's models folder and
     the Hugging Face hub cache: per line, the name --model takes (the file name without .gguf)
     and the file. No model is loaded. The folders searched go to stderr when none holds a
-    model."""
+    model, and a warning when a folder held more entries than are read (the list is then
+    incomplete, and each model is listed by its path)."""
     from . import models_command
 
     raise typer.Exit(_guarded(models_command.list_models, None, debug))

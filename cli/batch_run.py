@@ -173,18 +173,37 @@ def _progress_note(request: Request, tally: Tally, total: int, written: int) -> 
 def _sources(request: Request) -> list[batch.Source]:
     arguments = list(request.documents)
     if "-" in arguments:
-        raise UsageError("- (stdin) cannot be one of several documents", hint="use --files-from - to read paths from stdin")
+        raise _stdin_in_batch(request)
     if request.batch.files_from is not None:
         arguments += batch.read_path_list(_read_list(request.batch.files_from))
     if not arguments:
         raise UsageError("no documents given", hint=_no_documents_hint())
-    sources = batch.expand_inputs(arguments, request.batch.glob)
+    sources: list[batch.Source] = []
+    for argument in arguments:
+        found = batch.expand_inputs([argument], request.batch.glob)
+        if not found and len(arguments) > 1:  # alone, it is the error below
+            output.report_warning(
+                f"directory {argument} holds no documents (no files matching --glob {request.batch.glob!r},"
+                " hidden ones skipped): nothing is extracted from it"
+            )
+        sources += found
     if not sources:
         raise DocumentError(
             f"no documents in {', '.join(arguments)} (files matching --glob {request.batch.glob!r}, hidden ones skipped)",
             hint="check the directory and --glob",
         )
     return sources
+
+
+def _stdin_in_batch(request: Request) -> UsageError:
+    """Why `-` cannot be read in this batch: beside other documents, or alone with --output-dir,
+    where each result is named after its document's file."""
+    if request.documents == ("-",) and request.batch.files_from is None:
+        return UsageError(
+            "- (stdin) cannot go to --output-dir: each result there is named after its document's file",
+            hint="redirect stdout instead (extract -s SCHEMA - > out/doc.json), or save the document to a file and pass its path",
+        )
+    return UsageError("- (stdin) cannot be one of several documents", hint="use --files-from - to read paths from stdin")
 
 
 def _no_documents_hint() -> str:

@@ -64,8 +64,10 @@ def _hint(error: ExtractError) -> str:
             return "reinstall gguf-extract, or pass --model PATH to a GGUF file"
         case ModelNotFound(searched=None):
             return "check --model or EXTRACT_MODEL"
-        case ModelNotFound():
+        case ModelNotFound(listed=True):
             return "pass --model a GGUF file's path, or the name of one of the cached models listed"
+        case ModelNotFound():
+            return "pass --model a GGUF file's path (no model folder here holds a GGUF file for --model to find by name)"
         case ModelNotGGUF():
             return "pass a .gguf file to --model"
         case UnsupportedSchema():  # a misspelled keyword too: its remedy names the keyword meant

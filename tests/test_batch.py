@@ -275,3 +275,27 @@ def test_seeded_sampling_is_reproducible(tmp_path: Path) -> None:
     # Threads named: another program's load between the runs would change the default count.
     first, second = (run_batch(tmp_path, document, "--temperature", "1.2", "--seed", "7", "--threads", "1") for _ in range(2))
     assert first.returncode == 0 and first.stdout == second.stdout
+
+
+def test_stdin_alone_with_output_dir_is_told_why_it_has_no_result_file(tmp_path: Path) -> None:
+    result = run_batch(tmp_path, "-", "--output-dir", str(tmp_path / "out"), stdin=b"<p>Ada Lovelace, 36</p>")
+    err = result.stderr.decode()
+    assert result.returncode == 2 and result.stdout == b""
+    assert "- (stdin) cannot go to --output-dir: each result there is named after its document's file" in err
+    assert "one of several" not in err and "- > out/doc.json" in err
+    beside = run_batch(tmp_path, "-", str(tmp_path / "schema.json"), stdin=b"x")
+    assert beside.returncode == 2 and "- (stdin) cannot be one of several documents" in beside.stderr.decode()
+
+
+@pytest.mark.model
+def test_an_empty_directory_in_a_batch_is_named_on_stderr(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "only-hidden").mkdir()
+    (tmp_path / "only-hidden" / ".notes.txt").write_text("x")
+    (tmp_path / "a.txt").write_text("Ada Lovelace is 36.")
+    result = run_batch(tmp_path, str(tmp_path / "empty"), str(tmp_path / "a.txt"), str(tmp_path / "only-hidden"))
+    err = result.stderr.decode()
+    assert result.returncode == 0, err
+    assert [json.loads(line)["source"] for line in result.stdout.decode().splitlines()] == [str(tmp_path / "a.txt")]
+    for folder in ("empty", "only-hidden"):
+        assert f"warning: directory {tmp_path / folder} holds no documents (no files matching --glob '*'" in err

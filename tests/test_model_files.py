@@ -305,3 +305,18 @@ def test_the_command_opens_an_org_repo_name(tmp_path: Path) -> None:
     assert found.returncode == 0, found.stderr.decode()
     assert b"error" not in found.stderr
     jsonschema.validate(json.loads(found.stdout), json.loads((ROOT / "schemas" / "person.json").read_text()))
+
+
+def test_a_name_found_nowhere_is_told_what_to_do_without_a_list_that_was_never_shown(tmp_path: Path) -> None:
+    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME", "EXTRACT_MODEL")
+    environment = {key: value for key, value in os.environ.items() if key not in named} | {"HOME": str(tmp_path / "nobody")}
+    command = [sys.executable, "-m", "gguf_extract", "-s", "person", str(ROOT / "samples" / "person.txt"), "--model", "qwen"]
+    result = subprocess.run(command, capture_output=True, env=environment, timeout=120, check=False)
+    err = result.stderr.decode()
+    assert result.returncode == 4 and result.stdout == b""
+    assert "no GGUF model in the local model folders" in err
+    assert "models listed" not in err and "no model folder here holds a GGUF file" in err
+    gguf(tmp_path / "nobody" / ".cache" / "llama.cpp" / "tiny.gguf")
+    result = subprocess.run(command, capture_output=True, env=environment, timeout=120, check=False)
+    assert result.returncode == 4 and "tiny" in result.stderr.decode()
+    assert "one of the cached models listed" in result.stderr.decode()

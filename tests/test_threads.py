@@ -82,3 +82,14 @@ def test_the_wait_policy_is_set_before_llama_cpp_loads_unless_told(given: dict[s
     script = f"import os; from gguf_extract.core import model; print([os.environ.get(k) for k in {WAITING!r}])"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, check=True)
     assert result.stdout.strip() in [repr(option) for option in seen]
+
+
+@pytest.mark.model
+def test_verbose_and_stats_show_the_thread_count() -> None:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    command = [sys.executable, "-m", "gguf_extract", "-s", "person", os.path.join(root, "samples", "person.txt")]
+    command += ["--threads", "1", "--max-tokens", "60", "--stats", "--verbose"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "threads: 1\n" in result.stderr
+    assert '"threads": 1' in result.stderr.splitlines()[-1]

@@ -29,7 +29,7 @@ from ..errors import ContextTooSmall, DocumentError, ExtractError
 from ..grounding.span_filter import Grounding
 from ..grounding.value_evidence import ValueEvidence, gather, pointer_at
 from ..index.compiled import CompiledSchema, compile_schema
-from ..model import ChatPrompt, GGUFModel, SequenceContext, bundled_model_path, offloads_to_gpu, render_chat
+from ..model import ChatPrompt, GGUFModel, SequenceContext, bundled_model_path, offloads_to_gpu, render_chat, threads_for
 from ..model_files import resolve_model
 from ..schema.load import Schema
 from ..vocab.cache import cached_vocabulary, unsafe_reason
@@ -55,6 +55,7 @@ class ExtractionStats(DecodeStats):
     compile_seconds: float = 0.0
     prompt_seconds: float = 0.0
     budget_closed_at: str | None = None  # the value being written when the token budget began to rule tokens out
+    threads: int = 0  # the llama.cpp threads the model runs with (for a GPU build, its CPU side)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(self).items()}
@@ -353,6 +354,12 @@ class Extractor:
         yield from ParallelRun(pool, jobs, self._bind).outcomes()
 
     @property
+    def threads(self) -> int:
+        """The llama.cpp threads the model runs (or will run) with: ModelOptions.n_threads, or one
+        a core this process may use, never the machine's load (core.model.threads_for)."""
+        return threads_for(self.options.n_threads)
+
+    @property
     def default_parallel(self) -> int:
         """How many documents of a batch to decode together when not told: DEFAULT_GPU_PARALLEL
         where the model runs on a GPU, else 1 (on this project's 2-core CPU more measured no
@@ -411,6 +418,7 @@ class Extraction:
             prompt_tokens=len(prompt_tokens),
             document_tokens_dropped=document_tokens_dropped,
             compile_seconds=compiled.compile_seconds,
+            threads=extractor.threads,
         )
         self.document = document
         self.text = ""
