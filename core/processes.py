@@ -7,7 +7,7 @@ of them other programs are running on now.
 
 `python -m MODULE` puts the working directory first on the module path, so a folder of
 untrusted documents holding `gguf_extract.py` or `json.py` would run that file in every child
-(a converter, a --workers process). The child starts in isolated mode (`-I`: neither the
+(a converter, a batch's worker process). The child starts in isolated mode (`-I`: neither the
 working directory nor the script's folder on the path, every PYTHON* variable such as
 PYTHONPATH, PYTHONSTARTUP and PYTHONHOME ignored, no user site-packages), and a few lines
 given with `-c` bind the name `gguf_extract` to the very folder this process imported it from,

@@ -233,8 +233,9 @@ def test_workers_give_the_same_lines_in_the_same_order(tmp_path: Path) -> None:
     write_documents(tmp_path / "docs", bad={2: b""})
     for extra in sorted((tmp_path / "docs").iterdir())[8:]:
         extra.unlink()
-    single = run_batch(tmp_path, str(tmp_path / "docs"))
-    parallel = run_batch(tmp_path, str(tmp_path / "docs"), "--workers", "3")
+    # The same --threads (and --parallel 1): the settings docs/batches.md says keep the lines equal.
+    single = run_batch(tmp_path, str(tmp_path / "docs"), "--threads", "1")
+    parallel = run_batch(tmp_path, str(tmp_path / "docs"), "--workers", "3", "--threads", "1")
     assert single.returncode == parallel.returncode == 5, parallel.stderr.decode()
     assert parallel.stdout == single.stdout and len(parallel.stdout.splitlines()) == 8
     assert "8 documents: 7 extracted, 1 failed" in parallel.stderr.decode()

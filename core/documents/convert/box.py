@@ -41,8 +41,8 @@ _SIGNALLED_LIMITS = {
 def conversions_at_once(cores: int, memory_bytes: int, physical_memory: int | None) -> int:
     """How many conversions run at once in one process: one a core, and no more than fit half the
     machine's memory at `memory_bytes` each (each is bound on its own; this bounds their sum), at
-    least one. A --parallel batch converts its documents in its sequences' threads, so without
-    this bound --parallel 64 would start 64 converters of up to 2 GiB each."""
+    least one. A parallel run converts its documents in its sequences' threads, so without this
+    bound 64 sequences would start 64 converters of up to 2 GiB each."""
     fitting = physical_memory // 2 // memory_bytes if physical_memory else cores
     return max(1, min(cores, fitting))
 
