@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import TypeVar, cast
+from typing import TextIO, TypeVar, cast
 
 NOT_COMPLETE = "stdout does not hold a complete document"
 
@@ -111,16 +111,25 @@ def run_interruptibly(action: Callable[[], T]) -> T:
 
 class _Stderr:
     copy: int | None = None  # descriptor 2 as the process started, kept by keep_stderr
+    # The standard streams' objects as the process set them up: llama-cpp-python swaps sys.stdout
+    # and sys.stderr for /dev/null files while it loads weights (its suppress_stdout_stderr), and
+    # an abandoned load never swaps them back.
+    streams: tuple[TextIO, TextIO] | None = None
 
 
 def keep_stderr() -> None:
-    """Keep a copy of descriptor 2. While weights load, core.model points it at /dev/null to
-    silence llama.cpp, and an abandoned load never points it back: the last message needs it."""
+    """Keep a copy of descriptor 2, and the standard streams' objects. While weights load,
+    core.model points descriptor 2 at /dev/null to silence llama.cpp (and llama-cpp-python sets
+    sys.stdout and sys.stderr to /dev/null files), and an abandoned load never points them
+    back: the last message needs them."""
+    _Stderr.streams = (sys.stdout, sys.stderr)
     with contextlib.suppress(OSError):
         _Stderr.copy = os.dup(2)
 
 
 def _restore_stderr() -> None:
+    if _Stderr.streams is not None:
+        sys.stdout, sys.stderr = _Stderr.streams
     if _Stderr.copy is not None:
         with contextlib.suppress(OSError):
             os.dup2(_Stderr.copy, 2)

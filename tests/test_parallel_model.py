@@ -105,9 +105,10 @@ def test_on_a_gpu_by_default_documents_go_eight_at_a_time_in_two_groups_taking_t
     compiled = extractor.compile(SCHEMA)
     settings = SamplingSettings(max_tokens=40)
     assert extractor.default_parallel == DEFAULT_GPU_PARALLEL == 8
-    results = list(extractor.extract_many(compiled, PEOPLE, settings))
+    documents = PEOPLE + PEOPLE[:3]  # more than 8: fewer would make only as many sequences as documents
+    results = list(extractor.extract_many(compiled, documents, settings))
     assert made == [(8, 2)]
-    assert [isinstance(result, Extraction) for result in results] == [bool(text) for text in PEOPLE]
+    assert [isinstance(result, Extraction) for result in results] == [bool(text) for text in documents]
     for result in results:
         if isinstance(result, Extraction):
             jsonschema.validate(result.value, SCHEMA)

@@ -24,7 +24,8 @@ def sample(logits: Logits, temperature: float, top_p: float, rng: np.random.Gene
     top = scaled.max()
     if not np.isfinite(top):  # as the temperature falls to 0 the softmax tends to the argmax
         return int(np.argmax(logits))
-    probs = np.exp(scaled - top)
+    with np.errstate(over="ignore"):  # a score far below the highest becomes -inf: its chance is 0
+        probs = np.exp(scaled - top)
     probs /= probs.sum()
     if top_p < 1.0:
         order = np.argsort(-probs)
