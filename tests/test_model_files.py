@@ -45,6 +45,16 @@ def hub_file(hub: Path, repository: str, name: str) -> Path:
     return link
 
 
+def home_with_bundled_model(home: Path, repository: str, name: str) -> dict[str, str]:
+    """The environment of a user whose Hugging Face hub cache (under `home`) holds the bundled
+    model as `repository`'s file `name`, and no other model folder is named by a variable."""
+    link = home / ".cache" / "huggingface" / "hub" / f"models--{repository.replace('/', '--')}" / "snapshots" / "0123abcd" / name
+    link.parent.mkdir(parents=True)
+    link.symlink_to(bundled_model_path())
+    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
+    return {key: value for key, value in os.environ.items() if key not in named} | {"HOME": str(home)}
+
+
 def test_a_name_finds_the_one_cached_model_holding_it_in_a_hugging_face_cache(home: Path) -> None:
     hub = home / ".cache" / "huggingface" / "hub"
     wanted = hub_file(hub, "bartowski/Qwen2.5-1.5B-Instruct-GGUF", "Qwen2.5-1.5B-Instruct-Q4_K_M.gguf")
@@ -137,13 +147,9 @@ def test_a_folder_that_links_to_itself_is_walked_once(home: Path) -> None:
 
 
 def test_the_command_opens_a_model_by_name_and_names_the_folders_when_none_matches(tmp_path: Path) -> None:
-    hub = tmp_path / "home" / ".cache" / "huggingface" / "hub" / "models--HuggingFaceTB--SmolLM2-135M-Instruct-GGUF"
-    link = hub / "snapshots" / "0123abcd" / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    link.parent.mkdir(parents=True)
-    link.symlink_to(bundled_model_path())
-    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
-    environment = {key: value for key, value in os.environ.items() if key not in named}
-    environment |= {"HOME": str(tmp_path / "home"), "EXTRACT_CACHE_DIR": str(tmp_path / "cache")}
+    repository = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF"
+    environment = home_with_bundled_model(tmp_path / "home", repository, "SmolLM2-135M-Instruct.Q4_1.gguf")
+    environment |= {"EXTRACT_CACHE_DIR": str(tmp_path / "cache")}
     command = [sys.executable, "-m", "gguf_extract", "-s", "person", str(ROOT / "samples" / "person.txt"), "--max-tokens", "60"]
     found = subprocess.run([*command, "--model", "smollm2-135m"], capture_output=True, env=environment, timeout=600, check=False)
     assert found.returncode == 0, found.stderr.decode()
@@ -293,13 +299,7 @@ def test_a_name_with_slashes_that_is_no_file_here_is_looked_up(home: Path) -> No
 
 
 def test_the_command_opens_an_org_repo_name(tmp_path: Path) -> None:
-    hub = tmp_path / "home" / ".cache" / "huggingface" / "hub" / "models--acme--tiny-GGUF"
-    link = hub / "snapshots" / "0123abcd" / "tiny-q4.gguf"
-    link.parent.mkdir(parents=True)
-    link.symlink_to(bundled_model_path())
-    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
-    environment = {key: value for key, value in os.environ.items() if key not in named}
-    environment |= {"HOME": str(tmp_path / "home")}
+    environment = home_with_bundled_model(tmp_path / "home", "acme/tiny-GGUF", "tiny-q4.gguf")
     command = [sys.executable, "-m", "gguf_extract", "-s", "person", str(ROOT / "samples" / "person.txt"), "--max-tokens", "60"]
     found = subprocess.run([*command, "--model", "acme/tiny-GGUF"], capture_output=True, env=environment, timeout=600)
     assert found.returncode == 0, found.stderr.decode()
