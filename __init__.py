@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .core.defaults import DEFAULT_RECURSION_DEPTH as DEFAULT_RECURSION_DEPTH
     from .core.defaults import DEFAULT_TEMPERATURE as DEFAULT_TEMPERATURE
     from .core.defaults import DEFAULT_TOP_P as DEFAULT_TOP_P
+    from .core.documents.convert.box import share_conversions as share_conversions
     from .core.documents.document import CONVERTED_FILE_LIMIT as CONVERTED_FILE_LIMIT
     from .core.documents.document import DOCUMENT_FORMATS as DOCUMENT_FORMATS
     from .core.documents.document import Converting as Converting
@@ -119,6 +120,7 @@ _EXPORTS: dict[str, str] = {
     "DOCUMENT_FORMATS": "core.documents.document",
     "Converting": "core.documents.document",
     "CONVERTED_FILE_LIMIT": "core.documents.document",
+    "share_conversions": "core.documents.convert.box",
     "CHUNKED_TEXT_LIMIT": "core.extract.chunked",
     # Output: indented JSON, whole files, the review page
     "Indenter": "core.indent",

@@ -32,6 +32,7 @@ from gguf_extract import (
     OutputError,
     Schema,
     load_schema,
+    share_conversions,
 )
 
 from . import batch, evidence, interrupts, output, preflight, workers
@@ -94,6 +95,7 @@ def execute_share(request: Request, sources: list[batch.Source]) -> ExitCode:
     them: each document's line on stdout (with `--output-dir`, its file and a line naming it),
     for the parent to pass on and count; no summary, no progress."""
     tally = Tally()
+    share_conversions(request.batch.processes)  # the workers together keep to one conversion a core
     try:
         schema = load_schema(request.schema)
         if request.batch.output_dir is not None:

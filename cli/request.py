@@ -31,6 +31,7 @@ class BatchOptions:
     workers: int = 1
     overwrite: bool = False
     worker: bool = False  # one process of a --workers batch: its documents come from the parent, no summary
+    processes: int = 1  # the batch's processes converting documents at once on this machine (--workers)
     setup_warnings: bool = True  # False: another worker says what loading and compiling warn of, once for all
     # Documents, or a --chunk document's pieces, decoded together (core.extract.parallel); None:
     # the machine's default for documents (Extractor.default_parallel), 1 for pieces.

@@ -96,7 +96,11 @@ def run_workers(request: Request, pending: list[batch.Source], take: Callable[[O
     if count * threads > cores:
         output.report_warning(oversubscribed(count, threads, cores))
     shares = [
-        replace(request, threads=threads, batch=replace(request.batch, worker=True, quiet=True, workers=1, setup_warnings=first))
+        replace(
+            request,
+            threads=threads,
+            batch=replace(request.batch, worker=True, quiet=True, workers=1, processes=count, setup_warnings=first),
+        )
         for first in [True] + [False] * (count - 1)  # the first worker alone warns of what setting up leaves out
     ]
     workers = [start_worker(number, WORKER_COMMAND, shares[number].to_json(), pending[number::count]) for number in range(count)]

@@ -44,8 +44,11 @@ def test_extract_many_makes_no_more_sequences_than_documents(monkeypatch: pytest
     monkeypatch.setattr(extractor_module, "SequenceContext", counting)
     extractor = Extractor.open()
     compiled = extractor.compile(SCHEMA)
-    found = list(extractor.extract_many(compiled, PEOPLE[:2], SamplingSettings(max_tokens=40), parallel=64))
-    assert len(found) == 2 and made and set(made) == {2}
+    settings = SamplingSettings(max_tokens=40)
+    found = list(extractor.extract_many(compiled, PEOPLE[:2], settings, parallel=64))
+    assert len(found) == 2 and made == [2]
+    found = list(extractor.extract_many(compiled, iter(PEOPLE), settings, parallel=64))  # a generator: counted ahead
+    assert len(found) == 3 and made == [2, 3]
 
 
 # The command in a parent that converts HTML with a stand-in converter: it waits until the file

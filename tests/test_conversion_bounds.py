@@ -367,3 +367,14 @@ def test_at_most_one_conversion_a_core_runs_at_once_and_their_memory_is_bounded(
     assert texts == ["text"] * 6
     seen = [int(path.read_text()) for path in tmp_path.glob("seen-*")]
     assert len(seen) == 6 and max(seen) <= box.AT_ONCE
+
+
+def test_a_process_among_several_converting_takes_its_share_of_the_bound() -> None:
+    try:
+        box.share_conversions(2)
+        assert box.conversions_now() == max(1, box.AT_ONCE // 2)
+        box.share_conversions(64)
+        assert box.conversions_now() == 1  # at least one
+    finally:
+        box.share_conversions(1)
+    assert box.conversions_now() == box.AT_ONCE

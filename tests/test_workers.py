@@ -193,3 +193,21 @@ def test_stopping_waits_for_every_worker_and_kills_those_ignoring_sigterm(ignori
     workers._stop(started)
     codes = [worker.process.returncode for worker in started]
     assert codes == [-signal.SIGKILL] * ignoring + [-signal.SIGTERM] * (3 - ignoring)
+
+
+def test_each_worker_is_told_how_many_processes_convert_beside_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gguf_extract.cli.request import Request
+
+    requests: list[Request] = []
+
+    def start(number: int, command: list[str], request: str, sources: list[Source]) -> workers.Worker:
+        requests.append(Request.from_json(request))
+        return start_worker(number, [sys.executable, "-c", ECHO.replace('"request\\\\n"', "sys.stdin.readline()")], "request", sources)
+
+    monkeypatch.setattr(workers, "start_worker", start)
+    options = {"max_tokens": 40, "temperature": 0.0, "top_p": 1.0, "seed": None, "n_gpu_layers": 0, "threads": 1}
+    options |= {"ctx": None, "instructions": None, "lenient": False, "recursion_depth": 3, "stats": False, "verbose": False}
+    base = Request.from_json(json.dumps({"documents": [], "schema": "person", "model": None, **options, "batch": {"workers": 3}}))
+    workers.run_workers(base, sources(6), lambda outcome: None)
+    assert [request.batch.processes for request in requests] == [3, 3, 3]
+    assert all(request.batch.worker and request.batch.workers == 1 for request in requests)

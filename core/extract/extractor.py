@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import itertools
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator, Sized
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 from pathlib import Path
@@ -317,8 +318,6 @@ class Extractor:
 
         jobs = (lambda document=document: job(document) for document in documents)
         together = self.default_parallel if parallel is None else parallel
-        if isinstance(documents, Sized):  # no more sequences than documents: each slot is context memory
-            together = min(together, max(1, len(documents)))
         with contextlib.closing(self.run_parallel(jobs, compiled, instructions, together)) as outcomes:
             for outcome in outcomes:
                 if isinstance(outcome.error, ExtractError):
@@ -335,7 +334,10 @@ class Extractor:
         """Run `jobs` (each extracting with `compiled` and `instructions`, whose shared prompt
         prefix is evaluated once for all) `parallel` at a time, each on one sequence of a
         shared context; outcomes in input order. With `parallel` 1, or in a job of a parallel
-        run already (whose sequence the jobs then share), one after another here."""
+        run already (whose sequence the jobs then share), one after another here. No more
+        sequences are made than there are jobs (each sequence's slot is context memory): the
+        first `parallel` jobs are read before any runs."""
+        parallel, jobs = _counted_ahead(jobs, parallel)
         if self.together(parallel) == 1:
             for action in jobs:
                 try:
@@ -379,6 +381,23 @@ class Extractor:
 
     def _bind(self, view: SequenceView | None) -> None:
         self._bound.view = view
+
+
+def _counted_ahead(jobs: Iterable[T], most: int) -> tuple[int, Iterator[T]]:
+    """How many of `jobs` there are, up to `most` (at least 1), and all of them still to come.
+    Where reading them fails, the jobs read before come first, then the failure."""
+    iterator = iter(jobs)
+    head: list[T] = []
+    try:
+        head.extend(itertools.islice(iterator, max(1, most)))
+    except Exception as error:  # the caller's jobs failed to come: raised where the next would be
+        return max(1, len(head)), itertools.chain(head, _raising(error))
+    return max(1, min(most, len(head))), itertools.chain(head, iterator)
+
+
+def _raising(error: Exception) -> Iterator[Any]:
+    raise error
+    yield  # a generator: raises when its first item is asked for
 
 
 def _common_length(first: list[int], second: list[int]) -> int:

@@ -56,7 +56,24 @@ def _physical_memory() -> int | None:
 
 # Conversions wait here for their turn; a conversion's wall-clock bound starts once it has one.
 AT_ONCE = conversions_at_once(usable_cores(), MEMORY_LIMIT, _physical_memory())
-_AT_ONCE = threading.BoundedSemaphore(AT_ONCE)
+
+
+class _Turns:
+    at_once = AT_ONCE
+    semaphore = threading.BoundedSemaphore(AT_ONCE)
+
+
+def share_conversions(processes: int) -> None:
+    """This process is one of `processes` on this machine converting at once (a batch's
+    workers): from now on it runs at most its share of AT_ONCE conversions at once (at least
+    one), so that together they keep to the machine's bound. Call it before converting."""
+    _Turns.at_once = max(1, AT_ONCE // max(1, processes))
+    _Turns.semaphore = threading.BoundedSemaphore(_Turns.at_once)
+
+
+def conversions_now() -> int:
+    """How many conversions this process runs at once (AT_ONCE, or its share)."""
+    return _Turns.at_once
 _SPLIT_HINT = "split it into smaller files, or convert it to text with another tool and extract from that"
 
 
@@ -69,8 +86,8 @@ def convert_in_box(
     data: bytes, kind: str, source: str, encoding: str = "utf-8", limits: ConvertLimits | None = None
 ) -> Converted:
     """The text of `data`, a `kind` document, converted in a bounded process. Costs a process
-    start; blocks until the conversion ends or a bound stops it, and first while AT_ONCE
-    conversions of this process are under way. Raises DocumentError (or a
+    start; blocks until the conversion ends or a bound stops it, and first while
+    conversions_now() conversions of this process are under way. Raises DocumentError (or a
     subclass: ConversionStopped, UndecodableDocument) naming `source`."""
     if kind not in CONVERTED_FORMATS:
         raise ValueError(f"convert: {kind!r} is not one of {CONVERTED_FORMATS}")
@@ -80,7 +97,7 @@ def convert_in_box(
         check_encoding(encoding)  # an unknown name is the caller's LookupError, here as before
     limits = limits or ConvertLimits()
     request = json.dumps({"kind": kind, "source": source, "encoding": encoding, "limits": asdict(limits), "parent": os.getpid()})
-    with _AT_ONCE, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with _Turns.semaphore, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         status = _run_child(request, data, out, err, limits.wall_seconds)
         out.seek(0)
         err.seek(0)
