@@ -202,7 +202,7 @@ def test_each_worker_is_told_how_many_processes_convert_beside_it(monkeypatch: p
 
     def start(number: int, command: list[str], request: str, sources: list[Source]) -> workers.Worker:
         requests.append(Request.from_json(request))
-        return start_worker(number, [sys.executable, "-c", ECHO.replace('"request\\\\n"', "sys.stdin.readline()")], "request", sources)
+        return start_worker(number, [sys.executable, "-c", ECHO], "request", sources)  # the stand-in reads its line
 
     monkeypatch.setattr(workers, "start_worker", start)
     options = {"max_tokens": 40, "temperature": 0.0, "top_p": 1.0, "seed": None, "n_gpu_layers": 0, "threads": 1}
