@@ -232,7 +232,9 @@ def extract(
         Optional[Path],  # noqa: UP045
         typer.Option("--review", help="Write a self-contained HTML page showing each value's span and confidence."),
     ] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show model, threads, settings and prompt on stderr.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show model, threads and settings on stderr (and one document's prompt).")
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
     """Extract schema-valid JSON from a document with a local GGUF model."""

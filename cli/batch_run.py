@@ -37,7 +37,7 @@ from gguf_extract import (
 
 from . import batch, evidence, interrupts, output, preflight, workers
 from .exit_codes import ExitCode, InternalError, UsageError, exit_code_for
-from .extraction import laid_out, open_and_compile, read_for, report_truncation, start_extraction
+from .extraction import laid_out, open_and_compile, read_for, report_setup, report_truncation, start_extraction
 from .hints import worded
 from .request import Request
 
@@ -130,6 +130,8 @@ def _count(request: Request, outcome: workers.Outcome, tally: Tally) -> None:
 def _extract_here(request: Request, schema: Schema, pending: list[batch.Source], tally: Tally) -> None:
     """The batch in this process (in the model thread: see cli.interrupts)."""
     extractor, compiled = open_and_compile(request, schema)
+    if request.verbose and request.batch.setup_warnings:  # once a batch (one worker says it for all)
+        report_setup(request, extractor)
     page = evidence.ReviewPage(request.review, request.min_confidence)
     try:
         with _progress(request, len(pending)) as advance:

@@ -55,6 +55,13 @@ def _warn_of_setup(request: Request, extractor: Extractor, compiled: CompiledSch
         output.report_warning(warning)
 
 
+def report_setup(request: Request, extractor: Extractor) -> None:
+    """--verbose: the model file, its threads and the sampling settings, on stderr."""
+    output.stderr.print(f"model: {extractor.model_path}", markup=False)
+    output.stderr.print(f"threads: {extractor.threads}", markup=False)
+    output.stderr.print(f"settings: {sampling(request)}", markup=False)
+
+
 def sampling(request: Request) -> SamplingSettings:
     return SamplingSettings(
         request.max_tokens, request.temperature, request.top_p, request.seed, stop_repeats=not request.allow_repeats

@@ -55,7 +55,10 @@ class JsonWriter:
 
 def _stdout() -> BinaryIO:
     if sys.stdout is None:  # the process started with descriptor 1 closed (`>&-`)
-        raise OutputError("cannot write to stdout: it is closed", hint="redirect stdout to a file or a pipe, or use --output-dir")
+        raise OutputError(
+            "cannot write to stdout: it is closed",
+            hint="redirect stdout to a file or a pipe (an extraction can also write files, with --output-dir)",
+        )
     return sys.stdout.buffer
 
 

@@ -22,7 +22,7 @@ from . import evidence, interrupts, output, preflight, progress
 from .batch import Source
 from .batch_run import execute_batch
 from .exit_codes import ExitCode, InternalError
-from .extraction import laid_out, open_and_compile, read_for, report_truncation, sampling, start_extraction
+from .extraction import laid_out, open_and_compile, read_for, report_setup, report_truncation, start_extraction
 from .hints import worded
 from .output import ReaderGone
 from .request import CheckRequest, Request
@@ -68,13 +68,10 @@ def _extract_one(request: Request, schema: Schema, page: evidence.ReviewPage) ->
     """Stream the document's JSON to stdout (in the model thread: see cli.interrupts)."""
     extractor, compiled = open_and_compile(request, schema)
     text = read_for(request, extractor, request.documents[0])
-    settings = sampling(request)
     extraction = start_extraction(request, extractor, compiled, text)
     report_truncation(request.documents[0], extraction)
     if request.verbose:
-        output.stderr.print(f"model: {extractor.model_path}", markup=False)
-        output.stderr.print(f"threads: {extractor.threads}", markup=False)
-        output.stderr.print(f"settings: {settings}", markup=False)
+        report_setup(request, extractor)
         output.stderr.print(extraction.prompt, markup=False)
     writer = output.JsonWriter()
     withheld: list[str] = []

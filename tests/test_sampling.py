@@ -38,5 +38,22 @@ def test_a_huge_temperature_samples_the_scores_alike(temperature: float) -> None
 
 
 def test_a_temperature_that_is_not_a_number_is_refused() -> None:
-    with pytest.raises(ValueError, match="temperature is NaN"):
+    with pytest.raises(ValueError, match="temperature is nan"):
         SamplingSettings(temperature=float("nan"))
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        ({"temperature": float("inf")}, "temperature is inf"),
+        ({"temperature": -1.0}, "temperature is -1.0"),
+        ({"top_p": float("nan")}, "top_p is nan"),
+        ({"top_p": 2.0}, "top_p is 2.0"),
+        ({"seed": -1}, "seed is -1"),
+        ({"max_tokens": 0}, "max_tokens is 0"),
+        ({"draft_tokens": -1}, "draft_tokens -1"),
+    ],
+)
+def test_settings_out_of_range_are_refused_when_made(settings: dict[str, float], said: str) -> None:
+    with pytest.raises(ValueError, match=said):
+        SamplingSettings(**settings)  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -93,3 +94,13 @@ def test_verbose_and_stats_show_the_thread_count() -> None:
     assert result.returncode == 0, result.stderr
     assert "threads: 1\n" in result.stderr
     assert '"threads": 1' in result.stderr.splitlines()[-1]
+
+
+@pytest.mark.model
+def test_verbose_in_a_batch_shows_the_setup_once(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.txt").write_text(f"Name: {name}\n")
+    command = [sys.executable, "-m", "gguf_extract", "-s", "person", str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    result = subprocess.run([*command, "--threads", "1", "--max-tokens", "60", "-v"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("threads: 1\n") == 1 and result.stderr.count("model: ") == 1

@@ -56,10 +56,18 @@ class SamplingSettings:
     stop_repeats: bool = True  # no string tail looping, no array item copying an earlier one (core.decode.repetition)
 
     def __post_init__(self) -> None:
-        """Raises ValueError for a temperature that is not a number: NaN fails every comparison,
-        so it would pass for greedy in one place and for sampling in another."""
-        if math.isnan(self.temperature):
-            raise ValueError("temperature is NaN: give 0 (greedy) or a positive number")
+        """Raises ValueError for a setting out of its range, here rather than deep in a run: a
+        NaN temperature fails every comparison, so it would pass for greedy in one place and for
+        sampling in another; an infinite one samples every allowed token alike; numpy refuses a
+        negative seed only once sampling starts."""
+        if not math.isfinite(self.temperature) or self.temperature < 0:
+            raise ValueError(f"temperature is {self.temperature}: give 0 (greedy) or a positive number")
+        if math.isnan(self.top_p) or not 0 <= self.top_p <= 1:
+            raise ValueError(f"top_p is {self.top_p}: give a number from 0 to 1 (1: no nucleus cut)")
+        if self.seed is not None and self.seed < 0:
+            raise ValueError(f"seed is {self.seed}: give a number of 0 or more, or None")
+        if self.max_tokens < 1 or self.draft_tokens < 0:
+            raise ValueError(f"max_tokens is {self.max_tokens} and draft_tokens {self.draft_tokens}: give at least 1 and 0")
 
 
 @dataclass
