@@ -1,6 +1,7 @@
 """A number the document states is read whole, as written: exponents (`2.5e3`), thousands
-grouped by `.`, `,` or a space of any kind (`1.000.000`, `1 000 000`), a decimal comma where
-the document writes one (`1.234,56`). A grounded number is one of those whole numbers, never
+grouped by `.`, `,`, a space of any kind, an apostrophe or an underscore (`1.000.000`,
+`1 000 000`, `1'000'000`, `1_000`), a decimal comma where the document writes one (`1.234,56`),
+a fraction led by its point (`.5`). A grounded number is one of those whole numbers, never
 a piece of one (`2.5` of `2.5e3`, `1` of `1 000 000`), and its evidence spans the whole
 number as written. Reading and evidence without a model; the values held while written with
 the fake model over the hand-made vocabulary; the command with the bundled model."""
@@ -184,7 +185,14 @@ def test_the_evidence_of_a_stated_number_spans_all_of_it(text: str, number: str,
 
 @pytest.mark.parametrize(
     ("text", "piece"),
-    [("Amount: 1 000 000", "1"), ("Total: 1.234,56 EUR", "1.234"), ("Sum: 1,234,567", "1"), ("Total: 2.5e3", "2.5")],
+    [
+        ("Amount: 1 000 000", "1"),
+        ("Total: 1.234,56 EUR", "1.234"),
+        ("Sum: 1,234,567", "1"),
+        ("Total: 2.5e3", "2.5"),
+        ("Total: 1'000'000 CHF", "1"),
+        ("Total: 12\u2019345.50 CHF", "345.50"),
+    ],
 )
 def test_a_piece_of_a_number_has_no_span(text: str, piece: str) -> None:
     """Written without grounding, a piece of a stated number is not found in it: a span there

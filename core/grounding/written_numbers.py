@@ -2,7 +2,7 @@
 
 A number is read as the document writes it, never in pieces: the `2500` of `2.5e3`, never its
 `2.5`; the `1000000` of `1.000.000` or `1 000 000`, never their `1`; the `1234.56` of
-`1.234,56`, never its `1.234`. What a number may be written as:
+`1.234,56`, never its `1.234`; the `1000000` of `1'000'000`. What a number may be written as:
 
 - digits, not inside a word (`DOC1`, `x86`) nor led by a zero (`06` is a month or a code,
   no JSON number's spelling), with a minus sign before them where it is not a hyphen joining
@@ -11,9 +11,17 @@ A number is read as the document writes it, never in pieces: the `2500` of `2.5e
   a space, a no-break space, a thin space or a narrow no-break space (U+0020, U+00A0, U+2009,
   U+202F), in groups of three after one to three digits (`1,234,567`, `1.000.000`,
   `1 000 000`); after groups of spaces, a point or a comma is a decimal mark (`1 234,56`);
-- a fraction after the decimal mark (`559.40`; `12,5` where the comma is one);
+- thousands grouped by one kind of apostrophe (U+0027, U+2019, U+02BC) or by underscores, in
+  groups of three after one to three digits, then maybe a fraction after a point or a comma
+  (`1'000'000`, `12'345.50`, `12'345,50`, `1_000`); digits such marks join that read as no
+  such number are no number (`5'10"`, `1234'567`), and a mark not between digits joins none
+  (`'42'`, `'90s`);
+- a fraction after the decimal mark (`559.40`; `12,5` where the comma is one), or led by its
+  point where it stands alone, after a space, a colon, a bracket, a sign or a currency
+  (`Total: .5` is 0.5; not the `.5` of `v1.5` or `x.5`);
 - an exponent after digits with or without a fraction (`2.5e3`, `7E2`, `1,5e-3`), ending
-  where the word does (`2.5e3x` is no exponent).
+  where the word does: `2.5e3x` is no number, and gives no piece (letters after digits alone
+  are a unit: `5kg` is 5).
 
 Which of `.` and `,` is the decimal mark is read per document, from its numbers that read
 only one way: a comma where one of them is written with a decimal comma (`1.234,56`,
