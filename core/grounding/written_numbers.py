@@ -2,7 +2,7 @@
 
 A number is read as the document writes it, never in pieces: the `2500` of `2.5e3`, never its
 `2.5`; the `1000000` of `1.000.000` or `1 000 000`, never their `1`; the `1234.56` of
-`1.234,56`, never its `1.234`. What a number may be written as:
+`1.234,56`, never its `1.234`; the `1000000` of `1'000'000`. What a number may be written as:
 
 - digits, not inside a word (`DOC1`, `x86`) nor led by a zero (`06` is a month or a code,
   no JSON number's spelling), with a minus sign before them where it is not a hyphen joining
@@ -11,9 +11,17 @@ A number is read as the document writes it, never in pieces: the `2500` of `2.5e
   a space, a no-break space, a thin space or a narrow no-break space (U+0020, U+00A0, U+2009,
   U+202F), in groups of three after one to three digits (`1,234,567`, `1.000.000`,
   `1 000 000`); after groups of spaces, a point or a comma is a decimal mark (`1 234,56`);
-- a fraction after the decimal mark (`559.40`; `12,5` where the comma is one);
+- thousands grouped by one kind of apostrophe (U+0027, U+2019, U+02BC) or by underscores, in
+  groups of three after one to three digits, then maybe a fraction after a point or a comma
+  (`1'000'000`, `12'345.50`, `12'345,50`, `1_000`); digits such marks join that read as no
+  such number are no number (`5'10"`, `1234'567`), and a mark not between digits joins none
+  (`'42'`, `'90s`);
+- a fraction after the decimal mark (`559.40`; `12,5` where the comma is one), or led by its
+  point where it stands alone, after a space, a colon, a bracket, a sign or a currency
+  (`Total: .5` is 0.5; not the `.5` of `v1.5` or `x.5`);
 - an exponent after digits with or without a fraction (`2.5e3`, `7E2`, `1,5e-3`), ending
-  where the word does (`2.5e3x` is no exponent).
+  where the word does: `2.5e3x` is no number, and gives no piece (letters after digits alone
+  are a unit: `5kg` is 5).
 
 Which of `.` and `,` is the decimal mark is read per document, from its numbers that read
 only one way: a comma where one of them is written with a decimal comma (`1.234,56`,
@@ -50,20 +58,34 @@ Span = tuple[int, int]
 # One kind of space may group thousands: a space, a no-break space, a thin space, a narrow
 # no-break space (the last two are what SI and many style guides write).
 _SPACES = " \u00a0\u2009\u202f"
+# Marks that group thousands the Swiss way (`1'000'000`: an apostrophe, a right single quote,
+# a modifier apostrophe, as word processors turn one into the others) or a programmer's
+# (`1_000`). They join digits into one part, read whole or not at all: never in pieces.
+_MARKS = "'\u2019\u02bc_"
 # A number as written, not inside a word (see the module's docstring): an exponent's digits
-# (not followed by a word character, nor by more digits after a point or a comma), else a run
-# of digits joined by single points and commas and one kind of space, read whole or in items
-# below.
-_PART = r"[0-9]+(?:[.,][0-9]+)*"  # digits joined by single points and commas
+# (not followed by a word character, nor by more digits after a point, a comma or a mark),
+# else a run of digits joined by single points, commas and marks and one kind of space, read
+# whole or in items below, else a fraction led by its point (`.5`) where it stands alone,
+# after a space, a colon, a bracket, a sign or a currency (not the `.5` of `v1.5`, `x.5`).
+_PART = rf"[0-9]+(?:[.,{_MARKS}][0-9]+)*"  # digits joined by single points, commas and marks
 _NUMERAL = re.compile(
-    r"(?<![\w.,])(?P<sign>(?<![\w-])[-\u2212])?"
-    r"(?:(?P<mantissa>[0-9]+(?:[.,][0-9]+)?)[eE](?P<exponent>[-+]?[0-9]+)(?!\w|[.,][0-9])"
-    rf"|(?P<run>{_PART}(?:(?P<space>[{_SPACES}]){_PART}(?:(?P=space){_PART})*)?))"
+    r"(?<![\w.,])(?<![0-9]['\u2019\u02bc])(?P<sign>(?<![\w-])[-\u2212])?"
+    r"(?:(?P<mantissa>[0-9]+(?:[.,][0-9]+)?)[eE](?P<exponent>[-+]?[0-9]+)(?!\w|[.,'\u2019\u02bc][0-9])"
+    rf"|(?P<run>{_PART}(?:(?P<space>[{_SPACES}]){_PART}(?:(?P=space){_PART})*)?)"
+    rf"|(?<![^\s:(\[$\u20ac\u00a3\u00a5\-\u2212])(?P<bare>\.[0-9]+)(?![0-9]|[.,{_MARKS}][0-9])"
+    r")"
 )
+# What continues a numeral into no number: an exponent inside a word (`2.5e3x`, `1'000e3`).
+_CONTINUED = re.compile(r"[eE][-+]?[0-9]")
 _SPACE_RUN = re.compile(f"[^{_SPACES}]+")
 _LEAD = r"[1-9][0-9]{0,2}"  # the digits before the first group of three
 _WHOLE = "(?:0|[1-9][0-9]*)"  # digits not led by a zero
 _DIGITS = re.compile(_WHOLE)
+# Thousands grouped by one kind of mark, after one to three digits, then maybe a fraction after
+# a point or a comma: no other mark is read so (`1'000,50` is 1000.5 as `1'000.50` is).
+_MARK_GROUPED = re.compile(
+    rf"(?P<whole>{_LEAD}(?P<mark>[{_MARKS}])[0-9]{{3}}(?:(?P=mark)[0-9]{{3}})*)(?:[.,](?P<fraction>[0-9]+))?"
+)
 
 
 def _only_with(mark: str) -> re.Pattern[str]:
@@ -102,8 +124,11 @@ def document_numbers(document: str) -> dict[str, list[Span]]:
     marks = _decimal_marks(numeral["run"] for numeral in numerals if numeral["run"])
     found: dict[str, dict[Span, None]] = {}
     for numeral in numerals:
-        base = numeral.start("run") if numeral["run"] else numeral.start("mantissa")
+        base = numeral.start(next(name for name in ("run", "mantissa", "bare") if numeral[name]))
+        continued = _CONTINUED.match(document, numeral.end()) is not None
         for reading in _readings(numeral, marks):
+            if continued and base + reading.end == numeral.end():
+                continue  # the `2.5` of `2.5e3x`: a piece of what reads as no number
             signed = bool(numeral["sign"]) and reading.start == 0  # a list's first item only
             span = (numeral.start() if signed else base + reading.start, base + reading.end)
             for spelling in _spellings(reading.text):
@@ -124,8 +149,10 @@ def _decimal_marks(runs: Iterable[str]) -> str:
 
 
 def _readings(numeral: re.Match[str], marks: str) -> list[_Reading]:
-    """The numbers one numeral reads as: with an exponent, its value; else its run, whole or
-    in items, with the decimal marks `marks`."""
+    """The numbers one numeral reads as: with an exponent, its value; led by its point, its
+    fraction (`.5` is 0.5); else its run, whole or in items, with the decimal marks `marks`."""
+    if numeral["bare"]:
+        return [_Reading("0" + numeral["bare"], 0, len(numeral["bare"]))]
     if numeral["mantissa"]:
         text = _scientific(numeral["mantissa"], numeral["exponent"])
         return [] if text is None else [_Reading(text, 0, numeral.end() - numeral.start("mantissa"))]
@@ -171,6 +198,12 @@ def _read_part(part: str, marks: str) -> tuple[_Reading, ...]:
     document writes its years, amounts and counts again and again."""
     if part.isdigit():  # most parts: no mark to read
         return (_Reading(part, 0, len(part)),) if _DIGITS.fullmatch(part) else ()
+    if any(mark in part for mark in _MARKS):  # whole, or no number: `5'10`, `1,000'000` give none
+        grouped = _MARK_GROUPED.fullmatch(part)
+        if grouped is None:
+            return ()
+        whole, fraction = grouped["whole"].replace(grouped["mark"], ""), grouped["fraction"]
+        return (_Reading(f"{whole}.{fraction}" if fraction else whole, 0, len(part)),)
     own = "," if _ONLY_COMMA.fullmatch(part) else "." if _ONLY_POINT.fullmatch(part) else marks
     found: list[_Reading] = []
     for mark in own:
