@@ -238,6 +238,58 @@ def test_short_misspellings_keep_the_first_letter_or_type_the_key_beside(keyword
     assert refused.value.meant == meant
 
 
+@pytest.mark.parametrize(
+    ("schema", "keyword", "meant"),
+    [
+        ({"$defs": {"x": {"type": "null"}}, "properties": {"a": {"$rf": "#/$defs/x"}}}, "$rf", "$ref"),
+        ({"$defs": {"x": {"type": "null"}}, "ref": "#/$defs/x"}, "ref", "$ref"),  # the sigil left out
+        ({"typ": "string"}, "typ", "type"),
+        ({"tpe": ["string", "null"]}, "tpe", "type"),
+        ({"enm": ["x", "y"]}, "enm", "enum"),
+        ({"if": {"type": "string"}, "hen": {"minLength": 2}}, "hen", "then"),  # a first letter left out, beside `if`
+        ({"if": {"type": "string"}, "then": {"minLength": 2}, "els": False}, "els", "else"),
+        ({"nto": {"type": "null"}}, "nto", "not"),  # neighbours swapped
+    ],
+)
+def test_three_letter_slips_of_keywords_are_refused(schema: dict[str, Any], keyword: str, meant: str) -> None:
+    with pytest.raises(MisspelledKeyword) as refused:
+        compile_automaton(schema)
+    assert (refused.value.keyword, refused.value.meant) == (keyword, meant)
+    assert [r.keyword for r in compile_automaton(schema, lenient=True).relaxed] == [keyword]
+
+
+def test_three_letter_words_that_are_no_slip_are_noted_not_refused() -> None:
+    found = notes(
+        {
+            "type": "object",
+            "url": "https://example.com",  # a letter changed or added in a name this short makes another word
+            "key": "id",
+            "doc": "a remark",
+            "max": 3,
+            "min": 1,
+            "len": 2,
+            "tag": "v1",
+            "ont": 3,  # `not`'s letters, but no schema `not` takes
+            "num": 3,  # `enum` less its first letter, but no list
+            "hen": {"minLength": 2},  # `then` less its first letter, but no `if` beside it to read it
+            "$def": {"x": {"type": "null"}},
+        }
+    )
+    assert found == {
+        "/url": "not a JSON Schema keyword",
+        "/key": "not a JSON Schema keyword",
+        "/doc": "not a JSON Schema keyword",
+        "/max": "not a JSON Schema keyword",
+        "/min": "not a JSON Schema keyword",
+        "/len": "not a JSON Schema keyword",
+        "/tag": "not a JSON Schema keyword",
+        "/ont": "not a JSON Schema keyword; it looks like 'not', but holds no value 'not' takes",
+        "/num": "not a JSON Schema keyword; it looks like 'enum', but holds no value 'enum' takes",
+        "/hen": "not a JSON Schema keyword; it looks like 'then', which has no meaning without 'if' beside it",
+        "/$def": "not a JSON Schema keyword; did you mean '$defs'?",
+    }
+
+
 # -- formats and required names that are likely typos --------------------------------------------
 
 
