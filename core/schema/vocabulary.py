@@ -160,13 +160,23 @@ class Judge:
     def misspelling(self, keyword: str, schema: dict[str, Any]) -> str | None:
         """The asserting keyword that `keyword` of `schema` misspells, where its value suits
         that keyword and the keyword would assert there (`then` only beside `if`: spelt right
-        it would assert nothing, so a `hen` without `if` is no slip worth refusing); else None."""
+        it would assert nothing, so a `hen` without `if` is no slip worth refusing), and a
+        `ref` stands alone; else None."""
         if _known(keyword):
             return None
         meant = _near_miss(keyword, asserting=True)
-        if meant is None or not _suits(meant, schema[keyword]):
+        if meant is None or not _suits(meant, schema[keyword]) or self._annotating(keyword, schema, meant):
             return None
         return meant if _READ_BY.get(meant, keyword) in schema else None
+
+    def _annotating(self, keyword: str, schema: dict[str, Any], meant: str) -> bool:
+        """Whether `keyword`, `meant` less its `$`, is more likely an annotation of its own: where
+        keywords beside it assert, a `ref` is a reference kept as data (a foreign key, as in
+        `{"type": "string", "format": "uuid", "ref": "#/definitions/tag"}`); one standing alone
+        is a `$ref` whose `$` was dropped (JSONSchemaBench has both)."""
+        if not meant.startswith("$") or meant[1:] != keyword:
+            return False
+        return any(other in self.asserting for other in schema if other != keyword)
 
     def reason(self, keyword: str, schema: dict[str, Any], ref_only: bool) -> str | None:
         """Why `keyword` of `schema` (not a misspelling) is worth a note; None where it only
@@ -201,13 +211,15 @@ class Judge:
             return self._unsuited(keyword, schema, meant)
         return "not a JSON Schema keyword"
 
-    @staticmethod
-    def _unsuited(keyword: str, schema: dict[str, Any], meant: str) -> str:
-        """The note for a near miss of `meant` not refused: its value, or a missing reader."""
-        if _suits(meant, schema[keyword]):  # not refused: `meant` would assert nothing here
-            reader = _READ_BY[meant]
-            return f"not a JSON Schema keyword; it looks like '{meant}', which has no meaning without '{reader}' beside it"
-        return f"not a JSON Schema keyword; it looks like '{meant}', but holds no value '{meant}' takes"
+    def _unsuited(self, keyword: str, schema: dict[str, Any], meant: str) -> str:
+        """The note for a near miss of `meant` not refused: for its value, its place beside
+        other keywords, or a missing reader."""
+        looks = f"not a JSON Schema keyword; it looks like '{meant}'"
+        if not _suits(meant, schema[keyword]):
+            return f"{looks}, but holds no value '{meant}' takes"
+        if self._annotating(keyword, schema, meant):
+            return f"{looks}, but stands beside keywords that assert, as an annotation would; write '{meant}' if meant"
+        return f"{looks}, which has no meaning without '{_READ_BY[meant]}' beside it"
 
     def _unread(self, keyword: str, schema: dict[str, Any], ref_only: bool) -> str | None:
         if ref_only and "$ref" in schema:
