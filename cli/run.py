@@ -106,10 +106,15 @@ def check(request: CheckRequest) -> ExitCode:
     return ExitCode.OK if report.supported else ExitCode.SCHEMA
 
 
+LENIENT_HINT = "extract --lenient leaves the refused keywords out, with a warning each, and still validates the output"
+
+
 def render_report(label: str, report: SchemaReport) -> str:
     lines = [f"schema: {label} ({report.draft})", f"result: {_verdict(report)}"]
     lines.append("enforced: " + (", ".join(f"{k} x{n}" for k, n in report.enforced.items()) or "nothing"))
     lines += [f"refused: {r.pointer or '/'}: {r.message}" for r in report.refused]
+    if report.refused and all(r.relaxable for r in report.refused):  # else --lenient refuses the schema too
+        lines.append(f"hint: {LENIENT_HINT}")
     reasons = {note.pointer: f": {note.reason}" for note in report.notes}
     lines += [f"ignored (no meaning in {report.draft}): {pointer}{reasons.get(pointer, '')}" for pointer in report.ignored]
     lines += [f"warning: {note.pointer}: {note.reason}" for note in report.notes if not note.ignored]

@@ -6,12 +6,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from gguf_extract import SchemaReport
 from gguf_extract.cli.app import app, check_app
+from gguf_extract.cli.run import render_report
+from gguf_extract.core.errors import UnsupportedSchema
 
 ROOT = Path(__file__).resolve().parent.parent
 PERSON_DOC = ROOT / "samples" / "person.txt"
@@ -173,3 +177,26 @@ def test_check_does_not_call_a_schema_with_warnings_fully_enforced(tmp_path: Pat
     assert [note["pointer"] for note in report["notes"]] == ["/required/1", "/properties/email/format"]
     code, out, err = check("invoice", "--json")
     assert (code, json.loads(out)["fully_enforced"]) == (0, True)
+
+
+LENIENT_LINE = "hint: extract --lenient leaves the refused keywords out, with a warning each, and still validates the output"
+
+
+def test_check_of_a_schema_lenient_would_run_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "typo.json"
+    path.write_text(json.dumps({"type": "object", "properties": {"a": {"typ": "string"}}, "contains": {}}))
+    code, out, err = check(str(path))
+    assert (code, err) == (3, "")
+    lines = out.splitlines()
+    assert "refused: /properties/a/typ: unknown keyword 'typ' at /properties/a/typ: did you mean 'type'?" in lines[3:5]
+    assert any(line.startswith("refused: /contains: unsupported keyword 'contains'") for line in lines[3:5])
+    assert lines[5] == LENIENT_LINE  # after the refusals it speaks of
+
+
+def test_check_does_not_offer_lenient_where_it_would_refuse_too() -> None:
+    relaxable = UnsupportedSchema("contains", "/contains", "no way to enforce it")
+    kept = UnsupportedSchema("$ref", "/$ref", "'#a' names an anchor two subschemas declare", relaxable=False)
+    report = SchemaReport("2020-12", {}, [relaxable, kept], [], 1, 1, 2, "{}", 0.0)
+    assert LENIENT_LINE not in render_report("s.json", report)
+    assert LENIENT_LINE in render_report("s.json", replace(report, refused=[relaxable]))
+    assert LENIENT_LINE not in render_report("s.json", replace(report, refused=[]))

@@ -176,7 +176,35 @@ DRAFT_07 = "http://json-schema.org/draft-07/schema#"
         ({"type": "strin"}, "fix the schema so that it is valid JSON Schema"),
         ({"$schema": DRAFT_04, "enum": ["a", "a"]}, "fix the schema so that it is valid JSON Schema"),  # valid draft-06
         ({"$defs": []}, "fix the schema so that it is valid JSON Schema"),  # draft-07 would not read `$defs` at all
-        ({"type": "integer", "exclusiveMinimum": True}, "fix the schema so that it is valid JSON Schema"),  # no minimum
+        (  # draft-04 alone reads the boolean bound, and reads the tuple too
+            {"type": "object", "properties": {"n": {"minimum": 0, "exclusiveMinimum": True}, "t": {"items": [{}]}}},
+            f'/properties/n/exclusiveMinimum is written as draft-04 reads it: add "$schema": "{DRAFT_04}" to the root,'
+            ' or write the bound itself ("exclusiveMinimum": 0, without "minimum")',
+        ),
+        (  # draft-07's meta-schema passes only because draft-07 does not read `$defs`
+            {"$defs": {"n": {"minimum": 0, "exclusiveMinimum": True}}, "items": [{"$ref": "#/$defs/n"}]},
+            f'/$defs/n/exclusiveMinimum is written as draft-04 reads it: add "$schema": "{DRAFT_04}" to the root,'
+            ' or write the bound itself ("exclusiveMinimum": 0, without "minimum")',
+        ),
+        (
+            {"type": "number", "minimum": 0, "exclusiveMinimum": False},
+            f'/exclusiveMinimum is written as draft-04 reads it: add "$schema": "{DRAFT_04}" to the root,'
+            ' or drop it ("exclusiveMinimum": false says what "minimum" alone says: the bound is inclusive)',
+        ),
+        (
+            {"type": "number", "exclusiveMaximum": False},
+            '/exclusiveMaximum is draft-04\'s boolean form, which needs "maximum" beside it even in draft-04:'
+            ' drop it ("exclusiveMaximum": false makes no bound)',
+        ),
+        (
+            {"type": "integer", "exclusiveMinimum": True},
+            '/exclusiveMinimum is draft-04\'s boolean form, which needs "minimum" beside it even in draft-04:'
+            ' write the bound itself ("exclusiveMinimum": the number it excludes)',
+        ),
+        (  # no draft reads both bounds' forms: the rewrite alone
+            {"type": "number", "minimum": 0, "exclusiveMinimum": True, "exclusiveMaximum": 9},
+            '/exclusiveMinimum is draft-04\'s boolean form: write the bound itself ("exclusiveMinimum": 0, without "minimum")',
+        ),
     ],
 )
 def test_a_schema_failing_its_meta_schema_is_told_the_draft_it_is_valid_in(schema: dict[str, Any], hint: str) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gguf_extract.core.errors import MisspelledKeyword, UnsupportedSchema
+from gguf_extract.core.errors import MisspelledKeyword, SchemaError, UnsupportedSchema
 from gguf_extract.core.extract.prompt import build_messages
 from gguf_extract.core.index.compiled import SchemaAutomaton, compile_automaton
 from gguf_extract.core.schema.vocabulary import KeywordNote, summarized
@@ -238,6 +238,61 @@ def test_short_misspellings_keep_the_first_letter_or_type_the_key_beside(keyword
     assert refused.value.meant == meant
 
 
+@pytest.mark.parametrize(
+    ("schema", "keyword", "meant"),
+    [
+        ({"$defs": {"x": {"type": "null"}}, "properties": {"a": {"$rf": "#/$defs/x"}}}, "$rf", "$ref"),
+        ({"$defs": {"x": {"type": "null"}}, "ref": "#/$defs/x"}, "ref", "$ref"),  # the sigil left out
+        ({"typ": "string"}, "typ", "type"),
+        ({"tpe": ["string", "null"]}, "tpe", "type"),
+        ({"enm": ["x", "y"]}, "enm", "enum"),
+        ({"if": {"type": "string"}, "hen": {"minLength": 2}}, "hen", "then"),  # a first letter left out, beside `if`
+        ({"if": {"type": "string"}, "then": {"minLength": 2}, "els": False}, "els", "else"),
+        ({"nto": {"type": "null"}}, "nto", "not"),  # neighbours swapped
+    ],
+)
+def test_three_letter_slips_of_keywords_are_refused(schema: dict[str, Any], keyword: str, meant: str) -> None:
+    with pytest.raises(MisspelledKeyword) as refused:
+        compile_automaton(schema)
+    assert (refused.value.keyword, refused.value.meant) == (keyword, meant)
+    assert [r.keyword for r in compile_automaton(schema, lenient=True).relaxed] == [keyword]
+
+
+def test_three_letter_words_that_are_no_slip_are_noted_not_refused() -> None:
+    found = notes(
+        {
+            "type": "object",
+            "url": "https://example.com",  # a letter changed or added in a name this short makes another word
+            "key": "id",
+            "doc": "a remark",
+            "max": 3,
+            "min": 1,
+            "len": 2,
+            "tag": "v1",
+            "ont": 3,  # `not`'s letters, but no schema `not` takes
+            "num": 3,  # `enum` less its first letter, but no list
+            "hen": {"minLength": 2},  # `then` less its first letter, but no `if` beside it to read it
+            "$def": {"x": {"type": "null"}},
+            "properties": {"tag": {"type": "string", "ref": "#/$def/x"}},  # a foreign key, beside `type`
+        }
+    )
+    assert found == {
+        "/url": "not a JSON Schema keyword",
+        "/key": "not a JSON Schema keyword",
+        "/doc": "not a JSON Schema keyword",
+        "/max": "not a JSON Schema keyword",
+        "/min": "not a JSON Schema keyword",
+        "/len": "not a JSON Schema keyword",
+        "/tag": "not a JSON Schema keyword",
+        "/ont": "not a JSON Schema keyword; it looks like 'not', but holds no value 'not' takes",
+        "/num": "not a JSON Schema keyword; it looks like 'enum', but holds no value 'enum' takes",
+        "/hen": "not a JSON Schema keyword; it looks like 'then', which has no meaning without 'if' beside it",
+        "/$def": "not a JSON Schema keyword; did you mean '$defs'?",
+        "/properties/tag/ref": "not a JSON Schema keyword; it looks like '$ref', but stands beside keywords that assert,"
+        " as an annotation would; write '$ref' if meant",
+    }
+
+
 # -- formats and required names that are likely typos --------------------------------------------
 
 
@@ -289,6 +344,32 @@ def test_a_required_name_no_property_declares_is_noted() -> None:
         "'required' at /required/1: names 'emali', which 'properties' does not declare: any value is allowed for it;"
         " did you mean 'email'?"
     )
+
+
+@pytest.mark.parametrize(
+    ("schema", "hint"),
+    [
+        (
+            {"type": "object", "properties": {"name": {"type": "string"}}, "additionalProperties": False, "required": ["nmae"]},
+            "'properties' does not declare 'nmae' (did you mean 'name'?) and the object allows no other name a value:"
+            " rename it in 'required', or declare it in 'properties'",
+        ),
+        (
+            {"type": "object", "properties": {"name": {}}, "additionalProperties": False, "required": ["phone"]},
+            "'properties' does not declare 'phone' and the object allows no other name a value:"
+            " rename it in 'required', or declare it in 'properties'",
+        ),
+        (
+            {"type": "object", "properties": {"name": False}, "required": ["name"]},
+            "the schema 'properties' gives 'name' allows no value: give it one that does, or drop it from 'required'",
+        ),
+    ],
+)
+def test_a_required_name_that_can_have_no_value_is_refused_with_what_to_do(schema: dict[str, Any], hint: str) -> None:
+    with pytest.raises(SchemaError) as refused:
+        compile_automaton(schema)
+    assert refused.value.message.startswith(f"required property '{schema['required'][0]}' cannot have any value at /")
+    assert refused.value.hint == hint
 
 
 @pytest.mark.parametrize(

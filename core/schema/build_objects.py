@@ -69,7 +69,9 @@ def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> list[
         required = name in obj.required
         if sub.is_false():
             if required:
-                raise SchemaError(f"required property {name!r} cannot have any value at {obj.pointer or '/'}")
+                raise SchemaError(
+                    f"required property {name!r} cannot have any value at {obj.pointer or '/'}", hint=_valueless_hint(obj, name)
+                )
             continue
         key = seq(json_literal(json_text(name)), lit(": "))
         try:
@@ -80,6 +82,21 @@ def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> list[
             if required:
                 raise  # an optional property past the recursion depth, or with no valid value, is not written
     return members
+
+
+def _valueless_hint(obj: ObjectNode, name: str) -> str:
+    """What to do about `name`, which `required` lists and the object allows no value: most
+    often a typo of a declared name (`nmae`) beside `"additionalProperties": false`, said as
+    the warning says it where additionalProperties would let it pass."""
+    declared = [known for known, _ in obj.properties]
+    if name in declared:
+        return f"the schema 'properties' gives '{name}' allows no value: give it one that does, or drop it from 'required'"
+    meant = nearest(name, declared)
+    guess = f" (did you mean '{meant}'?)" if meant is not None else ""
+    return (
+        f"'properties' does not declare '{name}'{guess} and the object allows no other name a value:"
+        " rename it in 'required', or declare it in 'properties'"
+    )
 
 
 def _undeclared_member(obj: ObjectNode, properties: dict[str, Sub]) -> Callable[[], Node] | None:

@@ -5,14 +5,20 @@ true` beside `minimum`, later drafts' number) and tuples (`"items": [...]` befor
 `prefixItems` since). A schema that writes one as another draft does fails its meta-schema,
 most often for want of a `$schema` (read as 2020-12). Where that is the keyword that fails and
 the schema passes another draft's meta-schema, the hint names the `$schema` that gives it that
-meaning and the rewrite that keeps the schema's own draft. Any other failure is to be fixed in
-the schema: that an older draft's meta-schema accepts it proves little, since older drafts
-accept any value for the keywords they do not know (`"$defs": []`).
+meaning and the rewrite that keeps the schema's own draft; where no draft's does (a boolean
+bound without `minimum`, invalid in draft-04 too), the rewrite alone. The draft named must read
+every such form the schema writes, wherever it is: draft-04 alone reads a boolean bound, so a
+schema with one and a tuple is told draft-04, and never a draft whose meta-schema passes only
+because it does not look where the bound is (draft-07 does not read `$defs`). Any other failure
+is to be fixed in the schema: that an older draft's meta-schema accepts it proves little, since
+older drafts accept any value for the keywords they do not know (`"$defs": []`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from jsonschema.exceptions import ValidationError
@@ -25,55 +31,111 @@ FIX = "fix the schema so that it is valid JSON Schema"
 # and 2019-09 reads what it does and more; a draft-04 form is valid under draft-04 alone.
 _PREFERRED = ("Draft7Validator", "Draft201909Validator", "Draft202012Validator", "Draft6Validator", "Draft4Validator")
 _BOUNDS = {"exclusiveMinimum": "minimum", "exclusiveMaximum": "maximum"}
+# The drafts that read each form: the boolean bound, the number bound, the tuple.
+_BOOLEAN_BOUND = frozenset({"Draft4Validator"})
+_NUMBER_BOUND = frozenset(_PREFERRED) - _BOOLEAN_BOUND
+_TUPLE = frozenset(_PREFERRED) - {"Draft202012Validator"}
+# Keywords whose values are data, not schemas: a form written in one is no form.
+_DATA = frozenset({"const", "enum", "default", "examples", "example"})
+
+
+@dataclass(frozen=True)
+class _Form:
+    """A keyword written as another draft writes it: what it is, and its rewrite."""
+
+    what: str
+    rewrite: str
 
 
 def meta_schema_hint(schema: Any, error: ValidationError) -> str:
     """The hint for `schema`, which fails its draft's meta-schema with `error`: where a keyword
-    written as another draft writes it fails, the `$schema` of a draft whose meta-schema the
-    schema passes and the rewrite (at most four more meta-schema checks, on a schema already
-    refused); else FIX."""
+    written as another draft writes it fails, the `$schema` of a draft that reads every such
+    form and whose meta-schema the schema passes, and the rewrite (at most five more
+    meta-schema checks and one walk of the schema, on a schema already refused); else FIX."""
     if not isinstance(schema, dict):
         return FIX
     path = list(error.absolute_path)
-    rewrite = _rewrite(schema, path)
-    found = None if rewrite is None else _draft_passing(schema)
-    if rewrite is None or found is None:
+    form = _form(schema, path)
+    if form is None:
         return FIX
+    where = "/" + "/".join(str(part) for part in path)
+    found = _draft_passing(schema)
+    if found is None:
+        return f"{where} is {form.what}: {form.rewrite}"
     draft, uri = found
     written = schema.get("$schema")
     declare = f'add "$schema": "{uri}" to the root' if written is None else f'declare "$schema": "{uri}" instead of "{written}"'
-    where = "/" + "/".join(str(part) for part in path)
-    return f"{where} is written as {name_of(draft)} reads it: {declare}, or {rewrite}"
+    return f"{where} is written as {name_of(draft)} reads it: {declare}, or {form.rewrite}"
 
 
-def _rewrite(schema: dict[str, Any], path: list[Any]) -> str | None:
-    """How to write the keyword at `path` the way the schema's own draft reads it, where it is
-    one that drafts write differently (the exclusive bounds, tuple `items`); else None."""
+def _form(schema: dict[str, Any], path: list[Any]) -> _Form | None:
+    """The keyword at `path`, where it is one that drafts write differently (the exclusive
+    bounds, tuple `items`), and how to write it the way the schema's own draft reads it."""
     if not path or not isinstance(path[-1], str):
         return None
     keyword, parent = path[-1], _value_at(schema, path[:-1])
     value = parent.get(keyword) if isinstance(parent, dict) else None
     if keyword == "items" and isinstance(value, list):
-        return 'write the tuple as "prefixItems" (and "additionalItems" as "items")'
+        tuple_rewrite = 'write the tuple as "prefixItems" (and "additionalItems" as "items")'
+        return _Form("a tuple as drafts before 2020-12 write it", tuple_rewrite)
     bound = _BOUNDS.get(keyword)
     if bound is None or not isinstance(parent, dict):
         return None
-    if value is True and bound in parent:
-        return f'write the bound itself ("{keyword}": {json.dumps(parent[bound])}, without "{bound}")'
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return f'write it as draft-04 does ("{bound}": {json.dumps(value)}, "{keyword}": true)'
+    if isinstance(value, bool):
+        return _boolean_bound(keyword, bound, value, parent)
+    if isinstance(value, int | float):
+        as_draft_04 = f'write it as draft-04 does ("{bound}": {json.dumps(value)}, "{keyword}": true)'
+        return _Form("a bound as drafts after draft-04 write it", as_draft_04)
     return None
+
+
+def _boolean_bound(keyword: str, bound: str, value: bool, parent: dict[str, Any]) -> _Form:
+    """Draft-04's `"exclusiveMinimum": true` (or false), which its meta-schema accepts only
+    beside `minimum`: true makes that bound exclusive; false says what `minimum` alone says."""
+    if bound not in parent:
+        what = f'draft-04\'s boolean form, which needs "{bound}" beside it even in draft-04'
+        if value:
+            return _Form(what, f'write the bound itself ("{keyword}": the number it excludes)')
+        return _Form(what, f'drop it ("{keyword}": false makes no bound)')
+    if value:
+        itself = f'write the bound itself ("{keyword}": {json.dumps(parent[bound])}, without "{bound}")'
+        return _Form("draft-04's boolean form", itself)
+    dropped = f'drop it ("{keyword}": false says what "{bound}" alone says: the bound is inclusive)'
+    return _Form("draft-04's boolean form", dropped)
 
 
 def _draft_passing(schema: dict[str, Any]) -> tuple[type[Validator], str] | None:
-    """The first draft (in _PREFERRED's order) other than the schema's own whose meta-schema
-    `schema` passes when it declares that draft."""
+    """The first draft (in _PREFERRED's order) other than the schema's own that reads every
+    form the schema writes and whose meta-schema `schema` passes when it declares that draft."""
     own, drafts = validator_class(schema), {draft.__name__: (draft, uri) for draft, uri in DRAFTS}
+    readers = frozenset(_PREFERRED).intersection(*_forms_in(schema))
     for name in _PREFERRED:
         draft, uri = drafts[name]
-        if draft is not own and meta_schema_error({**schema, "$schema": uri}) is None:
+        if name in readers and draft is not own and meta_schema_error({**schema, "$schema": uri}) is None:
             return draft, uri
     return None
+
+
+def _forms_in(schema: Any) -> Iterator[frozenset[str]]:
+    """For each form written anywhere in `schema` (data values aside), the drafts that read it
+    (iterative: the schema's depth is bounded when it is loaded, but not small)."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        for keyword, value in node.items():
+            if keyword in _BOUNDS and isinstance(value, bool):
+                yield _BOOLEAN_BOUND
+            elif keyword in _BOUNDS and isinstance(value, int | float):
+                yield _NUMBER_BOUND
+            elif keyword == "items" and isinstance(value, list):
+                yield _TUPLE
+            if keyword not in _DATA:
+                stack.append(value)
 
 
 def _value_at(schema: Any, path: list[Any]) -> Any:

@@ -116,7 +116,7 @@ class SchemaDocument:
     def ignore(self, keyword: str, schema: dict[str, Any], pointer: str) -> None:
         """Leave out `keyword` of `schema`, which the draft gives no meaning: refused where it
         looks like a misspelled keyword, else listed (with a note where one is worth giving)."""
-        meant = self.judge.misspelling(keyword, schema[keyword])
+        meant = self.judge.misspelling(keyword, schema)
         if meant is not None:
             self.refusals.refuse(MisspelledKeyword(keyword, pointer, meant))
             return

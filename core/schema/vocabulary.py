@@ -10,16 +10,21 @@ constraint its author meant without a word; ajv refuses unknown keywords for tha
   one beside `$ref` before 2019-09, `then` without `if`: named in a note, with the
   `$schema` (or the rewrite) that gives it meaning;
 - a near miss of a keyword that asserts something (same name but for case or a trailing
-  `:`, or within a small edit distance, a short name keeping its first letter) whose value
-  that keyword would accept, and no keyword of another well-known vocabulary: refused as
-  misspelled, naming the keyword meant;
+  `:`, or within a small edit distance, a short name keeping its first letter, a three-letter
+  one a keyword less one character or with neighbours swapped) whose value that keyword would
+  accept, where that keyword would assert (`then` beside `if`), and no keyword of another
+  well-known vocabulary: refused as misspelled, naming the keyword meant;
 - anything else (OpenAPI's `nullable`, JSON Hyper-Schema's `href`, vendor keywords, near
   misses of annotations or ones whose value the keyword would not take): named in a note.
 
 Tuned on the 9,557 schemas of JSONSchemaBench (bench/RESULTS.md): names that start with `_`,
 `@` or `/` are a convention for keywords switched off (`_format`), and short names are only
 ever one edit from what they are taken for (`form` is not `format`, `note` is not `not`), never
-another first letter but the key beside it (`when` is not `then`; `#ref` is `$ref`).
+another first letter but the key beside it (`when` is not `then`; `#ref` is `$ref`). A
+three-letter name is taken only for a keyword with one character left out (`typ`, `$rf`; the
+first too: `ref` is `$ref`, and `hen` beside `if` is `then`, since a dropped key leaves the rest
+of the word as typed) or a three-letter one with neighbours swapped (`nto`): a letter changed or
+added in a name that short makes too many words (`url`, `key`, `note`).
 """
 
 from __future__ import annotations
@@ -152,12 +157,26 @@ class Judge:
         self.asserting = _asserting_in(draft)
         self.declared = declared
 
-    def misspelling(self, keyword: str, value: Any) -> str | None:
-        """The asserting keyword that `keyword` misspells, where `value` suits it; else None."""
+    def misspelling(self, keyword: str, schema: dict[str, Any]) -> str | None:
+        """The asserting keyword that `keyword` of `schema` misspells, where its value suits
+        that keyword and the keyword would assert there (`then` only beside `if`: spelt right
+        it would assert nothing, so a `hen` without `if` is no slip worth refusing), and a
+        `ref` stands alone; else None."""
         if _known(keyword):
             return None
         meant = _near_miss(keyword, asserting=True)
-        return meant if meant is not None and _suits(meant, value) else None
+        if meant is None or not _suits(meant, schema[keyword]) or self._annotating(keyword, schema, meant):
+            return None
+        return meant if _READ_BY.get(meant, keyword) in schema else None
+
+    def _annotating(self, keyword: str, schema: dict[str, Any], meant: str) -> bool:
+        """Whether `keyword`, `meant` less its `$`, is more likely an annotation of its own: where
+        keywords beside it assert, a `ref` is a reference kept as data (a foreign key, as in
+        `{"type": "string", "format": "uuid", "ref": "#/definitions/tag"}`); one standing alone
+        is a `$ref` whose `$` was dropped (JSONSchemaBench has both)."""
+        if not meant.startswith("$") or meant[1:] != keyword:
+            return False
+        return any(other in self.asserting for other in schema if other != keyword)
 
     def reason(self, keyword: str, schema: dict[str, Any], ref_only: bool) -> str | None:
         """Why `keyword` of `schema` (not a misspelling) is worth a note; None where it only
@@ -183,12 +202,24 @@ class Judge:
             return "a draft 3 keyword, which no later draft reads"
         if keyword in _JSON_SCHEMA_OTHERS:
             return None
-        if (meant := _near_miss(keyword, asserting=True)) is not None:  # its value does not suit `meant`
-            return f"not a JSON Schema keyword; it looks like '{meant}', but holds no value '{meant}' takes"
-        meant = _near_miss(keyword, asserting=False)
-        if meant is not None and _suits(meant, schema[keyword]):
-            return f"not a JSON Schema keyword; did you mean '{meant}'?"
+        # An annotation whose value suits it is the likelier meaning than an asserting keyword
+        # whose value does not (`$def` holding schemas is `$defs`, not `$ref`).
+        annotation = _near_miss(keyword, asserting=False)
+        if annotation is not None and _suits(annotation, schema[keyword]):
+            return f"not a JSON Schema keyword; did you mean '{annotation}'?"
+        if (meant := _near_miss(keyword, asserting=True)) is not None:
+            return self._unsuited(keyword, schema, meant)
         return "not a JSON Schema keyword"
+
+    def _unsuited(self, keyword: str, schema: dict[str, Any], meant: str) -> str:
+        """The note for a near miss of `meant` not refused: for its value, its place beside
+        other keywords, or a missing reader."""
+        looks = f"not a JSON Schema keyword; it looks like '{meant}'"
+        if not _suits(meant, schema[keyword]):
+            return f"{looks}, but holds no value '{meant}' takes"
+        if self._annotating(keyword, schema, meant):
+            return f"{looks}, but stands beside keywords that assert, as an annotation would; write '{meant}' if meant"
+        return f"{looks}, which has no meaning without '{_READ_BY[meant]}' beside it"
 
     def _unread(self, keyword: str, schema: dict[str, Any], ref_only: bool) -> str | None:
         if ref_only and "$ref" in schema:
@@ -238,7 +269,11 @@ def _near_miss(name: str, asserting: bool) -> str | None:
             return keyword
         shorter = min(len(name), len(keyword))
         limit = 1 if shorter <= _SHORT else 2
-        if shorter < 4 or abs(len(name) - len(keyword)) > limit:
+        if shorter < 4:
+            if _short_slip(name, keyword):
+                close.append((1, keyword))
+            continue
+        if abs(len(name) - len(keyword)) > limit:
             continue
         # Letters one has and the other lacks each take an edit: a cheap bound before the costly one.
         if max(sum((letters - _LETTERS[keyword]).values()), sum((_LETTERS[keyword] - letters).values())) > limit:
@@ -246,6 +281,21 @@ def _near_miss(name: str, asserting: bool) -> str | None:
         if (distance := _edits(name, keyword)) <= limit and _plausible_typo(name, keyword, limit):
             close.append((distance, keyword))
     return min(close)[1] if close else None
+
+
+def _short_slip(name: str, keyword: str) -> bool:
+    """Whether `name`, of three characters, is a slip typing `keyword`: one of its four
+    characters left out (`typ`, `enm`, `$rf`, and `ref` for `$ref`: a dropped first key is a
+    slip, not another word, as a changed one is), or two neighbours of a three-letter one swapped
+    (`nto`). No other edit is taken for one: a changed or added letter in a name this short makes
+    too many other words (`nat`, `note`, `url`, `key`)."""
+    if len(name) != 3:
+        return False
+    if len(keyword) == 4:
+        return any(keyword[:i] + keyword[i + 1 :] == name for i in range(4))
+    if len(keyword) != 3:
+        return False
+    return name in (keyword[1] + keyword[0] + keyword[2], keyword[0] + keyword[2] + keyword[1])
 
 
 def format_reason(name: str) -> str | None:
