@@ -119,9 +119,10 @@ def render_report(label: str, report: SchemaReport) -> str:
     lines += [f"ignored (no meaning in {report.draft}): {pointer}{reasons.get(pointer, '')}" for pointer in report.ignored]
     lines += [f"warning: {note.pointer}: {note.reason}" for note in report.notes if not note.ignored]
     if report.groundable or report.never_grounded:
-        lines.append("grounded with --grounded: " + (", ".join(report.groundable) or "none"))
+        grounded = dict.fromkeys(pointer or "/" for pointer in report.groundable)  # the root's pointer is ""
+        lines.append("grounded with --grounded: " + (", ".join(grounded) or "none"))
     if report.never_grounded:
-        lines.append("never grounded (x-grounded: false): " + ", ".join(report.never_grounded))
+        lines.append("never grounded (x-grounded: false): " + ", ".join(pointer or "/" for pointer in report.never_grounded))
     lines.append(
         f"automaton (built as far as the example reached): {report.nfa_states} NFA states,"
         f" {report.dfa_states_explored} DFA states,"

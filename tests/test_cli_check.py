@@ -200,3 +200,10 @@ def test_check_does_not_offer_lenient_where_it_would_refuse_too() -> None:
     assert LENIENT_LINE not in render_report("s.json", report)
     assert LENIENT_LINE in render_report("s.json", replace(report, refused=[relaxable]))
     assert LENIENT_LINE not in render_report("s.json", replace(report, refused=[]))
+
+
+def test_check_names_the_root_as_slash_among_grounded_values(tmp_path: Path) -> None:
+    path = tmp_path / "root.json"
+    path.write_text(json.dumps({"type": "string", "maxLength": 10}))
+    code, out, _ = check(str(path))
+    assert code == 0 and "grounded with --grounded: /\n" in out
