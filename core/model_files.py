@@ -32,7 +32,7 @@ _LISTED = 12  # GGUF files named in an error at most
 def model_folders() -> list[Path]:
     """Where other tools keep downloaded GGUF models, in the order searched (whether they exist
     or not): llama.cpp's cache ($LLAMA_CACHE, else the platform's cache folder), LM Studio's
-    models folders, and the Hugging Face hub cache ($HF_HUB_CACHE, else $HF_HOME/hub)."""
+    models folders, and the Hugging Face hub cache ($HF_HUB_CACHE or $HUGGINGFACE_HUB_CACHE, else $HF_HOME/hub)."""
     home = Path.home()
     environment = os.environ
     cache = Path(environment["XDG_CACHE_HOME"]) if environment.get("XDG_CACHE_HOME") else home / ".cache"
@@ -44,8 +44,9 @@ def model_folders() -> list[Path]:
         llama_cpp = Path(environment["LOCALAPPDATA"]) / "llama.cpp"
     else:
         llama_cpp = cache / "llama.cpp"
-    if environment.get("HF_HUB_CACHE"):
-        hugging_face = Path(environment["HF_HUB_CACHE"])
+    # huggingface_hub reads HF_HUB_CACHE, else its older name HUGGINGFACE_HUB_CACHE, else HF_HOME.
+    if hub := environment.get("HF_HUB_CACHE") or environment.get("HUGGINGFACE_HUB_CACHE"):
+        hugging_face = Path(hub)
     elif environment.get("HF_HOME"):
         hugging_face = Path(environment["HF_HOME"]) / "hub"
     else:

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty home folder, with no cache folder named by the environment."""
-    for name in ("LLAMA_CACHE", "HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
+    for name in ("LLAMA_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
@@ -51,7 +51,7 @@ def home_with_bundled_model(home: Path, repository: str, name: str) -> dict[str,
     link = home / ".cache" / "huggingface" / "hub" / f"models--{repository.replace('/', '--')}" / "snapshots" / "0123abcd" / name
     link.parent.mkdir(parents=True)
     link.symlink_to(bundled_model_path())
-    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
+    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
     return {key: value for key, value in os.environ.items() if key not in named} | {"HOME": str(home)}
 
 
@@ -94,6 +94,8 @@ def test_llama_cpp_and_lm_studio_folders_are_searched_and_the_environment_names_
     moved = gguf(home / "elsewhere" / "tiny.gguf")
     assert model_folders()[0] == home / "elsewhere"
     assert resolve_model("tiny") == moved
+    monkeypatch.setenv("HUGGINGFACE_HUB_CACHE", str(home / "old-hub"))  # huggingface_hub's older name
+    assert model_folders()[-1] == home / "old-hub"
     monkeypatch.setenv("HF_HUB_CACHE", str(home / "hub"))
     assert model_folders()[-1] == home / "hub"
 
@@ -165,7 +167,7 @@ def test_extract_models_lists_each_cached_model_by_the_name_model_takes(tmp_path
     home = tmp_path / "home"
     hub_file(home / ".cache" / "huggingface" / "hub", "org/Tiny-GGUF", "tiny-q4.gguf")
     studio = gguf(home / ".lmstudio" / "models" / "pub" / "Small-GGUF" / "small-q8.gguf")
-    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
+    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
     environment = {key: value for key, value in os.environ.items() if key not in named} | {"HOME": str(home)}
     command = [sys.executable, "-m", "gguf_extract", "models"]
     listed = subprocess.run(command, capture_output=True, env=environment, timeout=120, check=False)
@@ -196,7 +198,7 @@ def test_extract_models_lists_each_cached_model_by_the_name_model_takes(tmp_path
 def test_a_model_named_is_kept_from_results_like_a_model_given_by_path(tmp_path: Path) -> None:
     """The file a name resolves to is the model file: a review page is never written over it."""
     model = gguf(tmp_path / "home" / ".cache" / "llama.cpp" / "tiny.gguf")
-    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
+    named = ("LLAMA_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
     environment = {key: value for key, value in os.environ.items() if key not in named} | {"HOME": str(tmp_path / "home")}
     command = [sys.executable, "-m", "gguf_extract", "-s", "person", str(ROOT / "samples" / "person.txt")]
     options = ["--model", "tiny", "--review", str(model), "--overwrite"]
