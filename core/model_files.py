@@ -152,7 +152,8 @@ def resolve_model(model: Path | str, folders: list[Path] | None = None) -> Path:
     GGUF whose full name there is `model` (see _named_in_full), else the one (see
     cached_models) whose file name, without `.gguf`, is `model`, or failing that whose name
     there holds `model` (case ignored; slashes included: `org/repo` names a Hugging Face
-    repository's files). One match of a search cut short is not taken: another may lie past
+    repository's files, and `org/repo:Q4_K_M`, as llama.cpp's `-hf` takes it, with or without
+    `hf.co/` before it, that repository's file of that quantization). One match of a search cut short is not taken: another may lie past
     the bound. Raises ModelNotFound for a missing path, ModelError naming the folders searched
     and what they hold where no cached model matches, several do, or the one found may not be
     the only one."""
@@ -161,6 +162,14 @@ def resolve_model(model: Path | str, folders: list[Path] | None = None) -> Path:
     if isinstance(model, Path) or path.exists() or _written_as_path(text):
         return path
     searched = model_folders() if folders is None else folders
+    text = _without_host(text)
+    repository, quantization = _tagged(text)
+    if quantization:  # llama.cpp's `org/repo:Q4_K_M`: that repository's file of that quantization
+        cached = cached_models(searched)
+        tagged = [file for file in _distinct(_matching(repository.lower(), cached)) if quantization in file.name.lower()]
+        if len(tagged) == 1 and not cached.cut:
+            return tagged[0]
+        raise _refusal(text, path, tagged, cached, searched)
     named = _distinct(_named_in_full(text, searched))
     if len(named) == 1:
         return named[0]
@@ -171,6 +180,23 @@ def resolve_model(model: Path | str, folders: list[Path] | None = None) -> Path:
     if len(matches) == 1 and not cached.cut:
         return matches[0]
     raise _refusal(text, path, matches, cached, searched)
+
+
+def _without_host(text: str) -> str:
+    """`text` without the `hf.co/` or `huggingface.co/` that llama.cpp's `-hf` names may start with."""
+    for host in ("hf.co/", "huggingface.co/", "https://hf.co/", "https://huggingface.co/"):
+        if text.lower().startswith(host):
+            return text[len(host) :]
+    return text
+
+
+def _tagged(text: str) -> tuple[str, str]:
+    """`org/repo:Q4_K_M` as llama.cpp names a repository's file by its quantization: the
+    repository and the tag, lower case (an empty tag where `text` has none)."""
+    repository, colon, tag = text.rpartition(":")
+    if not colon or not repository or not tag or "/" in tag or "/" not in repository:
+        return text, ""
+    return repository, tag.lower()
 
 
 def _written_as_path(text: str) -> bool:

@@ -322,3 +322,15 @@ def test_a_name_found_nowhere_is_told_what_to_do_without_a_list_that_was_never_s
     result = subprocess.run(command, capture_output=True, env=environment, timeout=120, check=False)
     assert result.returncode == 4 and "tiny" in result.stderr.decode()
     assert "one of the cached models listed" in result.stderr.decode()
+
+
+def test_llama_cpp_s_repository_and_quantization_name_its_file(home: Path) -> None:
+    hub = home / ".cache" / "huggingface" / "hub"
+    small = hub_file(hub, "acme/tiny-GGUF", "tiny-Q4_1.gguf")
+    large = hub_file(hub, "acme/tiny-GGUF", "tiny-Q8_0.gguf")
+    assert resolve_model("acme/tiny-GGUF:Q4_1") == small
+    assert resolve_model("hf.co/acme/tiny-GGUF:q8_0") == large
+    with pytest.raises(ModelError, match="matches 2 GGUF files"):
+        resolve_model("acme/tiny-GGUF")
+    with pytest.raises(ModelNotFound):
+        resolve_model("acme/tiny-GGUF:Q2_K")
