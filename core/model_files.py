@@ -153,8 +153,8 @@ def resolve_model(model: Path | str, folders: list[Path] | None = None) -> Path:
     cached_models) whose file name, without `.gguf`, is `model`, or failing that whose name
     there holds `model` (case ignored; slashes included: `org/repo` names a Hugging Face
     repository's files, and `org/repo:Q4_K_M`, as llama.cpp's `-hf` takes it, with or without
-    `hf.co/` before it, that repository's file of that quantization). One match of a search cut short is not taken: another may lie past
-    the bound. Raises ModelNotFound for a missing path, ModelError naming the folders searched
+    `hf.co/` before it, that repository's file of that quantization). One match of a search
+    cut short is not taken: another may lie past the bound. Raises ModelNotFound for a missing path, ModelError naming the folders searched
     and what they hold where no cached model matches, several do, or the one found may not be
     the only one."""
     path = Path(model).expanduser()
