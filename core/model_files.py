@@ -154,9 +154,9 @@ def resolve_model(model: Path | str, folders: list[Path] | None = None) -> Path:
     there holds `model` (case ignored; slashes included: `org/repo` names a Hugging Face
     repository's files, and `org/repo:Q4_K_M`, as llama.cpp's `-hf` takes it, with or without
     `hf.co/` before it, that repository's file of that quantization). One match of a search
-    cut short is not taken: another may lie past the bound. Raises ModelNotFound for a missing path, ModelError naming the folders searched
-    and what they hold where no cached model matches, several do, or the one found may not be
-    the only one."""
+    cut short is not taken: another may lie past the bound. Raises ModelNotFound for a
+    missing path, ModelError naming the folders searched and what they hold where no cached
+    model matches, several do, or the one found may not be the only one."""
     path = Path(model).expanduser()
     text = str(model)
     if isinstance(model, Path) or path.exists() or _written_as_path(text):
