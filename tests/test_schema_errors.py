@@ -176,10 +176,14 @@ DRAFT_07 = "http://json-schema.org/draft-07/schema#"
         ({"type": "strin"}, "fix the schema so that it is valid JSON Schema"),
         ({"$schema": DRAFT_04, "enum": ["a", "a"]}, "fix the schema so that it is valid JSON Schema"),  # valid draft-06
         ({"$defs": []}, "fix the schema so that it is valid JSON Schema"),  # draft-07 would not read `$defs` at all
-        (  # draft-04 alone reads the boolean bound, and reads the tuple too
+        (  # draft-04 alone reads the boolean bound, and reads the tuple too (whichever fails first is named)
             {"type": "object", "properties": {"n": {"minimum": 0, "exclusiveMinimum": True}, "t": {"items": [{}]}}},
-            f'/properties/n/exclusiveMinimum is written as draft-04 reads it: add "$schema": "{DRAFT_04}" to the root,'
-            ' or write the bound itself ("exclusiveMinimum": 0, without "minimum")',
+            (
+                f'/properties/n/exclusiveMinimum is written as draft-04 reads it: add "$schema": "{DRAFT_04}" to the root,'
+                ' or write the bound itself ("exclusiveMinimum": 0, without "minimum")',
+                f'/properties/t/items is written as draft-04 reads it: add "$schema": "{DRAFT_04}" to the root,'
+                ' or write the tuple as "prefixItems" (and "additionalItems" as "items")',
+            ),
         ),
         (  # draft-07's meta-schema passes only because draft-07 does not read `$defs`
             {"$defs": {"n": {"minimum": 0, "exclusiveMinimum": True}}, "items": [{"$ref": "#/$defs/n"}]},
@@ -207,8 +211,10 @@ DRAFT_07 = "http://json-schema.org/draft-07/schema#"
         ),
     ],
 )
-def test_a_schema_failing_its_meta_schema_is_told_the_draft_it_is_valid_in(schema: dict[str, Any], hint: str) -> None:
+def test_a_schema_failing_its_meta_schema_is_told_the_draft_it_is_valid_in(
+    schema: dict[str, Any], hint: str | tuple[str, ...]
+) -> None:
     with pytest.raises(SchemaError) as failed:
         check_schema(schema)
     assert "fails the JSON Schema meta-schema" in failed.value.message
-    assert failed.value.hint == hint
+    assert failed.value.hint in ((hint,) if isinstance(hint, str) else hint)
