@@ -218,3 +218,50 @@ def test_a_schema_failing_its_meta_schema_is_told_the_draft_it_is_valid_in(
         check_schema(schema)
     assert "fails the JSON Schema meta-schema" in failed.value.message
     assert failed.value.hint in ((hint,) if isinstance(hint, str) else hint)
+
+
+@pytest.mark.parametrize(
+    ("schema", "hint"),
+    [
+        (
+            {"type": "object", "properties": {"a": {"type": "string", "required": True}, "b": {}}},
+            "/properties/a/required is draft-03's form (true on the property):"
+            ' list the property in its object\'s "required" instead ("required": ["a"])',
+        ),
+        (  # every property marked true is named, so that one edit fixes them all
+            {"properties": {"o": {"properties": {"a": {"required": True}, "b": {"required": True}}}}},
+            (
+                "/properties/o/properties/a/required is draft-03's form (true on the property):"
+                ' list the property in its object\'s "required" instead ("required": ["a", "b"])',
+                "/properties/o/properties/b/required is draft-03's form (true on the property):"
+                ' list the property in its object\'s "required" instead ("required": ["a", "b"])',
+            ),
+        ),
+        (
+            {"type": "object", "properties": {"a": {"type": "string", "required": False}}},
+            "/properties/a/required is draft-03's form (false on the property):"
+            ' drop it (a property is optional unless its object\'s "required" lists it)',
+        ),
+        (  # a property named `properties` is a name, not the keyword
+            {"properties": {"properties": {"required": True}}},
+            "/properties/properties/required is draft-03's form (true on the property):"
+            ' list the property in its object\'s "required" instead ("required": ["properties"])',
+        ),
+        (
+            {"type": "array", "items": {"required": True}},
+            "/items/required is draft-03's form (true), which meant something only on a property's own schema:"
+            ' drop it, and list the properties an object requires in its "required" (an array of names)',
+        ),
+        (  # a property named `required` whose schema is a boolean, which draft-04 does not allow
+            {"$schema": DRAFT_04, "properties": {"required": True}},
+            "fix the schema so that it is valid JSON Schema",
+        ),
+    ],
+)
+def test_draft_03_s_required_on_a_property_is_told_how_later_drafts_write_it(
+    schema: dict[str, Any], hint: str | tuple[str, ...]
+) -> None:
+    with pytest.raises(SchemaError) as failed:
+        check_schema(schema)
+    assert "fails the JSON Schema meta-schema" in failed.value.message
+    assert failed.value.hint in ((hint,) if isinstance(hint, str) else hint)

@@ -75,6 +75,45 @@ def test_near_misses_of_asserting_keywords_are_refused(schema: dict[str, Any], k
     assert (refused.value.keyword, refused.value.meant) == (keyword, meant)
 
 
+@pytest.mark.parametrize(
+    ("schema", "keyword", "meant"),
+    [
+        ({"type": "object", "additionalProperty": False}, "additionalProperty", "additionalProperties"),
+        ({"type": "object", "unevaluatedProperty": False}, "unevaluatedProperty", "unevaluatedProperties"),
+        ({"type": "object", "patternProperty": {"^x": {"type": "integer"}}}, "patternProperty", "patternProperties"),
+        ({"type": "object", "minProperty": 1}, "minProperty", "minProperties"),
+        ({"type": "object", "maxProperty": 1}, "maxProperty", "maxProperties"),
+        ({"type": "object", "additionalProps": False}, "additionalProps", "additionalProperties"),
+        ({"type": "object", "maxProps": 1}, "maxProps", "maxProperties"),
+        ({"type": "object", "Property": {"a": {"type": "integer"}}}, "Property", "properties"),
+        ({"$schema": DRAFT_07, "type": "object", "dependency": {"a": ["b"]}}, "dependency", "dependencies"),
+        ({"type": "object", "dependentSchema": {"a": {"required": ["b"]}}}, "dependentSchema", "dependentSchemas"),
+        ({"type": "object", "dependentRequire": {"a": ["b"]}}, "dependentRequire", "dependentRequired"),
+        ({"type": "array", "prefixItem": [{"type": "null"}]}, "prefixItem", "prefixItems"),
+        ({"type": "array", "unevaluatedItem": False}, "unevaluatedItem", "unevaluatedItems"),
+        ({"type": "array", "minItem": 1}, "minItem", "minItems"),
+        ({"type": "array", "uniqueItem": True}, "uniqueItem", "uniqueItems"),
+        ({"type": "array", "contains": {"type": "null"}, "maxContain": 1}, "maxContain", "maxContains"),
+        ({"type": "object", "requireds": ["a"]}, "requireds", "required"),
+    ],
+)
+def test_singular_and_shortened_forms_of_plural_keywords_are_refused(schema: dict[str, Any], keyword: str, meant: str) -> None:
+    with pytest.raises(MisspelledKeyword) as refused:
+        compile_automaton(schema)
+    assert (refused.value.keyword, refused.value.meant) == (keyword, meant)
+
+
+def test_singular_forms_are_noted_not_refused_where_the_keyword_would_not_take_the_value() -> None:
+    # The value decides, as for any near miss: a string is no `properties`, and `maxContains`
+    # asserts nothing without `contains`.
+    assert notes({"type": "object", "property": "id"}) == {
+        "/property": "not a JSON Schema keyword; it looks like 'properties', but holds no value 'properties' takes"
+    }
+    assert notes({"type": "array", "maxContain": 1}) == {
+        "/maxContain": "not a JSON Schema keyword; it looks like 'maxContains', which has no meaning without 'contains' beside it"
+    }
+
+
 def test_names_that_are_data_or_other_vocabularies_are_not_taken_for_misspellings() -> None:
     schema = {
         "type": "object",

@@ -37,6 +37,8 @@ _NUMBER_BOUND = frozenset(_PREFERRED) - _BOOLEAN_BOUND
 _TUPLE = frozenset(_PREFERRED) - {"Draft202012Validator"}
 # Keywords whose values are data, not schemas: a form written in one is no form.
 _DATA = frozenset({"const", "enum", "default", "examples", "example"})
+# Keywords whose values map names to schemas.
+_NAME_MAPS = frozenset({"properties", "patternProperties", "definitions", "$defs", "dependencies", "dependentSchemas"})
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ def _form(schema: dict[str, Any], path: list[Any]) -> _Form | None:
         return None
     keyword, parent = path[-1], _value_at(schema, path[:-1])
     value = parent.get(keyword) if isinstance(parent, dict) else None
+    if keyword == "required" and isinstance(value, bool) and _keywords_at(path)[-1]:
+        return _draft_03_required(schema, path, value)
     if keyword == "items" and isinstance(value, list):
         tuple_rewrite = 'write the tuple as "prefixItems" (and "additionalItems" as "items")'
         return _Form("a tuple as drafts before 2020-12 write it", tuple_rewrite)
@@ -87,6 +91,24 @@ def _form(schema: dict[str, Any], path: list[Any]) -> _Form | None:
         as_draft_04 = f'write it as draft-04 does ("{bound}": {json.dumps(value)}, "{keyword}": true)'
         return _Form("a bound as drafts after draft-04 write it", as_draft_04)
     return None
+
+
+def _draft_03_required(schema: dict[str, Any], path: list[Any], value: bool) -> _Form:
+    """Draft-03's `"required": true` (or false) on a property's own schema, which no later draft
+    reads: the object lists its required properties by name. The rewrite names every property
+    beside this one marked true, so that one edit fixes them all; outside `properties` draft-03
+    gave the boolean no meaning either."""
+    on_property = len(path) >= 3 and path[-3] == "properties" and _keywords_at(path)[-3]
+    properties = _value_at(schema, path[:-2]) if on_property else None
+    if not isinstance(properties, dict):
+        what = f"draft-03's form ({json.dumps(value)}), which meant something only on a property's own schema"
+        return _Form(what, 'drop it, and list the properties an object requires in its "required" (an array of names)')
+    what = f"draft-03's form ({json.dumps(value)} on the property)"
+    if not value:
+        return _Form(what, 'drop it (a property is optional unless its object\'s "required" lists it)')
+    names = [name for name, sub in properties.items() if isinstance(sub, dict) and sub.get("required") is True]
+    listed = json.dumps({"required": names})[1:-1]
+    return _Form(what, f'list the property in its object\'s "required" instead ({listed})')
 
 
 def _boolean_bound(keyword: str, bound: str, value: bool, parent: dict[str, Any]) -> _Form:
@@ -136,6 +158,16 @@ def _forms_in(schema: Any) -> Iterator[frozenset[str]]:
                 yield _TUPLE
             if keyword not in _DATA:
                 stack.append(value)
+
+
+def _keywords_at(path: list[Any]) -> list[bool]:
+    """For each part of `path`, whether it is a keyword (not a property's or definition's name,
+    nor an index): `{"properties": {"required": true}}` names a property `required`."""
+    keywords, named = [], False
+    for part in path:
+        keywords.append(not named and isinstance(part, str))
+        named = keywords[-1] and part in _NAME_MAPS
+    return keywords
 
 
 def _value_at(schema: Any, path: list[Any]) -> Any:

@@ -11,7 +11,8 @@ constraint its author meant without a word; ajv refuses unknown keywords for tha
   `$schema` (or the rewrite) that gives it meaning;
 - a near miss of a keyword that asserts something (same name but for case or a trailing
   `:`, or within a small edit distance, a short name keeping its first letter, a three-letter
-  one a keyword less one character or with neighbours swapped) whose value that keyword would
+  one a keyword less one character or with neighbours swapped, or a plural keyword made singular
+  or shortened: `maxProperty`, `additionalProps`) whose value that keyword would
   accept, where that keyword would assert (`then` beside `if`), and no keyword of another
   well-known vocabulary: refused as misspelled, naming the keyword meant;
 - anything else (OpenAPI's `nullable`, JSON Hyper-Schema's `href`, vendor keywords, near
@@ -262,6 +263,8 @@ def _near_miss(name: str, asserting: bool) -> str | None:
         return None
     if asserting and name in _ALIASES:
         return _ALIASES[name]
+    if asserting and (plural := _plural_slips().get(name.casefold())) is not None:
+        return plural
     folded, trimmed, letters = name.casefold(), name.strip(" :\"'"), Counter(name)
     close = []
     for keyword in _targets(asserting):
@@ -281,6 +284,24 @@ def _near_miss(name: str, asserting: bool) -> str | None:
         if (distance := _edits(name, keyword)) <= limit and _plausible_typo(name, keyword, limit):
             close.append((distance, keyword))
     return min(close)[1] if close else None
+
+
+@functools.cache
+def _plural_slips() -> dict[str, str]:
+    """Each asserting keyword with a plural ending (`additionalProperties`, `minItems`), keyed
+    by its forms with that ending made singular or shortened, casefolded: `ies` as `y`
+    (`maxProperty`), `s` dropped (`minItem`, `dependentSchema`), `Properties` as `Props`
+    (`additionalProps`). Three edits or more away from the keyword, the `y` and `Props` forms
+    escape the edit distance, yet each names the keyword meant as plainly as a typo does."""
+    slips: dict[str, str] = {}
+    for keyword in _targets(True):
+        forms = [keyword.replace("Properties", "Props")] if "Properties" in keyword else []
+        if keyword.endswith("ies"):
+            forms.append(keyword[:-3] + "y")
+        elif keyword.endswith("s"):
+            forms.append(keyword[:-1])
+        slips.update((form.casefold(), keyword) for form in forms if not _known(form))
+    return slips
 
 
 def _short_slip(name: str, keyword: str) -> bool:
