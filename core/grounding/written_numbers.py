@@ -31,9 +31,14 @@ English way: `1,267 million` is 1267). A document writing both reads each number
 every reading a choice (`1,234` is 1234 and 1.234).
 
 Digits that read as no one number are not a number, and never give one of their pieces: a
-version, an address or a date written with points (`1.2.3`, `192.168.0.1`, `12.03.1990`).
-Digits joined by commas or spaces that read as no one number are a list, each item a number
-of its own (`2010,2011`, `555 123 4567`). The cost, by choice: digits grouped in threes after
+version, an address or a date written with points (`1.2.3`, `192.168.0.1`, `12.03.1990`);
+digits joined by a slash, a power, marks doubled, an Arabic mark or a middle dot (`1/2`,
+`10^6`, `1..5`, U+066B), or with a superscript or a one-character fraction after them
+(`10\u2076`, `2\u00bd`, `1 \u00bd`); the `0` of `0x1F`. Digits joined by commas or spaces that
+read as no one number are a list, each item a number of its own (`2010,2011`,
+`555 123 4567`), where every item reads as one; else none (`00,5`, `1 000 000.123.4`).
+Thousands may also be grouped the Indian way (`12,34,567`, `1,23,45,678.90`), read so in
+any document. The cost, by choice: digits grouped in threes after
 one space read as one number, so `100 200 300` is 100200300, never three numbers.
 
 Each number is kept in each JSON spelling of its value, digits as written: `559.40` as
