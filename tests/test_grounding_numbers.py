@@ -134,7 +134,63 @@ def test_a_fraction_led_by_its_point_where_it_stands_alone(text: str, numbers: d
     assert document_numbers(text) == numbers
 
 
-@pytest.mark.parametrize("text", ["1'" * 500000, "1'000" * 200000, "1_" * 500000, ".5 " * 200000, "2.5e3x " * 100000])
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        ("Grand total: 1,00,000 only.", {"100000": [(13, 21)]}),
+        ("Grand total: 10,00,000.50 only.", {"1000000.50": [(13, 25)], "1000000.5": [(13, 25)]}),
+        ("Grand total: 12,34,567 only.", {"1234567": [(13, 22)]}),
+        ("Grand total: 1,23,45,678.90 only.", {"12345678.90": [(13, 27)], "12345678.9": [(13, 27)]}),
+        ("1,00,000 and 1.234,56", {"100000": [(0, 8)], "1234.56": [(13, 21)]}),  # in any document
+    ],
+)
+def test_thousands_grouped_the_indian_way(text: str, numbers: dict[str, list[tuple[int, int]]]) -> None:
+    assert document_numbers(text) == numbers
+
+
+JOINED_INTO_NO_NUMBER = [
+    *["1,000,00", "100,000,0", "00,5", "1,234.56.78", "1 000 000.123.4"],  # a list with an item that is none
+    *["1..5", "1,,000", "1__000", ".5..5", "1.e3x"],  # marks doubled, a point before an exponent in a word
+    *["0x1F", "0b101", "0o17", "-0x1F", "0xff"],  # hexadecimal, binary, octal
+    *["10\u2076", "5\u00b2", "10^6", "10**6", "2*3"],  # powers
+    *["1/2", "3 1/2", "2\u00bd", "1 \u00bd", "1\u20442", "12/03/2024"],  # fractions
+    *["1\u066b5", "1\u066c234", "1\u00b7234"],  # an Arabic decimal or thousands mark, a middle dot
+]
+
+
+@pytest.mark.parametrize("written", JOINED_INTO_NO_NUMBER)
+def test_digits_joined_into_no_number_give_none_of_its_pieces(written: str) -> None:
+    assert document_numbers(f"Invoice\nGrand total: {written} only.\n") == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        ("Grand total: 1.e3 only.", {"1000": [(13, 17)]}),  # a point before the exponent: read whole
+        ("**5** and **6**, 0 x 5, 0 b", {"5": [(2, 3), (21, 22)], "6": [(12, 13)], "0": [(17, 18), (24, 25)]}),
+        ("5. 6, 7.", {"5": [(0, 1)], "6": [(3, 4)], "7": [(6, 7)]}),  # marks that end sentences and items
+        ("1 1/2 cups, 2 ½ and 1, ½", {"1": [(20, 21)]}),
+    ],
+)
+def test_marks_that_join_no_digits_leave_numbers_whole(text: str, numbers: dict[str, list[tuple[int, int]]]) -> None:
+    assert document_numbers(text) == numbers
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1'" * 500000,
+        "1'000" * 200000,
+        "1_" * 500000,
+        ".5 " * 200000,
+        "2.5e3x " * 100000,
+        "1/" * 500000,
+        "1" + "/" * 1000000 + "2",
+        "1" + "*" * 1000000 + "2",
+        "1,00" * 250000,
+        "1 00" * 250000,
+    ],
+)
 def test_reading_stays_linear(text: str) -> None:
     """Adversarial runs of marks read in time linear in their length (a megabyte well under
     2 s on a busy CPU)."""

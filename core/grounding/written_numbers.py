@@ -31,9 +31,14 @@ English way: `1,267 million` is 1267). A document writing both reads each number
 every reading a choice (`1,234` is 1234 and 1.234).
 
 Digits that read as no one number are not a number, and never give one of their pieces: a
-version, an address or a date written with points (`1.2.3`, `192.168.0.1`, `12.03.1990`).
-Digits joined by commas or spaces that read as no one number are a list, each item a number
-of its own (`2010,2011`, `555 123 4567`). The cost, by choice: digits grouped in threes after
+version, an address or a date written with points (`1.2.3`, `192.168.0.1`, `12.03.1990`);
+digits joined by a slash, a power, marks doubled, an Arabic mark or a middle dot (`1/2`,
+`10^6`, `1..5`, U+066B), or with a superscript or a one-character fraction after them
+(`10\u2076`, `2\u00bd`, `1 \u00bd`); the `0` of `0x1F`. Digits joined by commas or spaces that
+read as no one number are a list, each item a number of its own (`2010,2011`,
+`555 123 4567`), where every item reads as one; else none (`00,5`, `1 000 000.123.4`).
+Thousands may also be grouped the Indian way (`12,34,567`, `1,23,45,678.90`), read so in
+any document. The cost, by choice: digits grouped in threes after
 one space read as one number, so `100 200 300` is 100200300, never three numbers.
 
 Each number is kept in each JSON spelling of its value, digits as written: `559.40` as
@@ -47,6 +52,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable
 from decimal import Decimal
 from typing import NamedTuple
@@ -70,13 +76,28 @@ _MARKS = "'\u2019\u02bc_"
 _PART = rf"[0-9]+(?:[.,{_MARKS}][0-9]+)*"  # digits joined by single points, commas and marks
 _NUMERAL = re.compile(
     r"(?<![\w.,])(?<![0-9]['\u2019\u02bc])(?P<sign>(?<![\w-])[-\u2212])?"
-    r"(?:(?P<mantissa>[0-9]+(?:[.,][0-9]+)?)[eE](?P<exponent>[-+]?[0-9]+)(?!\w|[.,'\u2019\u02bc][0-9])"
+    r"(?:(?P<mantissa>[0-9]+(?:[.,][0-9]+|\.)?)[eE](?P<exponent>[-+]?[0-9]+)(?!\w|[.,'\u2019\u02bc][0-9])"
     rf"|(?P<run>{_PART}(?:(?P<space>[{_SPACES}]){_PART}(?:(?P=space){_PART})*)?)"
     rf"|(?<![^\s:(\[$\u20ac\u00a3\u00a5\-\u2212])(?P<bare>\.[0-9]+)(?![0-9]|[.,{_MARKS}][0-9])"
     r")"
 )
 # What continues a numeral into no number: an exponent inside a word (`2.5e3x`, `1'000e3`).
 _CONTINUED = re.compile(r"[eE][-+]?[0-9]")
+# Marks that join digits into no number where they stand between them, alone or in runs: a
+# fraction (`1/2`, or a fraction or division slash, U+2044, U+2215), a power (`10^6`, `10**6`),
+# marks doubled (`1..5`, `1,,000`, `1__000`), an Arabic decimal or thousands mark or a middle
+# dot (U+066B, U+066C, U+00B7).
+_JOINS = "._,/^\u066b\u066c\u00b7\u2044\u2215"
+_JOINED_MARKS = re.compile(rf"[{_JOINS}]+|\*\*?")
+# What joins a numeral to what follows it into no number: marks before more digits (above), a
+# point before an exponent (`1.e3x`), a letter of a hexadecimal, binary or octal literal
+# after a lone zero (`0x1F`, `0b101`, `0o17`).
+_JOINED_AFTER = re.compile(rf"(?:[{_JOINS}]+|\*\*?)[0-9]|\.[eE][-+]?[0-9]")
+_LITERAL = re.compile(r"[xX][0-9a-fA-F]|[bBoO][0-9]")
+# Thousands grouped the Indian way (lakh, crore): one or two digits, groups of two, a last group
+# of three, then maybe a fraction after a point: `1,00,000`, `12,34,567`, `1,23,45,678.90`. At
+# least one group is of two digits, so no run read as thousands grouped in threes reads so.
+_INDIAN = re.compile(r"(?P<whole>[1-9][0-9]?(?:,[0-9]{2})+,[0-9]{3})(?:\.(?P<fraction>[0-9]+))?")
 _SPACE_RUN = re.compile(f"[^{_SPACES}]+")
 _LEAD = r"[1-9][0-9]{0,2}"  # the digits before the first group of three
 _WHOLE = "(?:0|[1-9][0-9]*)"  # digits not led by a zero
@@ -124,6 +145,8 @@ def document_numbers(document: str) -> dict[str, list[Span]]:
     marks = _decimal_marks(numeral["run"] for numeral in numerals if numeral["run"])
     found: dict[str, dict[Span, None]] = {}
     for numeral in numerals:
+        if _joined(document, numeral):
+            continue  # the `1` of `1/2`, `10^6`, `1..5`, `0x1F`: a piece of what reads as no number
         base = numeral.start(next(name for name in ("run", "mantissa", "bare") if numeral[name]))
         continued = _CONTINUED.match(document, numeral.end()) is not None
         for reading in _readings(numeral, marks):
@@ -135,6 +158,32 @@ def document_numbers(document: str) -> dict[str, list[Span]]:
                 text = "-" + spelling if signed and spelling.strip("0.") else spelling  # never `-0`
                 found.setdefault(text, {})[span] = None
     return {text: list(spans) for text, spans in found.items()}
+
+
+def _joined(document: str, numeral: re.Match[str]) -> bool:
+    """Whether `numeral` is joined to the digits before or after it into what reads as no
+    number: by the marks `_JOINS` (`1/2`, `10^6`, `1..5`), by a superscript or a fraction
+    written as one character after it (`10⁶`, `2½`, and `1 ½` after one space), as the zero
+    of a hexadecimal, binary or octal literal (`0x1F`), or by a point before an exponent."""
+    start, end = numeral.start(), numeral.end()
+    if _JOINED_AFTER.match(document, end):
+        return True
+    if numeral["run"] == "0" and _LITERAL.match(document, end):
+        return True
+    after = document[end : end + 2]
+    if after[:1] and unicodedata.category(after[0]) == "No":
+        return True  # a power or a fraction: `10⁶`, `5²`, `2½`
+    if len(after) == 2 and after[0] in _SPACES and unicodedata.decomposition(after[1]).startswith("<fraction>"):
+        return True  # a whole and a fraction: `1 ½`
+    before = start
+    while before > 0 and (document[before - 1] in _JOINS or document[before - 1] == "*"):
+        before -= 1
+    return (
+        before < start
+        and before > 0
+        and document[before - 1] in "0123456789"
+        and _JOINED_MARKS.fullmatch(document, before, start) is not None
+    )
 
 
 def _decimal_marks(runs: Iterable[str]) -> str:
@@ -186,7 +235,10 @@ def _read_run(run: str, marks: str) -> list[_Reading]:
         return [_Reading(whole, 0, len(run))]
     found: list[_Reading] = []
     for part in _SPACE_RUN.finditer(run):
-        found += [_Reading(r.text, part.start() + r.start, part.start() + r.end) for r in _read_part(part.group(), marks)]
+        items = _read_part(part.group(), marks)
+        if not items:
+            return []  # an item that reads as no number: the run is none (`1 000 000.123.4`)
+        found += [_Reading(r.text, part.start() + r.start, part.start() + r.end) for r in items]
     return found
 
 
@@ -204,6 +256,10 @@ def _read_part(part: str, marks: str) -> tuple[_Reading, ...]:
             return ()
         whole, fraction = grouped["whole"].replace(grouped["mark"], ""), grouped["fraction"]
         return (_Reading(f"{whole}.{fraction}" if fraction else whole, 0, len(part)),)
+    indian = _INDIAN.fullmatch(part)
+    if indian is not None:  # read so in any document: no run grouped in threes reads so
+        whole, fraction = indian["whole"].replace(",", ""), indian["fraction"]
+        return (_Reading(f"{whole}.{fraction}" if fraction else whole, 0, len(part)),)
     own = "," if _ONLY_COMMA.fullmatch(part) else "." if _ONLY_POINT.fullmatch(part) else marks
     found: list[_Reading] = []
     for mark in own:
@@ -211,10 +267,15 @@ def _read_part(part: str, marks: str) -> tuple[_Reading, ...]:
         if whole is not None:
             found.append(_Reading(whole, 0, len(part)))
             continue
-        start = 0
+        start, listed = 0, list[_Reading]()
         for item in part.split(",") if "," in part else ():
-            found += [_Reading(r.text, start + r.start, start + r.end) for r in _read_part(item, marks)]
+            items = _read_part(item, marks)
+            if not items:  # an item that reads as no number: the list is none (`00,5`, `1,000,00`)
+                listed = []
+                break
+            listed += [_Reading(r.text, start + r.start, start + r.end) for r in items]
             start += len(item) + 1
+        found += listed
     return tuple(dict.fromkeys(found))
 
 
