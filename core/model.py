@@ -18,7 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .processes import cores_taken, usable_cores, wait_policy
+from .processes import usable_cores, wait_policy
 
 # How llama.cpp's threads wait for each other (they meet at a barrier after every operation) is
 # chosen once, before llama.cpp loads (OpenMP reads it then), unless the environment says
@@ -31,7 +31,7 @@ from .processes import cores_taken, usable_cores, wait_policy
 # otherwise they spin briefly first (GOMP_SPINCOUNT=1000 for GNU OpenMP, KMP_BLOCKTIME=0 for
 # LLVM's), since sleeping at once made generation 2x slower on an idle 2-core machine (whole
 # runs 1.43x). docs/performance.md has the figures.
-os.environ.update(wait_policy(os.environ, cores_taken()))
+os.environ.update(wait_policy(os.environ))
 # llama.cpp's libraries load before numpy's (imported here and by the modules imported here):
 # with numpy loaded first, a CUDA build of llama-cpp-python crashed (SIGSEGV) loading any model,
 # on an H200 machine with numpy 2.5.2 (bench/cuda_batch.sh); with llama.cpp loaded first, the same

@@ -68,21 +68,22 @@ def cores_taken(running_tasks: Callable[[], int] = _running_tasks, readings: int
     tasks over a few readings 10 ms apart (a task that only passes by is not counted), at most
     the cores less one; 0 where the system does not tell."""
     found = []
-    for _ in range(readings):
+    for reading in range(readings):
+        if reading:
+            time.sleep(0.01)
         try:
             found.append(running_tasks())
         except (OSError, ValueError, IndexError):
             return 0
-        time.sleep(0.01)
     return max(0, min(min(found) - 1, usable_cores() - 1))
 
 
-def wait_policy(environment: Mapping[str, str], taken: int) -> dict[str, str]:
-    """The OpenMP settings for how llama.cpp's threads wait (see above): none where the
-    environment already says; sleep at once where `taken` cores run other programs
-    (core.model sets them before llama.cpp loads, and says why)."""
+def wait_policy(environment: Mapping[str, str], taken: Callable[[], int] = cores_taken) -> dict[str, str]:
+    """The OpenMP settings for how llama.cpp's threads wait: none where the environment
+    already says (the load is not read then: it takes 30 ms); sleep at once where `taken()`
+    cores run other programs (core.model sets them before llama.cpp loads, and says why)."""
     if {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME"} & environment.keys():
         return {}
-    if taken:
+    if taken():
         return {"OMP_WAIT_POLICY": "PASSIVE"}
     return {"GOMP_SPINCOUNT": "1000", "KMP_BLOCKTIME": "0"}

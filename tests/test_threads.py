@@ -60,10 +60,10 @@ SLEEP_AT_ONCE = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 
 def test_threads_spin_briefly_on_an_idle_machine_and_sleep_at_once_on_a_busy_one() -> None:
-    assert processes.wait_policy({}, taken=0) == SPIN_BRIEFLY
-    assert processes.wait_policy({}, taken=1) == SLEEP_AT_ONCE
+    assert processes.wait_policy({}, taken=lambda: 0) == SPIN_BRIEFLY
+    assert processes.wait_policy({}, taken=lambda: 1) == SLEEP_AT_ONCE
     for said in ({"OMP_WAIT_POLICY": "ACTIVE"}, {"GOMP_SPINCOUNT": "0"}, {"KMP_BLOCKTIME": "200"}):
-        assert processes.wait_policy(said, taken=0) == {} and processes.wait_policy(said, taken=1) == {}
+        assert processes.wait_policy(said, taken=lambda: 0) == {} and processes.wait_policy(said, taken=lambda: 1) == {}
 
 
 WAITING = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")

@@ -74,6 +74,8 @@ def share_conversions(processes: int) -> None:
 def conversions_now() -> int:
     """How many conversions this process runs at once (AT_ONCE, or its share)."""
     return _Turns.at_once
+
+
 _SPLIT_HINT = "split it into smaller files, or convert it to text with another tool and extract from that"
 
 
