@@ -436,3 +436,26 @@ def test_a_refusal_s_hint_names_lenient_where_lenient_compilation_would_leave_it
     with pytest.raises(UnsupportedSchema) as refused:
         compile_automaton({"$ref": "https://example.com/a.json"}, lenient=True)
     assert not refused.value.relaxable and "lenient" not in refused.value.hint
+
+
+def test_guesses_at_undeclared_required_names_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A schema with thousands of undeclared `required` names is untrusted input: each gets its
+    warning, only the first few a search for the name meant, each among a bounded number."""
+    from gguf_extract.core.index.check import check_schema_support
+    from gguf_extract.core.schema import build_objects, typed, vocabulary
+
+    searches: list[str] = []
+    real = vocabulary.nearest
+    monkeypatch.setattr(build_objects, "nearest", lambda name, names: searches.append(name) or real(name, names))
+    count = typed.GUESSES * 4
+    schema = {
+        "type": "object",
+        "properties": {f"field_number_{i:04d}": {"type": "string"} for i in range(count)},
+        "required": [f"field_numbr_{i:04d}" for i in range(count)],
+    }
+    report = check_schema_support(schema)
+    assert len([note for note in report.notes if note.keyword == "required"]) == count
+    assert len(searches) == typed.GUESSES
+    names = [f"name_{i:05d}" for i in range(vocabulary._MOST_MEASURED)]
+    assert vocabulary.nearest("nmae_target", [*names, "name_target"]) is None  # past the names measured
+    assert vocabulary.nearest("nmae_target", ["name_target", *names]) == "name_target"

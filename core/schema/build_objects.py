@@ -194,7 +194,10 @@ def _note_undeclared_required(build: Build, obj: ObjectNode, name: str) -> None:
     if name not in listed:
         return
     reason = f"names '{name}', which 'properties' does not declare: any value is allowed for it"
-    meant = nearest(name, [declared for declared, _ in obj.properties])
+    meant = None
+    if build.document.guesses_left > 0:  # a guess for the first few only: each is a search
+        build.document.guesses_left -= 1
+        meant = nearest(name, [declared for declared, _ in obj.properties])
     reason += f"; did you mean '{meant}'?" if meant is not None else ""
     where = join_pointer(join_pointer(obj.pointer, "required"), listed.index(name))
     build.document.notes.append(KeywordNote("required", where, reason, ignored=False))

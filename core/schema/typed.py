@@ -48,6 +48,11 @@ from .resources import Resources
 from .validation import draft_keywords, draft_name, ref_ignores_siblings, validator_class
 from .vocabulary import Judge, KeywordNote, format_reason
 
+# The undeclared `required` names of one schema a "did you mean" is looked for (a bound on
+# the time an untrusted schema with thousands of them takes: each search measures up to
+# core.schema.vocabulary's _MOST_MEASURED names).
+GUESSES = 32
+
 
 class SchemaDocument:
     """One root schema and its typed nodes, converted on first use and kept by pointer.
@@ -69,6 +74,7 @@ class SchemaDocument:
         # The `required` names of each schema object that declares `properties` too, by its
         # pointer: where a name none declares is worth a note (core.schema.build_objects).
         self.required_beside_properties: dict[str, tuple[str, ...]] = {}
+        self.guesses_left = GUESSES  # "did you mean" looked for among declared names (each costs a search)
         draft = root
         if draft_name(root) == "draft-03":
             refusals.refuse(

@@ -31,6 +31,7 @@ added in a name that short makes too many words (`url`, `key`, `note`).
 from __future__ import annotations
 
 import functools
+import itertools
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -334,9 +335,10 @@ def nearest(name: str, names: Iterable[str]) -> str | None:
     """Of `names`, the one `name` is a likely typo of, within a keyword's near miss's reach
     (equal but for case; one edit for names of up to five characters, two for longer ones;
     the first letter kept, see _plausible_typo); None where none is that near. Names longer
-    than 64 characters are not measured: the cost stays bounded."""
+    than 64 characters are not measured, nor more than the first _MOST_MEASURED of `names`:
+    the cost stays bounded (a schema is untrusted input)."""
     folded, close = name.casefold(), []
-    for known in names:
+    for known in itertools.islice(names, _MOST_MEASURED):
         if known == name:
             continue
         if known.casefold() == folded:
@@ -345,9 +347,38 @@ def nearest(name: str, names: Iterable[str]) -> str | None:
         limit = 1 if shorter <= _SHORT else 2
         if shorter < 4 or abs(len(name) - len(known)) > limit or max(len(name), len(known)) > 64:
             continue
-        if (distance := _edits(name, known)) <= limit and _plausible_typo(name, known, limit):
+        if (distance := _edits_within(name, known, limit)) <= limit and _plausible_typo(name, known, limit):
             close.append((distance, known))
     return min(close)[1] if close else None
+
+
+_MOST_MEASURED = 512  # names a guess is looked for among
+
+
+def _edits_within(first: str, second: str, limit: int) -> int:
+    """_edits(first, second) where it is at most `limit`, else some number above `limit`: the
+    common start and end are left out first (they cost no edit), and the measure stops once two
+    rows running are all above `limit` (no later row can come back under it: a swap reaches
+    back two rows)."""
+    start = 0
+    while start < min(len(first), len(second)) and first[start] == second[start]:
+        start += 1
+    end = 0
+    while end < min(len(first), len(second)) - start and first[-1 - end] == second[-1 - end]:
+        end += 1
+    first, second = first[start : len(first) - end], second[start : len(second) - end]
+    before: list[int] | None = None
+    previous = list(range(len(second) + 1))
+    for i, a in enumerate(first, 1):
+        current = [i] + [0] * len(second)
+        for j, b in enumerate(second, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b))
+            if before is not None and i > 1 and j > 1 and a == second[j - 2] and first[i - 2] == b:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit and min(previous) > limit:
+            return limit + 1
+        before, previous = previous, current
+    return previous[-1]
 
 
 # Names some tools use for a format JSON Schema defines under another name.
