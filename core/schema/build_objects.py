@@ -190,8 +190,8 @@ def _note_undeclared_required(build: Build, obj: ObjectNode, name: str) -> None:
     patternProperties): likely a typo (`emali`), whose value the schema leaves open. Only a
     name listed in the object written at `obj.pointer` is noted: one listed in a subschema
     merged in may be declared by a schema that is not."""
-    listed = build.document.required_beside_properties.get(obj.pointer, ())
-    if name not in listed:
+    place = build.document.required_beside_properties.get(obj.pointer, {}).get(name)
+    if place is None:
         return
     reason = f"names '{name}', which 'properties' does not declare: any value is allowed for it"
     meant = None
@@ -199,7 +199,7 @@ def _note_undeclared_required(build: Build, obj: ObjectNode, name: str) -> None:
         build.document.guesses_left -= 1
         meant = nearest(name, [declared for declared, _ in obj.properties])
     reason += f"; did you mean '{meant}'?" if meant is not None else ""
-    where = join_pointer(join_pointer(obj.pointer, "required"), listed.index(name))
+    where = join_pointer(join_pointer(obj.pointer, "required"), place)
     build.document.notes.append(KeywordNote("required", where, reason, ignored=False))
 
 

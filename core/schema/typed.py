@@ -73,7 +73,7 @@ class SchemaDocument:
         self.notes: list[KeywordNote] = []
         # The `required` names of each schema object that declares `properties` too, by its
         # pointer: where a name none declares is worth a note (core.schema.build_objects).
-        self.required_beside_properties: dict[str, tuple[str, ...]] = {}
+        self.required_beside_properties: dict[str, dict[str, int]] = {}  # each name's first place in the list
         self.guesses_left = GUESSES  # "did you mean" looked for among declared names (each costs a search)
         draft = root
         if draft_name(root) == "draft-03":
@@ -320,7 +320,10 @@ class _Reader:
             return None
         kept = self.kept
         if isinstance(kept.get("properties"), dict) and "required" in kept:
-            self.document.required_beside_properties[self.pointer] = tuple(kept["required"])
+            listed = kept["required"]
+            self.document.required_beside_properties[self.pointer] = {
+                name: place for place, name in reversed(list(enumerate(listed))) if isinstance(name, str)
+            }
         names, schemas = self._dependencies()
         return ObjectNode(
             self.pointer,
