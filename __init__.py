@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .core.defaults import DEFAULT_RECURSION_DEPTH as DEFAULT_RECURSION_DEPTH
     from .core.defaults import DEFAULT_TEMPERATURE as DEFAULT_TEMPERATURE
     from .core.defaults import DEFAULT_TOP_P as DEFAULT_TOP_P
+    from .core.documents.convert.box import conversions_now as conversions_now
     from .core.documents.convert.box import share_conversions as share_conversions
     from .core.documents.document import CONVERTED_FILE_LIMIT as CONVERTED_FILE_LIMIT
     from .core.documents.document import DOCUMENT_FORMATS as DOCUMENT_FORMATS
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
     from .core.extract.extractor import ExtractionStats as ExtractionStats
     from .core.extract.extractor import Extractor as Extractor
     from .core.extract.extractor import ModelOptions as ModelOptions
-    from .core.extract.parallel import Outcome as Outcome
     from .core.files import write_atomically as write_atomically
     from .core.indent import Indenter as Indenter
     from .core.index.check import SchemaReport as SchemaReport
@@ -73,6 +73,8 @@ if TYPE_CHECKING:
     from .core.review.page import ReviewDocument as ReviewDocument
     from .core.review.page import render_review as render_review
     from .core.review.page import write_review as write_review
+    from .core.runtime.scheduler import JobSteps as JobSteps
+    from .core.runtime.scheduler import Outcome as Outcome
     from .core.schema.load import Schema as Schema
     from .core.schema.sources import load_schema as load_schema
     from .core.schema.sources import packaged_schema_names as packaged_schema_names
@@ -91,7 +93,8 @@ _EXPORTS: dict[str, str] = {
     "ChunkedExtraction": "core.extract.chunked",
     "ExtractionRun": "core.extract.extraction_run",
     "ExtractionStats": "core.extract.extractor",
-    "Outcome": "core.extract.parallel",
+    "Outcome": "core.runtime.scheduler",
+    "JobSteps": "core.runtime.scheduler",
     "bundled_model_path": "core.model",
     "cached_models": "core.model_files",
     "model_folders": "core.model_files",
@@ -121,6 +124,7 @@ _EXPORTS: dict[str, str] = {
     "Converting": "core.documents.document",
     "CONVERTED_FILE_LIMIT": "core.documents.document",
     "share_conversions": "core.documents.convert.box",
+    "conversions_now": "core.documents.convert.box",
     "CHUNKED_TEXT_LIMIT": "core.extract.chunked",
     # Output: indented JSON, whole files, the review page
     "Indenter": "core.indent",

@@ -13,7 +13,9 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable, Generator, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -28,9 +30,11 @@ from gguf_extract import (
     ExtractError,
     ExtractionRun,
     Extractor,
+    JobSteps,
     ModelError,
     OutputError,
     Schema,
+    conversions_now,
     load_schema,
     share_conversions,
 )
@@ -137,12 +141,7 @@ def _extract_here(request: Request, schema: Schema, pending: list[batch.Source],
         with _progress(request, len(pending)) as advance:
             # No more sequences than documents: each sequence's slot is context memory.
             parallel = min(request.batch.parallel or extractor.default_parallel, len(pending))
-            if parallel > 1:
-                _extract_together(request, extractor, compiled, pending, tally, page, advance, parallel)
-            else:
-                for source in pending:
-                    _one(request, extractor, compiled, source, tally, page)
-                    advance(tally.tokens)
+            _extract_together(request, extractor, compiled, pending, tally, page, advance, parallel)
     finally:
         page.write()  # an interrupted batch's page shows the documents done
 
@@ -246,8 +245,8 @@ def _pending(request: Request, schema: Schema, sources: list[batch.Source]) -> l
 @dataclass
 class Finished:
     """A document's extraction, done, with --abstain applied and, with --output-dir, its result
-    file written (by the thread that extracted it, as soon as it was done: a slow document
-    before it in the batch holds back only the line that counts it)."""
+    file written (as soon as it was done: a slow document before it in the batch holds back only
+    the line that counts it)."""
 
     extraction: ExtractionRun
     withheld: list[str]  # the JSON pointers --abstain set to null
@@ -255,10 +254,14 @@ class Finished:
     unwritten: OutputError | None = None  # why the result file could not be written
 
 
-def _finished(request: Request, extractor: Extractor, compiled: CompiledSchema, source: batch.Source) -> Finished:
-    """`source` extracted and, with --output-dir, its result file written (raises what reading or
-    extracting it raises)."""
-    extraction = _extracted(request, extractor, compiled, source)
+def _finished(
+    request: Request, extractor: Extractor, compiled: CompiledSchema, source: batch.Source, text: Future[str]
+) -> JobSteps[Finished]:
+    """`source` (its text read ahead in `text`) extracted and, with --output-dir, its result file
+    written: the steps a scheduler runs (core.runtime); raises what reading or extracting it raises."""
+    extraction = start_extraction(request, extractor, compiled, text.result())
+    report_truncation(source.label, extraction)
+    yield from extraction.steps()
     finished = Finished(extraction, evidence.withhold(extraction, request.abstain, request.min_confidence))
     if request.batch.output_dir is not None:
         target = batch.output_path(request.batch.output_dir, source)
@@ -271,22 +274,6 @@ def _finished(request: Request, extractor: Extractor, compiled: CompiledSchema, 
     return finished
 
 
-def _one(
-    request: Request,
-    extractor: Extractor,
-    compiled: CompiledSchema,
-    source: batch.Source,
-    tally: Tally,
-    page: evidence.ReviewPage,
-) -> None:
-    try:
-        finished = _finished(request, extractor, compiled, source)
-    except Exception as error:
-        _failure(request, source, error, tally, page)
-        return
-    _deliver(request, source, finished, tally, page)
-
-
 def _extract_together(
     request: Request,
     extractor: Extractor,
@@ -297,28 +284,44 @@ def _extract_together(
     advance: Callable[[int], None],
     parallel: int,
 ) -> None:
-    """--parallel: the documents decoded N at a time (core.extract.parallel), delivered in input order."""
-    jobs = (partial(_finished, request, extractor, compiled, source) for source in pending)
-    # Closed at once if delivering raises (a closed stdout, a failed model): the documents in
-    # flight stop and the context is freed then, not whenever the traceback is dropped.
-    with contextlib.closing(extractor.run_parallel(jobs, compiled, request.instructions, parallel)) as outcomes:
-        for source, outcome in zip(pending, outcomes, strict=True):
-            if outcome.error is not None:
-                _failure(request, source, outcome.error, tally, page)
-            else:
-                assert outcome.value is not None
-                _deliver(request, source, outcome.value, tally, page)
-            advance(tally.tokens)
+    """The documents decoded `parallel` at a time by one scheduler (core.runtime), admitted
+    and delivered in input order; 1 is one after another."""
+    with contextlib.closing(_read_ahead(request, extractor, pending, parallel)) as texts:
+        jobs = (
+            partial(_finished, request, extractor, compiled, source, text) for source, text in zip(pending, texts, strict=True)
+        )
+        # Closed at once if delivering raises (a closed stdout, a failed model): the documents in
+        # flight stop and the context is freed then, not whenever the traceback is dropped.
+        with contextlib.closing(extractor.run_parallel(jobs, compiled, request.instructions, parallel)) as outcomes:
+            for source, outcome in zip(pending, outcomes, strict=True):
+                if outcome.error is not None:
+                    _failure(request, source, outcome.error, tally, page)
+                else:
+                    assert outcome.value is not None
+                    _deliver(request, source, outcome.value, tally, page)
+                advance(tally.tokens)
 
 
-def _extracted(
-    request: Request, extractor: Extractor, compiled: CompiledSchema, source: batch.Source
-) -> ExtractionRun:
-    """The finished extraction of `source` (raises what reading or extracting it raises)."""
-    extraction = start_extraction(request, extractor, compiled, read_for(request, extractor, source.path))
-    report_truncation(source.label, extraction)
-    extraction.run()
-    return extraction
+def _read_ahead(
+    request: Request, extractor: Extractor, sources: list[batch.Source], parallel: int
+) -> Generator[Future[str], None, None]:
+    """Each source's text, read (PDF, HTML and DOCX converted in their bounded child processes)
+    ahead of its turn by a few threads, no more than conversions run at once: while the
+    documents in flight decode, the next ones convert, and each is admitted in input order
+    once its text is there, so which documents share a decode never depends on how long a
+    conversion took."""
+    extractor.document_byte_limit  # noqa: B018 (worked out here, not in the reading threads at once)
+    ahead = parallel + conversions_now()
+    readers = ThreadPoolExecutor(max_workers=conversions_now(), thread_name_prefix="extract-read")
+    queued: deque[Future[str]] = deque()
+    waiting = iter(sources)
+    try:
+        for _ in sources:
+            while len(queued) < ahead and (source := next(waiting, None)) is not None:
+                queued.append(readers.submit(read_for, request, extractor, source.path))
+            yield queued.popleft()
+    finally:  # a conversion under way ends within its own bound; nobody waits for it here
+        readers.shutdown(wait=False, cancel_futures=True)
 
 
 def _failure(request: Request, source: batch.Source, error: BaseException, tally: Tally, page: evidence.ReviewPage) -> None:

@@ -73,9 +73,9 @@ def read_for(request: Request, extractor: Extractor, document: str | Path) -> st
     holds, or with --chunk what pieces are made of (CHUNKED_TEXT_LIMIT)."""
     if not request.chunk:
         limit = extractor.document_byte_limit
-        return read_text(document, request.encoding, limit, request.truncate, request.document_format, extractor.aside)
+        return read_text(document, request.encoding, limit, request.truncate, request.document_format)
     try:
-        return read_text(document, request.encoding, CHUNKED_TEXT_LIMIT, False, request.document_format, extractor.aside)
+        return read_text(document, request.encoding, CHUNKED_TEXT_LIMIT, False, request.document_format)
     except DocumentTooLarge:
         raise DocumentError(
             f"document {document} has more than {CHUNKED_TEXT_LIMIT} bytes of text, the most read with --chunk",
@@ -83,9 +83,7 @@ def read_for(request: Request, extractor: Extractor, document: str | Path) -> st
         ) from None
 
 
-def start_extraction(
-    request: Request, extractor: Extractor, compiled: CompiledSchema, text: str
-) -> ExtractionRun:
+def start_extraction(request: Request, extractor: Extractor, compiled: CompiledSchema, text: str) -> ExtractionRun:
     """The extraction from `text`: piece by piece with --chunk (--parallel of them at a time),
     else in one prompt."""
     if request.chunk:

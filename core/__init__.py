@@ -11,12 +11,14 @@ Its rooms, one folder per pipeline stage and a few modules at the top:
 - grounding/: strings held to spans of the document, and each value's evidence;
 - index/: the compiled schema for one vocabulary, its token index and the Guide that walks it;
 - integrations/: this library inside other runtimes (llama-cpp-python's logits processors);
-- decode/: the decoding loop, its state, sampling and the followers that watch the output;
+- decode/: the decoding, stepped (it asks for evaluations, never makes them), its state, sampling and
+  the followers that watch the output;
+- runtime/: the one scheduler that steps every document in flight over a context's sequences;
 - extract/: the public entry: prompts, extractions, long documents in pieces, several at once;
 - review/: the review page drawn from evidence envelopes.
 A room may import itself and the rooms before it in this order, never one after it (the facade,
 gguf_extract/__init__.py, and the command line come last); tests/test_structure.py keeps it so.
 
 Order: errors, defaults, files, indent, jsontext, processes < automaton < schema < documents < vocab < model, model_files
-    < grounding < index < integrations < decode < extract < review < facade < cli
+    < grounding < index < integrations < decode < runtime < extract < review < facade < cli
 """

@@ -267,6 +267,11 @@ class GGUFModel:
 
     # -- evaluation --------------------------------------------------------------------
 
+    @property
+    def n_past(self) -> int:
+        """How many tokens the context holds."""
+        return int(self._llama.n_tokens)
+
     def rollback(self, n_past: int) -> None:
         """Forget every token after the first `n_past`; the next eval overwrites them."""
         self._llama.n_tokens = n_past
@@ -331,11 +336,13 @@ class SequenceContext:
     where without it that cost grew with the documents in flight. And cells copied from one
     sequence to another (the shared prompt prefix) are held once."""
 
-    def __init__(self, model: GGUFModel, n_seq: int, n_ctx: int) -> None:
+    def __init__(self, model: GGUFModel, n_seq: int, n_ctx: int, unified: bool = True) -> None:
         lib = model._lib
         llama = model._llama
         params = type(llama.context_params).from_buffer_copy(llama.context_params)
-        params.n_ctx, params.n_seq_max, params.kv_unified = n_ctx, n_seq, True
+        # `unified` False: one stream a sequence, each of n_ctx / n_seq cells (measured against
+        # one cache by bench/kv_layout.py).
+        params.n_ctx, params.n_seq_max, params.kv_unified = n_ctx, n_seq, unified
         if hasattr(params, "flash_attn_type"):  # on wherever the device has it
             params.flash_attn_type = lib.LLAMA_FLASH_ATTN_TYPE_AUTO
         else:  # llama-cpp-python before llama.cpp's flash_attn_type
@@ -380,7 +387,7 @@ class SequenceContext:
                 hint="decode fewer documents at once",
             )
         outputs = sum(len(rows) for _, _, _, rows in requests)
-        if outputs == 0:  # a part of a long prompt (core.extract.parallel): llama.cpp kept no logits to read
+        if outputs == 0:  # a part of a long prompt (core.runtime.scheduler): llama.cpp kept no logits to read
             return [np.zeros((0, self.n_vocab), dtype=np.float32) for _ in requests]
         logits = np.ctypeslib.as_array(lib.llama_get_logits(self._context.ctx), shape=(outputs, self.n_vocab)).copy()
         ends = np.cumsum([len(rows) for _, _, _, rows in requests]).tolist()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -15,10 +15,16 @@ from ..defaults import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TOP_P
 Logits = npt.NDArray[np.float32]
 
 
-class TokenModel(Protocol):
-    """What the decoder needs from a model; core.model.GGUFModel implements it."""
+class Tokenizer(Protocol):
+    """What a decoding needs of the model's vocabulary: forced text is tokenized as the model would."""
 
     def tokenize(self, text: bytes, add_bos: bool = False, special: bool = False) -> list[int]: ...
+
+
+@runtime_checkable
+class TokenModel(Tokenizer, Protocol):
+    """A model one decoding is driven on alone (core.decode.requests.drive); core.model.GGUFModel
+    implements it."""
 
     def eval(self, tokens: list[int]) -> None: ...
 

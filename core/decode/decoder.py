@@ -3,7 +3,10 @@
 Decoding walks the schema with a Guide (core.index.guide) and nothing else of the compiled schema.
 A decoding's state is one value (core.decode.decode_state.DecodeState); what taking a token does
 (the bytes it decides, the zeros it holds) is core.decode.decode_steps; the Decoder makes the
-choices, writes the output and evaluates tokens in the model.
+choices and writes the output. It never calls the model: `steps` is a generator that yields
+the bytes written and the evaluations it needs (core.decode.requests.Evaluate) and is sent the
+logits rows back, so one scheduler (core.runtime.scheduler) steps every document of a batch
+from one loop, and `run` drives it alone on a TokenModel.
 
 Invariants:
 - Budget: a token is allowed only if, after it, the bytes still needed to close the document
@@ -29,7 +32,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from itertools import accumulate
 
 import numpy as np
@@ -41,10 +44,15 @@ from ..index.compiled import CompiledSchema
 from ..vocab.token_table import IdArray
 from .decode_state import END, DecodeState, Followers, Position
 from .decode_steps import Step, Steps
-from .decode_types import DecodeStats, Logits, SamplingSettings, TokenModel
+from .decode_types import DecodeStats, Logits, SamplingSettings, Tokenizer, TokenModel
 from .lookahead import TokenHistory
 from .repetition import ItemWatch, RepetitionGuard, avoid, closing_brackets, quote_tokens
+from .requests import DecodeSteps, Evaluate, drive, requests_only
 from .sampling import probability, sample, share
+
+# What the decoding's own generators yield and are sent: bytes written (sent None), or an
+# evaluation (sent its logits rows).
+_Going = Generator[bytes | Evaluate, Logits | None, tuple[bool, int | None]]
 
 # Forced tokens (keys, separators) a draft may carry beyond its guessed ones.
 _FORCED_TOKENS_PER_DRAFT = 16
@@ -66,23 +74,34 @@ def start_state(
     return DecodeState(Position(compiled.guide()), Followers(history, repeats, grounding))
 
 
+@dataclass
+class _Cells:
+    """Tokens the model's sequence is to forget before its next evaluation (rejected guesses,
+    a previewed item): shared by a decoding and its greedy copy in a preview."""
+
+    drop: int = 0
+
+
 class Decoder:
-    """One constrained generation. The model must hold the prompt already; `seen` is the
-    part of it worth copying from (the document), searched for draft tokens."""
+    """One constrained generation, stepped (`steps`): the model holds the prompt already;
+    `seen` is the part of it worth copying from (the document), searched for draft tokens.
+    `tokenizer` tokenizes forced text (any object with the model's `tokenize`; with a
+    TokenModel, `run` drives the decoding on it)."""
 
     def __init__(
         self,
-        model: TokenModel,
+        tokenizer: Tokenizer,
         compiled: CompiledSchema,
         settings: SamplingSettings,
         seen: Sequence[int] = (),
         grounding: Grounding | None = None,
     ) -> None:
-        self.model = model
+        self.tokenizer = tokenizer
         self.compiled = compiled
         self.settings = settings
         self.state = start_state(compiled, settings, seen, grounding)
-        self._steps = Steps(compiled, settings.max_tokens, model.tokenize)
+        self._steps = Steps(compiled, settings.max_tokens, tokenizer.tokenize)
+        self._cells = _Cells()
         self._pieces = compiled.vocab.pieces
         self._rng = np.random.default_rng(settings.seed)
         self._eog = np.asarray(compiled.vocab.eog_ids, dtype=np.int32)
@@ -108,15 +127,26 @@ class Decoder:
         return self.state.budget_bound_at
 
     def run(self) -> Iterator[bytes]:
-        """Yield the output's bytes as they are decided."""
+        """Yield the output's bytes as they are decided, decoding alone on the TokenModel this
+        decoder was made with (which holds the prompt)."""
+        model = self.tokenizer
+        if not isinstance(model, TokenModel):
+            raise TypeError("Decoder.run needs a TokenModel; step `steps` with logits elsewhere")
+        return drive(self.steps(model.last_logits()), model)
+
+    def steps(self, logits: Logits) -> DecodeSteps:
+        """The decoding, stepped: `logits` is the row after the prompt's last token. Yields each
+        piece of output as it is decided (send None back) and each evaluation it needs (send its
+        logits rows back: core.decode.requests.Evaluate)."""
         started = time.perf_counter()
+        self.state.logits = logits
         try:
             yield from self._loop()
         finally:
             self.stats.generate_seconds = time.perf_counter() - started
             self.stats.forced_tokens = max(self.stats.output_tokens - self.stats.sampled_tokens, 0)
 
-    def _loop(self) -> Iterator[bytes]:
+    def _loop(self) -> Generator[bytes | Evaluate, Logits | None, None]:
         state = self.state
         shortest = state.position.guide.shortest_completion()
         if shortest > self.settings.max_tokens:
@@ -128,7 +158,7 @@ class Decoder:
             if opening.final_tokens:
                 state.stats.output_tokens = opening.final_tokens
                 return
-            self._evaluate(opening.evaluated)
+            yield from self._evaluate(opening.evaluated)
             state.position = opening.after
         decided: int | None = None
         while True:
@@ -137,7 +167,7 @@ class Decoder:
             if not going_on:
                 return
 
-    def _advance(self, token: int, review: bool = True) -> Generator[bytes, None, tuple[bool, int | None]]:
+    def _advance(self, token: int, review: bool = True) -> _Going:
         """Take `token` (or END) chosen at the state's position: write what it decides,
         evaluate it (with guessed tokens after it, where there are some). `review`: where the
         token starts an array item, see whether it is a copy first (_review). Returns (as the
@@ -151,7 +181,7 @@ class Decoder:
             state.stats.output_tokens = position.used
             return False, None
         if review and state.followers.repeats is not None and position.held is None:  # held: a zero, no item starts
-            token = self._review(position, token)
+            token = yield from self._review(position, token)
         step = self._steps.step(position, token, self._steps.after(position, token), state.followers.zeros)
         state.record(position, len(self._pieces[token]))
         yield state.emit(step.text)
@@ -161,7 +191,7 @@ class Decoder:
         state.position = step.after
         drafted = self._draft(step) if step.evaluated and step.after.held is None else []
         if not drafted:
-            self._evaluate(step.evaluated)
+            yield from self._evaluate(step.evaluated)
             return True, None
         return (yield from self._verify(step, drafted))
 
@@ -214,7 +244,7 @@ class Decoder:
             return None  # zeros the choice might hold: the output there is decided token by token
         return self._steps.step(position, token, after, zeros)
 
-    def _verify(self, step: Step, drafted: list[Step]) -> Generator[bytes, None, tuple[bool, int | None]]:
+    def _verify(self, step: Step, drafted: list[Step]) -> _Going:
         """Evaluate `step` and the drafted steps in one batch, then keep each drafted step
         whose token is the one chosen from the logits before it. Returns (as the generator's
         value) that the document goes on, and the choice that rejected a guess, if one did."""
@@ -222,7 +252,8 @@ class Decoder:
         batch = step.evaluated + [token for guess in drafted for token in guess.evaluated]
         cursors = list(accumulate([len(step.evaluated)] + [len(guess.evaluated) for guess in drafted]))
         wanted = sorted({cursor - 1 for cursor in cursors})  # the logits before each guess, and at the end
-        rows = dict(zip(wanted, self._evaluate_with_logits(batch, wanted), strict=True))
+        found = yield from self._evaluate_with_logits(batch, wanted)
+        rows = dict(zip(wanted, found, strict=True))
         state.stats.drafted_tokens += len(drafted)
         for guess, cursor in zip(drafted, cursors, strict=False):
             state.logits = rows[cursor - 1]
@@ -266,7 +297,7 @@ class Decoder:
         self.stats.runaways_closed += 1
         return max(closing, key=lambda i: float(scores[i]))
 
-    def _review(self, position: Position, token: int) -> int:
+    def _review(self, position: Position, token: int) -> Generator[Evaluate, Logits | None, int]:
         """`token`, unless it starts another item of an array and the model would write that
         item as a copy of an earlier one: then the best token that closes the array."""
         state, repeats, grounding = self.state, self.state.followers.repeats, self.grounding
@@ -280,9 +311,10 @@ class Decoder:
         closing = [int(t) for t in ids[self._closers[ids]] if repeats.closes(self._pieces[int(t)][skip:], array)]
         if not closing:
             return token
-        logits = np.array(self.model.last_logits() if state.logits is None else state.logits)  # the preview evaluates
+        assert state.logits is not None
+        logits = np.array(state.logits)  # a copy: the preview evaluates, and may reuse the row's buffer
         watch = repeats.watch(array)
-        self._preview(token, watch)
+        yield from self._preview(token, watch)
         state.logits = logits
         if not watch.repeats:
             return token
@@ -291,7 +323,7 @@ class Decoder:
         state.probability = probability(logits, best)
         return best
 
-    def _preview(self, token: int, watch: ItemWatch) -> None:
+    def _preview(self, token: int, watch: ItemWatch) -> Generator[Evaluate, Logits | None, None]:
         """Decode greedily from `token` chosen at the state's position, as `run` would (drafts
         included, so the model sees the same batches), feeding `watch` what is written while
         it asks for more; then take it all back: the state is restored (the output, its
@@ -303,7 +335,7 @@ class Decoder:
         greedy.settings = replace(self.settings, temperature=0.0)
         try:
             with state.followers.watching(watch):
-                greedy._decode_item(token, watch)
+                yield from greedy._decode_item(token, watch)
         except TokenBudgetTooSmall:
             pass  # the decoding itself meets this, if it goes this way
         finally:
@@ -313,7 +345,7 @@ class Decoder:
             state.restore(mark)
             state.stats.preview_tokens += evaluated
 
-    def _decode_item(self, token: int, watch: ItemWatch) -> None:
+    def _decode_item(self, token: int, watch: ItemWatch) -> Generator[Evaluate, Logits | None, None]:
         """Take `token`, then the choices after it, while `watch` wants more (at most
         _PREVIEW_CHOICES of them)."""
         decided: int | None = token
@@ -321,7 +353,7 @@ class Decoder:
             if not watch.wants_more:
                 return
             decided = self._choose() if decided is None else decided
-            going_on, decided = _drain(self._advance(decided, review=False))
+            going_on, decided = yield from requests_only(self._advance(decided, review=False))
             if not going_on:
                 return
 
@@ -351,7 +383,8 @@ class Decoder:
             state.probability = None
             return int(ids[0])
         choices = np.concatenate([ids, self._eog]) if allowed.may_end else ids
-        logits = self.model.last_logits() if state.logits is None else state.logits
+        logits = state.logits
+        assert logits is not None  # every evaluation sets it, the prompt's first
         index = self._sample(logits[choices])
         if state.followers.repeats is not None:
             index = self._avoid_loops(choices, logits[choices], index)
@@ -383,7 +416,8 @@ class Decoder:
         position = state.position
         if settings.temperature > 0 or position.pending or position.held is not None:
             return None
-        logits = self.model.last_logits() if state.logits is None else state.logits
+        logits = state.logits
+        assert logits is not None
         token = int(np.argmax(logits))
         if np.isnan(logits[token]) or np.count_nonzero(logits == logits[token]) > 1:
             return None  # a tie (or a NaN, which argmax takes first): the full choice's order decides
@@ -409,30 +443,30 @@ class Decoder:
 
     # -- the model ---------------------------------------------------------------------
 
-    def _evaluate(self, tokens: list[int]) -> None:
+    def _evaluate(self, tokens: list[int]) -> Generator[Evaluate, Logits | None, None]:
         if tokens:
-            self.model.eval(tokens)
+            rows = yield self._request(tokens, None)
+            assert rows is not None
             self.state.followers.history.extend(tokens)
-            self.state.logits = None
+            self.state.logits = rows[0]
             self.stats.model_calls += 1
 
-    def _evaluate_with_logits(self, tokens: list[int], rows: list[int]) -> Logits:
-        logits = self.model.eval_with_logits(tokens, rows)
+    def _evaluate_with_logits(self, tokens: list[int], rows: list[int]) -> Generator[Evaluate, Logits | None, Logits]:
+        logits = yield self._request(tokens, rows)
+        assert logits is not None
         self.state.followers.history.extend(tokens)
         self.stats.model_calls += 1
         return logits
 
+    def _request(self, tokens: list[int], rows: list[int] | None) -> Evaluate:
+        """The evaluation of `tokens`, the tokens discarded since the last one forgotten first."""
+        request = Evaluate(tokens, rows, self._cells.drop)
+        self._cells.drop = 0
+        return request
+
     def _discard(self, count: int) -> None:
+        """Forget the last `count` evaluated tokens (the model's sequence at its next evaluation)."""
         if count:
-            self.model.discard(count)
+            self._cells.drop += count
             history = self.state.followers.history
             history.truncate(len(history) - count)
-
-
-def _drain(steps: Generator[bytes, None, tuple[bool, int | None]]) -> tuple[bool, int | None]:
-    """Run `steps` to its end, dropping what it yields; its value."""
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value

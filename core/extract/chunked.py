@@ -10,22 +10,22 @@ keeps evaluated from one piece to the next (Extractor.shared_prefix), so a piece
 own text and its output only. A piece's extraction is exactly a run on that text alone.
 
 With `parallel` N above 1 the pieces, being independent extractions, are decoded N at a time
-as sequences of one context (Extractor.run_parallel, core.extract.parallel); they are merged
-in document order as they come, so the result is the one piece after piece gives wherever the
-model's numbers for a sequence do not depend on what shares its decodes. Inside a job of a
-parallel run already (a batch's documents decoded together) the pieces go one after another
-on that job's sequence.
+as sequences of one context (Extractor.run_parallel, core.runtime); they are merged in document
+order as they come, so the result is the one piece after piece gives wherever the model's
+numbers for a sequence do not depend on what shares its decodes. As one job of a batch
+(`steps`) the pieces go one after another on that job's sequence.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..decode.decode_types import SamplingSettings
+from ..decode.decode_types import Logits, SamplingSettings
+from ..decode.requests import Request
 from ..documents.split import Piece, split_document
 from ..errors import ContextTooSmall
 from ..grounding.value_evidence import ValueEvidence
@@ -101,7 +101,7 @@ class ChunkedExtraction:
         self.prompt = extractor.prompt_for(compiled, self.pieces[0].text, instructions).text  # the first piece's
         self.stats = ChunkedStats(pieces=len(self.pieces), compile_seconds=compiled.compile_seconds)
         # Pieces decoded together: no more sequences than pieces (each costs a slot of cells).
-        self.parallel = min(extractor.together(parallel), len(self.pieces))
+        self.parallel = max(1, min(parallel, len(self.pieces)))
         self.text = ""
         self.value: Any = None
         self.evidence: dict[str, ValueEvidence] = {}
@@ -110,8 +110,32 @@ class ChunkedExtraction:
         self.on_prompt_progress: Callable[[int, int], None] | None = None  # each piece's, see Extraction
 
     def __iter__(self) -> Iterator[str]:
+        """The merged JSON text, once every piece is done (pieces `parallel` at a time)."""
+        self._merge(self._extracted())
+        yield self.text
+
+    def steps(self) -> Generator[bytes | Request, Logits | None, None]:
+        """This extraction, stepped (core.decode.requests): the pieces one after another on one
+        sequence, then the merged text as its only output. A scheduler runs it."""
+        done: list[tuple[Extraction, float]] = []
+        for piece in self.pieces:
+            started = time.perf_counter()
+            extraction = self._piece(piece.text)
+            steps = extraction.steps()
+            sent: Logits | None = None
+            while True:
+                try:
+                    item = steps.send(sent)
+                except StopIteration:
+                    break
+                sent = None if isinstance(item, bytes) else (yield item)  # a piece's own text is not the output
+            done.append((extraction, time.perf_counter() - started))
+        self._merge(iter(done))
+        yield self.text.encode("utf-8")
+
+    def _merge(self, extracted: Iterator[tuple[Extraction, float]]) -> None:
         combiner = Combiner(validator_for_schema(self._compiled.schema))
-        for number, (piece, (extraction, seconds)) in enumerate(zip(self.pieces, self._extracted(), strict=True)):
+        for number, (piece, (extraction, seconds)) in enumerate(zip(self.pieces, extracted, strict=True)):
             combiner.add(annotate(extraction.text, extraction.evidence, piece.start))
             self._count(extraction.stats, seconds)
             if self.budget_closed_at is None and extraction.budget_closed_at is not None:
@@ -123,12 +147,11 @@ class ChunkedExtraction:
         self.text = dump(combiner.result)
         self.value = self._compiled.validate(self.text)
         self.evidence = evidence_of(combiner.result)
-        yield self.text
 
     def _extracted(self) -> Iterator[tuple[Extraction, float]]:
         """Each piece's finished extraction with its seconds, in document order; the first
         piece that fails raises its error (the pieces still in flight are stopped)."""
-        jobs = (lambda piece=piece: self._extract_piece(piece.text) for piece in self.pieces)
+        jobs = (lambda piece=piece: self._piece_steps(piece.text) for piece in self.pieces)
         runs = self._extractor.run_parallel(jobs, self._compiled, self._instructions, self.parallel)
         with contextlib.closing(runs) as outcomes:
             for outcome in outcomes:
@@ -137,12 +160,16 @@ class ChunkedExtraction:
                 assert outcome.value is not None
                 yield outcome.value
 
-    def _extract_piece(self, text: str) -> tuple[Extraction, float]:
-        started = time.perf_counter()
+    def _piece(self, text: str) -> Extraction:
         extraction = self._extractor.extract(self._compiled, text, self._settings, self._instructions)
         if self.parallel == 1:  # pieces decoded together would interleave their prompts' progress
             extraction.on_prompt_progress = self.on_prompt_progress
-        extraction.run()
+        return extraction
+
+    def _piece_steps(self, text: str) -> Generator[bytes | Request, Logits | None, tuple[Extraction, float]]:
+        started = time.perf_counter()
+        extraction = self._piece(text)
+        yield from extraction.steps()
         return extraction, time.perf_counter() - started
 
     def _count(self, piece: ExtractionStats, seconds: float) -> None:

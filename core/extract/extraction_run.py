@@ -8,10 +8,12 @@ ChunkedExtraction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from ..decode.decode_types import Logits
+    from ..decode.requests import Request
     from ..grounding.value_evidence import ValueEvidence
     from .extractor import ExtractionStats
 
@@ -24,6 +26,11 @@ class ExtractionRun(Protocol):
     on_prompt_progress: Callable[[int, int], None] | None
 
     def __iter__(self) -> Iterator[str]: ...
+
+    def steps(self) -> Generator[bytes | Request, Logits | None, None]:
+        """The run, stepped by a scheduler (core.runtime.scheduler): requests to the model and
+        the output's bytes; the results are set once it ends."""
+        ...
 
     def run(self) -> Any:
         """Consume the whole run and return the validated value (raises what extracting raises)."""

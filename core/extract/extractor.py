@@ -15,7 +15,6 @@ from __future__ import annotations
 import codecs
 import contextlib
 import itertools
-import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
@@ -23,8 +22,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..decode.decode_types import DecodeStats, PromptModel, SamplingSettings
+from ..decode.decode_types import DecodeStats, Logits, SamplingSettings
 from ..decode.decoder import Decoder
+from ..decode.requests import Prompt, Request
 from ..defaults import DEFAULT_GPU_LAYERS, DEFAULT_GPU_PARALLEL, DEFAULT_RECURSION_DEPTH
 from ..errors import ContextTooSmall, DocumentError, ExtractError
 from ..grounding.span_filter import Grounding
@@ -32,15 +32,16 @@ from ..grounding.value_evidence import ValueEvidence, gather, pointer_at
 from ..index.compiled import CompiledSchema, compile_schema
 from ..model import ChatPrompt, GGUFModel, SequenceContext, bundled_model_path, offloads_to_gpu, render_chat, threads_for
 from ..model_files import resolve_model
+from ..runtime.scheduler import JobSteps, Outcome, Scheduler, in_order
+from ..runtime.sequences import OneSequence, SharedSequences
 from ..schema.load import Schema
 from ..vocab.cache import cached_vocabulary, unsafe_reason
 from .abstain import abstain
-from .parallel import Outcome, ParallelRun, SequencePool, SequenceView
 from .prompt import build_messages
 
 _CONTEXT_STEP = 256
 # The context of the model that only lends its weights to a multi-sequence context
-# (core.extract.parallel): the smallest llama.cpp makes (it rounds a smaller one up, and
+# (core.runtime.sequences.SharedSequences): the smallest llama.cpp makes (it rounds a smaller one up, and
 # llama-cpp-python would then size its own token list for the smaller one).
 _WEIGHTS_ONLY_CONTEXT = 256
 T = TypeVar("T")
@@ -82,9 +83,9 @@ class Extractor:
         self.vocabulary = cached_vocabulary(model_path, self.tokenizer.vocabulary, options.use_cache)
         self._model: GGUFModel | None = None
         self._shared_prefixes: dict[tuple[int, str | None], tuple[CompiledSchema, list[int]]] = {}
-        # The sequence a thread of a parallel run extracts on (core.extract.parallel): its extractions
-        # find it in model_for, so that extract and ChunkedExtraction work there unchanged.
-        self._bound = threading.local()
+        # The model's own context as one sequence: what one document at a time runs on, kept
+        # from one extraction to the next (the next prompt's shared prefix is found there).
+        self._alone = Scheduler(OneSequence(self.model_for))
 
     @staticmethod
     def open(model_path: Path | str | None = None, options: ModelOptions | None = None) -> Extractor:
@@ -248,9 +249,8 @@ class Extractor:
         """The model with weights, once an extraction has loaded it."""
         return self._model
 
-    def model_for(self, n_tokens: int) -> PromptModel:
-        """The loaded model, (re)loaded with a context of at least `n_tokens`; in a thread of
-        a parallel run, its sequence, with room for `n_tokens` (which may wait)."""
+    def model_for(self, n_tokens: int) -> GGUFModel:
+        """The loaded model, (re)loaded with a context of at least `n_tokens`."""
         limit = self.tokenizer.n_ctx_train
         if n_tokens > limit:
             raise ContextTooSmall(
@@ -270,9 +270,6 @@ class Extractor:
                 larger_context_helps=True,
                 truncate_helps=False,
             )
-        view: SequenceView | None = getattr(self._bound, "view", None)
-        if view is not None:
-            return view.fit(n_tokens)
         wanted = self.options.n_ctx or min(limit, -(-n_tokens // _CONTEXT_STEP) * _CONTEXT_STEP)
         if self._model is None or self._model.n_ctx < max(n_tokens, wanted):
             if self._model is not None:
@@ -280,21 +277,7 @@ class Extractor:
             self._model = GGUFModel.load(self.model_path, wanted, self.options.n_threads, self.options.n_gpu_layers)
         return self._model
 
-    # -- many documents together (core.extract.parallel) ----------------------------------------
-
-    @contextlib.contextmanager
-    def aside(self) -> Iterator[None]:
-        """A context for slow work outside the model, such as converting a document, in a job
-        of `run_parallel`: the job's sequence is not waited for meanwhile, so the other
-        documents go on decoding (it joins them again when its extraction starts). Which
-        decodes a document then shares depends on how long the work took. Elsewhere it does
-        nothing. Nothing in the context may use this extractor."""
-        view: SequenceView | None = getattr(self._bound, "view", None)
-        if view is None:
-            yield
-            return
-        with view.aside():
-            yield
+    # -- many documents together (core.runtime) ------------------------------------------------
 
     def extract_many(
         self,
@@ -308,12 +291,12 @@ class Extractor:
         """Each document's finished extraction (as `extract(...).run()` leaves it: value, text,
         evidence, stats), in input order; a document that fails gives its ExtractError in its
         place and the others go on. `parallel` documents are decoded together as sequences of
-        one context (core.extract.parallel); 1 is one after another, None the machine's
+        one context (core.runtime); 1 is one after another, None the machine's
         `default_parallel`. Any other exception is raised."""
 
-        def job(document: str) -> Extraction:
+        def job(document: str) -> JobSteps[Extraction]:
             extraction = self.extract(compiled, document, settings, instructions, truncate)
-            extraction.run()
+            yield from extraction.steps()
             return extraction
 
         jobs = (lambda document=document: job(document) for document in documents)
@@ -329,31 +312,28 @@ class Extractor:
                     yield outcome.value
 
     def run_parallel(
-        self, jobs: Iterable[Callable[[], T]], compiled: CompiledSchema, instructions: str | None = None, parallel: int = 1
+        self,
+        jobs: Iterable[Callable[[], JobSteps[T]]],
+        compiled: CompiledSchema,
+        instructions: str | None = None,
+        parallel: int = 1,
     ) -> Generator[Outcome[T], None, None]:
-        """Run `jobs` (each extracting with `compiled` and `instructions`, whose shared prompt
-        prefix is evaluated once for all) `parallel` at a time, each on one sequence of a
-        shared context; outcomes in input order. With `parallel` 1, or in a job of a parallel
-        run already (whose sequence the jobs then share), one after another here. No more
-        sequences are made than there are jobs (each sequence's slot is context memory): the
-        first `parallel` jobs are read before any runs."""
-        parallel, jobs = _counted_ahead(jobs, parallel)
-        if self.together(parallel) == 1:
-            for action in jobs:
-                try:
-                    yield Outcome(action())
-                except Exception as error:
-                    yield Outcome(None, error)
+        """Run `jobs` (each making the steps of extractions with `compiled` and `instructions`,
+        such as `Extraction.steps`, whose shared prompt prefix is evaluated once for all)
+        `parallel` at a time, each on one sequence of a shared context, stepped by one
+        scheduler (core.runtime.scheduler); outcomes in input order. With `parallel` 1, one
+        after another on the model's own context. No more sequences are made than there are
+        jobs (each sequence's slot is context memory): the first `parallel` jobs are read
+        before any runs."""
+        together, counted = _counted_ahead(jobs, parallel)
+        if together == 1:
+            yield from in_order(self._alone.run(counted))
             return
-        prefix = self.shared_prefix(compiled, instructions)
-        # On a GPU the model waits on this process's Python between decodes, so two groups
-        # take turns: one decodes while the other chooses its tokens. On this 2-core CPU two
-        # groups measured the same as one (8 documents, --parallel 8: 12.9 and 13.2 s against
-        # 13.1 and 13.3 s; the decodes' threads take both cores), so one: every document
-        # shares each decode.
-        groups = 2 if offloads_to_gpu(self.options.n_gpu_layers) and parallel >= 4 else 1  # 2 or 3: share each decode
-        pool = SequencePool(self._sequence_context, parallel, prefix, self.tokenizer.tokenize, groups)
-        yield from ParallelRun(pool, jobs, self._bind).outcomes()
+        sequences = SharedSequences(self._sequence_context, together, self.shared_prefix(compiled, instructions))
+        try:
+            yield from in_order(Scheduler(sequences).run(counted))
+        finally:
+            sequences.close()
 
     @property
     def threads(self) -> int:
@@ -368,19 +348,11 @@ class Extractor:
         faster: a batch there is mostly prompts, already evaluated 512 tokens at a time)."""
         return DEFAULT_GPU_PARALLEL if offloads_to_gpu(self.options.n_gpu_layers) else 1
 
-    def together(self, parallel: int) -> int:
-        """How many jobs `run_parallel` decodes at once for `parallel`: 1 in a job of a parallel
-        run already (a run does not nest: its jobs go one after another on that job's sequence)."""
-        return 1 if getattr(self._bound, "view", None) is not None else max(1, parallel)
-
     def _sequence_context(self, n_seq: int, n_ctx: int) -> SequenceContext:
         if self._model is None:
             options = self.options
             self._model = GGUFModel.load(self.model_path, _WEIGHTS_ONLY_CONTEXT, options.n_threads, options.n_gpu_layers)
         return SequenceContext(self._model, n_seq, n_ctx)
-
-    def _bind(self, view: SequenceView | None) -> None:
-        self._bound.view = view
 
 
 def _counted_ahead(jobs: Iterable[T], most: int) -> tuple[int, Iterator[T]]:
@@ -449,22 +421,47 @@ class Extraction:
         self.on_prompt_progress: Callable[[int, int], None] | None = None
 
     def __iter__(self) -> Iterator[str]:
-        model = self._extractor.model_for(len(self._prompt_tokens) + self._settings.max_tokens)
-        started = time.perf_counter()
-        self.stats.prompt_tokens_reused = self._evaluate_prompt(model)
-        self.stats.prompt_seconds = time.perf_counter() - started
-        decoder = Decoder(model, self._compiled, self._settings, self._prompt_tokens[self._prefix_length :], self._grounding())
+        """The JSON text as it is decided: this extraction's steps run alone on the model's own
+        context (core.runtime), as one document of a batch at --parallel 1 is."""
         utf8 = codecs.getincrementaldecoder("utf-8")()
-        parts: list[str] = []
-        try:
-            for chunk in decoder.run():
-                text = utf8.decode(chunk)
+        for event in self._extractor._alone.run([self.steps]):
+            if event.output:
+                text = utf8.decode(event.output)
                 if text:
-                    parts.append(text)
                     yield text
+            elif event.outcome is not None and event.outcome.error is not None:
+                raise event.outcome.error
+
+    def steps(self) -> Generator[bytes | Request, Logits | None, None]:
+        """This extraction, stepped (core.decode.requests): the prompt and every evaluation as
+        requests, the output's bytes as they are decided; once done, `text`, `value`,
+        `evidence` and `stats` are set. A scheduler runs it (core.runtime.scheduler)."""
+        started = time.perf_counter()
+        prefix = self._prompt_tokens[: self._prefix_length]
+        rest = self._prompt_tokens[self._prefix_length :]
+        prompt = Prompt(prefix, rest, len(self._prompt_tokens) + self._settings.max_tokens, self.on_prompt_progress)
+        logits = yield prompt
+        assert logits is not None
+        self.stats.prompt_tokens_reused = prompt.reused
+        self.stats.prompt_seconds = time.perf_counter() - started
+        tokenizer = self._extractor.tokenizer
+        decoder = Decoder(tokenizer, self._compiled, self._settings, rest, self._grounding())
+        output = bytearray()
+        steps = decoder.steps(logits[-1])
+        sent: Logits | None = None
+        try:
+            while True:
+                try:
+                    item = steps.send(sent)
+                except StopIteration:
+                    break
+                if isinstance(item, bytes):
+                    output += item
+                sent = yield item
         finally:
+            steps.close()
             self._record(decoder)
-        self.text = "".join(parts) + utf8.decode(b"", final=True)
+        self.text = output.decode("utf-8")
         self.value = self._compiled.validate(self.text)
         self._gather_evidence(decoder)
 
@@ -484,32 +481,6 @@ class Extraction:
         self.evidence = gather(output, self.document, decoder.choices, bodies, values, followed, found, within)
         if decoder.budget_bound_at is not None:
             self.budget_closed_at = self.stats.budget_closed_at = pointer_at(output, decoder.budget_bound_at)
-
-    def _evaluate_prompt(self, model: PromptModel) -> int:
-        """Evaluate the prompt: the shared prefix (instructions and schema) as one batch, then
-        the rest as another, so that the numbers, and the output, are the same whether or not
-        the prefix was already in the context from the previous document. Returns how many
-        prompt tokens were already there."""
-        prefix = self._prompt_tokens[: self._prefix_length]
-        if prefix and model.holds(prefix):
-            model.rollback(len(prefix))
-            reused = len(prefix)
-        else:
-            model.rollback(0)
-            model.eval(prefix)
-            reused = 0
-        self._evaluate_reporting(model, self._prompt_tokens[len(prefix) :])
-        return reused
-
-    def _evaluate_reporting(self, model: PromptModel, tokens: list[int]) -> None:
-        """model.eval(tokens), a batch at a time when progress is asked for: eval cuts a list
-        into batches of n_batch from its start, so these are the same batches, and the same numbers."""
-        if self.on_prompt_progress is None:
-            model.eval(tokens)
-            return
-        for start in range(0, len(tokens), model.n_batch):
-            model.eval(tokens[start : start + model.n_batch])
-            self.on_prompt_progress(min(len(tokens), start + model.n_batch), len(tokens))
 
     def _record(self, decoder: Decoder) -> None:
         for item in fields(DecodeStats):
