@@ -17,7 +17,8 @@ from test_chunked import MEMBERS, minutes
 from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.extract.chunked import ChunkedExtraction, ChunkedStats
 from gguf_extract.core.extract.extractor import Extractor, ModelOptions
-from gguf_extract.core.extract.parallel import ParallelRun, SequencePool
+from gguf_extract.core.runtime.scheduler import Scheduler, in_order
+from gguf_extract.core.runtime.sequences import SharedSequences
 
 
 class FakeContext:
@@ -62,25 +63,14 @@ def fake_contexts(extractor: Extractor, log: list[list[int]]) -> Any:
 
 
 def one_after_another(extractor: Extractor, document: str, settings: SamplingSettings, grounded: bool) -> ChunkedExtraction:
-    """The chunked run piece after piece (as with --parallel 1), on one sequence of a fake
-    context: asked for 4 pieces at a time, inside a parallel run's job it runs them on its own."""
+    """The chunked run piece after piece, as one job of a batch runs it (its steps), on one
+    sequence of a fake context, though asked for 4 pieces at a time."""
     compiled = extractor.compile(MEMBERS, grounded=grounded)
-    pool = SequencePool(fake_contexts(extractor, []), 1, extractor.shared_prefix(compiled), extractor.tokenizer.tokenize)
-    local = threading.local()
-
-    def bind(view: Any) -> None:
-        local.view = view
-        extractor._bind(view)
-
-    def job() -> ChunkedExtraction:
-        run = ChunkedExtraction(extractor, compiled, document, settings, parallel=4)
-        run.run()
-        return run
-
-    (outcome,) = ParallelRun(pool, [job], bind).outcomes()
-    assert outcome.error is None and outcome.value is not None, outcome.error
-    assert outcome.value.parallel == 1
-    return outcome.value
+    sequences = SharedSequences(fake_contexts(extractor, []), 1, extractor.shared_prefix(compiled))
+    run = ChunkedExtraction(extractor, compiled, document, settings, parallel=4)
+    (outcome,) = in_order(Scheduler(sequences).run([run.steps]))
+    assert outcome.error is None, outcome.error
+    return run
 
 
 @pytest.mark.parametrize("grounded", [False, True])

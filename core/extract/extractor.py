@@ -422,7 +422,7 @@ class Extraction:
 
     def __iter__(self) -> Iterator[str]:
         """The JSON text as it is decided: this extraction's steps run alone on the model's own
-        context (core.runtime), as one document of a batch at --parallel 1 is."""
+        context (core.runtime), as one document of a batch one at a time is."""
         utf8 = codecs.getincrementaldecoder("utf-8")()
         for event in self._extractor._alone.run([self.steps]):
             if event.output:

@@ -113,12 +113,13 @@ class _Part:
         wanted = [len(self.tokens) - 1] if self.rows is None else self.rows
         return seq, self.start + first, self.tokens[first:end], [row - first for row in wanted if first <= row < end]
 
-    def take(self, size: int, logits: Logits) -> None:
+    def take(self, size: int, logits: Logits, last_decode: bool) -> None:
+        """`size` more tokens evaluated, with these rows. Rows the job reads only after another
+        decode (of this part, or of this round) are copied: the next decode writes over the
+        runtime's buffer; those of the round's last decode are read before the next."""
         self.done += size
         if len(logits):
-            # The last rows are read before the next decode; earlier ones are copied, since the
-            # next decode writes over the runtime's buffer.
-            self.found.append(logits if self.finished else np.array(logits))
+            self.found.append(logits if self.finished and last_decode else np.array(logits))
         if self.progress is not None:
             self.progress(self.done)
 
@@ -212,8 +213,11 @@ class _Run(Generic[T]):
     # -- admission, in input order ---------------------------------------------------------
 
     def _admit(self) -> None:
-        """Fill every free slot with the next jobs in input order, unless a job waits for room."""
-        while self._more and not self._waiting_for_room():
+        """Fill every free slot with the next jobs in input order, unless a job waits for room
+        while others run: then nobody is admitted until they are done. (Jobs admitted while
+        every job in flight waits wait too, so that room is made for all of them at once: the
+        first slots are sized for the first documents, not the first alone.)"""
+        while self._more and not (self._waiting_for_room() and self._running()):
             free = next((slot for slot, job in enumerate(self._slots) if job is None), None)
             if free is None:
                 return
@@ -240,6 +244,9 @@ class _Run(Generic[T]):
     def _waiting_for_room(self) -> bool:
         return any(job is not None and job.prompt is not None for job in self._slots)
 
+    def _running(self) -> bool:
+        return any(job is not None and job.parts for job in self._slots)
+
     # -- one round: a decode of every request, then each job stepped -----------------------
 
     def _round(self) -> None:
@@ -251,7 +258,8 @@ class _Run(Generic[T]):
             return
         runtime = self._runtime
         sizes = _shares([len(job.parts[0].tokens) - job.parts[0].done for job in running], runtime.n_batch)
-        for group in _groups(list(zip(running, sizes, strict=True)), runtime.n_batch):
+        groups = list(_groups(list(zip(running, sizes, strict=True)), runtime.n_batch))
+        for number, group in enumerate(groups, start=1):
             started = time.perf_counter()
             try:
                 found = runtime.decode([job.parts[0].piece(size, job.slot) for job, size in group])
@@ -263,7 +271,7 @@ class _Run(Generic[T]):
                 self._scheduler.decodes += 1
                 self._scheduler.decode_seconds += time.perf_counter() - started
             for (job, size), logits in zip(group, found, strict=True):
-                job.parts[0].take(size, logits)
+                job.parts[0].take(size, logits, number == len(groups))
         for job in running:
             if self._slots[job.slot] is job and job.parts and job.parts[0].finished:
                 part = job.parts.pop(0)
@@ -307,17 +315,18 @@ class _Run(Generic[T]):
                 self._ready.append(Event(job.index, output=item))
                 sent = None
                 continue
-            if isinstance(item, Evaluate):
-                start = self._runtime.length(job.slot) - item.drop
-                job.parts.append(_Part(start, item.tokens, item.rows))
-                return
             try:
-                fits = self._runtime.fits(job.slot, item.room)
-            except Exception as error:  # too large for any context: the document's own failure
-                sent = None
-                job.steps.close()
-                self._end(job.index, Outcome(None, error))
-                self._slots[job.slot] = None
+                _check(item)
+                if isinstance(item, Evaluate):
+                    start = self._runtime.length(job.slot) - item.drop
+                    if start < 0:
+                        raise ValueError(f"an evaluation drops {item.drop} cells of {self._runtime.length(job.slot)}")
+                    job.parts.append(_Part(start, item.tokens, item.rows))
+                    return
+                # Nobody starts beside a job waiting for room: room is made for both at once.
+                fits = not self._waiting_for_room() and self._runtime.fits(job.slot, item.room)
+            except Exception as error:  # a request no model could take, or too large for any context: the document's failure
+                self._fail(job, error)
                 return
             if fits:
                 self._start_prompt(job, item)
@@ -329,7 +338,6 @@ class _Run(Generic[T]):
         """Queue `prompt`'s evaluation: its prefix kept where the sequence holds it, else
         evaluated first (in its own batches, so that the numbers do not depend on whether it was held)."""
         prefix, rest = prompt.prefix, prompt.rest
-        assert rest, "a prompt leaves at least its last token to evaluate"
         if prefix and self._runtime.holds(job.slot, prefix):
             prompt.reused = len(prefix)
         elif prefix:
@@ -348,6 +356,19 @@ class _Run(Generic[T]):
 
     def _end(self, index: int, outcome: Outcome[T]) -> None:
         self._ready.append(Event(index, outcome=outcome))
+
+
+def _check(request: Request) -> None:
+    """Raise ValueError for a request no decode can serve (a job's bug, its own failure)."""
+    tokens = request.tokens if isinstance(request, Evaluate) else request.rest
+    if not tokens:
+        raise ValueError(f"{type(request).__name__} with no tokens to evaluate")
+    if isinstance(request, Evaluate) and request.rows is not None:
+        rows = request.rows
+        if not rows or rows != sorted(set(rows)) or rows[0] < 0 or rows[-1] >= len(tokens):
+            raise ValueError(f"Evaluate of {len(tokens)} tokens asks for rows {rows}: give increasing indices into its tokens")
+    if isinstance(request, Evaluate) and request.drop < 0:
+        raise ValueError(f"Evaluate drops {request.drop} cells")
 
 
 def _shares(sizes: list[int], budget: int) -> list[int]:

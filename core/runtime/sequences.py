@@ -3,7 +3,7 @@ own context, one document at a time (`OneSequence`), or one llama.cpp context of
 sequences sharing a prompt prefix (`SharedSequences`).
 
 OneSequence evaluates exactly as a lone extraction always has (each evaluation one llama_decode
-of its tokens, a long one cut into n_batch batches from its start), so a batch at `--parallel 1`
+of its tokens, a long one cut into n_batch batches from its start), so a batch one at a time
 writes what one document at a time writes. Its context grows with the documents (the loader
 makes it again when one needs more room), and what it holds stays from one document to the
 next, so the shared prefix of the next prompt is found there and kept.

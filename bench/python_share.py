@@ -1,0 +1,87 @@
+"""The Python per document: what a batch spends outside llama_decode, per document, with the
+one-time work (loading the model, compiling the schema) taken out. The public command runs in a
+child interpreter with llama_decode timed at its ctypes call (every decode, one sequence's or
+many's); each --parallel runs twice, over all the documents and over the first alone, so the
+load and compile cancel:
+
+    per document = ((run - decode) over N documents - (run - decode) over 1) / (N - 1)
+
+    python bench/python_share.py                               # 24 documents, --parallel 1 8, package schema
+    python bench/python_share.py --documents 60 --parallel 1 64 -- --grounded
+
+The documents are the development set's (bench/devset), picked as bench/parallel.py picks them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from parallel import DEVSET, pick_documents  # noqa: E402
+
+_CHILD = r"""
+import json, sys, time
+import gguf_extract.core.model  # llama.cpp loads first, as in the command
+import llama_cpp, llama_cpp.llama_cpp as raw
+spent = {"decode": 0.0, "decodes": 0}
+original = raw.llama_decode
+def timed(ctx, batch):
+    started = time.perf_counter()
+    try:
+        return original(ctx, batch)
+    finally:
+        spent["decode"] += time.perf_counter() - started
+        spent["decodes"] += 1
+raw.llama_decode = llama_cpp.llama_decode = timed
+from gguf_extract.cli.app import main
+sys.argv = ["extract", *sys.argv[1:]]
+started = time.perf_counter()
+try:
+    main()
+finally:
+    spent["wall"] = time.perf_counter() - started
+    print(json.dumps(spent), file=sys.stderr)
+"""
+
+
+def measure(documents: list[str], schema: Path, parallel: int, max_tokens: str, extra: list[str]) -> dict[str, float]:
+    command = [sys.executable, "-c", _CHILD, "-s", str(schema), "--parallel", str(parallel), "-q"]
+    command += ["--max-tokens", max_tokens, *extra, *documents]
+    run = subprocess.run(command, capture_output=True, text=True, check=False)
+    if run.returncode not in (0, 1):
+        raise SystemExit(f"extract failed (exit {run.returncode}): {run.stderr[-2000:]}")
+    spent: dict[str, float] = json.loads(run.stderr.strip().splitlines()[-1])
+    return spent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--documents", type=int, default=24)
+    parser.add_argument("--schema", type=Path, default=DEVSET / "schemas" / "package.json")
+    parser.add_argument("--parallel", type=int, nargs="+", default=[1, 8])
+    parser.add_argument("--max-tokens", default="160")
+    parser.add_argument("extra", nargs="*", help="more options for extract (after --)")
+    args = parser.parse_args()
+    documents = [str(path) for path in pick_documents(args.documents)]
+    print(f"{len(documents)} documents, {args.schema.name}, --max-tokens {args.max_tokens} {' '.join(args.extra)}")
+    for n in args.parallel:
+        one = measure(documents[:1], args.schema, n, args.max_tokens, args.extra)
+        every = measure(documents, args.schema, n, args.max_tokens, args.extra)
+        outside_one, outside = one["wall"] - one["decode"], every["wall"] - every["decode"]
+        per_document = (outside - outside_one) / (len(documents) - 1)
+        print(
+            f"--parallel {n:2d}: run {every['wall']:6.2f} s, in llama_decode {every['decode']:6.2f} s"
+            f" ({every['decodes']:.0f} decodes), outside {outside:6.2f} s ({outside / every['wall']:.0%});"
+            f" one document alone: outside {outside_one:5.2f} s;"
+            f" Python per document {per_document * 1000:6.1f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()
