@@ -84,30 +84,28 @@ def test_extract_many_yields_extractions_and_errors_in_input_order() -> None:
     assert extractor.extract(compiled, PEOPLE[0], settings).run() == first.value  # one after another, afterwards
 
 
-def test_on_a_gpu_by_default_documents_go_eight_at_a_time_in_two_groups_taking_turns_each_valid(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_on_a_gpu_by_default_documents_go_eight_at_a_time_each_valid(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where the model runs on a GPU, a batch's documents are decoded DEFAULT_GPU_PARALLEL at a
-    time unless told, in two groups of sequences taking turns (core.extract.parallel); this
-    machine has none, so the choice is made as if it had."""
+    time unless told, as sequences of one context (core.runtime); this machine has none, so the
+    choice is made as if it had."""
     from gguf_extract.core.extract import extractor as extractor_module
 
     monkeypatch.setattr(extractor_module, "offloads_to_gpu", lambda n_gpu_layers: True)
     made: list[int] = []
-    pool_class = extractor_module.SequencePool
+    sequences_class = extractor_module.SharedSequences
 
-    def pool(*args: Any) -> Any:
-        made.append((args[1], args[-1]))
-        return pool_class(*args)
+    def sequences(*args: Any) -> Any:
+        made.append(args[1])
+        return sequences_class(*args)
 
-    monkeypatch.setattr(extractor_module, "SequencePool", pool)
+    monkeypatch.setattr(extractor_module, "SharedSequences", sequences)
     extractor = Extractor.open()
     compiled = extractor.compile(SCHEMA)
     settings = SamplingSettings(max_tokens=40)
     assert extractor.default_parallel == DEFAULT_GPU_PARALLEL == 8
     documents = PEOPLE + PEOPLE[:3]  # more than 8: fewer would make only as many sequences as documents
     results = list(extractor.extract_many(compiled, documents, settings))
-    assert made == [(8, 2)]
+    assert made == [8]
     assert [isinstance(result, Extraction) for result in results] == [bool(text) for text in documents]
     for result in results:
         if isinstance(result, Extraction):
