@@ -37,7 +37,7 @@ def mixed_documents(folder: Path) -> list[str]:
         "a-invoice.pdf": invoice_pdf(),
         "b-person.txt": (SAMPLES / "person.txt").read_bytes(),
         "c-report.docx": report_docx(),
-        "d-notes.md": b"# Team notes\n\n- Grace Hopper leads the compiler work.\n- Alan Turing reviews it.\n\nBudget: 1200 EUR.\n",
+        "d-notes.md": b"# Team notes\n\n- Grace Hopper leads the compiler work.\n- Alan Turing reviews it.\n\nBudget: 1200.\n",
         "e-page.html": PAGE.encode(),
         "f-event.txt": (SAMPLES / "event.txt").read_bytes(),
         "g-invoice.txt": (SAMPLES / "invoice.txt").read_bytes(),
