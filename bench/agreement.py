@@ -70,7 +70,7 @@ def main() -> None:
             lambda s=s: extractor.extract(compiled[case.schema], case.text, s)  # noqa: B023 (run at once, below)
             for s in settings
         ]
-        together = [lambda job=job: _run(job()) for job in jobs]
+        together = [lambda job=job: _steps(job()) for job in jobs]
         runs = [outcome.value for outcome in extractor.run_parallel(together, compiled[case.schema], None, len(jobs))]
         seconds += time.perf_counter() - started
         for name, gold in case.gold.items():
@@ -104,9 +104,9 @@ def _scored(pairs: list[tuple[float, bool]]) -> str:
     return f"AUROC {'-' if area is None else f'{area:.3f}'}  ECE {'-' if error is None else f'{error:.3f}'} ({len(pairs)} values)"
 
 
-def _run(extraction: Any) -> tuple[Any, dict[str, float | None]]:
-    """An extraction's value and each top-level field's confidence."""
-    extraction.run()
+def _steps(extraction: Any) -> Any:
+    """An extraction, stepped by the parallel run; its value and each top-level field's confidence."""
+    yield from extraction.steps()
     confidences = {pointer: found.confidence for pointer, found in extraction.evidence.items() if pointer.count("/") == 1}
     return extraction.value, confidences
 

@@ -54,13 +54,8 @@ if [ "$phase" = repeat ]; then
 fi
 python3 bench/parallel.py --documents 60 --parallel 1 8 32 64 --rounds 1 --grammar --repeat 64 2>&1 | tee "$OUT/parallel.txt"
 python3 bench/decode_share.py --documents 60 --parallel 1 64 2>&1 | tee "$OUT/decode-share.txt"
-# The same run with one group of sequences (decodes not alternating), for comparison.
-mkdir -p $G/one-group && cp -r "$PWD" $G/one-group/gguf_extract
-sed -i 's/groups = 2 if offloads_to_gpu(self.options.n_gpu_layers) else 1/groups = 1/' \
-    $G/one-group/gguf_extract/core/extract/extractor.py
-grep -c "groups = 1$" $G/one-group/gguf_extract/core/extract/extractor.py
-PYTHONPATH=$G/lcp:$G/site:$G/one-group python3 bench/parallel.py --documents 60 --parallel 8 64 --rounds 1 2>&1 \
-    | tee "$OUT/parallel-one-group.txt"
+python3 bench/python_share.py --documents 60 --parallel 1 8 32 64 2>&1 | tee "$OUT/python-share.txt"
+python3 bench/kv_layout.py --documents 60 --parallel 8 64 --rounds 1 2>&1 | tee "$OUT/kv-layout.txt"
 python3 bench/parallel.py --documents 60 --parallel 1 64 --rounds 1 -- --grounded --evidence 2>&1 \
     | tee "$OUT/parallel-grounded.txt"
 python3 bench/chunked.py --members 60 --ctx 1024 --max-tokens 192 --parallel 1 8 --rounds 1 2>&1 | tee "$OUT/chunked.txt"

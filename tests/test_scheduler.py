@@ -653,7 +653,7 @@ def test_a_scheduler_refuses_a_second_run_while_one_is_running() -> None:
     specs = [(PROMPTS[0], 6), (PROMPTS[1], 6)]
     events = harness.scheduler.run(jobs(specs))
     next(events)
-    with pytest.raises(RuntimeError, match="running already"):
+    with pytest.raises(RuntimeError, match="in use by a run already"):
         next(harness.scheduler.run(jobs(specs)))
     assert values(list(in_order(events))) == [alone(p, s) for p, s in specs]  # the first goes on unharmed
 

@@ -336,7 +336,8 @@ class Extractor:
             return
         sequences = SharedSequences(self._sequence_context, together, self.shared_prefix(compiled, instructions))
         try:
-            yield from in_order(Scheduler(sequences).run(counted))
+            with self._alone.busy():  # the loaded model lends its weights: nothing else may reload it meanwhile
+                yield from in_order(Scheduler(sequences).run(counted))
         finally:
             sequences.close()
 

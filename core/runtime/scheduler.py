@@ -26,7 +26,7 @@ that decode. Anything that is not an Exception (Ctrl-C) ends the run, closing ev
 
 from __future__ import annotations
 
-import time
+import contextlib
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
@@ -145,21 +145,32 @@ class Scheduler:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.decodes = 0  # llama_decode calls made
-        self.decode_seconds = 0.0  # spent in them
         self._running = False
 
     def run(self, jobs: Iterable[Callable[[], JobSteps[T]]]) -> Iterator[Event[T]]:
         """Every job run; an event for each piece of output and for each job's end, as they
         come (a job's end after its output). Closing the iterator early closes every job in flight."""
-        if self._running:  # one sequence cannot serve two runs: the second would evaluate over the first's cells
-            raise RuntimeError("this scheduler is running already: a job cannot start another run on it")
+        with self.busy():
+            run = _Run(self, iter(jobs))
+            try:
+                yield from run.events()
+            finally:
+                run.close()
+
+    @contextlib.contextmanager
+    def busy(self) -> Iterator[None]:
+        """This scheduler's runtime in use meanwhile (by a run of its own, or by the caller's
+        other work on the same model): a run started in it raises RuntimeError, since a job
+        that runs an extraction inside it would evaluate over cells in use."""
+        if self._running:
+            raise RuntimeError(
+                "the model is in use by a run already: inside a job, run an extraction with `yield from run.steps()`,"
+                " not run() or iteration"
+            )
         self._running = True
-        run = _Run(self, iter(jobs))
         try:
-            yield from run.events()
+            yield
         finally:
-            run.close()
             self._running = False
 
 
@@ -234,6 +245,11 @@ class _Run(Generic[T]):
             self._taken = index + 1
             try:
                 steps = make()
+                if not isinstance(steps, Generator):
+                    raise TypeError(
+                        f"a job gave {type(steps).__name__}, not its steps: make it a generator that runs"
+                        " `yield from extraction.steps()` and returns its value"
+                    )
             except Exception as error:  # the document failed before its first request (reading it)
                 self._end(index, Outcome(None, error))
                 continue
@@ -260,16 +276,12 @@ class _Run(Generic[T]):
         sizes = _shares([len(job.parts[0].tokens) - job.parts[0].done for job in running], runtime.n_batch)
         groups = list(_groups(list(zip(running, sizes, strict=True)), runtime.n_batch))
         for number, group in enumerate(groups, start=1):
-            started = time.perf_counter()
             try:
                 found = runtime.decode([job.parts[0].piece(size, job.slot) for job, size in group])
             except Exception as error:  # the model failed: every document in the decode gets it
                 for job, _ in group:
                     self._fail(job, error)
                 continue
-            finally:
-                self._scheduler.decodes += 1
-                self._scheduler.decode_seconds += time.perf_counter() - started
             for (job, size), logits in zip(group, found, strict=True):
                 job.parts[0].take(size, logits, number == len(groups))
         for job in running:
