@@ -74,7 +74,7 @@ def main() -> None:
         one = measure(documents[:1], args.schema, n, args.max_tokens, args.extra)
         every = measure(documents, args.schema, n, args.max_tokens, args.extra)
         outside_one, outside = one["wall"] - one["decode"], every["wall"] - every["decode"]
-        per_document = (outside - outside_one) / (len(documents) - 1)
+        per_document = (outside - outside_one) / max(1, len(documents) - 1)
         print(
             f"--parallel {n:2d}: run {every['wall']:6.2f} s, in llama_decode {every['decode']:6.2f} s"
             f" ({every['decodes']:.0f} decodes), outside {outside:6.2f} s ({outside / every['wall']:.0%});"

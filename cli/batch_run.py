@@ -141,7 +141,11 @@ def _extract_here(request: Request, schema: Schema, pending: list[batch.Source],
         with _progress(request, len(pending)) as advance:
             # No more sequences than documents: each sequence's slot is context memory.
             parallel = min(request.batch.parallel or extractor.default_parallel, len(pending))
-            _extract_together(request, extractor, compiled, pending, tally, page, advance, parallel)
+            if request.chunk and parallel == 1 and (request.batch.parallel or 1) > 1:
+                # One document: its pieces are what goes --parallel at a time.
+                _extract_pieces_together(request, extractor, compiled, pending, tally, page, advance)
+            else:
+                _extract_together(request, extractor, compiled, pending, tally, page, advance, parallel)
     finally:
         page.write()  # an interrupted batch's page shows the documents done
 
@@ -262,6 +266,11 @@ def _finished(
     extraction = start_extraction(request, extractor, compiled, text.result())
     report_truncation(source.label, extraction)
     yield from extraction.steps()
+    return _finish(request, source, extraction)
+
+
+def _finish(request: Request, source: batch.Source, extraction: ExtractionRun) -> Finished:
+    """`extraction`, done: --abstain applied and, with --output-dir, its result file written."""
     finished = Finished(extraction, evidence.withhold(extraction, request.abstain, request.min_confidence))
     if request.batch.output_dir is not None:
         target = batch.output_path(request.batch.output_dir, source)
@@ -300,6 +309,30 @@ def _extract_together(
                     assert outcome.value is not None
                     _deliver(request, source, outcome.value, tally, page)
                 advance(tally.tokens)
+
+
+def _extract_pieces_together(
+    request: Request,
+    extractor: Extractor,
+    compiled: CompiledSchema,
+    pending: list[batch.Source],
+    tally: Tally,
+    page: evidence.ReviewPage,
+    advance: Callable[[int], None],
+) -> None:
+    """--chunk with --parallel and one document: its pieces decoded --parallel at a time
+    (ChunkedExtraction runs them through a scheduler of its own)."""
+    for source in pending:
+        try:
+            extraction = start_extraction(request, extractor, compiled, read_for(request, extractor, source.path))
+            report_truncation(source.label, extraction)
+            extraction.run()
+            finished = _finish(request, source, extraction)
+        except Exception as error:
+            _failure(request, source, error, tally, page)
+        else:
+            _deliver(request, source, finished, tally, page)
+        advance(tally.tokens)
 
 
 def _read_ahead(

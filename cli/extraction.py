@@ -5,14 +5,12 @@ limit."""
 from __future__ import annotations
 
 import sys
-from contextlib import nullcontext
 from pathlib import Path
 
 from gguf_extract import (
     CHUNKED_TEXT_LIMIT,
     ChunkedExtraction,
     CompiledSchema,
-    Converting,
     DocumentError,
     DocumentTooLarge,
     ExtractionRun,
@@ -103,24 +101,23 @@ def read_text(
     max_bytes: int | None,
     truncate: bool,
     kind: str | None = None,
-    converting: Converting = nullcontext,
 ) -> str:
-    """The document's text (converted from `kind`, or the format its content tells, inside a
-    `converting()` context); `-` is stdin. At most `max_bytes` of text are kept (a longer
+    """The document's text (converted from `kind`, or the format its content tells); `-` is
+    stdin. At most `max_bytes` of text are kept (a longer
     document cannot fit the context): more is an error, or with `truncate` the head is kept."""
     try:
-        return _read_document_or_head(document, encoding, max_bytes, truncate, kind, converting)
+        return _read_document_or_head(document, encoding, max_bytes, truncate, kind)
     except UnicodeError as error:  # idna and punycode fail with UnicodeError, not UnicodeDecodeError
         raise UndecodableDocument(str(document), encoding, str(error)) from None
 
 
 def _read_document_or_head(
-    document: str | Path, encoding: str, max_bytes: int | None, truncate: bool, kind: str | None, converting: Converting
+    document: str | Path, encoding: str, max_bytes: int | None, truncate: bool, kind: str | None
 ) -> str:
     """The text of `document` (`-`: stdin), its head that fits `max_bytes` with `truncate`."""
     if document == "-":
-        return read_stream(sys.stdin.buffer, "<stdin>", encoding, max_bytes, kind, truncate, converting=converting)
-    return read_document(Path(document), encoding, max_bytes, kind, truncate, converting)
+        return read_stream(sys.stdin.buffer, "<stdin>", encoding, max_bytes, kind, truncate)
+    return read_document(Path(document), encoding, max_bytes, kind, truncate)
 
 
 def laid_out(request: Request, text: str) -> str:

@@ -33,7 +33,7 @@ class BatchOptions:
     worker: bool = False  # one process of a --workers batch: its documents come from the parent, no summary
     processes: int = 1  # the batch's processes converting documents at once on this machine (--workers)
     setup_warnings: bool = True  # False: another worker says what loading and compiling warn of, once for all
-    # Documents, or a --chunk document's pieces, decoded together (core.extract.parallel); None:
+    # Documents, or a --chunk document's pieces, decoded together (core.runtime); None:
     # the machine's default for documents (Extractor.default_parallel), 1 for pieces.
     parallel: int | None = None
 

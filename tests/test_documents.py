@@ -111,7 +111,7 @@ def test_only_a_conversion_runs_inside_the_converting_context(tmp_path: Path) ->
     entered: list[str] = []
 
     @contextlib.contextmanager
-    def converting() -> Iterator[None]:  # a parallel run's Extractor.aside: the others decode meanwhile
+    def converting() -> Iterator[None]:  # the caller's context around a conversion (timing it, say)
         entered.append("in")
         yield
         entered.append("out")

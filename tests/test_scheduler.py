@@ -648,14 +648,18 @@ def test_a_batch_of_sixteen_documents_starts_no_thread() -> None:
     assert max(len(decode) for decode in harness.decodes) == 4  # the documents did share decodes
 
 
-def test_a_scheduler_refuses_a_second_run_while_one_is_running() -> None:
+def test_a_run_left_paused_is_stopped_by_the_next_and_a_run_inside_a_job_or_a_lent_model_is_refused() -> None:
     harness = Harness(2)
     specs = [(PROMPTS[0], 6), (PROMPTS[1], 6)]
-    events = harness.scheduler.run(jobs(specs))
-    next(events)
-    with pytest.raises(RuntimeError, match="in use by a run already"):
+    watch = Watch()
+    events = harness.scheduler.run(jobs(specs, watch=watch))
+    next(events)  # read halfway, then put aside
+    assert values(list(in_order(harness.scheduler.run(jobs(specs))))) == [alone(p, s) for p, s in specs]
+    assert watch.closed == {0, 1}  # the paused run's jobs were stopped when the next began
+    with pytest.raises(RuntimeError, match="was stopped"):
+        next(events)
+    with harness.scheduler.busy(), pytest.raises(RuntimeError, match="in use by a run already"):
         next(harness.scheduler.run(jobs(specs)))
-    assert values(list(in_order(events))) == [alone(p, s) for p, s in specs]  # the first goes on unharmed
 
     second = Harness(2)
 

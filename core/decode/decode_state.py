@@ -144,7 +144,7 @@ class DecodeState:
     choices: list[TokenChoice] = field(default_factory=list)  # every token chosen, with the model's probability for it
     written: int = 0  # output bytes so far
     probability: float | None = None  # the model's probability for the latest choice
-    logits: Logits | None = None  # the row the next choice is made from; None: the model's last
+    logits: Logits | None = None  # the row the next choice is made from (set by every evaluation, the prompt's first)
     budget_bound_at: int | None = None  # output offset where the budget first ruled out a token
 
     def emit(self, text: bytes) -> bytes:

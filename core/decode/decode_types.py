@@ -40,18 +40,6 @@ class TokenModel(Tokenizer, Protocol):
         ...
 
 
-class PromptModel(TokenModel, Protocol):
-    """A model an Extraction evaluates its prompt on: core.model.GGUFModel, or one sequence of
-    several decoded together (core.extract.parallel.SequenceView)."""
-
-    @property
-    def n_batch(self) -> int: ...
-
-    def rollback(self, n_past: int) -> None: ...
-
-    def holds(self, tokens: list[int]) -> bool: ...
-
-
 @dataclass(frozen=True)
 class SamplingSettings:
     max_tokens: int = DEFAULT_MAX_TOKENS

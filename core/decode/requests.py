@@ -7,7 +7,7 @@ sent the logits rows back. Whoever drives them owns the model: the scheduler
 llama_decode, or `drive` here, which serves one decoding on one TokenModel (tests, and
 callers with a model of their own).
 
-    request = yield Evaluate(tokens, rows)    # rows: the logits after tokens[i] for each i in rows
+    logits = yield Evaluate(tokens, rows)     # one row for each i in rows: the logits after tokens[i]
 
 `drop` asks for the sequence's last tokens to be forgotten first (a rejected guess, a
 previewed array item): rolled back lazily, as llama.cpp's own rollback is, at the next
@@ -25,9 +25,9 @@ from .decode_types import Logits, TokenModel
 @dataclass(frozen=True)
 class Evaluate:
     """Evaluate `tokens` after the sequence's cells, the last `drop` of them forgotten first.
-    `rows` None: the logits after the last token only, as a plain evaluation gives them (the
-    driver may cut a long request into batches, as llama.cpp's eval does); else the logits
-    after tokens[i] for each i in `rows` (increasing), one row each, from one batch."""
+    `rows` None: the logits after the last token only, as a plain evaluation gives them; else
+    the logits after tokens[i] for each i in `rows` (increasing), one row each. The driver may
+    cut a long request into several batches (as llama.cpp's eval does, from its start)."""
 
     tokens: list[int]
     rows: list[int] | None = None
@@ -44,14 +44,16 @@ class Prompt:
     """Evaluate a prompt on the sequence: `prefix` (the part every document of one schema
     shares) is kept where the sequence holds it already, else evaluated; then `rest`. `room`
     is the cells the document needs in all (prompt and budget): the driver makes room first
-    or fails the document. The driver sets `reused` (prefix tokens found held) and calls
-    `progress(evaluated, total)` after each batch of `rest`."""
+    or fails the document. The driver sets `reused` (prefix tokens found held) and `started`
+    (when the room was there and evaluating began), and calls `progress(evaluated, total)`
+    after each batch of `rest`."""
 
     prefix: list[int]
     rest: list[int]
     room: int
     progress: Callable[[int, int], None] | None = None
     reused: int = 0
+    started: float = 0.0  # time.perf_counter() when evaluating began
 
 
 Request = Evaluate | Prompt

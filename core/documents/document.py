@@ -22,8 +22,7 @@ from .convert.sniff import SNIFF_BYTES
 
 __all__ = ["CONVERTED_FILE_LIMIT", "DEFAULT_ENCODING", "DOCUMENT_FORMATS", "Converting", "read_document", "read_stream"]
 
-# A context a conversion runs in: Extractor.aside in a parallel run, so that the other
-# documents go on decoding while a child process converts this one.
+# A context a conversion runs in (the caller's: to time it, say); nothing else of reading runs in it.
 Converting = Callable[[], AbstractContextManager[object]]
 
 

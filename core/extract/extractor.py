@@ -273,11 +273,6 @@ class Extractor:
         wanted = self.options.n_ctx or min(limit, -(-n_tokens // _CONTEXT_STEP) * _CONTEXT_STEP)
         if self._model is None or self._model.n_ctx < max(n_tokens, wanted):
             if self._model is not None:
-                # At least twice the size before: a batch of growing documents loads the model a
-                # few times, not once a document (each load cost 80 ms here). The context's
-                # size changes no output: its empty cells are masked (the development set's
-                # package documents wrote the same values at 8,192 tokens as at their own size).
-                wanted = self.options.n_ctx or min(limit, max(wanted, 2 * self._model.n_ctx))
                 self._model.close()
             self._model = GGUFModel.load(self.model_path, wanted, self.options.n_threads, self.options.n_gpu_layers)
         return self._model
@@ -442,14 +437,13 @@ class Extraction:
         """This extraction, stepped (core.decode.requests): the prompt and every evaluation as
         requests, the output's bytes as they are decided; once done, `text`, `value`,
         `evidence` and `stats` are set. A scheduler runs it (core.runtime.scheduler)."""
-        started = time.perf_counter()
         prefix = self._prompt_tokens[: self._prefix_length]
         rest = self._prompt_tokens[self._prefix_length :]
         prompt = Prompt(prefix, rest, len(self._prompt_tokens) + self._settings.max_tokens, self.on_prompt_progress)
         logits = yield prompt
         assert logits is not None
         self.stats.prompt_tokens_reused = prompt.reused
-        self.stats.prompt_seconds = time.perf_counter() - started
+        self.stats.prompt_seconds = time.perf_counter() - prompt.started
         tokenizer = self._extractor.tokenizer
         decoder = Decoder(tokenizer, self._compiled, self._settings, rest, self._grounding())
         output = bytearray()

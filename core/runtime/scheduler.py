@@ -27,9 +27,10 @@ that decode. Anything that is not an Exception (Ctrl-C) ends the run, closing ev
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -145,46 +146,65 @@ class Scheduler:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self._running = False
+        self._current: _Run[Any] | None = None  # the run under way, or paused where its caller left it
+        self._lent = False
 
     def run(self, jobs: Iterable[Callable[[], JobSteps[T]]]) -> Iterator[Event[T]]:
         """Every job run; an event for each piece of output and for each job's end, as they
-        come (a job's end after its output). Closing the iterator early closes every job in flight."""
-        with self.busy():
-            run = _Run(self, iter(jobs))
-            try:
-                yield from run.events()
-            finally:
-                run.close()
+        come (a job's end after its output). Closing the iterator early closes every job in
+        flight. A run left unfinished while paused (an extraction read halfway, then put aside)
+        is stopped when the next one starts: resuming it then raises RuntimeError. A run
+        started from inside a job (stepping) raises RuntimeError at once."""
+        self._claim()
+        run = _Run(self, iter(jobs))
+        self._current = run
+        try:
+            yield from run.events()
+        finally:
+            run.close()
+            if self._current is run:
+                self._current = None
 
-    @contextlib.contextmanager
-    def busy(self) -> Iterator[None]:
-        """This scheduler's runtime in use meanwhile (by a run of its own, or by the caller's
-        other work on the same model): a run started in it raises RuntimeError, since a job
-        that runs an extraction inside it would evaluate over cells in use."""
-        if self._running:
+    def _claim(self) -> None:
+        """Make way for a new run: refused inside a job or a lent model's run; a paused one stopped."""
+        current = self._current
+        if self._lent or (current is not None and current.stepping):
             raise RuntimeError(
                 "the model is in use by a run already: inside a job, run an extraction with `yield from run.steps()`,"
                 " not run() or iteration"
             )
-        self._running = True
+        if current is not None:
+            current.abandon()
+
+    @contextlib.contextmanager
+    def busy(self) -> Iterator[None]:
+        """This scheduler's model lent to other work meanwhile (the weights of a run of several
+        sequences): a run started in it raises RuntimeError, since it would load the model anew
+        under that work."""
+        self._claim()
+        self._lent = True
         try:
             yield
         finally:
-            self._running = False
+            self._lent = False
 
 
 def in_order(events: Iterable[Event[T]]) -> Iterator[Outcome[T]]:
     """The outcomes of `events`, in input order, each as soon as it and those before it are done."""
     held: dict[int, Outcome[T]] = {}
     wanted = 0
-    for event in events:
-        if event.outcome is None:
-            continue
-        held[event.index] = event.outcome
-        while wanted in held:
-            yield held.pop(wanted)
-            wanted += 1
+    try:
+        for event in events:
+            if event.outcome is None:
+                continue
+            held[event.index] = event.outcome
+            while wanted in held:
+                yield held.pop(wanted)
+                wanted += 1
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:  # closed early: so is the run, and every job in flight
+            close()
 
 
 class _Run(Generic[T]):
@@ -198,11 +218,15 @@ class _Run(Generic[T]):
         self._more = True
         self._slots: list[_Job[T] | None] = [None] * self._runtime.slots
         self._ready: list[Event[T]] = []
+        self.stepping = False  # running jobs now (not paused at an event)
+        self._abandoned = False
 
     def events(self) -> Iterator[Event[T]]:
         while True:
+            self._resume()
             self._admit()
             yield from self._drain()
+            self._resume()
             if all(job is None for job in self._slots):
                 if not self._more:
                     return
@@ -210,16 +234,29 @@ class _Run(Generic[T]):
             self._round()
             yield from self._drain()
 
+    def abandon(self) -> None:
+        """Stop this paused run: another run needs the model (see Scheduler.run)."""
+        self._abandoned = True
+        self.close()
+
+    def _resume(self) -> None:
+        self.stepping = True
+        if self._abandoned:
+            raise RuntimeError("this run was stopped: another run started on the model before it was read to its end")
+
     def close(self) -> None:
-        for job in self._slots:
+        jobs, self._slots = self._slots, [None] * len(self._slots)
+        for job in jobs:
             if job is not None:
-                job.steps.close()
-        self._slots = [None] * len(self._slots)
+                _close(job)
 
     def _drain(self) -> Iterator[Event[T]]:
         while self._ready:
             ready, self._ready = self._ready, []
-            yield from ready
+            for event in ready:
+                self.stepping = False
+                yield event
+                self._resume()
 
     # -- admission, in input order ---------------------------------------------------------
 
@@ -283,7 +320,10 @@ class _Run(Generic[T]):
                     self._fail(job, error)
                 continue
             for (job, size), logits in zip(group, found, strict=True):
-                job.parts[0].take(size, logits, number == len(groups))
+                try:
+                    job.parts[0].take(size, logits, number == len(groups))
+                except Exception as error:  # the job's own progress report failed: its failure alone
+                    self._fail(job, error)
         for job in running:
             if self._slots[job.slot] is job and job.parts and job.parts[0].finished:
                 part = job.parts.pop(0)
@@ -350,6 +390,7 @@ class _Run(Generic[T]):
         """Queue `prompt`'s evaluation: its prefix kept where the sequence holds it, else
         evaluated first (in its own batches, so that the numbers do not depend on whether it was held)."""
         prefix, rest = prompt.prefix, prompt.rest
+        prompt.started = time.perf_counter()
         if prefix and self._runtime.holds(job.slot, prefix):
             prompt.reused = len(prefix)
         elif prefix:
@@ -363,11 +404,18 @@ class _Run(Generic[T]):
         if self._slots[job.slot] is not job:
             return
         self._slots[job.slot] = None
-        job.steps.close()
+        _close(job)
         self._end(job.index, Outcome(None, error))
 
     def _end(self, index: int, outcome: Outcome[T]) -> None:
         self._ready.append(Event(index, outcome=outcome))
+
+
+def _close(job: _Job[Any]) -> None:
+    """Close `job`'s steps; a job whose own cleanup fails is closed all the same (its error is
+    not the run's)."""
+    with contextlib.suppress(Exception):  # a job's failing cleanup must not end the others
+        job.steps.close()
 
 
 def _check(request: Request) -> None:

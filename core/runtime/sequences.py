@@ -153,11 +153,11 @@ class SharedSequences:
     def decode(self, parts: list[tuple[int, int, list[int], list[int]]]) -> list[Logits]:
         if self._context is None:
             raise RuntimeError("no context to decode in")
+        for seq, start, _, _ in parts:  # gone from here on, whether or not the decode succeeds
+            del self._cells[seq][start:]
         found = self._context.decode(parts)
-        for seq, start, tokens, _ in parts:
-            cells = self._cells[seq]
-            del cells[start:]
-            cells.extend(tokens)
+        for seq, _, tokens, _ in parts:
+            self._cells[seq].extend(tokens)
         return found
 
     def close(self) -> None:
