@@ -28,17 +28,13 @@ import gguf_extract.core.model as model
 import llama_cpp, llama_cpp.llama_cpp as raw
 from gguf_extract.core.runtime import sequences
 unified = sys.argv.pop(1) == "unified"
-prefix = [0]
-remake = sequences.SharedSequences._remake
-def remembering(self, room):
-    prefix[0] = len(self.prefix)
-    return remake(self, room)
-sequences.SharedSequences._remake = remembering
-made = model.SequenceContext.__init__
-def laid_out(self, source, n_seq, n_ctx):
-    # One stream a sequence holds its own copy of the shared prefix: n_seq - 1 more of them.
-    made(self, source, n_seq, n_ctx if unified else n_ctx + (n_seq - 1) * prefix[0], unified=unified)
-model.SequenceContext.__init__ = laid_out
+made = sequences.SharedSequences.__init__
+def laid_out(self, open_context, n_seq, prefix, *rest):
+    made(self, open_context, n_seq, prefix, unified)  # the layout asked for, whatever the device
+sequences.SharedSequences.__init__ = laid_out
+import gguf_extract.core.extract.extractor as extractor
+contexts = extractor.Extractor._sequence_context
+extractor.Extractor._sequence_context = lambda self, _: contexts(self, unified)
 spent = {"decode": 0.0}
 original = raw.llama_decode
 def timed(ctx, batch):

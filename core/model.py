@@ -323,25 +323,17 @@ class GGUFModel:
 
 
 class SequenceContext:
-    """One llama.cpp context holding `n_seq` sequences (ids 0 to n_seq - 1) in one KV cache of
-    n_ctx cells, on the weights of a loaded GGUFModel. `decode` takes tokens of several
-    sequences in one llama_decode. Not thread-safe: one caller at a time.
-
-    One cache (kv_unified), with flash attention: with a cache per sequence llama.cpp cuts a
-    decode into micro-batches of consecutive sequence ids taking equal numbers of tokens each
-    (llama_batch_allocr::split_equal), so a decode of sequences writing 1, 12 and 40 tokens ran
-    as several passes over the weights, no faster than one sequence at a time (on a GPU it was
-    slower). One cache takes the whole decode in one pass. A token's attention then spans every
-    sequence's cells, masked; flash attention skips the masked cells (llama.cpp's CPU kernel),
-    where without it that cost grew with the documents in flight. And cells copied from one
-    sequence to another (the shared prompt prefix) are held once."""
+    """One llama.cpp context holding `n_seq` sequences (ids 0 to n_seq - 1) in n_ctx cells, on
+    the weights of a loaded GGUFModel: one cache for all (`unified`) or a stream of n_ctx / n_seq
+    cells each (which is faster where: core.runtime.sequences). `decode` takes tokens of several
+    sequences in one llama_decode. Flash attention, where the device has it: in one cache a
+    token's attention spans every sequence's cells, masked, and the CPU kernel skips the masked
+    ones. Not thread-safe: one caller at a time."""
 
     def __init__(self, model: GGUFModel, n_seq: int, n_ctx: int, unified: bool = True) -> None:
         lib = model._lib
         llama = model._llama
         params = type(llama.context_params).from_buffer_copy(llama.context_params)
-        # `unified` False: one stream a sequence, each of n_ctx / n_seq cells (measured against
-        # one cache by bench/kv_layout.py).
         params.n_ctx, params.n_seq_max, params.kv_unified = n_ctx, n_seq, unified
         if hasattr(params, "flash_attn_type"):  # on wherever the device has it
             params.flash_attn_type = lib.LLAMA_FLASH_ATTN_TYPE_AUTO

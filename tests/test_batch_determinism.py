@@ -69,3 +69,11 @@ def test_two_runs_over_every_format_at_parallel_4_write_identical_results(tmp_pa
     assert written[0] == written[1]
     for data in written[0].values():
         jsonschema.validate(json.loads(data), SCHEMA)
+
+
+def test_parallel_below_one_is_refused_before_any_model_loads(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Ada, 36.")
+    command = [sys.executable, "-m", "gguf_extract", "-s", "person", str(tmp_path / "a.txt"), str(tmp_path / "a.txt")]
+    run = subprocess.run([*command, "--parallel", "0"], capture_output=True, timeout=120, check=False)
+    assert run.returncode == 2 and run.stdout == b""
+    assert "--parallel" in run.stderr.decode() and "greater than or equal to 1" in run.stderr.decode()

@@ -329,7 +329,9 @@ class Extractor:
         if together == 1:
             yield from in_order(self._alone.run(counted))
             return
-        sequences = SharedSequences(self._sequence_context, together, self.shared_prefix(compiled, instructions))
+        unified = offloads_to_gpu(self.options.n_gpu_layers)  # the faster layout of each (core.runtime.sequences)
+        prefix = self.shared_prefix(compiled, instructions)
+        sequences = SharedSequences(self._sequence_context(unified), together, prefix, unified)
         try:
             with self._alone.busy():  # the loaded model lends its weights: nothing else may reload it meanwhile
                 yield from in_order(Scheduler(sequences).run(counted))
@@ -349,11 +351,16 @@ class Extractor:
         faster: a batch there is mostly prompts, already evaluated 512 tokens at a time)."""
         return DEFAULT_GPU_PARALLEL if offloads_to_gpu(self.options.n_gpu_layers) else 1
 
-    def _sequence_context(self, n_seq: int, n_ctx: int) -> SequenceContext:
-        if self._model is None:
-            options = self.options
-            self._model = GGUFModel.load(self.model_path, _WEIGHTS_ONLY_CONTEXT, options.n_threads, options.n_gpu_layers)
-        return SequenceContext(self._model, n_seq, n_ctx)
+    def _sequence_context(self, unified: bool) -> Callable[[int, int], SequenceContext]:
+        """What makes a context of `n_seq` sequences in `n_ctx` cells, one cache or a stream each."""
+
+        def made(n_seq: int, n_ctx: int) -> SequenceContext:
+            if self._model is None:
+                options = self.options
+                self._model = GGUFModel.load(self.model_path, _WEIGHTS_ONLY_CONTEXT, options.n_threads, options.n_gpu_layers)
+            return SequenceContext(self._model, n_seq, n_ctx, unified)
+
+        return made
 
 
 def _counted_ahead(jobs: Iterable[T], most: int) -> tuple[int, Iterator[T]]:
