@@ -38,9 +38,9 @@ def test_extract_many_makes_no_more_sequences_than_documents(monkeypatch: pytest
     made: list[int] = []
     real = extractor_module.SequenceContext
 
-    def counting(model: object, n_seq: int, n_ctx: int) -> object:
+    def counting(model: object, n_seq: int, n_ctx: int, unified: bool = True) -> object:
         made.append(n_seq)
-        return real(model, n_seq, n_ctx)  # type: ignore[arg-type]
+        return real(model, n_seq, n_ctx, unified)  # type: ignore[arg-type]
 
     monkeypatch.setattr(extractor_module, "SequenceContext", counting)
     extractor = Extractor.open()

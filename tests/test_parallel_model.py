@@ -142,10 +142,10 @@ from gguf_extract.core.errors import ModelError
 
 made = extract.SequenceContext
 
-def refusing(model, n_seq, n_ctx):
+def refusing(model, n_seq, n_ctx, unified=True):
     if n_ctx // n_seq > 1000:
         raise ModelError(f"llama.cpp could not make a context of {n_ctx} tokens for {n_seq} sequences: out of memory")
-    return made(model, n_seq, n_ctx)
+    return made(model, n_seq, n_ctx, unified)
 
 extract.SequenceContext = refusing
 runpy.run_module("gguf_extract", run_name="__main__")

@@ -84,8 +84,8 @@ class SharedSequences:
     stream of cells each (the prefix copied into each). Close it when done.
 
     Which layout is faster was measured through the command (bench/kv_layout.py, 24
-    development-set documents, --parallel 8): on this 2-core CPU one stream a sequence took
-    x0.88 of one cache's run. In one cache a token's attention spans every sequence's cells,
+    development-set documents, 8 and 64 at a time): on this 2-core CPU one stream a sequence
+    took x0.91 and x0.74 of one cache's run. In one cache a token's attention spans every sequence's cells,
     masked, so each token of a prompt at 8 sequences passes over 8 documents' cells; a stream
     holds its own. On a GPU one cache was the faster (llama.cpp cuts a decode of several
     streams into passes of sequences taking equal numbers of tokens: sequences writing 1, 12
