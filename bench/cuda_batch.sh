@@ -53,7 +53,6 @@ if [ "$phase" = repeat ]; then
     exit 0
 fi
 python3 bench/parallel.py --documents 60 --parallel 1 8 32 64 --rounds 1 --grammar --repeat 64 2>&1 | tee "$OUT/parallel.txt"
-python3 bench/decode_share.py --documents 60 --parallel 1 64 2>&1 | tee "$OUT/decode-share.txt"
 python3 bench/python_share.py --documents 60 --parallel 1 8 32 64 2>&1 | tee "$OUT/python-share.txt"
 python3 bench/kv_layout.py --documents 60 --parallel 8 64 --rounds 1 2>&1 | tee "$OUT/kv-layout.txt"
 python3 bench/parallel.py --documents 60 --parallel 1 64 --rounds 1 -- --grounded --evidence 2>&1 \

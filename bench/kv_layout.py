@@ -10,9 +10,7 @@ ctypes call), medians, and the ratio of one stream a sequence to one cache.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,49 +18,20 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 from parallel import DEVSET, pick_documents  # noqa: E402
+from python_share import measure  # noqa: E402
 
-# In the child: the layout chosen (core.model.SequenceContext's `unified`), llama_decode timed.
-_CHILD = r"""
-import json, sys, time
-import gguf_extract.core.model as model
-import llama_cpp, llama_cpp.llama_cpp as raw
+# In the child, before the command: the layout asked for, whatever the device.
+_LAYOUT = r"""
 from gguf_extract.core.runtime import sequences
-unified = sys.argv.pop(1) == "unified"
+import gguf_extract.core.extract.extractor as extractor
+unified = UNIFIED
 made = sequences.SharedSequences.__init__
 def laid_out(self, open_context, n_seq, prefix, *rest):
-    made(self, open_context, n_seq, prefix, unified)  # the layout asked for, whatever the device
+    made(self, open_context, n_seq, prefix, unified)
 sequences.SharedSequences.__init__ = laid_out
-import gguf_extract.core.extract.extractor as extractor
 contexts = extractor.Extractor._sequence_context
 extractor.Extractor._sequence_context = lambda self, _: contexts(self, unified)
-spent = {"decode": 0.0}
-original = raw.llama_decode
-def timed(ctx, batch):
-    started = time.perf_counter()
-    try:
-        return original(ctx, batch)
-    finally:
-        spent["decode"] += time.perf_counter() - started
-raw.llama_decode = llama_cpp.llama_decode = timed
-from gguf_extract.cli.app import main
-sys.argv = ["extract", *sys.argv[1:]]
-started = time.perf_counter()
-try:
-    main()
-finally:
-    spent["wall"] = time.perf_counter() - started
-    print(json.dumps(spent), file=sys.stderr)
 """
-
-
-def measure(layout: str, documents: list[str], schema: Path, parallel: int, max_tokens: str) -> tuple[dict[str, float], str]:
-    command = [sys.executable, "-c", _CHILD, layout, "-s", str(schema), "--parallel", str(parallel), "-q"]
-    command += ["--max-tokens", max_tokens, *documents]
-    run = subprocess.run(command, capture_output=True, text=True, check=False)
-    if run.returncode not in (0, 1):
-        raise SystemExit(f"extract failed (exit {run.returncode}): {run.stderr[-2000:]}")
-    spent: dict[str, float] = json.loads(run.stderr.strip().splitlines()[-1])
-    return spent, run.stdout
 
 
 def main() -> None:
@@ -80,7 +49,8 @@ def main() -> None:
         outputs: dict[str, str] = {}
         for _ in range(args.rounds):
             for layout in found:
-                spent, outputs[layout] = measure(layout, documents, args.schema, n, args.max_tokens)
+                preamble = _LAYOUT.replace("UNIFIED", str(layout == "unified"))
+                spent, outputs[layout] = measure(documents, args.schema, n, args.max_tokens, [], preamble)
                 found[layout].append(spent)
         medians = {
             layout: {key: statistics.median(run[key] for run in runs) for key in ("wall", "decode")}

@@ -25,10 +25,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from parallel import DEVSET, pick_documents  # noqa: E402
 
+# Run in the child: PREAMBLE (a bench's own patch), then llama_decode timed at its ctypes call
+# around the command.
 _CHILD = r"""
 import json, sys, time
 import gguf_extract.core.model  # llama.cpp loads first, as in the command
 import llama_cpp, llama_cpp.llama_cpp as raw
+PREAMBLE
 spent = {"decode": 0.0, "decodes": 0}
 original = raw.llama_decode
 def timed(ctx, batch):
@@ -50,14 +53,18 @@ finally:
 """
 
 
-def measure(documents: list[str], schema: Path, parallel: int, max_tokens: str, extra: list[str]) -> dict[str, float]:
-    command = [sys.executable, "-c", _CHILD, "-s", str(schema), "--parallel", str(parallel), "-q"]
-    command += ["--max-tokens", max_tokens, *extra, *documents]
+def measure(
+    documents: list[str], schema: Path, parallel: int, max_tokens: str, extra: list[str], preamble: str = ""
+) -> tuple[dict[str, float], str]:
+    """The command over `documents` in a fresh interpreter: its figures (wall, decode, decodes)
+    and stdout; `preamble` runs in it first."""
+    command = [sys.executable, "-c", _CHILD.replace("PREAMBLE", preamble), "-s", str(schema), "--parallel", str(parallel)]
+    command += ["-q", "--max-tokens", max_tokens, *extra, *documents]
     run = subprocess.run(command, capture_output=True, text=True, check=False)
     if run.returncode not in (0, 1):
         raise SystemExit(f"extract failed (exit {run.returncode}): {run.stderr[-2000:]}")
     spent: dict[str, float] = json.loads(run.stderr.strip().splitlines()[-1])
-    return spent
+    return spent, run.stdout
 
 
 def main() -> None:
@@ -71,8 +78,8 @@ def main() -> None:
     documents = [str(path) for path in pick_documents(args.documents)]
     print(f"{len(documents)} documents, {args.schema.name}, --max-tokens {args.max_tokens} {' '.join(args.extra)}")
     for n in args.parallel:
-        one = measure(documents[:1], args.schema, n, args.max_tokens, args.extra)
-        every = measure(documents, args.schema, n, args.max_tokens, args.extra)
+        one, _ = measure(documents[:1], args.schema, n, args.max_tokens, args.extra)
+        every, _ = measure(documents, args.schema, n, args.max_tokens, args.extra)
         outside_one, outside = one["wall"] - one["decode"], every["wall"] - every["decode"]
         per_document = (outside - outside_one) / max(1, len(documents) - 1)
         print(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
+from typing import Any, TypeVar, overload
 
 from .decode_types import Logits, TokenModel
 
@@ -57,6 +58,7 @@ class Prompt:
 
 
 Request = Evaluate | Prompt
+R = TypeVar("R")  # the value of a generator of steps
 # A decoding's steps: bytes written (sent None back) and evaluations (sent their logits rows).
 DecodeSteps = Generator[bytes | Evaluate, Logits | None, None]
 
@@ -83,14 +85,39 @@ def drive(steps: DecodeSteps, model: TokenModel) -> Iterator[bytes]:
             sent = model.eval_with_logits(item.tokens, item.rows)
 
 
-def requests_only(
-    steps: Generator[bytes | Evaluate, Logits | None, tuple[bool, int | None]],
-) -> Generator[Evaluate, Logits | None, tuple[bool, int | None]]:
-    """`steps` with what it writes dropped and its evaluations passed on; its value."""
+@overload
+def requests_only(steps: Generator[bytes | Evaluate, Logits | None, R]) -> Generator[Evaluate, Logits | None, R]: ...
+
+
+@overload
+def requests_only(steps: Generator[bytes | Request, Logits | None, R]) -> Generator[Request, Logits | None, R]: ...
+
+
+def requests_only(steps: Any) -> Any:
+    """`steps` with what it writes dropped and its requests passed on; its value."""
+    return _passing(steps, None)
+
+
+def noting_output(
+    steps: Generator[bytes | Request, Logits | None, R], note: Callable[[bytes], object]
+) -> Generator[bytes | Request, Logits | None, R]:
+    """`steps` passed on whole, each piece it writes given to `note` too; its value."""
+    return _passing(steps, note)
+
+
+def _passing(
+    steps: Generator[bytes | Request, Logits | None, R], note: Callable[[bytes], object] | None
+) -> Generator[bytes | Request, Logits | None, R]:
+    """`steps` passed on, what it writes given to `note`, or dropped where there is none."""
     sent: Logits | None = None
     while True:
         try:
             item = steps.send(sent)
         except StopIteration as done:
             return done.value
-        sent = None if isinstance(item, bytes) else (yield item)
+        if isinstance(item, bytes):
+            if note is None:
+                sent = None
+                continue
+            note(item)
+        sent = yield item

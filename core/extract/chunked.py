@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..decode.decode_types import Logits, SamplingSettings
-from ..decode.requests import Request
+from ..decode.requests import Request, requests_only
 from ..documents.split import Piece, split_document
 from ..errors import ContextTooSmall
 from ..grounding.value_evidence import ValueEvidence
@@ -121,14 +121,7 @@ class ChunkedExtraction:
         for piece in self.pieces:
             started = time.perf_counter()
             extraction = self._piece(piece.text)
-            steps = extraction.steps()
-            sent: Logits | None = None
-            while True:
-                try:
-                    item = steps.send(sent)
-                except StopIteration:
-                    break
-                sent = None if isinstance(item, bytes) else (yield item)  # a piece's own text is not the output
+            yield from requests_only(extraction.steps())  # a piece's own text is not the output
             done.append((extraction, time.perf_counter() - started))
         self._merge(iter(done))
         yield self.text.encode("utf-8")

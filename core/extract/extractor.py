@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from ..decode.decode_types import DecodeStats, Logits, SamplingSettings
 from ..decode.decoder import Decoder
-from ..decode.requests import Prompt, Request
+from ..decode.requests import Prompt, Request, noting_output
 from ..defaults import DEFAULT_GPU_LAYERS, DEFAULT_GPU_PARALLEL, DEFAULT_RECURSION_DEPTH
 from ..errors import ContextTooSmall, DocumentError, ExtractError
 from ..grounding.span_filter import Grounding
@@ -455,16 +455,8 @@ class Extraction:
         decoder = Decoder(tokenizer, self._compiled, self._settings, rest, self._grounding())
         output = bytearray()
         steps = decoder.steps(logits[-1])
-        sent: Logits | None = None
         try:
-            while True:
-                try:
-                    item = steps.send(sent)
-                except StopIteration:
-                    break
-                if isinstance(item, bytes):
-                    output += item
-                sent = yield item
+            yield from noting_output(steps, output.extend)
         finally:
             steps.close()
             self._record(decoder)
