@@ -156,7 +156,7 @@ class Scheduler:
         is stopped when the next one starts: resuming it then raises RuntimeError. A run
         started from inside a job (stepping) raises RuntimeError at once."""
         self._claim()
-        run = _Run(self, iter(jobs))
+        run = _Run(self.runtime, iter(jobs))
         self._current = run
         try:
             yield from run.events()
@@ -210,9 +210,8 @@ def in_order(events: Iterable[Event[T]]) -> Iterator[Outcome[T]]:
 class _Run(Generic[T]):
     """One `Scheduler.run`: the jobs still to come, those in flight by slot, the events ready."""
 
-    def __init__(self, scheduler: Scheduler, jobs: Iterator[Callable[[], JobSteps[T]]]) -> None:
-        self._scheduler = scheduler
-        self._runtime = scheduler.runtime
+    def __init__(self, runtime: Runtime, jobs: Iterator[Callable[[], JobSteps[T]]]) -> None:
+        self._runtime = runtime
         self._jobs = enumerate(jobs)
         self._taken = 0  # jobs read so far
         self._more = True
