@@ -137,3 +137,14 @@ def test_a_value_has_a_span_exactly_where_grounding_would_let_it_be_written(docu
     value = collapsed[start : data.draw(st.integers(start + 1, len(collapsed)))].strip(" ")
     if value:
         assert (DocumentSearch(document).span(value, 0) is not None) == _whole(document, value), value
+
+
+def test_a_value_across_a_gap_between_columns_has_no_span_as_grounding_cannot_write_it() -> None:
+    """Three spaces or a tab within a line part two columns (a manual page's header): grounding
+    writes no value across them, so evidence finds none there either; one space joins."""
+    for document in ["aaa   a", "GNU grep 3.8      2019-12-29", "name\tJohn"]:
+        collapsed = " ".join(document.split())
+        assert not _whole(document, collapsed)
+        assert DocumentSearch(document).span(collapsed, 0) is None, document
+    assert _whole("aaa a", "aaa a") and DocumentSearch("aaa a").span("aaa a", 0) == (0, 5)
+    assert DocumentSearch("aaa\n   a").span("aaa a", 0) == (0, 8)  # a line break's run joins lines

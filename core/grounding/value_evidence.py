@@ -40,7 +40,7 @@ import numpy.typing as npt
 from ..jsontext import join_pointer
 from .document_values import DocumentValues, Span
 from .labels import on_lines
-from .tables import collapse_whitespace, word_cuts
+from .tables import collapse_whitespace, lay_out_whitespace, word_cuts
 
 # A value's confidence is the product of its tokens' probabilities raised to this power: the bare
 # product understates how often a value is right (each token's probability below 1 lowers it),
@@ -178,7 +178,7 @@ class DocumentSearch:
 
     def __init__(self, document: str, values: DocumentValues | None = None) -> None:
         """`values`: the document's dates and numbers where grounding read them already."""
-        self._collapsed = collapse_whitespace(document)
+        self._collapsed = lay_out_whitespace(document)  # as grounding lays it out: no value spans a gap between columns
         self._cut = word_cuts(self._collapsed)
         # A number is a word of its own where a hyphen joins it to a word (`34-year-old`,
         # `2024-06-14`), but never part of longer digits (`20` of `2024`, `3` of `3.10`).
