@@ -282,7 +282,7 @@ def _near_miss(name: str, asserting: bool) -> str | None:
         # Letters one has and the other lacks each take an edit: a cheap bound before the costly one.
         if max(sum((letters - _LETTERS[keyword]).values()), sum((_LETTERS[keyword] - letters).values())) > limit:
             continue
-        if (distance := _edits(name, keyword)) <= limit and _plausible_typo(name, keyword, limit):
+        if (distance := _edits_within(name, keyword, limit)) <= limit and _plausible_typo(name, keyword, limit):
             close.append((distance, keyword))
     return min(close)[1] if close else None
 
@@ -356,10 +356,11 @@ _MOST_MEASURED = 512  # names a guess is looked for among
 
 
 def _edits_within(first: str, second: str, limit: int) -> int:
-    """_edits(first, second) where it is at most `limit`, else some number above `limit`: the
-    common start and end are left out first (they cost no edit), and the measure stops once two
-    rows running are all above `limit` (no later row can come back under it: a swap reaches
-    back two rows)."""
+    """The Damerau-Levenshtein distance (optimal string alignment: insertions, deletions,
+    substitutions and swaps of neighbours, one each) where it is at most `limit`, else some
+    number above `limit`: the common start and end are left out first (they cost no edit), and
+    the measure stops once two rows running are all above `limit` (no later row can come back
+    under it: a swap reaches back two rows)."""
     start = 0
     while start < min(len(first), len(second)) and first[start] == second[start]:
         start += 1
@@ -405,21 +406,6 @@ _KEYS = {key: (row // 2, place) for row, keys in enumerate(_ROWS) for place, key
 
 
 _LETTERS = {keyword: Counter(keyword) for keyword in _targets(True) + _targets(False)}
-
-
-def _edits(first: str, second: str) -> int:
-    """Damerau-Levenshtein distance (optimal string alignment): insertions, deletions,
-    substitutions and swaps of neighbours, one each."""
-    before: list[int] | None = None
-    previous = list(range(len(second) + 1))
-    for i, a in enumerate(first, 1):
-        current = [i] + [0] * len(second)
-        for j, b in enumerate(second, 1):
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b))
-            if before is not None and i > 1 and j > 1 and a == second[j - 2] and first[i - 2] == b:
-                current[j] = min(current[j], before[j - 2] + 1)
-        before, previous = previous, current
-    return previous[-1]
 
 
 def _suits(keyword: str, value: Any) -> bool:
