@@ -263,10 +263,18 @@ def _finished(
 ) -> JobSteps[Finished]:
     """`source` (its text read ahead in `text`) extracted and, with --output-dir, its result file
     written: the steps a scheduler runs (core.runtime); raises what reading or extracting it raises."""
-    extraction = start_extraction(request, extractor, compiled, text.result())
-    report_truncation(source.label, extraction)
+    extraction = _started(request, extractor, compiled, source, text.result())
     yield from extraction.steps()
     return _finish(request, source, extraction)
+
+
+def _started(
+    request: Request, extractor: Extractor, compiled: CompiledSchema, source: batch.Source, text: str
+) -> ExtractionRun:
+    """The extraction of `source` from its `text`, its truncation reported."""
+    extraction = start_extraction(request, extractor, compiled, text)
+    report_truncation(source.label, extraction)
+    return extraction
 
 
 def _finish(request: Request, source: batch.Source, extraction: ExtractionRun) -> Finished:
@@ -324,8 +332,7 @@ def _extract_pieces_together(
     (ChunkedExtraction runs them through a scheduler of its own)."""
     for source in pending:
         try:
-            extraction = start_extraction(request, extractor, compiled, read_for(request, extractor, source.path))
-            report_truncation(source.label, extraction)
+            extraction = _started(request, extractor, compiled, source, read_for(request, extractor, source.path))
             extraction.run()
             finished = _finish(request, source, extraction)
         except Exception as error:
