@@ -6,6 +6,9 @@ output stays valid."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -19,7 +22,17 @@ from hypothesis import strategies as st
 
 from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
-from gguf_extract.core.decode.repetition import RUNAWAY_WINDOW, JsonScanner, RepetitionGuard, avoid, loops, near_repeats
+from gguf_extract.core.decode.repetition import (
+    RUNAWAY_WINDOW,
+    ItemWatch,
+    JsonScanner,
+    RepetitionGuard,
+    avoid,
+    loops,
+    near_repeats,
+    same_value,
+    written_fields,
+)
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 scoring = bench_module("accuracy_scoring")
@@ -207,6 +220,77 @@ def test_a_watch_says_whether_the_next_item_copies_an_earlier_one() -> None:
     assert last.repeats and not last.wants_more
 
 
+def test_a_watch_reads_copies_as_json_values_and_objects_by_their_fields() -> None:
+    """An item copies earlier ones when it is the same JSON value however spaced or ordered, or
+    an object each of whose fields copies the same field of an earlier item (one or several)."""
+    guard = guard_after(b'{"people": [{"name": "ann", "mail": "a@x.org"}, {"name":"bo","mail":"b@y.org"}')
+    array = guard.continued_array(b", ")
+    assert array is not None
+
+    def watched(text: bytes) -> ItemWatch:
+        watch = guard.watch(array)
+        watch.feed(text)
+        return watch
+
+    assert watched(b', {"mail": "a@x.org", "name": "ann"}').repeats  # the first, its keys the other way round
+    assert watched(b',{"name":"ann","mail":"a@x.org"}').repeats  # spaced otherwise
+    assert watched(b', {"name": "ann", "mail": "b@y.org"}').repeats  # a name and an e-mail already written
+    assert watched(b', {"name": "bo"}').repeats  # fewer fields, each a copy
+    assert not watched(b', {"name": "ann", "mail": "c@z.org"}').repeats
+    assert not watched(b', {"name": "cy", "mail": "a@x.org"}').repeats
+    assert not watched(b", {}").repeats  # no field copies anything
+    begun = watched(b', {"name": "bo", "mail": "b@')
+    assert begun.wants_more and begun.copying  # each whole field so far is a copy: watch on
+    assert not watched(b', {"name": "cy", "mail": "b@').wants_more
+    numbers = guard_after(b'{"p": [{"n": 1}')
+    ones = numbers.watch(numbers.continued_array(b", ") or -1)
+    ones.feed(b', {"n": true}')
+    assert not ones.repeats  # true is not 1
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        (1, 1.0, True),
+        (True, 1, False),
+        (False, 0, False),
+        ("1", 1, False),
+        ({"a": [1, {"b": None}]}, {"a": [1, {"b": None}]}, True),
+        ({"a": 1}, {"a": 1, "b": 2}, False),
+        ([1, 2], [2, 1], False),
+        (None, None, True),
+    ],
+)
+def test_same_value_is_json_equality(a: Any, b: Any, same: bool) -> None:
+    assert same_value(a, b) is same and same_value(b, a) is same
+
+
+@pytest.mark.parametrize(
+    ("text", "fields"),
+    [
+        (b'{"a": "x", "b": [1, 2], "c": "ab', {"a": "x", "b": [1, 2]}),
+        (b'{"a": "x, y", "b": "c', {"a": "x, y"}),  # a comma inside a string is no field's end
+        (b'{"a": {"b": 1, "c": 2}, "d', {"a": {"b": 1, "c": 2}}),
+        (b'{"a": "x', {}),
+        (b'"abc', {}),
+    ],
+)
+def test_written_fields_are_those_complete_so_far(text: bytes, fields: dict[str, Any]) -> None:
+    assert written_fields(text) == fields
+
+
+def test_the_end_of_an_item_is_what_comes_before_the_next_ones_comma() -> None:
+    guard = guard_after(b'{"people": [{"name": "ann"}, {"name": "ann')
+    array = guard.continued_array(b'"}, {"')
+    assert array is not None
+    assert guard.item_end(b'"}, {"', array) == b'"}'
+    assert not guard.closing(array)
+    guard.close_later(array)
+    assert guard.closing(array)
+    guard.feed(b'"}, {"name": "bo')  # an item started after all: the mark goes with it
+    assert not guard.closing(array)
+
+
 def test_a_guard_taken_back_to_a_snapshot_sees_the_output_as_it_was() -> None:
     """The decoder feeds guessed text to the guard (a guess starting another item ends the
     draft) and restores it after: what it says is then as before the guesses."""
@@ -371,3 +455,92 @@ def test_an_item_whose_number_ends_in_held_zeros_is_reviewed_too(vocab: Vocabula
 
     assert generate(merged, schema, model(), guard=False)["items"] == [{"p": 12}] * 6
     assert generate(merged, schema, model(), guard=True)["items"] == [{"p": 12}]
+
+
+PEOPLE = {
+    "type": "object",
+    "properties": {
+        "people": {
+            "type": "array",
+            "maxItems": 6,
+            "items": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        }
+    },
+    "required": ["people"],
+}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_object_items_stop_where_one_token_ends_an_item_and_starts_the_next(vocab: Vocabulary, seed: int) -> None:
+    """`"}, {"` ends an item and starts the next in one token, and no token holds `"}]`: the
+    guard takes `"}` on the way to the array's end (then `]`), where the model would copy."""
+    merged = Vocabulary.from_pieces([*vocab.pieces, b'"}, {"'], vocab.eog_ids)
+
+    def model() -> FavouringModel:  # after `"}` it would go on (`,`): the guard closes instead
+        return FavouringModel(merged, seed, [b"abc", b"[", b'{"', b'"'], {b"abc": [b'"}, {"', b'"}'], b'"}': [b",", b"]"]})
+
+    assert generate(merged, PEOPLE, model(), guard=False)["people"] == [{"name": "abc"}] * 6
+    settings = SamplingSettings(max_tokens=120, temperature=0.0, seed=seed, stop_repeats=True)
+    decoder = Decoder(model(), compile_for(PEOPLE, merged), settings)
+    value = json.loads(b"".join(decoder.run()))
+    assert value == {"people": [{"name": "abc"}]} and decoder.stats.repeats_stopped == 1
+
+
+def test_a_long_item_copied_past_the_preview_is_stopped_too(vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A preview that runs out of choices while the item still copies an earlier one counts it
+    a copy: the model was writing one."""
+    from gguf_extract.core.decode import decoder as decoding
+
+    monkeypatch.setattr(decoding, "_PREVIEW_CHOICES", 2)
+    after = {b"a": [b"b"], b"b": [b"c"], b"c": [b"d"], b"d": [b'", "']}
+
+    def model() -> FavouringModel:
+        return FavouringModel(vocab, 0, [b"a", b'["'], after)
+
+    assert generate(vocab, NAMES, model(), guard=True)["names"] == ["abcd"]
+
+
+COPYRIGHT = """Upstream-Name: tinyparse
+Source: https://tinyparse.example.net
+
+Files: *
+Copyright: 2011 john
+License: BSD-3-Clause
+
+License: BSD-3-Clause
+ Redistribution and use in source and binary forms, with or without
+ modification, are permitted provided that the following conditions
+ are met.
+"""
+HOLDERS = {
+    "type": "object",
+    "properties": {
+        "people": {
+            "type": "array",
+            "maxItems": 4,
+            "items": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "email": {"type": "string"}},
+                "required": ["name", "email"],
+            },
+        }
+    },
+    "required": ["people"],
+}
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("grounded", [(), ("--grounded",)])
+def test_the_bundled_model_writes_no_copied_holder(tmp_path: Path, grounded: tuple[str, ...]) -> None:
+    """A licence file naming one holder, a list of up to four: the bundled model, unguarded,
+    wrote `{"name": "john", "email": "john@example.com"}` three times (one token ending an item
+    and starting the next, `"},`, closed no array)."""
+    schema, document = tmp_path / "holders.json", tmp_path / "copyright.txt"
+    schema.write_text(json.dumps(HOLDERS))
+    document.write_text(COPYRIGHT)
+    command = [sys.executable, "-m", "gguf_extract", "--schema", str(schema), str(document), "--stats", *grounded]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    people = json.loads(result.stdout)["people"]
+    jsonschema.validate({"people": people}, HOLDERS)
+    assert people and all(not same_value(item, earlier) for at, item in enumerate(people) for earlier in people[:at])

@@ -299,43 +299,56 @@ class Decoder:
 
     def _review(self, position: Position, token: int) -> Generator[Evaluate, Logits | None, int]:
         """`token`, unless it starts another item of an array and the model would write that
-        item as a copy of an earlier one: then the best token that closes the array."""
+        item as a copy of earlier ones: then the best token that closes the array, or, where
+        none does at once (`"}, ` ends an object item and starts the next in one token, and
+        no token holds `"}]`), the best one that ends the open item on the way there, the
+        array then to close at its next chance (`RepetitionGuard.close_later`)."""
         state, repeats, grounding = self.state, self.state.followers.repeats, self.grounding
         assert repeats is not None and position.held is None
         skip = len(position.pending)
-        array = repeats.continued_array(self._pieces[token][skip:])
+        piece = self._pieces[token][skip:]
+        array = repeats.continued_array(piece)
         if array is None:
             return token
         ids = self._steps.allowed(position).ids
         ids = ids if grounding is None else grounding.restrict(position.pending, ids, position.held_text)
         closing = [int(t) for t in ids[self._closers[ids]] if repeats.closes(self._pieces[int(t)][skip:], array)]
+        ending = repeats.item_end(piece, array)
+        if not closing:  # tokens that write part of the open item's end (or only the text pending) and start no other item
+            closing = [int(t) for t in ids if self._pieces[int(t)] and ending.startswith(self._pieces[int(t)][skip:])]
         if not closing:
             return token
         assert state.logits is not None
         logits = np.array(state.logits)  # a copy: the preview evaluates, and may reuse the row's buffer
-        watch = repeats.watch(array)
-        yield from self._preview(token, watch)
-        state.logits = logits
-        if not watch.repeats:
-            return token
+        if not repeats.closing(array):  # else the copy was seen already, on the way to the item's end
+            watch = repeats.watch(array)
+            copying = yield from self._preview(token, watch)
+            state.logits = logits
+            if not (watch.repeats or copying):
+                return token
+            self.stats.repeats_stopped += 1
         best = max(closing, key=lambda closer: float(logits[closer]))
-        self.stats.repeats_stopped += 1
+        if not repeats.closes(self._pieces[best][skip:], array):
+            repeats.close_later(array)
         state.probability = probability(logits, best)
         return best
 
-    def _preview(self, token: int, watch: ItemWatch) -> Generator[Evaluate, Logits | None, None]:
+    def _preview(self, token: int, watch: ItemWatch) -> Generator[Evaluate, Logits | None, bool]:
         """Decode greedily from `token` chosen at the state's position, as `run` would (drafts
         included, so the model sees the same batches), feeding `watch` what is written while
         it asks for more; then take it all back: the state is restored (the output, its
         followers, the statistics; the random state is untouched, as greedy choices draw
-        nothing) and the model's context loses what the preview evaluated."""
+        nothing) and the model's context loses what the preview evaluated. Returns whether the
+        preview ran out of choices with the item still copying earlier ones (a copy of a long
+        item, begun)."""
         state = self.state
+        copying = False
         mark, start, discarded = state.snapshot(), len(state.followers.history), state.stats.discarded_tokens
         greedy = copy.copy(self)  # this decoding, choosing greedily
         greedy.settings = replace(self.settings, temperature=0.0)
         try:
             with state.followers.watching(watch):
-                yield from greedy._decode_item(token, watch)
+                copying = yield from greedy._decode_item(token, watch)
         except TokenBudgetTooSmall:
             pass  # the decoding itself meets this, if it goes this way
         finally:
@@ -344,18 +357,20 @@ class Decoder:
             evaluated = kept + state.stats.discarded_tokens - discarded
             state.restore(mark)
             state.stats.preview_tokens += evaluated
+        return copying
 
-    def _decode_item(self, token: int, watch: ItemWatch) -> Generator[Evaluate, Logits | None, None]:
+    def _decode_item(self, token: int, watch: ItemWatch) -> Generator[Evaluate, Logits | None, bool]:
         """Take `token`, then the choices after it, while `watch` wants more (at most
-        _PREVIEW_CHOICES of them)."""
+        _PREVIEW_CHOICES of them). Returns whether the choices ran out while it still did."""
         decided: int | None = token
         for _ in range(_PREVIEW_CHOICES):
             if not watch.wants_more:
-                return
+                return False
             decided = self._choose() if decided is None else decided
             going_on, decided = yield from requests_only(self._advance(decided, review=False))
             if not going_on:
-                return
+                return False
+        return watch.copying
 
     # -- choosing ----------------------------------------------------------------------
 

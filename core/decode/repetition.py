@@ -11,9 +11,15 @@ its output with a `RepetitionGuard` (fed every byte written) and uses it two way
   satisfiable;
 - where the model's token would start another item of an array and a token that closes the
   array is allowed, the decoder previews the item the model would write (greedy, then taken
-  back); when it comes out equal to an earlier item of the same array, the array is closed
-  there instead. Only strings, objects and arrays count as repeated items: numbers, booleans
-  and null repeat legitimately (`[1, 1, 2]`);
+  back); when it comes out a copy of earlier items of the same array (the same JSON value,
+  however spaced or ordered; an object each of whose fields equals the same field of an
+  earlier item: `{"name": "john", "email": "john"}` again, or one item's name with another's
+  e-mail; or an item still copying one when the preview's choices run out), the array is
+  closed there instead. Where one token ends the open item and starts the next (`"}, {"`)
+  and none ends the array at once, the best token on the way to the item's end (`"}`) is
+  taken, and the array closes at its next chance without another preview. Arrays nested in
+  items are watched alike, each against its own items. Only strings, objects and arrays
+  count as repeated items: numbers, booleans and null repeat legitimately (`[1, 1, 2]`);
 - a string that has had `RUNAWAY_STOPS` loops ruled out and whose last `RUNAWAY_WINDOW` bytes
   are near-repeats (they compress to at most `RUNAWAY_RATIO` of their size: `KDE/KDE/KDF/KDE`,
   `S.S.S.T.S.S`, which no exact period catches) is closed, where the schema allows a closing
@@ -26,6 +32,7 @@ and checks nothing.
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -125,9 +132,13 @@ class _Array:
     items: list[bytes] = field(default_factory=list)
     start: int | None = None
     end: int | None = None
+    # The next item was previewed as a copy where no token could close the array at once
+    # (the item's end and the next item's start came in one token): the array is to close at
+    # its next chance, without another preview. Cleared when an item starts after all.
+    closing: bool = False
 
     def copy(self) -> _Array:
-        return _Array(self.id, list(self.items), self.start, self.end)
+        return _Array(self.id, list(self.items), self.start, self.end, self.closing)
 
 
 class JsonScanner:
@@ -223,6 +234,7 @@ class JsonScanner:
         if top is not None and top.start is not None:
             top.items.append(bytes(self.output[top.start : top.end if top.end is not None else at]))
             top.start = top.end = None
+            top.closing = False
 
 
 class RepetitionGuard:
@@ -291,6 +303,31 @@ class RepetitionGuard:
         after.feed(new)
         return after.array(array) is None
 
+    def item_end(self, new: bytes, array: int) -> bytes:
+        """What of `new` (which starts another item of the open array `array`) comes before the
+        comma that starts that item: the end of the item now open (`"}` of `"}, `)."""
+        frame = self.scanner.array(array)
+        assert frame is not None
+        before = len(frame.items)
+        after = self.scanner.copy()
+        for at in range(len(new)):
+            after.feed(new[at : at + 1])
+            now = after.array(array)
+            if now is None or len(now.items) > before:
+                return new[:at]
+        return new
+
+    def close_later(self, array: int) -> None:
+        """The open array `array` is to close at its next chance (`_Array.closing`)."""
+        frame = self.scanner.array(array)
+        if frame is not None:
+            frame.closing = True
+
+    def closing(self, array: int) -> bool:
+        """Whether the open array `array` was marked to close at its next chance."""
+        frame = self.scanner.array(array)
+        return frame is not None and frame.closing
+
     def watch(self, array: int) -> ItemWatch:
         """A watch over the next item of `array`, to be fed what the model would write."""
         return ItemWatch(RepetitionGuard(self.scanner.copy()), array)
@@ -341,16 +378,105 @@ class ItemWatch:
 
     @property
     def wants_more(self) -> bool:
-        """Whether the item is still to start, or so far a prefix of an earlier item."""
+        """Whether the item is still to start, or so far on its way to copying earlier items: a
+        prefix of one, or an object whose fields written so far each copy an earlier one's."""
         if self.guard.scanner.array(self._array) is None:
             return False
         text, complete = self._item()
         if text is None:
             return True
-        return not complete and any(earlier.startswith(text) for earlier in self._copies())
+        if complete:
+            return False
+        copies = self._copies()
+        if any(earlier.startswith(text) for earlier in copies):
+            return True
+        fields = written_fields(text)
+        return bool(fields) and copies_fields(fields, [_parsed(item) for item in copies])
+
+    @property
+    def copying(self) -> bool:
+        """Whether the item has begun and is so far on its way to copying earlier items."""
+        return self._item()[0] is not None and self.wants_more
 
     @property
     def repeats(self) -> bool:
-        """Whether the item came out complete and equal to an earlier item of its array."""
+        """Whether the item came out complete and a copy of earlier items of its array (see
+        `copies_items`)."""
         text, complete = self._item()
-        return complete and text is not None and text in self._copies()
+        if not complete or text is None or text[:1] not in _REPEATABLE:
+            return False
+        copies = self._copies()
+        return text in copies or copies_items(_parsed(text), [_parsed(item) for item in copies])
+
+
+_MISSING = object()
+
+
+def _parsed(item: bytes) -> object:
+    """An item's JSON value (`_MISSING` where its text is not one whole value)."""
+    try:
+        return json.loads(item)
+    except ValueError:
+        return _MISSING
+
+
+def same_value(a: object, b: object) -> bool:
+    """JSON equality: as `==`, but `true` is not `1`, nor `1` `"1"`, and key order is ignored."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_value(a[key], b[key]) for key in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def copies_fields(fields: dict[str, object], earlier: list[object]) -> bool:
+    """Whether each of `fields` equals the same field of one of the `earlier` items (objects):
+    an object made up of fields copied from items already written (`{"name": "john", "email":
+    "john@x.org"}` again, or the name of one and the e-mail of another)."""
+    objects = [item for item in earlier if isinstance(item, dict)]
+    return bool(objects) and all(
+        any(key in item and same_value(value, item[key]) for item in objects) for key, value in fields.items()
+    )
+
+
+def copies_items(item: object, earlier: list[object]) -> bool:
+    """Whether `item` copies items already written: it equals one, or it is an object with at
+    least one field, each equal to the same field of one of them (`copies_fields`)."""
+    if item is _MISSING:
+        return False
+    if any(same_value(item, other) for other in earlier):
+        return True
+    return isinstance(item, dict) and bool(item) and copies_fields(item, earlier)
+
+
+def written_fields(text: bytes) -> dict[str, object]:
+    """The fields of a partly written object item whose values are complete: those before the
+    last comma at the object's own level (`{"a": "x", "b": [1, 2], "c": "ab` gives a and b).
+    Empty where `text` is no object, or holds no complete field yet."""
+    if text[:1] != b"{":
+        return {}
+    depth, in_string, escaped, last_comma = 0, False, False, -1
+    for at, byte in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in b"{[":
+            depth += 1
+        elif byte in b"}]":
+            depth -= 1
+        elif byte == 0x2C and depth == 1:
+            last_comma = at
+    if last_comma < 0:
+        return {}
+    found = _parsed(text[:last_comma] + b"}")
+    return found if isinstance(found, dict) else {}
