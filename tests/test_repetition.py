@@ -544,3 +544,20 @@ def test_the_bundled_model_writes_no_copied_holder(tmp_path: Path, grounded: tup
     people = json.loads(result.stdout)["people"]
     jsonschema.validate({"people": people}, HOLDERS)
     assert people and all(not same_value(item, earlier) for at, item in enumerate(people) for earlier in people[:at])
+
+
+def test_an_item_the_array_must_have_differs_from_earlier_ones(vocab: Vocabulary) -> None:
+    """Where `minItems` keeps the array open, the item the model would copy is written
+    otherwise: the token ending it as a copy is passed over for the next choice."""
+    schema = {
+        "type": "object",
+        "properties": {"names": {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 10}},
+        "required": ["names"],
+    }
+
+    def model() -> FavouringModel:
+        return FavouringModel(vocab, 0, [b"abc", b'["'], {b"abc": [b'", "']})
+
+    assert generate(vocab, schema, model(), guard=False)["names"][:3] == ["abc"] * 3
+    names = generate(vocab, schema, model(), guard=True)["names"]
+    assert len(names) == 3 and len(set(names)) == 3 and names[0] == "abc"

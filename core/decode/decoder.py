@@ -282,6 +282,16 @@ class Decoder:
             repeats.note_stop()
         return chosen
 
+    def _avoid_copies(self, choices: IdArray, scores: Logits, index: int) -> int:
+        """`index`, or the next choice where the token there would end an item that may not be
+        a copy (`RepetitionGuard.forbid_copy`) as one."""
+        repeats = self.state.followers.repeats
+        assert repeats is not None
+        if not repeats.forbids_copies():
+            return index
+        skip = len(self.state.position.pending)
+        return avoid(scores, index, self._sample, lambda i: repeats.completes_copy(self._pieces[int(choices[i])][skip:]))
+
     def _close_runaway(self, choices: IdArray, scores: Logits, index: int) -> int:
         """`index`, or where the open string is a runaway and `index` does not end it, the best
         choice that does (none allowed: `index`)."""
@@ -316,8 +326,6 @@ class Decoder:
         ending = repeats.item_end(piece, array)
         if not closing:  # tokens that write part of the open item's end (or only the text pending) and start no other item
             closing = [int(t) for t in ids if self._pieces[int(t)] and ending.startswith(self._pieces[int(t)][skip:])]
-        if not closing:
-            return token
         assert state.logits is not None
         logits = np.array(state.logits)  # a copy: the preview evaluates, and may reuse the row's buffer
         if not repeats.closing(array):  # else the copy was seen already, on the way to the item's end
@@ -327,9 +335,13 @@ class Decoder:
             if not (watch.repeats or copying):
                 return token
             self.stats.repeats_stopped += 1
+        if not closing:  # the array may not end here (`minItems`): the item is to differ instead
+            repeats.forbid_copy(array)
+            return token
         best = max(closing, key=lambda closer: float(logits[closer]))
         if not repeats.closes(self._pieces[best][skip:], array):
             repeats.close_later(array)
+            repeats.forbid_copy(array)  # where the array may not end after this item after all
         state.probability = probability(logits, best)
         return best
 
@@ -404,6 +416,7 @@ class Decoder:
         if state.followers.repeats is not None:
             index = self._avoid_loops(choices, logits[choices], index)
             index = self._close_runaway(choices, logits[choices], index)
+            index = self._avoid_copies(choices, logits[choices], index)
         state.stats.sampled_tokens += 1
         if allowed.may_end and (index >= len(ids) or int(ids[index]) in self.compiled.vocab.eog_ids):
             return END
@@ -447,7 +460,7 @@ class Decoder:
         repeats = state.followers.repeats
         if repeats is not None:
             piece = self._pieces[token]
-            if repeats.loops(piece) or (repeats.runaway() and not repeats.closes_string(piece)):
+            if repeats.loops(piece) or (repeats.runaway() and not repeats.closes_string(piece)) or repeats.forbids_copies():
                 return None
         state.stats.sampled_tokens += 1
         state.probability = probability(logits, token)

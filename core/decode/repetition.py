@@ -19,7 +19,9 @@ its output with a `RepetitionGuard` (fed every byte written) and uses it two way
   and none ends the array at once, the best token on the way to the item's end (`"}`) is
   taken, and the array closes at its next chance without another preview. Arrays nested in
   items are watched alike, each against its own items. Only strings, objects and arrays
-  count as repeated items: numbers, booleans and null repeat legitimately (`[1, 1, 2]`);
+  count as repeated items: numbers, booleans and null repeat legitimately (`[1, 1, 2]`).
+  Where the array may not end there (`minItems`), the item is written otherwise: a token that
+  would end it as a copy is passed over for the next choice (never the last one left);
 - a string that has had `RUNAWAY_STOPS` loops ruled out and whose last `RUNAWAY_WINDOW` bytes
   are near-repeats (they compress to at most `RUNAWAY_RATIO` of their size: `KDE/KDE/KDF/KDE`,
   `S.S.S.T.S.S`, which no exact period catches) is closed, where the schema allows a closing
@@ -136,9 +138,12 @@ class _Array:
     # (the item's end and the next item's start came in one token): the array is to close at
     # its next chance, without another preview. Cleared when an item starts after all.
     closing: bool = False
+    # The number of the item that is not to come out a copy (the array could not close where
+    # the model would have copied one: `minItems`); None: no such item.
+    unlike: int | None = None
 
     def copy(self) -> _Array:
-        return _Array(self.id, list(self.items), self.start, self.end, self.closing)
+        return _Array(self.id, list(self.items), self.start, self.end, self.closing, self.unlike)
 
 
 class JsonScanner:
@@ -327,6 +332,41 @@ class RepetitionGuard:
         """Whether the open array `array` was marked to close at its next chance."""
         frame = self.scanner.array(array)
         return frame is not None and frame.closing
+
+    def forbid_copy(self, array: int) -> None:
+        """The next item of the open array `array` is not to come out a copy of earlier ones
+        (see `completes_copy`): the array cannot close before it."""
+        frame = self.scanner.array(array)
+        if frame is not None:
+            frame.unlike = len(frame.items) + (frame.start is not None)
+
+    def completes_copy(self, new: bytes) -> bool:
+        """Whether writing `new` next ends an item that is not to be a copy (`forbid_copy`) as a
+        copy of earlier items of its array."""
+        frames = [frame for frame in self.scanner.stack if frame is not None and frame.unlike is not None]
+        if not frames:
+            return False
+        after = self.scanner.copy()
+        after.feed(new)
+        for frame in frames:
+            now = after.array(frame.id) or after.closed.get(frame.id)
+            assert now is not None and frame.unlike is not None
+            if len(now.items) > frame.unlike:
+                item = now.items[frame.unlike]
+            elif len(now.items) == frame.unlike and now.start is not None and now.end is not None:
+                item = bytes(after.output[now.start : now.end])
+            else:
+                continue
+            earlier = [_parsed(text) for text in now.items[: frame.unlike] if text[:1] in _REPEATABLE]
+            if item[:1] in _REPEATABLE and (item in now.items[: frame.unlike] or copies_items(_parsed(item), earlier)):
+                return True
+        return False
+
+    def forbids_copies(self) -> bool:
+        """Whether an item not to be a copy is open or to come (`forbid_copy`)."""
+        return any(
+            frame is not None and frame.unlike is not None and frame.unlike >= len(frame.items) for frame in self.scanner.stack
+        )
 
     def watch(self, array: int) -> ItemWatch:
         """A watch over the next item of `array`, to be fed what the model would write."""
