@@ -198,9 +198,15 @@ def extract(
         bool, typer.Option("--truncate", help="Keep the head of a document too long for the context (with a warning).")
     ] = False,
     chunk: Annotated[
-        bool,
-        typer.Option("--chunk", help="Extract from a document too long for the context piece by piece, and merge the results."),
-    ] = False,
+        Optional[bool],  # noqa: UP045
+        typer.Option(
+            "--chunk/--no-chunk",
+            help="Extract from a document too long for the context piece by piece, and merge the results"
+            " (by default where the document has no more bytes than the context holds tokens times the longest"
+            " token's bytes); --no-chunk refuses such a document.",
+            show_default=False,
+        ),
+    ] = None,
     encoding: Annotated[
         str, typer.Option("--encoding", callback=_known_encoding, help="The documents' text encoding (any Python codec name).")
     ] = DEFAULT_ENCODING,

@@ -273,7 +273,7 @@ def _started(
 ) -> ExtractionRun:
     """The extraction of `source` from its `text`, its truncation reported."""
     extraction = start_extraction(request, extractor, compiled, text)
-    report_truncation(source.label, extraction)
+    report_truncation(request, source.label, extraction)
     return extraction
 
 

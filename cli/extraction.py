@@ -11,6 +11,7 @@ from gguf_extract import (
     CHUNKED_TEXT_LIMIT,
     ChunkedExtraction,
     CompiledSchema,
+    ContextTooSmall,
     DocumentError,
     DocumentTooLarge,
     ExtractionRun,
@@ -83,16 +84,35 @@ def read_for(request: Request, extractor: Extractor, document: str | Path) -> st
 
 def start_extraction(request: Request, extractor: Extractor, compiled: CompiledSchema, text: str) -> ExtractionRun:
     """The extraction from `text`: piece by piece with --chunk (--parallel of them at a time),
-    else in one prompt."""
+    else in one prompt. Where neither --chunk, --no-chunk nor --truncate is given, a document
+    the context cannot hold (but read whole: it has no more bytes than the context holds
+    tokens, times the longest token's bytes) is extracted piece by piece too: a long document
+    just works, and one past that bound is still refused at once, unread."""
     if request.chunk:
-        return ChunkedExtraction(extractor, compiled, text, sampling(request), request.instructions, request.batch.parallel or 1)
-    return extractor.extract(compiled, text, sampling(request), request.instructions, request.truncate)
+        return _chunked(request, extractor, compiled, text)
+    try:
+        return extractor.extract(compiled, text, sampling(request), request.instructions, request.truncate)
+    except ContextTooSmall as error:
+        if request.chunk is not None or request.truncate or not error.shorter_document_helps:
+            raise
+        return _chunked(request, extractor, compiled, text)
 
 
-def report_truncation(source: str, extraction: ExtractionRun) -> None:
+def _chunked(request: Request, extractor: Extractor, compiled: CompiledSchema, text: str) -> ChunkedExtraction:
+    return ChunkedExtraction(extractor, compiled, text, sampling(request), request.instructions, request.batch.parallel or 1)
+
+
+def report_truncation(request: Request, source: str, extraction: ExtractionRun) -> None:
+    """How much of the document --truncate left out, and a document split into pieces though
+    --chunk was not given."""
     dropped = extraction.stats.document_tokens_dropped
     if dropped:
         output.report_warning(f"{source}: --truncate left out the last {dropped} tokens of the document to fit the context")
+    if request.chunk is None and isinstance(extraction, ChunkedExtraction):
+        output.report_warning(
+            f"{source}: the document is longer than the context holds: extracted in {len(extraction.pieces)} pieces and merged"
+            " (--chunk); pass --truncate to use its head only, or --no-chunk to refuse it"
+        )
 
 
 def read_text(

@@ -66,7 +66,9 @@ class Request:
     abstain: bool = False  # null in place of values below min_confidence, where the schema allows it
     review: Path | None = None
     document_format: str | None = None  # a name from core.documents.convert.FORMATS; None: told from each document
-    chunk: bool = False  # a document too long for the context is extracted piece by piece
+    # A document too long for the context is extracted piece by piece: True always (--chunk),
+    # False never (--no-chunk: it is refused), None where it was read whole (cli.extraction).
+    chunk: bool | None = None
     allow_repeats: bool = False  # no remedy for looping strings and copied array items (core.decode.repetition)
     debug: bool = False  # tracebacks on stderr, for a document's unforeseen error too
 

@@ -69,7 +69,7 @@ def _extract_one(request: Request, schema: Schema, page: evidence.ReviewPage) ->
     extractor, compiled = open_and_compile(request, schema)
     text = read_for(request, extractor, request.documents[0])
     extraction = start_extraction(request, extractor, compiled, text)
-    report_truncation(request.documents[0], extraction)
+    report_truncation(request, request.documents[0], extraction)
     if request.verbose:
         report_setup(request, extractor)
         output.stderr.print(extraction.prompt, markup=False)

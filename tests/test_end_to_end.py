@@ -117,11 +117,22 @@ def test_cache_miss_hit_and_no_cache_give_the_same_document(tmp_path: Path) -> N
     assert uncached == miss == hit
 
 
-def test_document_too_long_for_the_context_is_refused_or_truncated(tmp_path: Path) -> None:
+def test_document_too_long_for_the_context_is_split_refused_or_truncated(tmp_path: Path) -> None:
+    """By default a document the context cannot hold is extracted piece by piece, with a
+    warning naming the other ways; --no-chunk refuses it, naming them too; --truncate keeps
+    its head."""
     document = tmp_path / "long.txt"
     document.write_text("Ada Lovelace is 36. " + "Nothing else to say here. " * 400)
     args = ("--schema", str(ROOT / "schemas" / "person.json"), str(document), "--ctx", "512", "--max-tokens", "100")
-    refused = run_extract(*args)
+    split = run_extract(*args, "--stats")
+    assert split.returncode == 0, split.stderr.decode()
+    jsonschema.validate(json.loads(split.stdout), schema_of("person"), format_checker=jsonschema.FormatChecker())
+    lines = split.stderr.decode().splitlines()
+    pieces = json.loads(lines[-1])["pieces"]
+    warning = next(line for line in lines if "pieces and merged" in line)
+    assert pieces > 1 and f"extracted in {pieces} pieces and merged (--chunk)" in warning
+    assert "--truncate" in warning and "--no-chunk" in warning
+    refused = run_extract(*args, "--no-chunk")
     assert (refused.returncode, refused.stdout) == (5, b"")
     message = refused.stderr.decode()
     assert "the document has 2" in message and "more than the context of 512" in message and "--truncate" in message
