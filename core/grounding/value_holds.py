@@ -1,4 +1,4 @@
-"""Grounded dates, terms and numbers: values held to the ones the document states.
+"""Grounded dates, terms, numbers and pattern strings: values held to the ones the document states.
 
 The schema's automaton marks where a date (`format: date`, `date-time`), a term (an e-mail
 address, URI, host name, IP address or UUID format) or a number (`integer`, `number`) value
@@ -42,7 +42,7 @@ from ..automaton.regex import Mark, Node, ValueLabel, generated_nodes
 from ..vocab.token_table import IdArray
 from .document_values import DocumentValues, Span
 from .labels import normalized_name, on_lines, property_name
-from .pattern_spans import PatternSpans, ScanBudget, pattern_spans
+from .pattern_spans import PatternSpans, ScanBudget, document_spans, pattern_spans, tokens_continuing
 from .tables import VocabularyBodies, body_part
 from .written_numbers import shortest_number
 
@@ -60,8 +60,8 @@ _RELEASED = "released"
 
 
 def value_labels(tree: Node) -> list[ValueLabel]:
-    """The labels of the date and number values in `tree` the generator may write, each once,
-    in order."""
+    """The labels of the held values (dates, numbers, terms, pattern strings) in `tree` the
+    generator may write, each once, in order."""
     return list(dict.fromkeys(node.label for node in generated_nodes(tree) if isinstance(node, Mark)))
 
 
@@ -348,7 +348,7 @@ class ValueGrounding:
             found = self._pattern_spans(state)
             if found is None:
                 return None
-            accepted = self._in_document(found) if labeled else {body.decode(): [] for body in found.spans}
+            accepted = document_spans(found, self._found.origins) if labeled else {body.decode(): [] for body in found.spans}
         else:
             after = b'"' if kind == "date" else b"T"
             dates = self._found.dates
@@ -373,14 +373,6 @@ class ValueGrounding:
             return None if first is None else pattern_spans(self._dfa, state, self._found.laid_out, self.budget, first.starts)
         found = self._scans[key] = pattern_spans(self._dfa, state, self._found.laid_out, self.budget)
         return found
-
-    def _in_document(self, found: PatternSpans) -> dict[str, list[Span]]:
-        """`found`'s spans as character spans of the document, by body."""
-        origins = self._found.origins
-        return {
-            body.decode(): [(int(origins[start]), int(origins[end - 1]) + 1) for start, end in spans]
-            for body, spans in found.spans.items()
-        }
 
     def _labeled(self, state: int) -> list[Span]:
         """The spans of the values the document states under a label naming the property of
@@ -416,30 +408,12 @@ class ValueGrounding:
 
     def _continuing(self, choices: _Choices, text: bytes) -> IdArray:
         """The tokens that keep a pattern string written so far as `text` (no escape open) on one
-        of its spellings, found from the spellings' rests rather than by reading each candidate:
-        a broad pattern (`^.*$`) allows most of the vocabulary at every character. What
-        `allows` says of each token, as the tables of the vocabulary's bodies read it (as
-        DocumentTokens does at a place of the document). Kept per set of choices and text."""
+        of its spellings (pattern_spans.tokens_continuing), kept per set of choices and text."""
         key = (id(choices), text)
         found = self._tokens_after.get(key)
         if found is None:
             assert self._bodies is not None
-            bodies, ordered = self._bodies, choices.ordered
-            width = max(bodies.longest, bodies.longest_closing) + 1  # a rest cut to this is whole where shorter
-            rests = set()
-            for spelling in ordered[bisect.bisect_left(ordered, text) :]:
-                if not spelling.startswith(text):
-                    break
-                rests.add(spelling[len(text) : len(text) + width])
-            tokens: list[int] = []
-            for rest in rests:
-                tokens += bodies.closing.get(rest, []) if len(rest) < width else []
-                for length in range(1, len(rest) + 1):
-                    whole = bodies.prefixes.get(rest[:length])
-                    if whole is None:
-                        break
-                    tokens += whole
-            found = self._tokens_after[key] = np.unique(np.array(tokens, dtype=np.int32))
+            found = self._tokens_after[key] = tokens_continuing(self._bodies, choices.ordered, text)
         return found
 
     def restrict(self, pending: bytes, ids: IdArray, held: bytes = b"") -> IdArray:
