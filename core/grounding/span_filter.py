@@ -99,8 +99,8 @@ class Grounding:
     snapshot covers that too."""
 
     def __init__(self, dfa: LazyDFA, vocab: Vocabulary, document: str, default: bool, hold_values: bool = False) -> None:
-        """`hold_values`: the schema grounds some date or number (core.grounding.value_holds),
-        which this follows too."""
+        """`hold_values`: the schema grounds some date, number, term or pattern string
+        (core.grounding.value_holds), which this follows too."""
         self._dfa = dfa
         self._pieces = vocab.pieces
         self._found = DocumentValues(document)  # what the document states, each kind read on first use
