@@ -54,13 +54,14 @@ class TextLabel:
 @dataclass(frozen=True)
 class ValueLabel:
     """Marks where a date (`format: date`, `date-time`), a term (an e-mail address, URI, host
-    name, IP address or UUID format) or a number value begins: the JSON pointer of its schema,
+    name, IP address or UUID format), a number or a pattern string (a string with a `pattern`,
+    or a format held no other way, as `time`) value begins: the JSON pointer of its schema,
     which kind it is, and the schema's `x-grounded` annotation (None: unset). The automaton
     ignores it; grounding (core.grounding.value_holds) reads it to hold the value to one the
     document states."""
 
     pointer: str
-    kind: str  # "date", "date-time", "term", "integer" or "number"
+    kind: str  # "date", "date-time", "term", "pattern", "integer" or "number"
     grounded: bool | None = None
 
 

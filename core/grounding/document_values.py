@@ -39,8 +39,11 @@ import functools
 import itertools
 import re
 
+import numpy as np
+import numpy.typing as npt
+
 from .labels import labeled_values
-from .tables import unseen_in
+from .tables import GroundingText, byte_origins, unseen_in
 from .written_numbers import document_numbers
 
 _MONTHS = {
@@ -137,6 +140,17 @@ class DocumentValues:
     @functools.cached_property
     def terms(self) -> dict[str, list[Span]]:
         return document_terms(self._document)
+
+    @functools.cached_property
+    def laid_out(self) -> GroundingText:
+        """The document as the bytes of a JSON string body (what grounded strings, and the
+        spans a pattern string may be, are read from)."""
+        return GroundingText.of(self._document)
+
+    @functools.cached_property
+    def origins(self) -> npt.NDArray[np.intp]:
+        """Where each byte of `laid_out` comes from in the document (tables.byte_origins)."""
+        return byte_origins(self._document)
 
     @functools.cached_property
     def labeled(self) -> dict[str, list[Span]]:

@@ -45,7 +45,7 @@ from ..vocab.token_table import IdArray, Vocabulary
 from .document_values import DocumentValues
 from .labels import normalized_name, property_name
 from .positions import CandidatePositions, Indices
-from .tables import BARRIER, DocumentTokens, GroundingText, body_part, byte_origins, vocabulary_bodies
+from .tables import BARRIER, DocumentTokens, GroundingText, body_part, vocabulary_bodies
 from .value_holds import READ_LISTS_KEPT_UP_TO, ValueGrounding, ValuePlace
 
 _BARRIER_BYTE = BARRIER.encode()
@@ -99,13 +99,13 @@ class Grounding:
     snapshot covers that too."""
 
     def __init__(self, dfa: LazyDFA, vocab: Vocabulary, document: str, default: bool, hold_values: bool = False) -> None:
-        """`hold_values`: the schema grounds some date or number (core.grounding.value_holds),
-        which this follows too."""
+        """`hold_values`: the schema grounds some date, number, term or pattern string
+        (core.grounding.value_holds), which this follows too."""
         self._dfa = dfa
-        self._document = document
-        self._origins: npt.NDArray[np.intp] | None = None  # built for evidence only (byte_origins)
         self._pieces = vocab.pieces
-        self._tokens = DocumentTokens(GroundingText.of(document), vocabulary_bodies(vocab), vocab.size)
+        self._found = DocumentValues(document)  # what the document states, each kind read on first use
+        bodies = vocabulary_bodies(vocab)
+        self._tokens = DocumentTokens(self._found.laid_out, bodies, vocab.size)
         self._default = default
         self._state = dfa.start
         self._written = 0
@@ -130,8 +130,7 @@ class Grounding:
         # may have been copied from ends, those the decoder followed to its close (none where
         # released or empty).
         self.followed: list[tuple[int, ...]] = []
-        self._found = DocumentValues(document)  # what the document states, each kind read on first use
-        self.values = ValueGrounding(dfa, vocab.pieces, self._found, default) if hold_values else None
+        self.values = ValueGrounding(dfa, vocab.pieces, self._found, default, bodies) if hold_values else None
 
     @property
     def text(self) -> GroundingText:
@@ -249,9 +248,7 @@ class Grounding:
         return Labeled(tuple(starts), tuple(stops)) if starts else None
 
     def _byte_origins(self) -> npt.NDArray[np.intp]:
-        if self._origins is None:
-            self._origins = byte_origins(self._document)
-        return self._origins
+        return self._found.origins
 
     def snapshot(self) -> _Place:
         """Where the output stands (the caches are kept: they depend on the document only)."""

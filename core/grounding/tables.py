@@ -265,6 +265,7 @@ class VocabularyBodies:
     closing: dict[bytes, list[int]]
     closing_prefixes: frozenset[bytes]
     longest: int
+    longest_closing: int  # the longest body part of a token with a quote
     # Each token's body part as a fixed-width bytes key, and the key after every string that
     # starts with it (0xFF never occurs in UTF-8), for finding all tokens in a document at once.
     key_ids: IdArray
@@ -296,7 +297,10 @@ class VocabularyBodies:
         keys_from = np.array([key for _, key in keyed], dtype=f"S{width}")
         keys_to = np.array([key + b"\xff" * (width - len(key)) for _, key in keyed], dtype=f"S{width}")
         quoted = np.array([b'"' in piece for piece in vocab.pieces], dtype=bool)
-        return VocabularyBodies(prefixes, closing, frozenset(closing_prefixes), longest, key_ids, keys_from, keys_to, quoted)
+        longest_closing = max((len(part) for part in closing), default=0)
+        return VocabularyBodies(
+            prefixes, closing, frozenset(closing_prefixes), longest, longest_closing, key_ids, keys_from, keys_to, quoted
+        )
 
 
 _BODIES: dict[str, VocabularyBodies] = {}

@@ -20,7 +20,8 @@ For every leaf value (string, number, boolean, null) at JSON pointer P of the ou
   without a choice (forced text, a single allowed token) are not counted; None when the
   value had no choice at all.
 - `grounded`: for a string held to a span of the document while it was written
-  (core.grounding.span_filter), or a date or number held to one the document states (core.grounding.value_holds).
+  (core.grounding.span_filter), or a date, number, term or pattern string held to one the
+  document states (core.grounding.value_holds).
 """
 
 from __future__ import annotations

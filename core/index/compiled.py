@@ -71,13 +71,14 @@ class CompiledSchema:
     @cached_property
     def grounded_pointers(self) -> list[str]:
         """The schema pointers of the plain string values written as spans of the document, then
-        those of the dates and numbers held to the ones it states."""
+        those of the dates, numbers, terms and pattern strings held to the ones it states."""
         strings = [label.pointer for label in text_labels(self._dfa.tree) if grounds(label, self.grounded)]
         return strings + self._held_value_pointers
 
     @cached_property
     def _held_value_pointers(self) -> list[str]:
-        """The schema pointers of the dates and numbers held to those the document states."""
+        """The schema pointers of the dates, numbers, terms and pattern strings held to those the
+        document states."""
         return [label.pointer for label in value_labels(self._dfa.tree) if holds(label, self.grounded)]
 
     @property

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, length_machine, machine_from_tree
-from ..automaton.regex import Machine, Node, TextLabel, ValueLabel, length_range, mark, seq
+from ..automaton.regex import Machine, Node, Seq, TextLabel, ValueLabel, length_range, mark, seq
 from ..errors import SchemaError, UnsupportedSchema
 from ..jsontext import join_pointer
 from .build_numbers import departure
@@ -64,7 +64,24 @@ def strings(build: Build, string: StringNode, excluded: list[str], label: TextLa
         found = _strings(build, string, excluded, label)
         if len(build.document.refusals.found) == refusals:  # so each place lists its own refusals
             build.strings[key] = found
-    return found
+    if label is None or string.format in HELD_FORMATS or not (string.patterns or string.format):
+        return found
+    marked_key = ("marked", key, label)  # one node per place, as for a plain string
+    marked = build.strings.get(marked_key)
+    if marked is None:
+        marked = build.strings[marked_key] = _marked(found, label)
+    return marked
+
+
+def _marked(tree: Node, label: TextLabel) -> Node:
+    """`tree` (a string with a pattern, or a format not held as a date or a term) with its body's
+    start marked for grounding (kind "pattern": held to the document's spans it accepts,
+    core.grounding.pattern_spans). The tree itself is shared by every place writing the same
+    keywords (its automaton is built once); only the mark is this place's. A tree that is no
+    quoted body (the keyword refused, leaving a plain string) is grounded as one already."""
+    if isinstance(tree, Seq) and len(tree.parts) > 2 and tree.parts[0] is QUOTE:
+        return Seq((QUOTE, mark(ValueLabel(label.pointer, "pattern", label.grounded)), *tree.parts[1:]))
+    return tree
 
 
 def _strings(build: Build, string: StringNode, excluded: list[str], label: TextLabel | None) -> Node:
@@ -121,8 +138,10 @@ def _string_node(build: Build, string: StringNode, excluded: list[str], label: T
 
 DATE_FORMATS = ("date", "date-time")
 # Formats grounding holds to one of the document's terms (core.grounding.document_values):
-# values a document writes as they are. Not `time` or `duration` (written otherwise in prose);
-# `idn-email`, `iri` and `iri-reference` have no generator here (refused before grounding).
+# values a document writes as they are. Not `time` or `duration` (written otherwise in prose:
+# held, as a pattern is, to the spans of the document their automaton accepts, where it
+# writes any); `idn-email`, `iri` and `iri-reference` have no generator here (refused before
+# grounding).
 TERM_FORMATS = ("email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "uuid")
 HELD_FORMATS = DATE_FORMATS + TERM_FORMATS
 
