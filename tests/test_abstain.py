@@ -130,6 +130,21 @@ def test_a_value_the_document_does_not_state_is_null_where_it_may_be_and_named_w
     assert withhold(text, grounded, compiled, null_unstated=True).flagged == []
 
 
+def test_an_unstated_value_below_the_threshold_is_named_once_and_abstain_nulls_it_unasked(vocab: Vocabulary) -> None:
+    compiled = compile_schema(UNSTATED, vocab)
+    text = '{"email": "john_john@gmail.com", "name": "John", "city": "Oslo"}'
+    found = {
+        "/email": ValueEvidence(None, 0.1, False),
+        "/name": ValueEvidence(None, 0.1, False),
+        "/city": ValueEvidence((4, 8), 0.9, True),
+    }
+    both = withhold(text, found, compiled, min_confidence=0.5, abstain=True)
+    assert outcomes(both.flagged) == [("/email", "unstated", "null"), ("/name", "unstated", "kept")]
+    doubt_only = withhold(text, found, compiled, min_confidence=0.5, abstain=True, null_unstated=False)
+    assert doubt_only.text == both.text == '{"email": null, "name": "John", "city": "Oslo"}'
+    assert outcomes(doubt_only.flagged) == [("/email", "doubtful", "null"), ("/name", "unstated", "kept")]
+
+
 ITEMS = {
     "type": "object",
     "properties": {

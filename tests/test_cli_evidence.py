@@ -155,6 +155,15 @@ def test_a_value_the_document_does_not_state_is_null_where_it_may_be_and_named_w
     assert found["data"] == data
     assert found["evidence"]["/email"] == {"span": None, "confidence": None}  # nothing left of the value withheld
     assert found["evidence"]["/work_email"]["grounded"] is False and found["evidence"]["/work_email"]["span"] is None
+    other = tmp_path / "jane.txt"
+    other.write_text("Jane Smith is a carpenter from York. She builds tables and chairs.\n")
+    batch = run_extract("--schema", str(schema), str(document), str(other), "--grounded", "--quiet")
+    assert batch.returncode == 0, batch.stderr
+    records = [json.loads(line) for line in batch.stdout.splitlines()]
+    assert [record["source"] for record in records] == [str(document), str(other)]
+    assert records[0]["data"] == data and records[1]["data"]["email"] is None
+    assert batch.stderr.startswith(result.stderr)  # the first document's lines, then the second's
+    assert f"warning: {other}: /email " in batch.stderr
     plain = run_extract("--schema", str(schema), str(document))  # not grounded: nothing released, nothing said
     assert plain.returncode == 0 and plain.stderr == ""
     assert json.loads(plain.stdout)["email"] is not None

@@ -15,7 +15,7 @@ Two kinds of doubt, each leaf value's evidence (core.grounding.value_evidence) t
 What is done, each step kept only where the whole document still validates (the schema's own
 validator, formats included: `"type": ["string", "null"]` allows a null, `"type": "string"` does
 not, a `required` property stays, `minItems` keeps an item):
-1. `null_unstated`: each unstated value becomes `null`.
+1. `null_unstated` (the default: what `extract --grounded` does): each unstated value becomes `null`.
 2. `abstain`: each doubtful array item is removed from its array, the least sure first. A leaf
    item is doubtful as a leaf is; an object or array item goes by its first leaf with a
    confidence (what names a record, as a dependency's name does: the model unsure of it was
@@ -111,25 +111,29 @@ def withhold(
 
     written = [leaf for leaf in all_leaves if leaf.value is not None]
     not_stated = [leaf for leaf in written if unstated(evidence.get(leaf.pointer))]
-    nulled = plan.null(not_stated) if null_unstated else set()
+    stated_null = plan.null(not_stated) if null_unstated else set()
     for leaf in not_stated:
-        flag(leaf, leaf.value, confidence_of(leaf), "unstated", "null" if leaf in nulled else "kept")
+        flag(leaf, leaf.value, confidence_of(leaf), "unstated", "null" if leaf in stated_null else "kept")
     if min_confidence is not None:
         threshold = min_confidence
         doubtful = [
             leaf
             for leaf in written
-            if leaf.pointer not in flags and (confidence := confidence_of(leaf)) is not None and confidence < threshold
+            if leaf not in stated_null and (confidence := confidence_of(leaf)) is not None and confidence < threshold
         ]
+        doubtful_null: set[Leaf] = set()
         if abstain:
             for item, confidence in plan.drop(_doubtful_items(items, written, evidence, threshold)):
                 for pointer in [pointer for pointer, (start, _) in flags.items() if item.start <= start < item.end]:
                     del flags[pointer]  # the item's removal says it all
                 flag(item, _value(data, item), confidence, "doubtful", "dropped")
             doubtful = [leaf for leaf in doubtful if not plan.inside_dropped(leaf)]
-            nulled = plan.null(doubtful)
+            doubtful_null = plan.null(doubtful)
         for leaf in doubtful:
-            flag(leaf, leaf.value, confidence_of(leaf), "doubtful", "null" if abstain and leaf in nulled else "kept")
+            if leaf in doubtful_null:
+                flag(leaf, leaf.value, confidence_of(leaf), "doubtful", "null")
+            elif leaf.pointer not in flags:  # one kept that the document does not state is named so
+                flag(leaf, leaf.value, confidence_of(leaf), "doubtful", "kept")
     flagged = [found for _, found in sorted(flags.values(), key=lambda pair: pair[0])]
     if not plan.changed:
         return Withholding(text, None, dict(evidence), flagged)
