@@ -15,7 +15,7 @@ Two kinds of doubt, each leaf value's evidence (core.grounding.value_evidence) t
 What is done, each step kept only where the whole document still validates (the schema's own
 validator, formats included: `"type": ["string", "null"]` allows a null, `"type": "string"` does
 not, a `required` property stays, `minItems` keeps an item):
-1. `null_unstated` (the default: what `extract --grounded` does): each unstated value becomes `null`.
+1. `null_unstated` (the default): each unstated value becomes `null`.
 2. `abstain`: each doubtful array item is removed from its array, the least sure first. A leaf
    item is doubtful as a leaf is; an object or array item goes by its first leaf with a
    confidence (what names a record, as a dependency's name does: the model unsure of it was

@@ -495,16 +495,15 @@ class Extraction:
         self, min_confidence: float | None = None, *, abstain: bool = False, null_unstated: bool = True
     ) -> list[FlaggedValue]:
         """Once run: withhold the doubtful values (core.extract.abstain). With `null_unstated`
-        (the default, as `extract --grounded` does), each value the document does not state
-        (released from grounding, no span: the model's own) is written as `null`; with
-        `abstain`, each array item whose confidence is below `min_confidence` is dropped from
-        its array and each such value written as `null` (as `--min-confidence P --abstain`);
-        each only where the whole document still validates so. `text`, `value` and `evidence`
-        follow (a value written as `null` has no span, confidence or grounding left, an item
-        after a dropped one its new pointer). Returns every unstated value and every value
-        below `min_confidence` (when given), with what became of it (`null`, `dropped`, or
-        `kept` where the schema allows neither or it was not asked), by the pointers the model
-        wrote them at."""
+        (the default), each value the document does not state (released from grounding, no
+        span: the model's own) is written as `null`; with `abstain`, each array item whose
+        confidence is below `min_confidence` is dropped from its array and each such value
+        written as `null`; each only where the whole document still validates so. `text`,
+        `value` and `evidence` follow (a value written as `null` has no span, confidence or
+        grounding left, an item after a dropped one its new pointer). Returns every unstated
+        value and every value below `min_confidence` (when given), with what became of it
+        (`null`, `dropped`, or `kept` where the schema allows neither or it was not asked), by
+        the pointers the model wrote them at."""
         result = withhold(
             self.text, self.evidence, self._compiled, min_confidence=min_confidence, abstain=abstain, null_unstated=null_unstated
         )
