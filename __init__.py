@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from .core.errors import UndecodableDocument as UndecodableDocument
     from .core.errors import UnsupportedSchema as UnsupportedSchema
     from .core.errors import misspelling_hint as misspelling_hint
+    from .core.extract.abstain import FlaggedValue as FlaggedValue
     from .core.extract.chunked import CHUNKED_TEXT_LIMIT as CHUNKED_TEXT_LIMIT
     from .core.extract.chunked import ChunkedExtraction as ChunkedExtraction
     from .core.extract.extraction_run import ExtractionRun as ExtractionRun
@@ -93,6 +94,7 @@ _EXPORTS: dict[str, str] = {
     "ChunkedExtraction": "core.extract.chunked",
     "ExtractionRun": "core.extract.extraction_run",
     "ExtractionStats": "core.extract.extractor",
+    "FlaggedValue": "core.extract.abstain",
     "Outcome": "core.runtime.scheduler",
     "JobSteps": "core.runtime.scheduler",
     "bundled_model_path": "core.model",

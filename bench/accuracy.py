@@ -24,6 +24,18 @@ each document so that a busy machine slows both alike. Figures per model and mod
   earlier item of the same array; loop docs, dup docs: documents with at least one of those;
   bdg: documents where the token budget closed the JSON.
 
+`--abstain P` scores each extraction twice more after the library withholds values from it
+(`ExtractionRun.withhold`, core/extract/abstain.py): `MODE+null` with the values the document
+does not state (released from grounding, no span) written as null where the schema allows,
+then `MODE+abstain` with, besides, the values below confidence P written as null and the
+array items below it dropped, as `--min-confidence P --abstain` does. `--nullable` compiles
+every schema with each top-level property allowed to be null (the gold holds no null, so a
+null is a wrong field), the place those have to act; the devset's own schemas allow no null.
+For every mode, `kept`: the leaf values written (not null) and how many of them are right by
+the gold (an array item when the gold array holds it anywhere, as dropping an item moves those
+after it; any other value when it equals the gold value there); then the values withheld or
+kept per reason and outcome, and how many of them were right.
+
 Then the ratios grounded / plain. The gold values themselves are run through the loop and
 duplicate checks as a control (they should show none). The definitions are in
 bench/accuracy_scoring.py. `--save` keeps every extraction (value, evidence, seconds);
@@ -34,7 +46,7 @@ decoder's own counts of that remedy's work (tokens ruled out in looping strings,
 before a copy, tokens evaluated to preview an item) are printed per model and mode.
 
     python bench/accuracy.py [--models smollm2 gemma3] [--modes plain grounded] [--limit N] [--save FILE]
-                             [--repeats stopped|allowed|both]
+                             [--repeats stopped|allowed|both] [--abstain P] [--nullable]
     python bench/accuracy.py --rescore FILE
 """
 
@@ -46,6 +58,7 @@ import json
 import sys
 import time
 from collections import defaultdict
+from dataclasses import asdict
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -60,6 +73,8 @@ from accuracy_scoring import (
     looping_tail,
     repeated_items,
     score,
+    score_flagged,
+    score_kept,
     strings_and_items,
 )
 
@@ -109,19 +124,48 @@ def variants(modes: list[str], repeats: str) -> list[tuple[str, str, SamplingSet
     return [(mode + ("" if stop else "+rep"), mode, SamplingSettings(stop_repeats=stop)) for mode in modes for stop in chosen]
 
 
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with each top-level property allowed to be null as well (--nullable)."""
+    properties = {}
+    for name, field in schema["properties"].items():
+        field = dict(field)
+        if "type" in field:
+            field["type"] = [field["type"], "null"]
+        elif "enum" in field:
+            field["enum"] = [*field["enum"], None]
+        properties[name] = field
+    return {**schema, "properties": properties}
+
+
+def withheld_labels(label: str) -> list[str]:
+    return [f"{label}+null", f"{label}+abstain"]
+
+
 def run_model(
-    name: str, path: Path, cases: list[Case], schemas: dict[str, Any], modes: list[str], save: Any, repeats: str
+    name: str,
+    path: Path,
+    cases: list[Case],
+    schemas: dict[str, Any],
+    modes: list[str],
+    save: Any,
+    repeats: str,
+    abstain: float | None = None,
+    make_nullable: bool = False,
 ) -> dict[str, Tally]:
     extractor = Extractor.open(path)
     modes = available_modes(extractor, modes)
     compiled = {
-        (mode, key): extractor.compile(schema, **({"grounded": True} if mode == "grounded" else {}))
+        (mode, key): extractor.compile(
+            nullable(schema) if make_nullable else schema, **({"grounded": True} if mode == "grounded" else {})
+        )
         for mode in modes
         for key, schema in schemas.items()
     }
     extractor.model_for(4096)  # load the weights now, so no document's time includes it
     ways = variants(modes, repeats)
     tallies = {label: Tally() for label, _, _ in ways}
+    if abstain is not None:
+        tallies = {shown: Tally() for label, _, _ in ways for shown in [label, *withheld_labels(label)]}
     for case in cases:
         for label, mode, settings in ways:
             tally = tallies[label]
@@ -141,18 +185,42 @@ def run_model(
             evidence = dict(getattr(run, "evidence", {}) or {})
             closed = getattr(run, "budget_closed_at", None) is not None
             notes = score(tally, case, schemas[case.schema], run.value, evidence, closed)
+            score_kept(tally, case, schemas[case.schema], run.value)
             stats = {key: getattr(run.stats, key) for key in GUARD_STATS if hasattr(run.stats, key)}
             count_guard(tally, stats)
             wrong = f"wrong: {', '.join(notes)}" if notes else "all right"
             print(f"{name} {label:12} {case.id:40} {tally.seconds[-1]:6.2f} s  {wrong}"[:220], flush=True)
+            record = {"model": name, "mode": label, "id": case.id, "seconds": round(tally.seconds[-1], 3), "value": run.value}
+            record["evidence"] = {k: v.as_json() for k, v in evidence.items() if hasattr(v, "as_json")}
+            record["budget_closed_at"] = getattr(run, "budget_closed_at", None)
+            record["stats"] = stats
+            record["confidence_exponent"] = CONFIDENCE_EXPONENT  # what the confidences carry: calibrate.py undoes it
             if save is not None:
-                record = {"model": name, "mode": label, "id": case.id, "seconds": round(tally.seconds[-1], 3), "value": run.value}
-                record["evidence"] = {k: v.as_json() for k, v in evidence.items() if hasattr(v, "as_json")}
-                record["budget_closed_at"] = getattr(run, "budget_closed_at", None)
-                record["stats"] = stats
-                record["confidence_exponent"] = CONFIDENCE_EXPONENT  # what the confidences carry: calibrate.py undoes it
                 save.write(json.dumps(record, ensure_ascii=False) + "\n")
+            if abstain is not None:
+                for shown, asked in zip(withheld_labels(label), [{"null_unstated": True}, {"abstain": True}], strict=True):
+                    flagged = [asdict(found) for found in run.withhold(abstain, **asked)]
+                    after = {**record, "mode": shown, "value": run.value, "flagged": flagged}
+                    after["evidence"] = {k: v.as_json() for k, v in run.evidence.items()}
+                    score_record(tallies[shown], case, schemas, after)
+                    if save is not None:
+                        save.write(json.dumps(after, ensure_ascii=False) + "\n")
     return tallies
+
+
+def score_record(tally: Tally, case: Case, schemas: dict[str, Any], record: dict[str, Any]) -> None:
+    """Add one saved extraction's figures to `tally` (its value, evidence and flagged values)."""
+    tally.documents += 1
+    tally.seconds.append(record["seconds"])
+    evidence = {
+        pointer: SimpleNamespace(span=found["span"], confidence=found["confidence"], grounded=found.get("grounded"))
+        for pointer, found in record.get("evidence", {}).items()
+    }
+    schema = schemas[case.schema]
+    score(tally, case, schema, record["value"], evidence, record.get("budget_closed_at") is not None)
+    score_kept(tally, case, schema, record["value"])
+    score_flagged(tally, case, record.get("flagged", []))
+    count_guard(tally, record.get("stats", {}))
 
 
 def rescore(path: Path, cases: list[Case], schemas: dict[str, Any]) -> dict[str, dict[str, Tally]]:
@@ -164,15 +232,7 @@ def rescore(path: Path, cases: list[Case], schemas: dict[str, Any]) -> dict[str,
         case = by_id.get(record["id"])
         if case is None:
             continue
-        tally = results[record["model"]].setdefault(record["mode"], Tally())
-        tally.documents += 1
-        tally.seconds.append(record["seconds"])
-        evidence = {
-            pointer: SimpleNamespace(span=found["span"], confidence=found["confidence"], grounded=found.get("grounded"))
-            for pointer, found in record.get("evidence", {}).items()
-        }
-        score(tally, case, schemas[case.schema], record["value"], evidence, record.get("budget_closed_at") is not None)
-        count_guard(tally, record.get("stats", {}))
+        score_record(results[record["model"]].setdefault(record["mode"], Tally()), case, schemas, record)
     return dict(results)
 
 
@@ -261,8 +321,21 @@ def report(results: dict[str, dict[str, Tally]], cases: list[Case], schemas: dic
                 )
     print_details(results)
     print_per_kind(results, schemas)
+    print_kept(results)
     print_calibration(results)
     print(f"whole process: {time.perf_counter() - STARTED:.1f} s")
+
+
+def print_kept(results: dict[str, dict[str, Tally]]) -> None:
+    """Of the leaf values written (not null), how many are right; and the flagged values by
+    reason and outcome (--abstain), with how many of them were right."""
+    print("\nvalues kept (written, not null): right among them; values flagged (right among them)")
+    for name, tallies in results.items():
+        for mode, tally in tallies.items():
+            flagged = "; ".join(
+                f"{reason} {outcome} {fraction(*counts)}" for (reason, outcome), counts in sorted(tally.flagged.items())
+            )
+            print(f"  {name} {mode:18} kept {fraction(tally.kept_right, tally.kept):17} {flagged}")
 
 
 def print_calibration(results: dict[str, dict[str, Tally]]) -> None:
@@ -321,6 +394,13 @@ def main() -> int:
         default="stopped",
         help="decode with the remedy for runaway values (the default), without it (+rep), or both in turn",
     )
+    parser.add_argument(
+        "--abstain",
+        type=float,
+        metavar="P",
+        help="score each extraction again with unstated values nulled (+null), then values below P withheld (+abstain)",
+    )
+    parser.add_argument("--nullable", action="store_true", help="compile every schema with each property allowed to be null")
     parser.add_argument("--rescore", type=Path, help="score the extractions saved in this file (--save) instead of running")
     parser.add_argument(
         "--devset", type=Path, default=DEVSET, help="another labelled set (bench/calibset: what confidence is fitted on)"
@@ -337,7 +417,9 @@ def main() -> int:
         for name in args.models:
             path = model_path(name)
             if path is not None:
-                results[name] = run_model(name, path, cases, schemas, args.modes, save, args.repeats)
+                results[name] = run_model(
+                    name, path, cases, schemas, args.modes, save, args.repeats, args.abstain, args.nullable
+                )
     finally:
         if save is not None:
             save.close()

@@ -185,6 +185,10 @@ class Tally:
     by_field: dict[str, list[int]] = field(default_factory=dict)  # "schema/field" -> [right, total]
     not_verbatim: list[str] = field(default_factory=list)
     guard: dict[str, int] = field(default_factory=dict)  # the decoder's counts (bench/accuracy.py GUARD_STATS), summed
+    kept: int = 0  # leaf values written (not null)
+    kept_right: int = 0  # of those, right by the gold at their pointer
+    # (reason, outcome) of values flagged by `withhold` (bench/accuracy.py --abstain) -> [right, total]
+    flagged: dict[tuple[str, str], list[int]] = field(default_factory=dict)
 
     @property
     def accuracy(self) -> float:
@@ -255,6 +259,35 @@ def score_leaf(tally: Tally, case: Case, pointer: str, leaf: Any, sub: dict[str,
         pair = (float(confidence), same(leaf, gold_at(case.gold, pointer)))
         tally.confidences.append(pair)
         tally.confidences_by_kind.setdefault(leaf_kind(sub, leaf), []).append(pair)
+
+
+def right_value(gold: dict[str, Any], pointer: str, value: Any) -> bool:
+    """Whether `value`, written at `pointer`, is right by the gold: an array item when the gold
+    array holds it anywhere (an item dropped before it moves it up, and a list missing its first
+    name still holds the others right), any other value when it equals the gold there."""
+    holder = gold_at(gold, pointer.rsplit("/", 1)[0])
+    if isinstance(holder, list):
+        return any(same(value, item) for item in holder)
+    return same(value, gold_at(gold, pointer))
+
+
+def score_kept(tally: Tally, case: Case, schema: dict[str, Any], value: Any) -> None:
+    """Count the leaf values written (not null: not withheld) and those of them right by the
+    gold (right_value)."""
+    for pointer, leaf, _ in leaf_schemas(schema, value):
+        if leaf is not None:
+            tally.kept += 1
+            tally.kept_right += right_value(case.gold, pointer, leaf)
+
+
+def score_flagged(tally: Tally, case: Case, flagged: list[dict[str, Any]]) -> None:
+    """Count the values `withhold` flagged (`FlaggedValue`s as dicts), per reason and outcome,
+    and how many of them were right by the gold (right_value, at the pointer the model wrote
+    them at): a value withheld that was right is what withholding cost."""
+    for found in flagged:
+        counts = tally.flagged.setdefault((found["reason"], found["outcome"]), [0, 0])
+        counts[0] += right_value(case.gold, found["pointer"], found["value"])
+        counts[1] += 1
 
 
 def near_repeat_value(text: str) -> bool:

@@ -30,6 +30,7 @@ from gguf_extract import (
     ExtractError,
     ExtractionRun,
     Extractor,
+    FlaggedValue,
     JobSteps,
     ModelError,
     OutputError,
@@ -253,7 +254,7 @@ class Finished:
     the line that counts it)."""
 
     extraction: ExtractionRun
-    withheld: list[str]  # the JSON pointers --abstain set to null
+    flagged: list[FlaggedValue]  # the doubtful and unstated values, and what became of each (--abstain)
     written: Path | None = None  # the result file, with --output-dir
     unwritten: OutputError | None = None  # why the result file could not be written
 
@@ -386,7 +387,7 @@ def _deliver(request: Request, source: batch.Source, finished: Finished, tally: 
     record: dict[str, Any] = {"source": source.label, "data": extraction.value}
     if request.evidence:
         record = evidence.envelope(source.label, extraction)
-    evidence.report(source.label, extraction, request.min_confidence, finished.withheld)
+    evidence.report(source.label, extraction, request.min_confidence, finished.flagged, request.abstain)
     page.add(source.label, extraction)
     if request.stats:
         record["stats"] = extraction.stats.as_dict()

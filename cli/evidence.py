@@ -1,14 +1,19 @@
-"""Evidence on the command line: the `--evidence` envelope, warnings for low-confidence values
-and for a document the token budget closed, and the `--review` page of a run."""
+"""Evidence on the command line: the `--evidence` envelope, what becomes of doubtful values
+(--abstain) and of values the document does not state (--grounded), warnings for them and for a
+document the token budget closed, and the `--review` page of a run."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
-from gguf_extract import ExtractionRun, ReviewDocument, write_review
+from gguf_extract import ExtractionRun, FlaggedValue, ReviewDocument, write_review
 
 from . import output
+
+# The most characters of a value quoted in a warning.
+_QUOTED = 60
 
 
 def envelope(source: str, extraction: ExtractionRun) -> dict[str, Any]:
@@ -17,27 +22,55 @@ def envelope(source: str, extraction: ExtractionRun) -> dict[str, Any]:
     return {"source": source, "data": extraction.value, "evidence": evidence}
 
 
-def report(source: str, extraction: ExtractionRun, min_confidence: float | None, withheld: list[str] | None = None) -> None:
-    """Warn on stderr about values below `min_confidence` (saying which `withheld` became null:
-    --abstain), and where the budget closed the document."""
+def report(
+    source: str, extraction: ExtractionRun, min_confidence: float | None, flagged: list[FlaggedValue], abstain: bool = False
+) -> None:
+    """Warn on stderr where the budget closed the document, and about each value `withhold`
+    flagged: below `min_confidence` or not stated in the document, and what became of it."""
     if extraction.budget_closed_at is not None:
         output.report_warning(
             f"{source}: the token budget closed the document while writing {extraction.budget_closed_at or '/'}"
             " (later values may be cut short or missing; raise --max-tokens)"
         )
-    if min_confidence is None:
-        return
-    for pointer, found in extraction.evidence.items():
-        if found.confidence is not None and found.confidence < min_confidence:
-            written = ": written as null (--abstain)" if withheld and pointer in withheld else ""
-            below = f"has confidence {found.confidence:.3g}, below --min-confidence {min_confidence}"
-            output.report_warning(f"{source}: {pointer or '/'} {below}{written}")
+    for found in flagged:
+        output.report_warning(f"{source}: {_flagged_line(found, min_confidence, abstain)}")
 
 
-def withhold(extraction: ExtractionRun, abstain: bool, min_confidence: float | None) -> list[str]:
-    """--abstain: `null` in place of the values below --min-confidence where the schema allows
-    it (once the extraction has run); the JSON pointers of those values."""
-    return extraction.abstain(min_confidence) if abstain and min_confidence is not None else []
+def _flagged_line(found: FlaggedValue, min_confidence: float | None, abstain: bool) -> str:
+    pointer = found.pointer or "/"
+    confidence = "no confidence" if found.confidence is None else f"confidence {found.confidence:.3g}"
+    if found.reason == "unstated":
+        said = f"{pointer} {_quoted(found.value)} is not stated in the document (released from grounding, no span; {confidence})"
+        if found.outcome == "null":
+            return f"{said}: written as null"
+        return (
+            f"{said}: kept, as the schema allows no null there; make the field nullable to have it written as null,"
+            ' or mark it "x-grounded": false to accept values of the model\'s own'
+        )
+    below = f"has {confidence}, below --min-confidence {min_confidence}"
+    if found.outcome == "null":
+        return f"{pointer} {below}: written as null (--abstain)"
+    if found.outcome == "dropped":
+        return f"{pointer} {_quoted(found.value)} {below}: dropped from its array (--abstain)"
+    if abstain:
+        return f"{pointer} {below}: kept, as the schema allows neither null nor its removal there (--abstain)"
+    return f"{pointer} {below}"
+
+
+def _quoted(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= _QUOTED else text[: _QUOTED - 3] + "..."
+
+
+def withhold(
+    extraction: ExtractionRun, abstain: bool, min_confidence: float | None, streamed: bool = False
+) -> list[FlaggedValue]:
+    """Once the extraction has run, the values below --min-confidence and those the document
+    does not state (released from grounding, no span), each flagged with what became of it:
+    `null` in place of each unstated value, and with --abstain of each value below
+    --min-confidence (an array item below it dropped from its array), where the schema allows
+    it; nothing changes in a text already `streamed`."""
+    return extraction.withhold(min_confidence, abstain=abstain and not streamed, null_unstated=not streamed)
 
 
 class ReviewPage:

@@ -74,11 +74,12 @@ def _extract_one(request: Request, schema: Schema, page: evidence.ReviewPage) ->
         report_setup(request, extractor)
         output.stderr.print(extraction.prompt, markup=False)
     writer = output.JsonWriter()
-    withheld: list[str] = []
     with progress.shown(extraction, request.batch.quiet):
-        if request.evidence or request.abstain:
-            extraction.run()  # written once the evidence is complete (and the doubtful values withheld)
-            withheld = evidence.withhold(extraction, request.abstain, request.min_confidence)
+        if request.evidence or request.abstain or (compiled.grounds_any and compiled.may_write_null):
+            # written once the evidence is complete, the doubtful values withheld, and the values
+            # the document does not state written as null (where the schema has a place for null)
+            extraction.run()
+            flagged = evidence.withhold(extraction, request.abstain, request.min_confidence)
             if request.evidence:
                 writer.write(output.json_line(evidence.envelope(request.documents[0], extraction)))
             else:
@@ -88,7 +89,8 @@ def _extract_one(request: Request, schema: Schema, page: evidence.ReviewPage) ->
             for chunk in extraction:
                 writer.write(layout.feed(chunk) if layout else chunk)
             writer.write((layout.finish() if layout else "") + "\n")
-    evidence.report(request.documents[0], extraction, request.min_confidence, withheld)
+            flagged = evidence.withhold(extraction, False, request.min_confidence, streamed=True)
+    evidence.report(request.documents[0], extraction, request.min_confidence, flagged, request.abstain)
     page.add(request.documents[0], extraction)
     page.write()
     if request.stats:

@@ -31,7 +31,7 @@ from ..errors import ContextTooSmall
 from ..grounding.value_evidence import ValueEvidence
 from ..index.compiled import CompiledSchema
 from ..schema.validation import validator_for_schema
-from .abstain import abstain
+from .abstain import FlaggedValue, withhold
 from .combine import Combiner, annotate, dump, evidence_of
 from .extractor import Extraction, ExtractionStats, Extractor
 
@@ -178,9 +178,13 @@ class ChunkedExtraction:
             pass
         return self.value
 
-    def abstain(self, min_confidence: float) -> list[str]:
-        """As Extraction.abstain, on the merged value."""
-        self.text, withheld, value = abstain(self.text, self.evidence, self._compiled, min_confidence)
-        if withheld:
-            self.value = value
-        return withheld
+    def withhold(
+        self, min_confidence: float | None = None, *, abstain: bool = False, null_unstated: bool = True
+    ) -> list[FlaggedValue]:
+        """As Extraction.withhold, on the merged value."""
+        result = withhold(
+            self.text, self.evidence, self._compiled, min_confidence=min_confidence, abstain=abstain, null_unstated=null_unstated
+        )
+        if result.changed:
+            self.text, self.value, self.evidence = result.text, result.value, result.evidence
+        return result.flagged

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..decode.decode_types import Logits
     from ..decode.requests import Request
     from ..grounding.value_evidence import ValueEvidence
+    from .abstain import FlaggedValue
     from .extractor import ExtractionStats
 
 
@@ -36,9 +37,15 @@ class ExtractionRun(Protocol):
         """Consume the whole run and return the validated value (raises what extracting raises)."""
         ...
 
-    def abstain(self, min_confidence: float) -> list[str]:
-        """Once run: `null` for each value below `min_confidence` where the schema allows it
-        (core.extract.abstain), in `text` and `value`; returns their JSON pointers."""
+    def withhold(
+        self, min_confidence: float | None = None, *, abstain: bool = False, null_unstated: bool = True
+    ) -> list[FlaggedValue]:
+        """Once run: with `null_unstated` (the default), write `null` for each value the
+        document does not state (released from grounding, no span); with `abstain`, drop each
+        array item below `min_confidence` from its array and write `null` for each value below
+        it; each only where the whole document still validates so (core.extract.abstain).
+        `text`, `value` and `evidence` follow. Returns the unstated values and those below
+        `min_confidence` with what became of each (`FlaggedValue`)."""
         ...
 
     @property

@@ -36,7 +36,7 @@ from ..runtime.scheduler import JobSteps, Outcome, Scheduler, in_order
 from ..runtime.sequences import OneSequence, SharedSequences
 from ..schema.load import Schema
 from ..vocab.cache import cached_vocabulary, unsafe_reason
-from .abstain import abstain
+from .abstain import FlaggedValue, withhold
 from .prompt import build_messages
 
 _CONTEXT_STEP = 256
@@ -491,11 +491,22 @@ class Extraction:
             pass
         return self.value
 
-    def abstain(self, min_confidence: float) -> list[str]:
-        """Once run: `null` in `text` and `value` for each value whose confidence is below
-        `min_confidence` where the schema allows null there (core.extract.abstain); returns
-        their JSON pointers. Their evidence stays: it tells what the model wrote."""
-        self.text, withheld, value = abstain(self.text, self.evidence, self._compiled, min_confidence)
-        if withheld:
-            self.value = value
-        return withheld
+    def withhold(
+        self, min_confidence: float | None = None, *, abstain: bool = False, null_unstated: bool = True
+    ) -> list[FlaggedValue]:
+        """Once run: withhold the doubtful values (core.extract.abstain). With `null_unstated`
+        (the default), each value the document does not state (released from grounding, no
+        span: the model's own) is written as `null`; with `abstain`, each array item whose
+        confidence is below `min_confidence` is dropped from its array and each such value
+        written as `null`; each only where the whole document still validates so. `text`,
+        `value` and `evidence` follow (a value written as `null` has no span, confidence or
+        grounding left, an item after a dropped one its new pointer). Returns every unstated
+        value and every value below `min_confidence` (when given), with what became of it
+        (`null`, `dropped`, or `kept` where the schema allows neither or it was not asked), by
+        the pointers the model wrote them at."""
+        result = withhold(
+            self.text, self.evidence, self._compiled, min_confidence=min_confidence, abstain=abstain, null_unstated=null_unstated
+        )
+        if result.changed:
+            self.text, self.value, self.evidence = result.text, result.value, result.evidence
+        return result.flagged

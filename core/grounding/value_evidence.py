@@ -97,11 +97,35 @@ class ValueEvidence:
         return found
 
 
+@dataclass(frozen=True)
+class Item:
+    """An array item of the output: the array's pointer, the item's index there, and its
+    text's byte range (an object's or array's from its bracket to its closing one)."""
+
+    array: str
+    index: int
+    start: int
+    end: int
+
+    @property
+    def pointer(self) -> str:
+        return f"{self.array}/{self.index}"
+
+
 def leaves(output: bytes) -> list[Leaf]:
     """The leaf values of the JSON text `output`, in order, with their byte ranges."""
     found: list[Leaf] = []
-    _scan(output, _skip(output, 0), "", found)
+    _scan(output, _skip(output, 0), "", found, [])
     return found
+
+
+def leaves_and_items(output: bytes) -> tuple[list[Leaf], list[Item]]:
+    """The leaf values of the JSON text `output` and its array items (at any depth, each
+    after the items it holds), in order, with their byte ranges."""
+    found: list[Leaf] = []
+    items: list[Item] = []
+    _scan(output, _skip(output, 0), "", found, items)
+    return found, items
 
 
 def _skip(data: bytes, at: int) -> int:
@@ -110,35 +134,37 @@ def _skip(data: bytes, at: int) -> int:
     return at
 
 
-def _scan(data: bytes, at: int, pointer: str, found: list[Leaf]) -> int:
-    """Scan the value at `at`, appending its leaves; returns the offset after it."""
+def _scan(data: bytes, at: int, pointer: str, found: list[Leaf], items: list[Item]) -> int:
+    """Scan the value at `at`, appending its leaves and array items; returns the offset after it."""
     opening = data[at : at + 1]
     if opening == b"{":
-        return _scan_members(data, at, pointer, found)
+        return _scan_members(data, at, pointer, found, items)
     if opening == b"[":
-        return _scan_items(data, at, pointer, found)
+        return _scan_items(data, at, pointer, found, items)
     end = _string_end(data, at) if opening == b'"' else _scalar_end(data, at)
     found.append(Leaf(pointer, json.loads(data[at:end]), at, end))
     return end
 
 
-def _scan_members(data: bytes, at: int, pointer: str, found: list[Leaf]) -> int:
+def _scan_members(data: bytes, at: int, pointer: str, found: list[Leaf], items: list[Item]) -> int:
     at = _skip(data, at + 1)
     while data[at : at + 1] != b"}":
         key_end = _string_end(data, at)
         key = json.loads(data[at:key_end])
         at = _skip(data, _skip(data, key_end) + 1)  # past the colon
-        at = _skip(data, _scan(data, at, join_pointer(pointer, key), found))
+        at = _skip(data, _scan(data, at, join_pointer(pointer, key), found, items))
         if data[at : at + 1] == b",":
             at = _skip(data, at + 1)
     return at + 1
 
 
-def _scan_items(data: bytes, at: int, pointer: str, found: list[Leaf]) -> int:
+def _scan_items(data: bytes, at: int, pointer: str, found: list[Leaf], items: list[Item]) -> int:
     at = _skip(data, at + 1)
     index = 0
     while data[at : at + 1] != b"]":
-        at = _skip(data, _scan(data, at, f"{pointer}/{index}", found))
+        end = _scan(data, at, f"{pointer}/{index}", found, items)
+        items.append(Item(pointer, index, at, end))
+        at = _skip(data, end)
         index += 1
         if data[at : at + 1] == b",":
             at = _skip(data, at + 1)

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.nfa import build_nfa
+from ..automaton.regex import Lit, generated_nodes
 from ..defaults import DEFAULT_RECURSION_DEPTH
 from ..errors import GenerationError, SchemaError, UnsupportedSchema
 from ..grounding.span_filter import Grounding, grounds, text_labels
@@ -95,6 +96,13 @@ class CompiledSchema:
     @property
     def grounds_any(self) -> bool:
         return bool(self.grounded_pointers)
+
+    @cached_property
+    def may_write_null(self) -> bool:
+        """Whether the generator may write `null` anywhere (a literal holding it: `null`, or text
+        around it such as `": null}`); only then can a value be withheld as `null` after it was
+        written (core.extract.abstain), so only then need the output wait for the whole document."""
+        return any(isinstance(node, Lit) and b"null" in node.data for node in generated_nodes(self._dfa.tree))
 
     def guide(self, *, every_valid_text: bool = False) -> Guide:
         """A new Guide at the start of this schema's automaton (cheap; one per generation): the
