@@ -43,6 +43,8 @@ def _flagged_line(found: FlaggedValue, min_confidence: float | None, abstain: bo
         said = f"{pointer} {_quoted(found.value)} is not stated in the document (released from grounding, no span; {confidence})"
         if found.outcome == "null":
             return f"{said}: written as null"
+        if found.outcome == "dropped":
+            return f"{said}: dropped from its array"
         return (
             f"{said}: kept, as the schema allows no null there; make the field nullable to have it written as null,"
             ' or mark it "x-grounded": false to accept values of the model\'s own'

@@ -75,7 +75,7 @@ def _extract_one(request: Request, schema: Schema, page: evidence.ReviewPage) ->
         output.stderr.print(extraction.prompt, markup=False)
     writer = output.JsonWriter()
     with progress.shown(extraction, request.batch.quiet):
-        if request.evidence or request.abstain or (compiled.grounds_any and compiled.may_write_null):
+        if request.evidence or request.abstain or (compiled.grounds_any and compiled.may_withhold):
             # written once the evidence is complete, the doubtful values withheld, and the values
             # the document does not state written as null (where the schema has a place for null)
             extraction.run()

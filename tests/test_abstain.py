@@ -188,6 +188,31 @@ def test_a_doubtful_item_is_dropped_where_the_array_allows_and_kept_where_it_doe
     assert set(result.evidence) == {leaf.pointer for leaf in leaves(result.text.encode())}
 
 
+def test_an_item_the_document_does_not_state_leaves_its_array_where_the_array_allows(vocab: Vocabulary) -> None:
+    """An invented identifier in a list is dropped (not written as null in the list), the least
+    sure first where `minItems` lets only some go; one in an object item is written as null
+    where it may be, the record kept."""
+    compiled = compile_schema(ITEMS, vocab, lenient=True)
+    text = '{"deps": ["CVE-1", "CVE-2"], "tags": ["x", "y", "z"], "ids": [4], "people": [{"n": "P", "a": 3}]}'
+    found = {leaf.pointer: ValueEvidence((0, 1), 0.9, True) for leaf in leaves(text.encode())}
+    invented = {"/deps/0": 0.4, "/deps/1": 0.6, "/tags/0": 0.5, "/tags/2": 0.2, "/ids/0": 0.3, "/people/0/a": 0.5}
+    found |= {pointer: ValueEvidence(None, confidence, False) for pointer, confidence in invented.items()}
+    result = withhold(text, found, compiled)
+    assert result.text == '{"deps": [], "tags": ["x", "y"], "ids": [null], "people": [{"n": "P", "a": null}]}'
+    assert outcomes(result.flagged) == [
+        ("/deps/0", "unstated", "dropped"),
+        ("/deps/1", "unstated", "dropped"),
+        ("/tags/0", "unstated", "kept"),
+        ("/tags/2", "unstated", "dropped"),
+        ("/ids/0", "unstated", "null"),
+        ("/people/0/a", "unstated", "null"),
+    ]
+    jsonschema.validate(result.value, ITEMS)
+    assert result.evidence["/tags/1"] == found["/tags/1"] and result.evidence["/ids/0"] == ValueEvidence(None, None, None)
+    kept = withhold(text, found, compiled, null_unstated=False)
+    assert kept.text == text and {flag.outcome for flag in kept.flagged} == {"kept"}
+
+
 def test_where_only_one_item_may_go_the_least_sure_goes(vocab: Vocabulary) -> None:
     text = '{"tags": ["x", "y", "z"]}'
     result, _ = itemised(vocab, text, {"/tags/0": 0.2, "/tags/2": 0.1})
@@ -314,10 +339,12 @@ def test_a_batch_into_an_output_directory_writes_each_file_as_its_single_run_doe
         ({"type": "object", "properties": {"a": {"type": ["string", "null"]}}, "required": ["a"]}, True),
         ({"type": "object", "properties": {"a": {"enum": ["x", None]}}, "required": ["a"]}, True),
         ({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "null"}}}}, True),
+        ({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string"}}}}, True),
         ({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"format": "email", "type": "string"}}}, False),
     ],
 )
-def test_the_output_waits_for_the_whole_document_only_where_null_may_be_written(schema: Any, may: bool) -> None:
+def test_the_output_waits_for_the_whole_document_only_where_a_value_may_be_withheld(schema: Any, may: bool) -> None:
     """Under grounding, a value the document does not state is written as null where the schema
-    allows it, which needs the whole output; where null has no place the output streams."""
-    assert compile_for(schema, hand_vocab()).may_write_null is may
+    allows it, or dropped from its array, which needs the whole output; where neither null nor
+    an array has a place the output streams."""
+    assert compile_for(schema, hand_vocab()).may_withhold is may

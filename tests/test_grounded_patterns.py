@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -332,3 +334,26 @@ def test_the_bundled_model_is_released_where_no_span_matches(extractor: Extracto
     run = extractor.extract(extractor.compile(schema, grounded=True), "Nothing to report this month; CWE-79 only.")
     value = run.run()
     assert re.fullmatch(CVE, value["cve"]) and run.evidence["/cve"].grounded is False
+
+
+@pytest.mark.model
+def test_the_command_keeps_no_invented_identifier_in_a_list(tmp_path: Path) -> None:
+    """An advisory naming no CVE id: under --grounded each id the model writes is released
+    (the document states none), dropped from the list, and named on stderr; stdout holds
+    only ids the document states (none), and the exit is 0."""
+    schema, document = tmp_path / "advisory.json", tmp_path / "advisory.txt"
+    schema.write_text(json.dumps(object_of(cves={"type": "array", "maxItems": 4, "items": {"type": "string", "pattern": CVE}})))
+    document.write_text(
+        "Security release 2.4.1\n\nThis release fixes a heap overflow in the PNG decoder reported by Jane Roe,\n"
+        "and a path traversal in the archive extractor. Users of 2.4.0 should upgrade.\n"
+    )
+    grounded = subprocess.run(
+        [sys.executable, "-m", "gguf_extract", "--schema", str(schema), str(document), "--grounded"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert grounded.returncode == 0, grounded.stderr
+    assert json.loads(grounded.stdout) == {"cves": []}
+    dropped = re.findall(r'/cves/\d+ "(CVE-[0-9-]+)" is not stated in the document .*: dropped from its array', grounded.stderr)
+    assert len(dropped) == len(grounded.stderr.strip().splitlines()), grounded.stderr  # here the bundled model wrote 4

@@ -15,7 +15,9 @@ Two kinds of doubt, each leaf value's evidence (core.grounding.value_evidence) t
 What is done, each step kept only where the whole document still validates (the schema's own
 validator, formats included: `"type": ["string", "null"]` allows a null, `"type": "string"` does
 not, a `required` property stays, `minItems` keeps an item):
-1. `null_unstated` (the default): each unstated value becomes `null`.
+1. `null_unstated` (the default): each unstated array item (a string, number or other leaf item
+   the document does not state: an invented identifier in a list of them) is removed from its
+   array, the least sure first, and each unstated value left becomes `null`.
 2. `abstain`: each doubtful array item is removed from its array, the least sure first. A leaf
    item is doubtful as a leaf is; an object or array item goes by its first leaf with a
    confidence (what names a record, as a dependency's name does: the model unsure of it was
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -111,7 +113,12 @@ def withhold(
 
     written = [leaf for leaf in all_leaves if leaf.value is not None]
     not_stated = [leaf for leaf in written if unstated(evidence.get(leaf.pointer))]
-    stated_null = plan.null(not_stated) if null_unstated else set()
+    stated_null: set[Leaf] = set()
+    if null_unstated:
+        for item, confidence in plan.drop(_unstated_items(items, not_stated, confidence_of)):
+            flag(item, _value(data, item), confidence, "unstated", "dropped")
+        not_stated = [leaf for leaf in not_stated if not plan.inside_dropped(leaf)]
+        stated_null = plan.null(not_stated)
     for leaf in not_stated:
         flag(leaf, leaf.value, confidence_of(leaf), "unstated", "null" if leaf in stated_null else "kept")
     if min_confidence is not None:
@@ -119,7 +126,10 @@ def withhold(
         doubtful = [
             leaf
             for leaf in written
-            if leaf not in stated_null and (confidence := confidence_of(leaf)) is not None and confidence < threshold
+            if leaf not in stated_null
+            and not plan.inside_dropped(leaf)
+            and (confidence := confidence_of(leaf)) is not None
+            and confidence < threshold
         ]
         doubtful_null: set[Leaf] = set()
         if abstain:
@@ -139,6 +149,17 @@ def withhold(
         return Withholding(text, None, dict(evidence), flagged)
     new_text = plan.text()
     return Withholding(new_text, compiled.validate(new_text), plan.evidence(all_leaves, evidence), flagged)
+
+
+def _unstated_items(
+    items: list[Item], not_stated: list[Leaf], confidence_of: Callable[[Leaf], float | None]
+) -> list[tuple[Item, float | None]]:
+    """The array items that are unstated values themselves (a string item the document does not
+    state, as an invented identifier in a list of them), the least sure first: such an item is
+    dropped from its array rather than written as `null` in it."""
+    whole = {(item.start, item.end): item for item in items}
+    found = [(whole[leaf.start, leaf.end], confidence_of(leaf)) for leaf in not_stated if (leaf.start, leaf.end) in whole]
+    return [(item, confidence) for item, confidence in sorted(found, key=lambda pair: (pair[1] or 0.0, -pair[0].start))]
 
 
 def _doubtful_items(
@@ -205,7 +226,7 @@ class _Plan:
                 kept.add(leaf)
         return kept
 
-    def drop(self, candidates: list[tuple[Item, float]]) -> list[tuple[Item, float]]:
+    def drop(self, candidates: Sequence[tuple[Item, float | None]]) -> list[tuple[Item, float | None]]:
         """Of `candidates` (items with their confidence, the least sure first), those now
         dropped, none inside another: all at once where the document then validates (one
         validation); else one by one in their order, each kept where the document without it,
@@ -216,7 +237,7 @@ class _Plan:
         if self._valid(self._nulls, self._drops | {item for item, _ in outermost}):
             self._drops |= {item for item, _ in outermost}
             return outermost
-        dropped: list[tuple[Item, float]] = []
+        dropped: list[tuple[Item, float | None]] = []
         for item, confidence in candidates:
             if not self.inside_dropped(item) and self._valid(self._nulls, self._drops | {item}):
                 dropped = [(kept, c) for kept, c in dropped if not _within(kept, [item])]

@@ -98,11 +98,13 @@ class CompiledSchema:
         return bool(self.grounded_pointers)
 
     @cached_property
-    def may_write_null(self) -> bool:
-        """Whether the generator may write `null` anywhere (a literal holding it: `null`, or text
-        around it such as `": null}`); only then can a value be withheld as `null` after it was
-        written (core.extract.abstain), so only then need the output wait for the whole document."""
-        return any(isinstance(node, Lit) and b"null" in node.data for node in generated_nodes(self._dfa.tree))
+    def may_withhold(self) -> bool:
+        """Whether a value could be withheld after it was written (core.extract.abstain): the
+        generator may write `null` somewhere, or an array, from which an item could be dropped
+        (a literal holding `null` or `[`: `null`, `": null}`, `": [`). Only then need the output
+        wait for the whole document."""
+        nodes = generated_nodes(self._dfa.tree)
+        return any(isinstance(node, Lit) and (b"null" in node.data or b"[" in node.data) for node in nodes)
 
     def guide(self, *, every_valid_text: bool = False) -> Guide:
         """A new Guide at the start of this schema's automaton (cheap; one per generation): the
