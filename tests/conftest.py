@@ -12,7 +12,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from gguf_extract.core.decode import decoder as decoder_module
 from gguf_extract.core.decode.decoder import LARGEST_DRAFT_BATCH
+from gguf_extract.core.decode.sampling import share
 from gguf_extract.core.index.compiled import CompiledSchema, compile_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
 
@@ -168,3 +170,17 @@ def accepts(compiled: CompiledSchema, text: str) -> bool:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def spy_on_shares(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, float]]:
+    """A list the decoder's held-value scoring fills from now on: for each choice scored among
+    the allowed tokens only (core.decode.sampling.share), how many there were and the share."""
+    shares: list[tuple[int, float]] = []
+
+    def spy(scores: Any, index: int) -> float:
+        found = share(scores, index)
+        shares.append((len(scores), found))
+        return found
+
+    monkeypatch.setattr(decoder_module, "share", spy)
+    return shares

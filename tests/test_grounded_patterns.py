@@ -15,15 +15,13 @@ from typing import Any
 import jsonschema
 import numpy as np
 import pytest
-from conftest import FakeModel
+from conftest import FakeModel, spy_on_shares
 from typer.testing import CliRunner
 
 from gguf_extract import Extractor, check_schema_support
 from gguf_extract.cli.app import check_app
-from gguf_extract.core.decode import decoder as decoder_module
 from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
-from gguf_extract.core.decode.sampling import share
 from gguf_extract.core.grounding.document_values import DocumentValues
 from gguf_extract.core.grounding.pattern_spans import MOST_SPAN_BYTES, MOST_STEPS, ScanBudget, pattern_spans
 from gguf_extract.core.grounding.span_filter import Grounding
@@ -184,14 +182,7 @@ def test_a_held_pattern_values_confidence_is_the_models_choice_among_the_candida
 ) -> None:
     """Each choice inside a held pattern string is scored among the tokens allowed there, as a
     term's is, and the value's confidence is made of those."""
-    shares: list[tuple[int, float]] = []
-
-    def spy(scores: Any, index: int) -> float:
-        found = share(scores, index)
-        shares.append((len(scores), found))
-        return found
-
-    monkeypatch.setattr(decoder_module, "share", spy)
+    shares = spy_on_shares(monkeypatch)
     schema = object_of(cve={"type": "string", "pattern": CVE})
     for seed in SEEDS:
         shares.clear()

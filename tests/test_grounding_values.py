@@ -10,12 +10,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import FakeModel
+from conftest import FakeModel, spy_on_shares
 
-from gguf_extract.core.decode import decoder as decoder_module
 from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
-from gguf_extract.core.decode.sampling import share
 from gguf_extract.core.grounding.document_values import (
     DocumentValues,
     document_dates,
@@ -311,14 +309,7 @@ def test_a_held_values_confidence_is_the_models_choice_among_the_documents_candi
 ) -> None:
     """Each choice inside a held term is scored among the tokens allowed there (the ones that
     keep it on one of the document's terms), and the value's confidence is made of those."""
-    shares: list[tuple[int, float]] = []
-
-    def spy(scores: Any, index: int) -> float:
-        found = share(scores, index)
-        shares.append((len(scores), found))
-        return found
-
-    monkeypatch.setattr(decoder_module, "share", spy)
+    shares = spy_on_shares(monkeypatch)
     schema = object_of(email={"type": "string", "format": "email"})
     for seed in SEEDS:
         shares.clear()
