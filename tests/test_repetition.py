@@ -221,8 +221,8 @@ def test_a_watch_says_whether_the_next_item_copies_an_earlier_one() -> None:
 
 
 def test_a_watch_reads_copies_as_json_values_and_objects_by_their_fields() -> None:
-    """An item copies earlier ones when it is the same JSON value however spaced or ordered, or
-    an object each of whose fields copies the same field of an earlier item (one or several)."""
+    """An item copies an earlier one when it is the same JSON value however spaced or ordered,
+    or an object each of whose fields copies the same field of one earlier item."""
     guard = guard_after(b'{"people": [{"name": "ann", "mail": "a@x.org"}, {"name":"bo","mail":"b@y.org"}')
     array = guard.continued_array(b", ")
     assert array is not None
@@ -234,7 +234,7 @@ def test_a_watch_reads_copies_as_json_values_and_objects_by_their_fields() -> No
 
     assert watched(b', {"mail": "a@x.org", "name": "ann"}').repeats  # the first, its keys the other way round
     assert watched(b',{"name":"ann","mail":"a@x.org"}').repeats  # spaced otherwise
-    assert watched(b', {"name": "ann", "mail": "b@y.org"}').repeats  # a name and an e-mail already written
+    assert not watched(b', {"name": "ann", "mail": "b@y.org"}').repeats  # one's name, another's e-mail: a record of its own
     assert watched(b', {"name": "bo"}').repeats  # fewer fields, each a copy
     assert not watched(b', {"name": "ann", "mail": "c@z.org"}').repeats
     assert not watched(b', {"name": "cy", "mail": "a@x.org"}').repeats
@@ -561,3 +561,38 @@ def test_an_item_the_array_must_have_differs_from_earlier_ones(vocab: Vocabulary
     assert generate(vocab, schema, model(), guard=False)["names"][:3] == ["abc"] * 3
     names = generate(vocab, schema, model(), guard=True)["names"]
     assert len(names) == 3 and len(set(names)) == 3 and names[0] == "abc"
+
+
+def test_a_record_pairing_values_of_two_earlier_records_is_kept(vocab: Vocabulary) -> None:
+    """`Bob, maintainer` after `Alice, maintainer` and `Bob, reviewer` is what a list of roles
+    says, not a copy: each of its fields is met before, but not in one item."""
+    guard = guard_after(b'{"people": [{"n": "alice", "r": "m"}, {"n": "bob", "r": "r"}')
+    watch = guard.watch(guard.continued_array(b", ") or -1)
+    watch.feed(b', {"n": "bob", "r": "m"}')
+    assert not watch.repeats
+
+
+def test_an_object_item_minitems_forces_is_written_otherwise_where_one_token_would_close_it_a_copy(
+    vocab: Vocabulary,
+) -> None:
+    """The comma and the next item's start are forced (`minItems`), and after the copy's last
+    value only `}` may follow: the token that would end that value as a copy's is passed over."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "names": {
+                "type": "array",
+                "minItems": 3,
+                "maxItems": 3,
+                "items": {"type": "object", "properties": {"n": {"type": "string"}}, "required": ["n"]},
+            }
+        },
+        "required": ["names"],
+    }
+
+    def model() -> FavouringModel:
+        return FavouringModel(vocab, 0, [b"abc", b"[", b'{"', b'"'], {b"abc": [b'"}', b'"']})
+
+    assert generate(vocab, schema, model(), guard=False)["names"] == [{"n": "abc"}] * 3
+    names = [item["n"] for item in generate(vocab, schema, model(), guard=True)["names"]]
+    assert names[0] == "abc" and len(set(names)) == 3

@@ -183,6 +183,8 @@ class Decoder:
         if review and state.followers.repeats is not None and position.held is None:  # held: a zero, no item starts
             token = yield from self._review(position, token)
         step = self._steps.step(position, token, self._steps.after(position, token), state.followers.zeros)
+        if review and state.followers.repeats is not None:
+            self._forced_items(position, token, step.text)
         state.record(position, len(self._pieces[token]))
         yield state.emit(step.text)
         if step.final_tokens:
@@ -344,6 +346,17 @@ class Decoder:
             repeats.forbid_copy(array)  # where the array may not end after this item after all
         state.probability = probability(logits, best)
         return best
+
+    def _forced_items(self, position: Position, token: int, text: bytes) -> None:
+        """Where the schema starts another array item in the forced text after `token` (a
+        `minItems` not yet met: the array may not close), that item is not to come out a copy
+        of earlier ones (`RepetitionGuard.forbid_copy`); an item the model's own token starts
+        goes through `_review` instead."""
+        repeats = self.state.followers.repeats
+        assert repeats is not None
+        array = repeats.continued_array(text)
+        if array is not None and repeats.continued_array(self._pieces[token][len(position.pending) :]) != array:
+            repeats.forbid_copy(array)
 
     def _preview(self, token: int, watch: ItemWatch) -> Generator[Evaluate, Logits | None, bool]:
         """Decode greedily from `token` chosen at the state's position, as `run` would (drafts

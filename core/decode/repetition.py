@@ -12,9 +12,9 @@ its output with a `RepetitionGuard` (fed every byte written) and uses it two way
 - where the model's token would start another item of an array and a token that closes the
   array is allowed, the decoder previews the item the model would write (greedy, then taken
   back); when it comes out a copy of earlier items of the same array (the same JSON value,
-  however spaced or ordered; an object each of whose fields equals the same field of an
-  earlier item: `{"name": "john", "email": "john"}` again, or one item's name with another's
-  e-mail; or an item still copying one when the preview's choices run out), the array is
+  however spaced or ordered; an object each of whose fields equals the same field of one
+  earlier item: `{"name": "john", "email": "john"}` again, or with fewer fields; or an item
+  still copying one when the preview's choices run out), the array is
   closed there instead. Where one token ends the open item and starts the next (`"}, {"`)
   and none ends the array at once, the best token on the way to the item's end (`"}`) is
   taken, and the array closes at its next chance without another preview. Arrays nested in
@@ -351,13 +351,22 @@ class RepetitionGuard:
         for frame in frames:
             now = after.array(frame.id) or after.closed.get(frame.id)
             assert now is not None and frame.unlike is not None
+            earlier = [_parsed(text) for text in now.items[: frame.unlike] if text[:1] in _REPEATABLE]
             if len(now.items) > frame.unlike:
                 item = now.items[frame.unlike]
-            elif len(now.items) == frame.unlike and now.start is not None and now.end is not None:
-                item = bytes(after.output[now.start : now.end])
+            elif len(now.items) == frame.unlike and now.start is not None:
+                item = bytes(after.output[now.start : now.end if now.end is not None else len(after.output)])
+                if now.end is None:
+                    # An object item whose last string `new` closes: what follows may only close
+                    # the item (`}` the one token left), so a copy is judged here, where there is
+                    # a choice, and the string is written otherwise. (Not a nested array's `]`:
+                    # kept open, it would fill up with items of the model's own.)
+                    closed = closed_item(item) if self.closes_string(new) else _MISSING
+                    if closed is not _MISSING and any(same_value(closed, other) for other in earlier):
+                        return True
+                    continue
             else:
                 continue
-            earlier = [_parsed(text) for text in now.items[: frame.unlike] if text[:1] in _REPEATABLE]
             if item[:1] in _REPEATABLE and (item in now.items[: frame.unlike] or copies_items(_parsed(item), earlier)):
                 return True
         return False
@@ -474,23 +483,30 @@ def same_value(a: object, b: object) -> bool:
 
 
 def copies_fields(fields: dict[str, object], earlier: list[object]) -> bool:
-    """Whether each of `fields` equals the same field of one of the `earlier` items (objects):
-    an object made up of fields copied from items already written (`{"name": "john", "email":
-    "john@x.org"}` again, or the name of one and the e-mail of another)."""
-    objects = [item for item in earlier if isinstance(item, dict)]
-    return bool(objects) and all(
-        any(key in item and same_value(value, item[key]) for item in objects) for key, value in fields.items()
+    """Whether each of `fields` equals the same field of one earlier item (an object): the
+    item again, or with fewer fields (`{"name": "john"}` after `{"name": "john", "email": "j@x.org"}`).
+    Fields taken from several items (`Bob, maintainer` after `Alice, maintainer` and `Bob,
+    reviewer`) are no copy: a record pairing values met before is often what the document says."""
+    return any(
+        isinstance(item, dict) and all(key in item and same_value(value, item[key]) for key, value in fields.items())
+        for item in earlier
     )
 
 
 def copies_items(item: object, earlier: list[object]) -> bool:
-    """Whether `item` copies items already written: it equals one, or it is an object with at
+    """Whether `item` copies an item already written: it equals one, or it is an object with at
     least one field, each equal to the same field of one of them (`copies_fields`)."""
     if item is _MISSING:
         return False
     if any(same_value(item, other) for other in earlier):
         return True
     return isinstance(item, dict) and bool(item) and copies_fields(item, earlier)
+
+
+def closed_item(text: bytes) -> object:
+    """An object item written up to a complete value of its last field, as closing it there
+    would make it (`{"a": "x"` gives {"a": "x"}); `_MISSING` where no `}` would close it so."""
+    return _parsed(text + b"}") if text[:1] == b"{" else _MISSING
 
 
 def written_fields(text: bytes) -> dict[str, object]:
