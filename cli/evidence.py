@@ -45,6 +45,11 @@ def _flagged_line(found: FlaggedValue, min_confidence: float | None, abstain: bo
             return f"{said}: written as null"
         if found.outcome == "dropped":
             return f"{said}: dropped from its array"
+        if found.item:
+            return (
+                f"{said}: kept, as its array may not lose it (minItems) nor hold null there;"
+                ' mark it "x-grounded": false to accept values of the model\'s own'
+            )
         return (
             f"{said}: kept, as the schema allows no null there; make the field nullable to have it written as null,"
             ' or mark it "x-grounded": false to accept values of the model\'s own'

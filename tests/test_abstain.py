@@ -207,6 +207,7 @@ def test_an_item_the_document_does_not_state_leaves_its_array_where_the_array_al
         ("/ids/0", "unstated", "null"),
         ("/people/0/a", "unstated", "null"),
     ]
+    assert [flag.item for flag in result.flagged] == [True, True, True, True, True, False]  # /tags/0 kept by minItems
     jsonschema.validate(result.value, ITEMS)
     assert result.evidence["/tags/1"] == found["/tags/1"] and result.evidence["/ids/0"] == ValueEvidence(None, None, None)
     kept = withhold(text, found, compiled, null_unstated=False)

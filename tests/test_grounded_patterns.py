@@ -249,7 +249,7 @@ def test_a_hostile_pattern_on_a_megabyte_finishes_within_its_counted_bound(vocab
     spans, spent = scan({"type": "string", "pattern": CVE}, vocab, prose)
     # A step per word start (all but the ids die at their first byte), then per id one per byte after its
     # first and one on the space that ends it.
-    starts = int(DocumentValues(prose).laid_out.starts.sum())
+    starts = int(DocumentValues(prose).laid_out.piece_starts.sum())
     assert spans is not None and list(spans) == [b"CVE-2024-3094"]
     assert spent.taken == starts + len(spans[b"CVE-2024-3094"]) * len(b"CVE-2024-3094")
 
@@ -348,3 +348,23 @@ def test_the_command_keeps_no_invented_identifier_in_a_list(tmp_path: Path) -> N
     assert json.loads(grounded.stdout) == {"cves": []}
     dropped = re.findall(r'/cves/\d+ "(CVE-[0-9-]+)" is not stated in the document .*: dropped from its array', grounded.stderr)
     assert len(dropped) == len(grounded.stderr.strip().splitlines()), grounded.stderr  # here the bundled model wrote 4
+
+
+def test_a_pattern_names_a_piece_of_a_range_or_a_hyphenated_word(vocab: Vocabulary) -> None:
+    """`-` and `.` join no words for a pattern: `2019` and `2024` of `2019-2024` are years a
+    `^\\d{4}$` value may be, the whole range one `^\\d{4}-\\d{4}$` may be; a piece inside letters
+    or digits still is none."""
+    document = "Copyright (c) 2019-2024 Jane Doe, 20245 x2023"
+    years, _ = scan({"type": "string", "pattern": "^\\d{4}$"}, vocab, document)
+    assert years == {b"2019": [(14, 18)], b"2024": [(19, 23)]}
+    ranges, _ = scan({"type": "string", "pattern": "^\\d{4}-\\d{4}$"}, vocab, document)
+    assert ranges == {b"2019-2024": [(14, 23)]}
+
+
+def test_a_held_year_of_a_range_has_its_span_in_the_evidence(vocab: Vocabulary) -> None:
+    document = "Copyright (c) 2019-2024 Jane Doe"
+    schema = object_of(year={"type": "string", "pattern": "^\\d{4}$"})
+    for seed in SEEDS:
+        value, evidence, _ = run(vocab, schema, document, seed)
+        found = evidence["/year"]
+        assert value["year"] in {"2019", "2024"} and found.grounded is True and cut(document, found) == value["year"]

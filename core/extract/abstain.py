@@ -62,6 +62,7 @@ class FlaggedValue:
     confidence: float | None
     reason: Reason
     outcome: Outcome
+    item: bool = False  # the value is an array item itself (kept: its array may not lose it)
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,11 @@ def withhold(
     plan = _Plan(data, items, compiled)
     flags: dict[str, tuple[int, FlaggedValue]] = {}  # by pointer: (its start, its flag)
 
+    whole_items = {(item.start, item.end) for item in items}
+
     def flag(leaf: Leaf | Item, value: Any, confidence: float | None, reason: Reason, outcome: Outcome) -> None:
-        flags[leaf.pointer] = (leaf.start, FlaggedValue(leaf.pointer, value, confidence, reason, outcome))
+        item = isinstance(leaf, Item) or (leaf.start, leaf.end) in whole_items
+        flags[leaf.pointer] = (leaf.start, FlaggedValue(leaf.pointer, value, confidence, reason, outcome, item))
 
     def confidence_of(leaf: Leaf) -> float | None:
         found = evidence.get(leaf.pointer)

@@ -6,7 +6,8 @@ kind "pattern"). Unlike dates, numbers and terms, such spans cannot be read up f
 document's own rules: what they are is the schema's. So the document is read as the bytes of
 a JSON string body (core.grounding.tables, GroundingText: whitespace runs as one space, quote
 and backslash escaped, controls and gaps between columns as a BARRIER no string body holds),
-and every place a value may start (a word edge, as for grounded plain strings) is walked
+and every place a value may start (a word edge, as for grounded plain strings, but `.` and
+`-` joining no words: `2019` of `2019-2024` is a value `^\\d{4}$` names) is walked
 through the schema's automaton from where the value begins, all of them at once: one array
 gather per byte of depth. A span is kept where a value may end (a word edge) and the
 automaton may close the string there (its quote allowed next).
@@ -87,7 +88,7 @@ def pattern_spans(
     automaton's rows it walks (at most MOST_NEW_STATES new states)."""
     data = np.frombuffer(text.escaped, dtype=np.uint8)
     size = len(data)
-    begun = np.flatnonzero(text.starts[:size]) if starts is None else starts
+    begun = np.flatnonzero(text.piece_starts[:size]) if starts is None else starts
     at, states = begun.copy(), np.full(len(begun), state, dtype=np.int32)
     states_before = dfa.state_count
     dfa.ensure_rows({state})
@@ -107,7 +108,7 @@ def pattern_spans(
         dfa.ensure_rows(set(np.unique(states).tolist()))
         if dfa.state_count - states_before > MOST_NEW_STATES:
             return None
-        closing = (dfa.table[states, _QUOTE] != DEAD) & text.ends[at]
+        closing = (dfa.table[states, _QUOTE] != DEAD) & text.piece_ends[at]
         if closing.any():
             found_starts.append(begun[closing])
             found_ends.append(at[closing])

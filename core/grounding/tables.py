@@ -68,12 +68,15 @@ class GroundingText:
     quote and backslash escaped. `boundaries[i]` says whether a
     character starts at byte i (continuation bytes and the second byte of escapes do not);
     `starts[i]` and `ends[i]` whether a grounded value may start or end there (see
-    `word_edges`)."""
+    `word_edges`); `piece_starts` and `piece_ends` the same where `.` and `-` join no words, for
+    what a pattern names (`2019` of `2019-2024`: the pattern says what the value is)."""
 
     escaped: bytes
     boundaries: npt.NDArray[np.bool_]
     starts: npt.NDArray[np.bool_]
     ends: npt.NDArray[np.bool_]
+    piece_starts: npt.NDArray[np.bool_]
+    piece_ends: npt.NDArray[np.bool_]
 
     @staticmethod
     def of(document: str) -> GroundingText:
@@ -86,8 +89,10 @@ class GroundingText:
         boundaries[:-1] = (data & 0xC0) != 0x80
         for match in re.finditer(rb"\\.", escaped):  # only \\ and \" occur
             boundaries[match.start() + 1] = False
-        starts, ends = word_edges(text, np.flatnonzero(boundaries))
-        return GroundingText(escaped, boundaries, starts, ends)
+        offsets = np.flatnonzero(boundaries)
+        starts, ends = word_edges(text, offsets)
+        piece_starts, piece_ends = word_edges(text, offsets, joiners="")
+        return GroundingText(escaped, boundaries, starts, ends, piece_starts, piece_ends)
 
     def occurrences(self, content: bytes) -> list[int]:
         """Byte offsets just after each occurrence of `content` that starts where a value may."""
@@ -220,14 +225,16 @@ def word_cuts(text: str, joiners: str = ".-") -> npt.NDArray[np.bool_]:
     return cut
 
 
-def word_edges(text: str, offsets: npt.NDArray[np.intp]) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+def word_edges(
+    text: str, offsets: npt.NDArray[np.intp], joiners: str = ".-"
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """Where in `text` (laid out as GroundingText bytes; `offsets[k]`: the byte offset of
     character k, and of the end last) a grounded value may start, and where it may end, as
     two arrays over those bytes. A value never cuts a word in two (`word_cuts`), and never
     starts or ends with a space or a BARRIER: such a span is never what a field holds, and the
     model, stopping a token early or late, would otherwise write one (`"Captur"`, `"1.4"` of
-    `0.1.4`, `"2011 "`)."""
-    cut = word_cuts(text)
+    `0.1.4`, `"2011 "`). `joiners`: as for `word_cuts`."""
+    cut = word_cuts(text, joiners)
     space = np.zeros(len(text) + 2, dtype=bool)  # padded as `cut` is
     space[1:-1] = np.isin(_code_points(text), [ord(" "), ord(BARRIER)])
     starts = np.zeros(int(offsets[-1]) + 1, dtype=bool)

@@ -210,6 +210,7 @@ class DocumentSearch:
         # A number is a word of its own where a hyphen joins it to a word (`34-year-old`,
         # `2024-06-14`), but never part of longer digits (`20` of `2024`, `3` of `3.10`).
         self._number_cut = word_cuts(self._collapsed, joiners=".")
+        self._piece_cut = word_cuts(self._collapsed, joiners="")
         # _origin[i]: where character i of the collapsed text starts in the document.
         self._origin: list[int] = []
         position = 0
@@ -252,15 +253,17 @@ class DocumentSearch:
         spans: list[Span] = _inside(table.get(text, []), within)
         return _nearest(spans, near) if spans else None
 
-    def span(self, text: str, near: int, number: bool = False, within: Sequence[Span] = ()) -> tuple[int, int] | None:
+    def span(
+        self, text: str, near: int, number: bool = False, within: Sequence[Span] = (), pieces: bool = False
+    ) -> tuple[int, int] | None:
         """The document span of the occurrence of `text` nearest the document offset `near`;
         for a `number` (its JSON text), one not signed otherwise in the document (`5` of `-5`)
         nor a piece of a longer number it writes (`1` of `1 000 000`); `within`: of those
-        inside one of these spans."""
+        inside one of these spans; `pieces`: `.` and `-` join no words (`2019` of `2019-2024`)."""
         needle = collapse_whitespace(text)
         if not needle:
             return None
-        starts = self._starts(needle, self._number_cut if number else self._cut)
+        starts = self._starts(needle, self._number_cut if number else self._piece_cut if pieces else self._cut)
         if number:
             starts = [start for start in starts if not self._signed_otherwise(start, needle)]
         spans = _inside([(self._origin[start], self._origin[start + len(needle) - 1] + 1) for start in starts], within)
@@ -312,7 +315,8 @@ def gather(
     near = 0
     for leaf in leaves(output):
         within = next((spans for start, end, spans in narrowed if leaf.start <= start and end <= leaf.end), ())
-        span = _followed_span(leaf, sources, near) or _leaf_span(leaf, output, search, near, within)
+        held = any(leaf.start <= start and end <= leaf.end and grounded for start, end, grounded in held_values)
+        span = _followed_span(leaf, sources, near) or _leaf_span(leaf, output, search, near, within, held)
         if span is not None:
             near = span[1]
         confidence = _confidence(leaf, choices, starts)
@@ -340,10 +344,12 @@ def _nearest(spans: Sequence[tuple[int, int]], near: int) -> tuple[int, int]:
 
 
 def _leaf_span(
-    leaf: Leaf, output: bytes, search: DocumentSearch | None, near: int, within: Sequence[Span] = ()
+    leaf: Leaf, output: bytes, search: DocumentSearch | None, near: int, within: Sequence[Span] = (), held: bool = False
 ) -> tuple[int, int] | None:
     """`within`: the spans of the labeled values a held value was narrowed to, where its span is
-    looked for first (written as it is, then stated in another form)."""
+    looked for first (written as it is, then stated in another form). `held`: a string held to
+    one the document states, which may be a piece of a word joined by `.` or `-` (a pattern's
+    `2019` of `2019-2024`), found there where it is found nowhere else."""
     if search is None or isinstance(leaf.value, bool) or leaf.value is None:
         return None
     looks = [within, ()] if within else [()]
@@ -352,6 +358,8 @@ def _leaf_span(
             date = _ISO_DATE.match(leaf.value)
             stated = search.stated(date.group(), near, False, inside) if date else None
             found = search.span(leaf.value, near, within=inside) or stated
+            if found is None and held:
+                found = search.span(leaf.value, near, within=inside, pieces=True)
         else:
             text = output[leaf.start : leaf.end].decode("ascii")
             found = search.span(text, near, number=True, within=inside) or search.stated(text, near, True, inside)
