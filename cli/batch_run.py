@@ -42,7 +42,7 @@ from gguf_extract import (
 
 from . import batch, evidence, interrupts, output, preflight, workers
 from .exit_codes import ExitCode, InternalError, UsageError, exit_code_for
-from .extraction import laid_out, open_and_compile, read_for, report_setup, report_truncation, start_extraction
+from .extraction import laid_out, open_and_compile, read_for, report_how_it_fits, report_setup, start_extraction
 from .hints import worded
 from .request import Request
 
@@ -274,7 +274,7 @@ def _started(
 ) -> ExtractionRun:
     """The extraction of `source` from its `text`, its truncation reported."""
     extraction = start_extraction(request, extractor, compiled, text)
-    report_truncation(request, source.label, extraction)
+    report_how_it_fits(request, source.label, extraction)
     return extraction
 
 

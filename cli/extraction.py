@@ -102,7 +102,7 @@ def _chunked(request: Request, extractor: Extractor, compiled: CompiledSchema, t
     return ChunkedExtraction(extractor, compiled, text, sampling(request), request.instructions, request.batch.parallel or 1)
 
 
-def report_truncation(request: Request, source: str, extraction: ExtractionRun) -> None:
+def report_how_it_fits(request: Request, source: str, extraction: ExtractionRun) -> None:
     """How much of the document --truncate left out, and a document split into pieces though
     --chunk was not given."""
     dropped = extraction.stats.document_tokens_dropped

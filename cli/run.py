@@ -22,7 +22,7 @@ from . import evidence, interrupts, output, preflight, progress
 from .batch import Source
 from .batch_run import execute_batch
 from .exit_codes import ExitCode, InternalError
-from .extraction import laid_out, open_and_compile, read_for, report_setup, report_truncation, start_extraction
+from .extraction import laid_out, open_and_compile, read_for, report_how_it_fits, report_setup, start_extraction
 from .hints import worded
 from .output import ReaderGone
 from .request import CheckRequest, Request
@@ -69,7 +69,7 @@ def _extract_one(request: Request, schema: Schema, page: evidence.ReviewPage) ->
     extractor, compiled = open_and_compile(request, schema)
     text = read_for(request, extractor, request.documents[0])
     extraction = start_extraction(request, extractor, compiled, text)
-    report_truncation(request, request.documents[0], extraction)
+    report_how_it_fits(request, request.documents[0], extraction)
     if request.verbose:
         report_setup(request, extractor)
         output.stderr.print(extraction.prompt, markup=False)

@@ -46,7 +46,7 @@ from .decode_state import END, DecodeState, Followers, Position
 from .decode_steps import Step, Steps
 from .decode_types import DecodeStats, Logits, SamplingSettings, Tokenizer, TokenModel
 from .lookahead import TokenHistory
-from .repetition import ItemWatch, RepetitionGuard, avoid, closing_brackets, quote_tokens
+from .repetition import ItemWatch, RepetitionGuard, avoid, closing_brackets, quote_tokens, tokens_by_piece
 from .requests import DecodeSteps, Evaluate, drive, requests_only
 from .sampling import probability, sample, share
 
@@ -325,9 +325,8 @@ class Decoder:
         ids = self._steps.allowed(position).ids
         ids = ids if grounding is None else grounding.restrict(position.pending, ids, position.held_text)
         closing = [int(t) for t in ids[self._closers[ids]] if repeats.closes(self._pieces[int(t)][skip:], array)]
-        ending = repeats.item_end(piece, array)
         if not closing:  # tokens that write part of the open item's end (or only the text pending) and start no other item
-            closing = [int(t) for t in ids if self._pieces[int(t)] and ending.startswith(self._pieces[int(t)][skip:])]
+            closing = self._toward_item_end(position.pending + repeats.item_end(piece, array), ids)
         assert state.logits is not None
         logits = np.array(state.logits)  # a copy: the preview evaluates, and may reuse the row's buffer
         if not repeats.closing(array):  # else the copy was seen already, on the way to the item's end
@@ -346,6 +345,13 @@ class Decoder:
             repeats.forbid_copy(array)  # where the array may not end after this item after all
         state.probability = probability(logits, best)
         return best
+
+    def _toward_item_end(self, text: bytes, ids: IdArray) -> list[int]:
+        """Of `ids`, those whose piece is a non-empty prefix of `text` (the pending text and the
+        open item's end): looked up by piece, not by reading every allowed token."""
+        by_piece = tokens_by_piece(self.compiled.vocab)
+        found = np.array([t for k in range(1, len(text) + 1) for t in by_piece.get(text[:k], ())], dtype=ids.dtype)
+        return [int(t) for t in found[np.isin(found, ids)]]
 
     def _forced_items(self, position: Position, token: int, text: bytes) -> None:
         """Where the schema starts another array item in the forced text after `token` (a

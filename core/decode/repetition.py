@@ -34,6 +34,7 @@ and checks nothing.
 
 from __future__ import annotations
 
+import functools
 import json
 import zlib
 from collections.abc import Callable
@@ -112,6 +113,21 @@ def tokens_holding(vocab: Vocabulary, byte: bytes) -> npt.NDArray[np.bool_]:
     found = _HOLDING.get(key)
     if found is None:
         found = _HOLDING[key] = np.array([byte in piece for piece in vocab.pieces], dtype=bool)
+    return found
+
+
+_BY_PIECE: dict[str, dict[bytes, list[int]]] = {}
+
+
+def tokens_by_piece(vocab: Vocabulary) -> dict[bytes, list[int]]:
+    """The vocabulary's token ids by the bytes each stands for; built once per process and
+    vocabulary."""
+    found = _BY_PIECE.get(vocab.fingerprint)
+    if found is None:
+        found = _BY_PIECE[vocab.fingerprint] = {}
+        for token, piece in enumerate(vocab.pieces):
+            if piece:
+                found.setdefault(piece, []).append(token)
     return found
 
 
@@ -425,6 +441,12 @@ class ItemWatch:
         frame = self._frame()
         return [item for item in frame.items[: self._earlier] if item[:1] in _REPEATABLE] if frame is not None else []
 
+    @functools.cached_property
+    def _copied_values(self) -> list[object]:
+        """The JSON values of `_copies`, read once: the earlier items stay as they are while the
+        watched item is written."""
+        return [_parsed(item) for item in self._copies()]
+
     @property
     def wants_more(self) -> bool:
         """Whether the item is still to start, or so far on its way to copying earlier items: a
@@ -440,7 +462,7 @@ class ItemWatch:
         if any(earlier.startswith(text) for earlier in copies):
             return True
         fields = written_fields(text)
-        return bool(fields) and copies_fields(fields, [_parsed(item) for item in copies])
+        return bool(fields) and copies_fields(fields, self._copied_values)
 
     @property
     def copying(self) -> bool:
@@ -455,7 +477,7 @@ class ItemWatch:
         if not complete or text is None or text[:1] not in _REPEATABLE:
             return False
         copies = self._copies()
-        return text in copies or copies_items(_parsed(text), [_parsed(item) for item in copies])
+        return text in copies or copies_items(_parsed(text), self._copied_values)
 
 
 _MISSING = object()
