@@ -13,8 +13,10 @@ import numpy.typing as npt
 import pytest
 
 from gguf_extract.core.decode import decoder as decoder_module
-from gguf_extract.core.decode.decoder import LARGEST_DRAFT_BATCH
+from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.decoder import LARGEST_DRAFT_BATCH, Decoder
 from gguf_extract.core.decode.sampling import share
+from gguf_extract.core.grounding.span_filter import Grounding
 from gguf_extract.core.index.compiled import CompiledSchema, compile_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
 
@@ -184,3 +186,16 @@ def spy_on_shares(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, float]]:
 
     monkeypatch.setattr(decoder_module, "share", spy)
     return shares
+
+
+def grounded_decode(
+    vocab: Vocabulary, schema: Any, document: str, seed: int, max_tokens: int, grounded: bool = True
+) -> tuple[CompiledSchema, bytes, Decoder, Grounding | None]:
+    """A sampled decoding (temperature 1, drafts of 4) of `schema` over `document` by a
+    FakeModel, grounded unless `grounded` is False: the compiled schema, the output, the
+    decoder and the grounding that followed it."""
+    compiled = compile_schema(schema, vocab, grounded=grounded)
+    grounding = compiled.grounding(document)
+    settings = SamplingSettings(max_tokens=max_tokens, temperature=1.0, seed=seed, draft_tokens=4)
+    decoder = Decoder(FakeModel(vocab, seed), compiled, settings, grounding=grounding)
+    return compiled, b"".join(decoder.run()), decoder, grounding

@@ -15,13 +15,11 @@ from typing import Any
 import jsonschema
 import numpy as np
 import pytest
-from conftest import FakeModel, spy_on_shares
+from conftest import grounded_decode, spy_on_shares
 from typer.testing import CliRunner
 
 from gguf_extract import Extractor, check_schema_support
 from gguf_extract.cli.app import check_app
-from gguf_extract.core.decode.decode_types import SamplingSettings
-from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.grounding.document_values import DocumentValues
 from gguf_extract.core.grounding.pattern_spans import MOST_SPAN_BYTES, MOST_STEPS, ScanBudget, pattern_spans
 from gguf_extract.core.grounding.span_filter import Grounding
@@ -54,11 +52,7 @@ def run(
 ) -> tuple[Any, dict[str, ValueEvidence], Grounding | None]:
     """The value (validated by the schema's validator, formats included), its evidence, and the
     grounding that followed the run."""
-    compiled = compile_schema(schema, vocab, grounded=grounded)
-    grounding = compiled.grounding(document)
-    settings = SamplingSettings(max_tokens=300, temperature=1.0, seed=seed, draft_tokens=4)
-    decoder = Decoder(FakeModel(vocab, seed), compiled, settings, grounding=grounding)
-    output = b"".join(decoder.run())
+    compiled, output, decoder, grounding = grounded_decode(vocab, schema, document, seed, 300, grounded)
     bodies = grounding.bodies if grounding is not None else ()
     values = grounding.values.values if grounding is not None and grounding.values is not None else ()
     within = grounding.values.within if grounding is not None and grounding.values is not None else ()

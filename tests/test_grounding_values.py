@@ -10,10 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import FakeModel, spy_on_shares
+from conftest import grounded_decode, spy_on_shares
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
-from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.grounding.document_values import (
     DocumentValues,
     document_dates,
@@ -31,11 +29,7 @@ DOCUMENT = "Maria was born on 12 March 1990. The order of 1,267 units cost €55
 
 
 def run(vocab: Vocabulary, schema: Any, document: str, seed: int, grounded: bool = True) -> tuple[Any, dict[str, ValueEvidence]]:
-    compiled = compile_schema(schema, vocab, grounded=grounded)
-    grounding = compiled.grounding(document)
-    settings = SamplingSettings(max_tokens=200, temperature=1.0, seed=seed, draft_tokens=4)
-    decoder = Decoder(FakeModel(vocab, seed), compiled, settings, grounding=grounding)
-    output = b"".join(decoder.run())
+    compiled, output, decoder, grounding = grounded_decode(vocab, schema, document, seed, 200, grounded)
     bodies = grounding.bodies if grounding is not None else ()
     values = grounding.values.values if grounding is not None and grounding.values is not None else ()
     return compiled.validate(output.decode()), gather(output, document, decoder.choices, bodies, values)
