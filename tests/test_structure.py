@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -321,3 +322,154 @@ def test_reading_another_rooms_private_name_is_found() -> None:
 def test_the_order_is_read_from_the_docstring() -> None:
     docstring = "What core holds.\n\nOrder: errors, defaults <\n    automaton < schema\n\nMore."
     assert declared_order(docstring) == [("errors", "defaults"), ("automaton",), ("schema",)]
+
+
+# -- modules inside a room, and the paths their texts name ------------------------------------
+
+
+def module_cycles(modules: dict[str, Module]) -> list[list[str]]:
+    """The groups of modules that import each other round, inside a room or across: every import
+    counted (module level, in functions, under TYPE_CHECKING); `from .pkg import name` is an
+    import of the package's `__init__`, except from a module inside that package, which Python has
+    imported already."""
+    known = set(modules)
+    edges = set()
+    for module in modules.values():
+        for found in imports_of(module, known):
+            target = found.target
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            inside = modules.get(target) is not None and modules[target].is_package and module.name.startswith(f"{target}.")
+            if target and target != module.name and not inside:
+                edges.add((module.name, target))
+    return cycles(edges)
+
+
+def test_no_two_modules_import_each_other_round() -> None:
+    assert module_cycles(MODULES) == []
+
+
+def test_a_cycle_between_modules_of_one_room_is_found() -> None:
+    modules = made_up(
+        {
+            "core.schema/": "",
+            "core.schema.build": "from .arrays import build_array",
+            "core.schema.arrays": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .build import Build",
+            "core.schema.numbers": "from . import build",
+        }
+    )
+    assert module_cycles(modules) == [["core.schema.arrays", "core.schema.build"]]
+
+
+SOURCES = sorted(path for path in ROOT.rglob("*.py") if not {".git", ".venv", "__pycache__"} & set(path.parts))
+PATH_NAMED = re.compile(r"(?<![\w/.])(?:gguf_extract/)?((?:\w+/)*\w+\.py)\b")
+MODULE_NAMED = re.compile(r"(?<![\w.])(?:gguf_extract\.)?((?:core|cli)(?:\.\w+)+)")
+
+
+def texts_of(path: Path) -> Iterator[tuple[int, str]]:
+    """The docstrings and comments of a source file, with the line each starts on."""
+    source = path.read_text(encoding="utf-8")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            docstring = ast.get_docstring(node, clean=False)
+            if docstring is not None:
+                yield node.body[0].lineno, docstring
+    for number, line in enumerate(source.splitlines(), start=1):
+        if "#" in line:
+            yield number, line[line.index("#") :]
+
+
+def path_exists(named: str, beside: Path, root: Path, basenames: set[str]) -> bool:
+    """Whether a `.py` path a text names is a file: from the root, from core/, from the folder of
+    the text's own file or one above it; a bare file name anywhere, or one that would shadow a
+    module (`json.py` in a document folder, core/processes.py's danger)."""
+    if "/" not in named:
+        stem = named.removesuffix(".py")
+        return named in basenames or stem in sys.stdlib_module_names or stem == PACKAGE
+    bases = [root, root / "core", *beside.relative_to(root).parents[:-1]]
+    return any((base if base.is_absolute() else root / base).joinpath(named).is_file() for base in [*bases, beside])
+
+
+def module_exists(dotted: str, modules: dict[str, Module]) -> bool:
+    """Whether `core.x.y...` names a module, or a name inside one (the parts after the first
+    module found are not checked: they are names in it, not modules)."""
+    parts = dotted.split(".")
+    for end in range(2, len(parts) + 1):
+        name = ".".join(parts[:end])
+        if name in modules:
+            if not modules[name].is_package:
+                return True
+            continue
+        package = ".".join(parts[: end - 1])
+        return package != "core" and package in modules
+    return True
+
+
+def stale_names(root: Path, modules: dict[str, Module], sources: list[Path]) -> list[str]:
+    basenames = {path.name for path in sources}
+    stale = []
+    for path in sources:
+        if path.parts[len(root.parts)] not in ("core", "cli", "__init__.py"):
+            continue
+        for line, text in texts_of(path):
+            for match in PATH_NAMED.finditer(text):
+                if not path_exists(match.group(1), path.parent, root, basenames):
+                    stale.append(f"{path.relative_to(root)}:{line} names {match.group(1)}")
+            for match in MODULE_NAMED.finditer(text):
+                if not module_exists(match.group(1), modules):
+                    stale.append(f"{path.relative_to(root)}:{line} names {match.group(1)}")
+    return stale
+
+
+def test_docstrings_and_comments_name_only_modules_that_exist() -> None:
+    assert stale_names(ROOT, MODULES, SOURCES) == []
+
+
+def test_a_stale_module_name_is_found(tmp_path: Path) -> None:
+    (tmp_path / "core" / "decode").mkdir(parents=True)
+    (tmp_path / "core" / "__init__.py").write_text('"""Rooms."""\n')
+    (tmp_path / "core" / "decode" / "__init__.py").write_text("")
+    text = '"""Reads core.decode.state, core.decode_state and decode/steps.py; see core/decode/state.py."""\n'
+    text += "# core.decode.state.Position; json.py in a folder would shadow json\n"
+    (tmp_path / "core" / "decode" / "state.py").write_text(text)
+    modules = read_modules_below(tmp_path)
+    sources = sorted(tmp_path.rglob("*.py"))
+    assert stale_names(tmp_path, modules, sources) == [
+        "core/decode/state.py:1 names decode/steps.py",
+        "core/decode/state.py:1 names core.decode_state",
+    ]
+
+
+def read_modules_below(root: Path) -> dict[str, Module]:
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        name = ".".join(parts[:-1] if is_package else parts)
+        modules[name] = Module(name, ast.parse(path.read_text(encoding="utf-8")), is_package)
+    return modules
+
+
+MOST_LINES_A_MODULE = 500
+MOST_LINES_A_FUNCTION = 80  # its body: a command's option declarations are its signature
+
+
+def oversized(root: Path) -> list[str]:
+    """Each module of core/ and cli/ over its bound of lines, and each function whose body is."""
+    found = []
+    for path in [root / "__init__.py", *sorted((root / "core").rglob("*.py")), *sorted((root / "cli").rglob("*.py"))]:
+        source = path.read_text(encoding="utf-8")
+        name = path.relative_to(root)
+        if len(source.splitlines()) > MOST_LINES_A_MODULE:
+            found.append(f"{name}: {len(source.splitlines())} lines")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                body = node.body[1:] if ast.get_docstring(node) is not None and len(node.body) > 1 else node.body
+                lines = (node.end_lineno or node.lineno) - body[0].lineno + 1
+                if lines > MOST_LINES_A_FUNCTION:
+                    found.append(f"{name}:{node.lineno} {node.name}: {lines} lines")
+    return found
+
+
+def test_no_module_or_function_body_is_oversized() -> None:
+    assert oversized(ROOT) == []
