@@ -13,8 +13,10 @@ from __future__ import annotations
 from functools import lru_cache
 from math import prod
 
+from ..jsontext import UNESCAPED_RANGES
+
 # One byte position: the byte ranges allowed there.
-Position = tuple[tuple[int, int], ...]
+BytePosition = tuple[tuple[int, int], ...]
 # Code points a serializer with ASCII output writes as escapes: DEL and everything above.
 FIRST_WIDE_ESCAPED = 0x7F
 
@@ -25,17 +27,17 @@ _LAST = 0x10FFFF
 # (D800 + them: the hex digits `d`, 8 + 2 bits, 4 bits, 4 bits), the low surrogate the rest
 # (DC00 + them: `d`, C + 2 bits, 4 bits, 4 bits).
 _PAIR_RADICES = (4, 16, 16, 4, 16, 16)
-_BACKSLASH_U: tuple[Position, Position] = (((0x5C, 0x5C),), ((0x75, 0x75),))
-_LETTER_D: Position = ((0x44, 0x44), (0x64, 0x64))
+_BACKSLASH_U: tuple[BytePosition, BytePosition] = (((0x5C, 0x5C),), ((0x75, 0x75),))
+_LETTER_D: BytePosition = ((0x44, 0x44), (0x64, 0x64))
 
 
 @lru_cache(maxsize=4096)
-def hex_escape_sequences(low: int, high: int) -> tuple[tuple[Position, ...], ...]:
+def hex_escape_sequences(low: int, high: int) -> tuple[tuple[BytePosition, ...], ...]:
     """The byte positions after `\\u` of every escape of a code point in [low, high]: four hex
     digits for a character up to U+FFFF (surrogates themselves left out: alone they are no
     character), a surrogate pair beyond (`d83d\\ude00`, the second `\\u` included). Cached: a
     character class comes back on edge after edge."""
-    found: list[tuple[Position, ...]] = []
+    found: list[tuple[BytePosition, ...]] = []
     for part_low, part_high in ((low, min(high, _SURROGATES[0] - 1)), (max(low, _SURROGATES[1] + 1), min(high, _BMP_END))):
         if part_low <= part_high:
             for digits in digit_ranges(part_low, part_high, (16, 16, 16, 16)):
@@ -84,7 +86,7 @@ def digit_ranges(low: int, high: int, radices: tuple[int, ...]) -> list[list[tup
     return found + ending
 
 
-def _hex_position(first: int, last: int) -> Position:
+def _hex_position(first: int, last: int) -> BytePosition:
     """The bytes of a hex digit in [first, last]: `0-9`, and `A-F` and `a-f` (both cases)."""
     ranges: list[tuple[int, int]] = []
     if first <= 9:
@@ -93,3 +95,26 @@ def _hex_position(first: int, last: int) -> Position:
         letter_low, letter_high = max(first, 10) - 10, last - 10
         ranges += [(0x41 + letter_low, 0x41 + letter_high), (0x61 + letter_low, 0x61 + letter_high)]
     return tuple(ranges)
+
+
+SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t"}
+
+
+def code_point_runs(code_points: list[int]) -> list[tuple[int, int]]:
+    """Sorted code points as ranges of consecutive ones."""
+    runs: list[tuple[int, int]] = []
+    for code_point in code_points:
+        if runs and runs[-1][1] == code_point - 1:
+            runs[-1] = (runs[-1][0], code_point)
+        else:
+            runs.append((code_point, code_point))
+    return runs
+
+
+def without_escaped(low: int, high: int) -> list[tuple[int, int]]:
+    """[low, high] minus the characters JSON must escape, as ranges."""
+    ranges: list[tuple[int, int]] = []
+    for gap_low, gap_high in UNESCAPED_RANGES:
+        if max(low, gap_low) <= min(high, gap_high):
+            ranges.append((max(low, gap_low), min(high, gap_high)))
+    return ranges

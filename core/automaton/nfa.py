@@ -14,14 +14,12 @@ trees (objects with optional properties) stay linear.
 
 from __future__ import annotations
 
-import functools
-import heapq
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..jsontext import MUST_ESCAPE, UNESCAPED_RANGES
-from .escapes import FIRST_WIDE_ESCAPED, Position, hex_escape_sequences
+from ..jsontext import MUST_ESCAPE
+from .escapes import FIRST_WIDE_ESCAPED, SHORT_ESCAPES, BytePosition, code_point_runs, hex_escape_sequences, without_escaped
+from .measure import GENERATED, ShortestMatch, all_nodes, most_to_finish
 from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Mark, Node, Repeat, Seq, Text, TextLabel, ValueLabel
 from .utf8 import utf8_sequences
 
@@ -56,7 +54,7 @@ class NFA:
         self.distance: list[int] = []
         self._memo: dict[tuple[int, int, int, int, int], int] = {}
         self._text_runs: dict[int, tuple[int, int] | None] = {}
-        self._shortest = _ShortestMatch(accepting_all)
+        self._shortest = ShortestMatch(accepting_all)
         self._shortest.measure(tree)
         self._tree = tree  # keeps every node alive, so ids in the memo stay unique
         self._most: dict[int, int] = {}  # most_to_finish, by state, as asked
@@ -108,12 +106,12 @@ class NFA:
             return max(self.distance[state], after)
         node = pending.node
         if isinstance(node, Repeat) and pending.position == 1:
-            item = _GENERATED.measure(node.item) or 0
-            inside = _most_to_finish(node.item)
+            item = GENERATED.measure(node.item) or 0
+            inside = most_to_finish(node.item)
             count = pending.count
             own = max(count * item, inside + (count - 1) * item) if count > 0 else inside if pending.spare != 0 else 0
         else:
-            own = _most_to_finish(node)
+            own = most_to_finish(node)
         return max(own + self.distance[pending.next_state], after, self.distance[state])
 
     @property
@@ -124,7 +122,7 @@ class NFA:
     # -- pickling: dictionaries keyed by node ids are stored keyed by the nodes themselves ------
 
     def __getstate__(self) -> dict[str, Any]:
-        nodes = {id(node): node for node in _all_nodes(self._tree)}
+        nodes = {id(node): node for node in all_nodes(self._tree)}
         state = self.__dict__.copy()
         state["_memo"] = [(nodes[key[0]], *key[1:], found) for key, found in self._memo.items()]
         return state
@@ -351,7 +349,7 @@ class NFA:
         with ASCII output writes for characters from U+007F up."""
         for low, high, target in node.edges[position]:
             following = self._state(node, nxt, position=target)
-            plain = _without_escaped(low, high)
+            plain = without_escaped(low, high)
             if plain:
                 entry: list[Edge] = []
                 self._chars(tuple(plain), following, entry)
@@ -370,10 +368,10 @@ class NFA:
         after: list[Edge] = []
         escaped = [c for c in MUST_ESCAPE if low <= c <= high]
         for character in escaped:
-            short = _SHORT_ESCAPES.get(character)
+            short = SHORT_ESCAPES.get(character)
             if short:
                 after.append((short[1], short[1], nxt))
-        code_points = _runs(escaped)
+        code_points = code_point_runs(escaped)
         if high >= FIRST_WIDE_ESCAPED:
             code_points.append((max(low, FIRST_WIDE_ESCAPED), high))
         sequences = [sequence for first, last in code_points for sequence in hex_escape_sequences(first, last)]
@@ -383,10 +381,10 @@ class NFA:
             return None
         return self._built_state([(0x5C, 0x5C, self._built_state(after))])
 
-    def _positions_trie(self, sequences: list[tuple[Position, ...]], nxt: int) -> int:
+    def _positions_trie(self, sequences: list[tuple[BytePosition, ...]], nxt: int) -> int:
         """A state matching any of `sequences` (byte positions) then going on to `nxt`;
         sequences share their tails (one state per distinct position and target)."""
-        tails: dict[tuple[Position, int], int] = {}
+        tails: dict[tuple[BytePosition, int], int] = {}
         entry: list[Edge] = []
         for sequence in sequences:
             target = nxt
@@ -399,255 +397,7 @@ class NFA:
         return self._built_state(entry)
 
 
-def _all_nodes(tree: Node) -> list[Node]:
-    """Every node of the DAG once."""
-    seen: dict[int, Node] = {}
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen[id(node)] = node
-        if isinstance(node, Seq):
-            stack.extend(node.parts)
-        elif isinstance(node, Alt):
-            stack.extend(node.options)
-        elif isinstance(node, Repeat):
-            stack.append(node.item)
-        elif isinstance(node, Either):
-            stack.extend((node.generated, node.accepted))
-        elif isinstance(node, AnyOrder):  # and the nodes it made, only where it made them
-            made = node.__dict__
-            stack.extend(node.members)
-            if made.get("undeclared") is not None:
-                stack.append(made["undeclared"])
-            stack.extend(made.get("later", ()))
-    return list(seen.values())
-
-
-def _most_to_finish(tree: Node) -> int:
-    """A bound on the fewest bytes from any point inside `tree` to its end, in the generator's
-    automaton (see NFA.most_to_finish): inside a part of a sequence, that part's bound and the
-    shortest of the parts after it; inside a copy of a repeat, the copy's bound and the
-    shortest of the copies still required after it. Kept on the nodes; iterative."""
-    stack: list[tuple[Node, bool]] = [(tree, False)]
-    while stack:
-        node, children_done = stack.pop()
-        if _MOST in node.__dict__:
-            continue
-        children = _generated_children(node)
-        if not children_done and children:
-            stack.append((node, True))
-            stack.extend((child, False) for child in children if _MOST not in child.__dict__)
-            continue
-        node.__dict__[_MOST] = _node_most(node)
-    found: int = tree.__dict__[_MOST]
-    return found
-
-
-def _generated_children(node: Node) -> tuple[Node, ...]:
-    if isinstance(node, Seq):
-        return node.parts
-    if isinstance(node, Alt):
-        return node.options
-    if isinstance(node, Either):
-        return (node.generated,)
-    if isinstance(node, Repeat):
-        return (node.item,)
-    return ()
-
-
-def _node_most(node: Node) -> int:
-    """_most_to_finish of `node`, its children's kept already."""
-    if isinstance(node, Lit):
-        return len(node.data)
-    if isinstance(node, Seq):
-        most, after = 0, 0
-        for part in reversed(node.parts):
-            most = max(most, part.__dict__[_MOST] + after)
-            after += _GENERATED.measure(part) or 0
-        return most
-    if isinstance(node, Alt):
-        return max((option.__dict__[_MOST] for option in node.options), default=0)
-    if isinstance(node, Either):
-        generated: int = node.generated.__dict__[_MOST]
-        return generated
-    if isinstance(node, Repeat):
-        item = _GENERATED.measure(node.item) or 0
-        return max(node.low * item, node.item.__dict__[_MOST] + max(node.low - 1, 0) * item)
-    if isinstance(node, Machine):
-        return _LONGEST_CHARACTER + max((d for d in _ShortestMatch.machine(node) if d is not None), default=0)
-    return _LONGEST_CHARACTER  # a character (Chars), and any node no generated text holds (AnyOrder)
-
-
-# The most bytes one character may take as JSON writes it: a surrogate pair of `\u` escapes.
-_LONGEST_CHARACTER = 12
-_MOST = "_most_to_finish"
-
-
-def shortest_generated(node: Node) -> int | None:
-    """The fewest bytes of the texts the generator writes for `node` (None: it matches
-    nothing). Kept on the node, where the generator's NFA finds it: measuring a tree before
-    its NFA is built (the schema's floors) costs the NFA nothing more."""
-    return _GENERATED.measure(node)
-
-
 def build_nfa(tree: Node, accepting_all: bool = False) -> NFA:
     """The lazy NFA of `tree` (only the tree's shortest matches are computed now); see NFA
     for `accepting_all`."""
     return NFA(tree, accepting_all)
-
-
-class _ShortestMatch:
-    """Fewest bytes each node matches (None: it matches nothing), over a DAG, for one of the
-    two automata (the generator's, through each Either's `generated`, or the one accepting
-    every text), so the generator's never measures what only the other reads. Kept on the
-    nodes themselves (a node never changes), one entry per automaton: a tree shared by
-    compilations (a format's, a string character's) is measured once per process."""
-
-    def __init__(self, accepting_all: bool) -> None:
-        self._accepting_all = accepting_all
-        self._key = _SHORTEST_ALL if accepting_all else _SHORTEST
-
-    @staticmethod
-    def machine(node: Machine) -> list[int | None]:
-        """The fewest bytes from each of the machine's states to acceptance (kept on the node)."""
-        kept = node.__dict__
-        if _DISTANCES not in kept:
-            kept[_DISTANCES] = _machine_distances(node)
-        found: list[int | None] = kept[_DISTANCES]
-        return found
-
-    def any_order(self, node: AnyOrder, written: int, wrote: bool) -> int | None:
-        """Fewest bytes to finish members in any order, `written` (bits) written so far:
-        each required member not yet written, `", "` before each but a first."""
-        missing = [self.measure(node.members[index]) for index in node.required if not written >> index & 1]
-        total = _sum(missing)
-        if total is None or not missing:
-            return total
-        return total + 2 * len(missing) - (0 if wrote else 2)
-
-    def measure(self, node: Node) -> int | None:
-        """The node's fewest bytes, measured on first asking (a node AnyOrder makes later too)."""
-        kept = node.__dict__
-        if self._key in kept:
-            found: int | None = kept[self._key]
-            return found
-        result = kept[self._key] = self._measure(node)
-        return result
-
-    def _parts(self, parts: tuple[Node, ...]) -> list[int | None]:
-        """measure() of each part, a kept value read without a call (trees share most of
-        their nodes: keys, separators, a string's characters)."""
-        key, found = self._key, []
-        for part in parts:
-            value = part.__dict__.get(key, _UNMEASURED)
-            found.append(self.measure(part) if value is _UNMEASURED else value)
-        return found
-
-    def _measure(self, node: Node) -> int | None:
-        if isinstance(node, Seq):
-            return _sum(self._parts(node.parts))  # every part: each may be named later
-        if isinstance(node, Alt):
-            return _least(self._parts(node.options))
-        if isinstance(node, Lit):
-            return len(node.data)
-        if isinstance(node, Chars):
-            return _fewest_bytes(node.ranges)
-        if isinstance(node, Machine):
-            return self.machine(node)[node.start]
-        if isinstance(node, Either):
-            return self.measure(node.accepted if self._accepting_all else node.generated)
-        if isinstance(node, AnyOrder):
-            for member in node.written_first:
-                self.measure(member)
-            return self.any_order(node, 0, False)
-        item = self.measure(node.item)
-        if node.low == 0:
-            return 0
-        return None if item is None else node.low * item
-
-
-def _sum(values: Iterable[int | None]) -> int | None:
-    total = 0
-    for value in values:
-        if value is None:
-            return None
-        total += value
-    return total
-
-
-def _least(values: Iterable[int | None]) -> int | None:
-    return min((value for value in values if value is not None), default=None)
-
-
-# Where a node keeps its measurements (frozen dataclasses: written to __dict__ directly).
-_SHORTEST = "_shortest_bytes"
-_SHORTEST_ALL = "_shortest_bytes_accepting_all"
-_DISTANCES = "_machine_distances"
-_GENERATED = _ShortestMatch(accepting_all=False)
-_UNMEASURED: Any = object()
-
-
-def _fewest_bytes(ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> int | None:
-    lengths = [len(sequence) for low, high in ranges for sequence in utf8_sequences(low, high)]
-    return min(lengths) if lengths else None
-
-
-@functools.cache
-def _edge_bytes(low: int, high: int) -> int | None:
-    """Fewest bytes one character in [low, high] takes inside a JSON string. Cached: a
-    character automaton repeats the same few ranges on edge after edge."""
-    costs: list[int] = []
-    plain = _fewest_bytes(_without_escaped(low, high))
-    if plain is not None:
-        costs.append(plain)
-    escaped = [c for c in MUST_ESCAPE if low <= c <= high]
-    if escaped:
-        costs.append(2 if any(c in _SHORT_ESCAPES for c in escaped) else 6)
-    return min(costs) if costs else None
-
-
-def _machine_distances(node: Machine) -> list[int | None]:
-    """Fewest bytes from each machine state to an accepting one (Dijkstra on reversed edges)."""
-    reverse: list[list[tuple[int, int]]] = [[] for _ in node.edges]
-    for source, row in enumerate(node.edges):
-        for low, high, target in row:
-            cost = _edge_bytes(low, high)
-            if cost is not None:
-                reverse[target].append((source, cost))
-    distance: list[int | None] = [None] * len(node.edges)
-    queue = [(0, state) for state in node.accepts]
-    heapq.heapify(queue)
-    while queue:
-        cost, state = heapq.heappop(queue)
-        if distance[state] is not None:
-            continue
-        distance[state] = cost
-        for source, step in reverse[state]:
-            if distance[source] is None:
-                heapq.heappush(queue, (cost + step, source))
-    return distance
-
-
-_SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t"}
-
-
-def _runs(code_points: list[int]) -> list[tuple[int, int]]:
-    """Sorted code points as ranges of consecutive ones."""
-    runs: list[tuple[int, int]] = []
-    for code_point in code_points:
-        if runs and runs[-1][1] == code_point - 1:
-            runs[-1] = (runs[-1][0], code_point)
-        else:
-            runs.append((code_point, code_point))
-    return runs
-
-
-def _without_escaped(low: int, high: int) -> list[tuple[int, int]]:
-    """[low, high] minus the characters JSON must escape, as ranges."""
-    ranges: list[tuple[int, int]] = []
-    for gap_low, gap_high in UNESCAPED_RANGES:
-        if max(low, gap_low) <= min(high, gap_high):
-            ranges.append((max(low, gap_low), min(high, gap_high)))
-    return ranges

@@ -197,6 +197,22 @@ def char_set(text: str) -> Chars:
     return Chars(tuple((ord(c), ord(c)) for c in text))
 
 
+def children(node: Node, accepted: bool = False) -> tuple[Node, ...]:
+    """The nodes directly inside `node` that its text is made of: a sequence's parts, an
+    alternation's options, a repeat's item; an Either's generated side, and its accepted side
+    too where `accepted` (the automaton accepting every text reads it). A machine's states and
+    an AnyOrder's members (read in any order, by its own rules) are none."""
+    if isinstance(node, Seq):
+        return node.parts
+    if isinstance(node, Alt):
+        return node.options
+    if isinstance(node, Repeat):  # a Text too: its item is its character
+        return (node.item,)
+    if isinstance(node, Either):
+        return (node.generated, node.accepted) if accepted else (node.generated,)
+    return ()
+
+
 def generated_nodes(tree: Node) -> Iterator[Node]:
     """Every node of `tree` the generator may write, each once (a DAG: a shared node is met
     once), in document order: not into an Either's accepted side, which is never generated."""
@@ -208,16 +224,8 @@ def generated_nodes(tree: Node) -> Iterator[Node]:
             continue
         seen.add(id(node))
         yield node
-        if isinstance(node, Either):
-            stack.append(node.generated)
-        elif isinstance(node, Text):
-            continue  # its characters hold no node of interest
-        elif isinstance(node, Repeat):
-            stack.append(node.item)
-        elif isinstance(node, Seq):
-            stack.extend(reversed(node.parts))
-        elif isinstance(node, Alt):
-            stack.extend(reversed(node.options))
+        if not isinstance(node, Text):  # its characters hold no node of interest
+            stack.extend(reversed(children(node)))
 
 
 def text_nodes(tree: Node) -> list[Text]:

@@ -17,7 +17,7 @@ import collections
 import functools
 from collections import deque
 
-from ..automaton.nfa import shortest_generated
+from ..automaton.measure import shortest_generated
 from ..automaton.regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq
 from ..errors import SchemaError, UnsupportedSchema
 

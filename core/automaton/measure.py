@@ -1,0 +1,223 @@
+"""What the NFA knows of a regex tree before it builds a state: the fewest bytes each node
+matches, in the generator's automaton or the one accepting every text, and a bound on the
+fewest bytes from any point inside a node to its end. Measured once per node and kept on it (a
+node never changes), so a tree shared by compilations is measured once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+from collections.abc import Iterable
+from typing import Any
+
+from ..jsontext import MUST_ESCAPE
+from .escapes import SHORT_ESCAPES, without_escaped
+from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq, children
+from .utf8 import utf8_sequences
+
+
+def all_nodes(tree: Node) -> list[Node]:
+    """Every node of the DAG once."""
+    seen: dict[int, Node] = {}
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen[id(node)] = node
+        stack.extend(children(node, accepted=True))
+        if isinstance(node, AnyOrder):  # and the nodes it made, only where it made them
+            made = node.__dict__
+            stack.extend(node.members)
+            if made.get("undeclared") is not None:
+                stack.append(made["undeclared"])
+            stack.extend(made.get("later", ()))
+    return list(seen.values())
+
+
+def most_to_finish(tree: Node) -> int:
+    """A bound on the fewest bytes from any point inside `tree` to its end, in the generator's
+    automaton (see NFA.most_to_finish): inside a part of a sequence, that part's bound and the
+    shortest of the parts after it; inside a copy of a repeat, the copy's bound and the
+    shortest of the copies still required after it. Kept on the nodes; iterative."""
+    stack: list[tuple[Node, bool]] = [(tree, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if _MOST in node.__dict__:
+            continue
+        inside = children(node)
+        if not children_done and inside:
+            stack.append((node, True))
+            stack.extend((child, False) for child in inside if _MOST not in child.__dict__)
+            continue
+        node.__dict__[_MOST] = _node_most(node)
+    found: int = tree.__dict__[_MOST]
+    return found
+
+
+def _node_most(node: Node) -> int:
+    """most_to_finish of `node`, its children's kept already."""
+    if isinstance(node, Lit):
+        return len(node.data)
+    if isinstance(node, Seq):
+        most, after = 0, 0
+        for part in reversed(node.parts):
+            most = max(most, part.__dict__[_MOST] + after)
+            after += GENERATED.measure(part) or 0
+        return most
+    if isinstance(node, Alt):
+        return max((option.__dict__[_MOST] for option in node.options), default=0)
+    if isinstance(node, Either):
+        generated: int = node.generated.__dict__[_MOST]
+        return generated
+    if isinstance(node, Repeat):
+        item = GENERATED.measure(node.item) or 0
+        return max(node.low * item, node.item.__dict__[_MOST] + max(node.low - 1, 0) * item)
+    if isinstance(node, Machine):
+        return _LONGEST_CHARACTER + max((d for d in ShortestMatch.machine(node) if d is not None), default=0)
+    return _LONGEST_CHARACTER  # a character (Chars), and any node no generated text holds (AnyOrder)
+
+
+# The most bytes one character may take as JSON writes it: a surrogate pair of `\u` escapes.
+_LONGEST_CHARACTER = 12
+_MOST = "most_to_finish"
+
+
+def shortest_generated(node: Node) -> int | None:
+    """The fewest bytes of the texts the generator writes for `node` (None: it matches
+    nothing). Kept on the node, where the generator's NFA finds it: measuring a tree before
+    its NFA is built (the schema's floors) costs the NFA nothing more."""
+    return GENERATED.measure(node)
+
+
+class ShortestMatch:
+    """Fewest bytes each node matches (None: it matches nothing), over a DAG, for one of the
+    two automata (the generator's, through each Either's `generated`, or the one accepting
+    every text), so the generator's never measures what only the other reads. Kept on the
+    nodes themselves (a node never changes), one entry per automaton: a tree shared by
+    compilations (a format's, a string character's) is measured once per process."""
+
+    def __init__(self, accepting_all: bool) -> None:
+        self._accepting_all = accepting_all
+        self._key = _SHORTEST_ALL if accepting_all else _SHORTEST
+
+    @staticmethod
+    def machine(node: Machine) -> list[int | None]:
+        """The fewest bytes from each of the machine's states to acceptance (kept on the node)."""
+        kept = node.__dict__
+        if _DISTANCES not in kept:
+            kept[_DISTANCES] = _machine_distances(node)
+        found: list[int | None] = kept[_DISTANCES]
+        return found
+
+    def any_order(self, node: AnyOrder, written: int, wrote: bool) -> int | None:
+        """Fewest bytes to finish members in any order, `written` (bits) written so far:
+        each required member not yet written, `", "` before each but a first."""
+        missing = [self.measure(node.members[index]) for index in node.required if not written >> index & 1]
+        total = _sum(missing)
+        if total is None or not missing:
+            return total
+        return total + 2 * len(missing) - (0 if wrote else 2)
+
+    def measure(self, node: Node) -> int | None:
+        """The node's fewest bytes, measured on first asking (a node AnyOrder makes later too)."""
+        kept = node.__dict__
+        if self._key in kept:
+            found: int | None = kept[self._key]
+            return found
+        result = kept[self._key] = self._measure(node)
+        return result
+
+    def _parts(self, parts: tuple[Node, ...]) -> list[int | None]:
+        """measure() of each part, a kept value read without a call (trees share most of
+        their nodes: keys, separators, a string's characters)."""
+        key, found = self._key, []
+        for part in parts:
+            value = part.__dict__.get(key, _UNMEASURED)
+            found.append(self.measure(part) if value is _UNMEASURED else value)
+        return found
+
+    def _measure(self, node: Node) -> int | None:
+        if isinstance(node, Seq):
+            return _sum(self._parts(node.parts))  # every part: each may be named later
+        if isinstance(node, Alt):
+            return _least(self._parts(node.options))
+        if isinstance(node, Lit):
+            return len(node.data)
+        if isinstance(node, Chars):
+            return _fewest_bytes(node.ranges)
+        if isinstance(node, Machine):
+            return self.machine(node)[node.start]
+        if isinstance(node, Either):
+            return self.measure(node.accepted if self._accepting_all else node.generated)
+        if isinstance(node, AnyOrder):
+            for member in node.written_first:
+                self.measure(member)
+            return self.any_order(node, 0, False)
+        item = self.measure(node.item)
+        if node.low == 0:
+            return 0
+        return None if item is None else node.low * item
+
+
+def _sum(values: Iterable[int | None]) -> int | None:
+    total = 0
+    for value in values:
+        if value is None:
+            return None
+        total += value
+    return total
+
+
+def _least(values: Iterable[int | None]) -> int | None:
+    return min((value for value in values if value is not None), default=None)
+
+
+# Where a node keeps its measurements (frozen dataclasses: written to __dict__ directly).
+_SHORTEST = "_shortest_bytes"
+_SHORTEST_ALL = "_shortest_bytes_accepting_all"
+_DISTANCES = "_machine_distances"
+GENERATED = ShortestMatch(accepting_all=False)
+_UNMEASURED: Any = object()
+
+
+def _fewest_bytes(ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> int | None:
+    lengths = [len(sequence) for low, high in ranges for sequence in utf8_sequences(low, high)]
+    return min(lengths) if lengths else None
+
+
+@functools.cache
+def _edge_bytes(low: int, high: int) -> int | None:
+    """Fewest bytes one character in [low, high] takes inside a JSON string. Cached: a
+    character automaton repeats the same few ranges on edge after edge."""
+    costs: list[int] = []
+    plain = _fewest_bytes(without_escaped(low, high))
+    if plain is not None:
+        costs.append(plain)
+    escaped = [c for c in MUST_ESCAPE if low <= c <= high]
+    if escaped:
+        costs.append(2 if any(c in SHORT_ESCAPES for c in escaped) else 6)
+    return min(costs) if costs else None
+
+
+def _machine_distances(node: Machine) -> list[int | None]:
+    """Fewest bytes from each machine state to an accepting one (Dijkstra on reversed edges)."""
+    reverse: list[list[tuple[int, int]]] = [[] for _ in node.edges]
+    for source, row in enumerate(node.edges):
+        for low, high, target in row:
+            cost = _edge_bytes(low, high)
+            if cost is not None:
+                reverse[target].append((source, cost))
+    distance: list[int | None] = [None] * len(node.edges)
+    queue = [(0, state) for state in node.accepts]
+    heapq.heapify(queue)
+    while queue:
+        cost, state = heapq.heappop(queue)
+        if distance[state] is not None:
+            continue
+        distance[state] = cost
+        for source, step in reverse[state]:
+            if distance[source] is None:
+                heapq.heappush(queue, (cost + step, source))
+    return distance
