@@ -23,12 +23,12 @@ if TYPE_CHECKING:
     from .core.defaults import DEFAULT_TOP_P as DEFAULT_TOP_P
     from .core.documents.convert.box import conversions_now as conversions_now
     from .core.documents.convert.box import share_conversions as share_conversions
+    from .core.documents.decoding import check_encoding as check_encoding
+    from .core.documents.decoding import is_text_encoding as is_text_encoding
     from .core.documents.document import CONVERTED_FILE_LIMIT as CONVERTED_FILE_LIMIT
     from .core.documents.document import DOCUMENT_FORMATS as DOCUMENT_FORMATS
     from .core.documents.document import Converting as Converting
-    from .core.documents.document import check_encoding as check_encoding
     from .core.documents.document import check_readable as check_readable
-    from .core.documents.document import is_text_encoding as is_text_encoding
     from .core.documents.document import read_document as read_document
     from .core.documents.document import read_stream as read_stream
     from .core.errors import ContextTooSmall as ContextTooSmall
@@ -120,8 +120,8 @@ _EXPORTS: dict[str, str] = {
     "read_document": "core.documents.document",
     "read_stream": "core.documents.document",
     "check_readable": "core.documents.document",
-    "check_encoding": "core.documents.document",
-    "is_text_encoding": "core.documents.document",
+    "check_encoding": "core.documents.decoding",
+    "is_text_encoding": "core.documents.decoding",
     "DOCUMENT_FORMATS": "core.documents.document",
     "Converting": "core.documents.document",
     "CONVERTED_FILE_LIMIT": "core.documents.document",

@@ -11,7 +11,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from gguf_extract.core.documents.document import decode_head, read_document
+from gguf_extract.core.documents.decoding import decode_head
+from gguf_extract.core.documents.document import read_document
 from gguf_extract.core.errors import DocumentTooLarge
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,41 +6,24 @@ text returned is the document from then on: offsets into it are what spans refer
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import BinaryIO
 
 from ..defaults import DEFAULT_ENCODING
-from ..errors import DocumentError, DocumentNotFound, DocumentTooLarge, UndecodableDocument
+from ..errors import DocumentError, DocumentNotFound, DocumentTooLarge
 from .convert import TEXT_FORMATS, detect_format
 from .convert.box import Converted, convert_in_box, text_limit_error
 from .convert.limits import CONVERTED_FILE_LIMIT, ConvertLimits
 from .convert.sniff import FORMATS as DOCUMENT_FORMATS  # the formats read_document takes as `kind`
 from .convert.sniff import SNIFF_BYTES
+from .decoding import decode_document, decode_head
 
 __all__ = ["CONVERTED_FILE_LIMIT", "DEFAULT_ENCODING", "DOCUMENT_FORMATS", "Converting", "read_document", "read_stream"]
 
 # A context a conversion runs in (the caller's: to time it, say); nothing else of reading runs in it.
 Converting = Callable[[], AbstractContextManager[object]]
-
-
-def check_encoding(encoding: str) -> str:
-    """The codec's canonical name; raises LookupError for a name Python does not know."""
-    return codecs.lookup(encoding).name
-
-
-def is_text_encoding(name: str) -> bool:
-    """Whether bytes.decode accepts the codec: rot13, hex, base64 and the like are codecs
-    but not text encodings, and decoding with them raises LookupError (only for non-empty data)."""
-    try:
-        b"x".decode(name, "ignore")
-    except LookupError:
-        return False
-    except (UnicodeError, ValueError):
-        pass
-    return True
 
 
 def read_document(
@@ -155,35 +138,3 @@ def read_limited(stream: BinaryIO, source: str, max_bytes: int | None) -> bytes:
     if len(data) > max_bytes:
         raise DocumentTooLarge(source, max_bytes, data[:max_bytes])
     return data
-
-
-def decode_head(head: bytes, source: str, encoding: str = DEFAULT_ENCODING) -> str:
-    """The text of a document's first bytes, cut anywhere: a character split at the end is dropped."""
-    decoder = codecs.getincrementaldecoder("utf-8-sig" if check_encoding(encoding) == "utf-8" else encoding)()
-    try:
-        text = decoder.decode(head, final=False)
-    except UnicodeError:
-        return decode_document(head, source, encoding)  # raises the same error a whole read would
-    return decode_document(text.encode("utf-8"), source)
-
-
-def decode_document(data: bytes, source: str, encoding: str = DEFAULT_ENCODING) -> str:
-    """`data` as text: UTF-8 (a byte-order mark is dropped) unless `encoding` names another
-    codec. NUL characters mean a binary file, not a document."""
-    utf8 = check_encoding(encoding) == "utf-8"
-    if utf8 and b"\0" in data:
-        raise DocumentError(
-            f"document {source} looks binary (it contains NUL bytes) and is neither PDF nor DOCX: its format cannot be told",
-            hint="pass a PDF, DOCX, HTML, Markdown or text file (or name the text's encoding, if it is UTF-16 or UTF-32)",
-        )
-    try:
-        text = data.decode("utf-8-sig" if utf8 else encoding)
-    except UnicodeDecodeError as error:
-        raise UndecodableDocument(source, "UTF-8" if utf8 else encoding, f"invalid byte at offset {error.start}") from None
-    except UnicodeError as error:  # codecs such as idna raise the base class, with no offset
-        raise UndecodableDocument(source, encoding, str(error)) from None
-    if "\0" in text:
-        raise DocumentError(f"document {source} looks binary (it contains NUL characters)", hint="pass a text file")
-    if not text.strip():
-        raise DocumentError(f"document {source} is empty", hint="pass a file with text in it")
-    return text

@@ -26,6 +26,7 @@ from typing import IO, Any, NamedTuple
 
 from ...errors import ConversionStopped, DocumentError, UndecodableDocument
 from ...processes import module_command, usable_cores
+from ..decoding import check_encoding
 from .limits import MEMORY_LIMIT, ConvertLimits, size_words
 from .sniff import CONVERTED_FORMATS
 
@@ -94,8 +95,6 @@ def convert_in_box(
     if kind not in CONVERTED_FORMATS:
         raise ValueError(f"convert: {kind!r} is not one of {CONVERTED_FORMATS}")
     if kind == "html":
-        from ..document import check_encoding
-
         check_encoding(encoding)  # an unknown name is the caller's LookupError, here as before
     limits = limits or ConvertLimits()
     request = json.dumps({"kind": kind, "source": source, "encoding": encoding, "limits": asdict(limits), "parent": os.getpid()})

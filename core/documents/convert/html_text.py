@@ -17,6 +17,7 @@ import markdownify
 from bs4 import Tag
 
 from ...errors import DocumentError
+from ..decoding import check_encoding, decode_document, is_text_encoding
 
 _MARKUP_ONLY = ["a", "img", "b", "strong", "i", "em", "u", "span", "font"]
 _BLANK_LINES = re.compile(r"\n{3,}")
@@ -29,8 +30,6 @@ def decode_html(data: bytes, source: str, encoding: str) -> str:
     bytes, as browsers look for it) where `encoding` is the default UTF-8 and no byte-order
     mark says otherwise: a page is written in the encoding it names. Another `encoding` is
     the caller's word and wins, as a server's header does in a browser."""
-    from ..document import check_encoding, decode_document
-
     if check_encoding(encoding) == "utf-8" and not data.startswith(codecs.BOM_UTF8):
         declared = _declared_encoding(data)
         if declared is not None:
@@ -43,8 +42,6 @@ def _declared_encoding(data: bytes) -> str | None:
     read as UTF-8, as browsers do: a page that is really in them starts with a byte-order mark,
     and a declaration written in ASCII bytes cannot be telling the truth about them."""
     from bs4.dammit import EncodingDetector
-
-    from ..document import check_encoding, is_text_encoding
 
     name = EncodingDetector.find_declared_encoding(data[:1024], is_html=True, search_entire_document=False)
     if not name:
