@@ -14,8 +14,8 @@ from gguf_extract.core.automaton.charnfa import machine_from_tree
 from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
 from gguf_extract.core.automaton.nfa import build_nfa
 from gguf_extract.core.automaton.regex import Chars, Node, Text, length_range, lit, seq
-from gguf_extract.core.schema.formats import date_node, date_time_node
-from gguf_extract.core.schema.lexical import integer_range, string_node
+from gguf_extract.core.schema.lexical.formats import date_node, date_time_node
+from gguf_extract.core.schema.lexical.scalars import integer_range, string_node
 
 
 def matcher(node: Node) -> LazyDFA:

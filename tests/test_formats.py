@@ -22,7 +22,7 @@ from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
 from gguf_extract.core.automaton.nfa import build_nfa
 from gguf_extract.core.automaton.regex import Alt, Chars, Lit, Node, Repeat, Seq
 from gguf_extract.core.automaton.sample import sample_accepted
-from gguf_extract.core.schema.formats import FORMATS
+from gguf_extract.core.schema.lexical.formats import FORMATS
 
 SAMPLES_PER_FORMAT = 2_000
 AUTOMATON_SAMPLES_PER_FORMAT = 150

@@ -20,7 +20,7 @@ from test_formats import REALISTIC, sample
 
 from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
 from gguf_extract.core.automaton.nfa import build_nfa
-from gguf_extract.core.schema.formats import COMPACT_FORMATS, FORMATS
+from gguf_extract.core.schema.lexical.formats import COMPACT_FORMATS, FORMATS
 
 EXAMPLES = 300
 SOFT_LIMIT = 300  # bytes drawn freely; then the walk heads for the nearest accepting state

@@ -23,7 +23,7 @@ from test_formats_strict import accepted_text
 from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
 from gguf_extract.core.automaton.nfa import build_nfa
 from gguf_extract.core.automaton.regex import Node
-from gguf_extract.core.schema.lexical import (
+from gguf_extract.core.schema.lexical.scalars import (
     BOUNDED_FRACTION_DIGITS,
     BOUNDED_INTEGER_DIGITS,
     BOUNDED_TRAILING_ZEROS,

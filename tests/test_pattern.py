@@ -19,17 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gguf_extract.core.automaton.regex import Alt, Chars, Lit, Node, Repeat, Seq
-from gguf_extract.core.schema.pattern import (
-    ANY_STAR,
-    BMP,
-    CLASS_ESCAPES,
-    ECMA_SPACE,
-    UnsupportedPattern,
-    complement,
-    intersect,
-    normalize,
-    pattern_tree,
-)
+from gguf_extract.core.schema.lexical.char_sets import ANY_STAR, BMP, CLASS_ESCAPES, ECMA_SPACE, complement, intersect, normalize
+from gguf_extract.core.schema.lexical.pattern import UnsupportedPattern, pattern_tree
 
 Ranges = tuple[tuple[int, int], ...]
 NODE = shutil.which("node")

@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
 from gguf_extract.core.automaton.nfa import build_nfa
 from gguf_extract.core.automaton.sample import sample_accepted
-from gguf_extract.core.schema.pattern import UnsupportedPattern, pattern_tree
+from gguf_extract.core.schema.lexical.pattern import UnsupportedPattern, pattern_tree
 
 interegular = pytest.importorskip("interegular")
 

@@ -43,7 +43,7 @@ one space read as one number, so `100 200 300` is 100200300, never three numbers
 
 Each number is kept in each JSON spelling of its value, digits as written: `559.40` as
 `559.40` and `559.4`, `1.234,56` as `1234.56`, `2.5e3` as `2500` (an exponent is written out,
-where the digits stay within what a JSON number may hold: core.schema.lexical; else the
+where the digits stay within what a JSON number may hold: core.schema.lexical.scalars; else the
 value keeps it, `6.022e23`). Each spelling keeps the character spans of the numbers it was
 read from, the whole number as written (sign and exponent included), for evidence.
 """
@@ -57,7 +57,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import NamedTuple
 
-from ..schema.lexical import MAX_EXPONENT_DIGITS, MAX_FRACTION_DIGITS, MAX_INTEGER_DIGITS
+from ..schema.lexical.scalars import MAX_EXPONENT_DIGITS, MAX_FRACTION_DIGITS, MAX_INTEGER_DIGITS
 
 Span = tuple[int, int]
 

@@ -20,7 +20,7 @@ from .build_strings import string_tree
 from .build_unions import any_of_tree, one_of_tree
 from .build_values import enum_tree
 from .conjunction import Conjunction, Resolved
-from .lexical import json_text
+from .lexical.scalars import json_text
 from .limits import Floor, Fuel
 from .negation import fold_not
 from .nodes import Reference, SchemaNode, Sub, generated_types, subschemas

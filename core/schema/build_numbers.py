@@ -33,7 +33,7 @@ from ..automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect,
 from ..automaton.regex import Alt, Chars, Machine, Node, Repeat, Seq, ValueLabel, alt, lit, mark, seq
 from ..errors import SchemaError, UnsupportedSchema
 from ..jsontext import join_pointer
-from .lexical import (
+from .lexical.scalars import (
     BOUNDED_FRACTION_DIGITS,
     BOUNDED_INTEGER_DIGITS,
     decimal_spellings,

@@ -15,7 +15,7 @@ from ..errors import SchemaError, UnsupportedSchema
 from ..jsontext import join_pointer
 from .build_strings import strings
 from .build_values import listed_values
-from .lexical import QUOTE, json_text, string_node
+from .lexical.scalars import QUOTE, json_text, string_node
 from .limits import MAX_OBJECT_NODES
 from .nodes import (
     ObjectNode,

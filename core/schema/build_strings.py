@@ -16,11 +16,11 @@ from ..automaton.regex import Machine, Node, Seq, TextLabel, ValueLabel, length_
 from ..errors import SchemaError, UnsupportedSchema
 from ..jsontext import join_pointer
 from .build_numbers import departure
-from .formats import COMPACT_FORMATS, FORMATS, SUBSETS
-from .lexical import QUOTE, string_node
+from .lexical.formats import COMPACT_FORMATS, FORMATS, SUBSETS
+from .lexical.pattern import UnsupportedPattern, pattern_tree
+from .lexical.scalars import QUOTE, string_node
 from .limits import MAX_FLOOR_TEXT
 from .nodes import SchemaNode, StringNode
-from .pattern import UnsupportedPattern, pattern_tree
 
 if TYPE_CHECKING:
     from .build import Build

@@ -9,7 +9,7 @@ from ..automaton.regex import Node, alt, json_literal
 from ..errors import SchemaError
 from ..jsontext import distinct_values, keep_values
 from .build_numbers import integer_readings_agree
-from .lexical import json_text, listed_number
+from .lexical.scalars import json_text, listed_number
 from .nodes import SchemaNode, Sub
 from .validation import Validator
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from ..errors import MisspelledKeyword, SchemaError, UnsupportedSchema
 from ..jsontext import distinct_values, join_pointer, keep_values, unescape_pointer_part
-from .formats import FORMATS
 from .keywords import (
     ANNOTATIONS,
     ARRAY_KEYWORDS,
@@ -27,6 +26,7 @@ from .keywords import (
     STRING_KEYWORDS,
     SUPPORTED,
 )
+from .lexical.formats import FORMATS
 from .load import Schema
 from .nodes import (
     ArrayNode,

@@ -12,8 +12,8 @@ tree is ASCII without quotes or backslashes, so JSON needs no escapes.
 
 from __future__ import annotations
 
-from ..automaton.regex import EMPTY, HEX_DIGIT, Node, Repeat, alt, char_set, chars, lit, optional, seq
-from .lexical import DIGIT
+from ...automaton.regex import EMPTY, HEX_DIGIT, Node, Repeat, alt, char_set, chars, lit, optional, seq
+from .scalars import DIGIT
 
 D = DIGIT
 

@@ -18,8 +18,8 @@ import json
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
-from ..automaton.charnfa import intersect, is_empty, machine_from_tree
-from ..automaton.regex import (
+from ...automaton.charnfa import intersect, is_empty, machine_from_tree
+from ...automaton.regex import (
     Machine,
     Node,
     Repeat,
