@@ -76,12 +76,12 @@ if TYPE_CHECKING:
     from .core.review.page import write_review as write_review
     from .core.runtime.scheduler import JobSteps as JobSteps
     from .core.runtime.scheduler import Outcome as Outcome
-    from .core.schema.load import Schema as Schema
-    from .core.schema.sources import load_schema as load_schema
-    from .core.schema.sources import packaged_schema_names as packaged_schema_names
-    from .core.schema.sources import schema_label as schema_label
-    from .core.schema.validation import best_error as best_error
-    from .core.schema.validation import validator_for_schema as validator_for_schema
+    from .core.schema.read.load import Schema as Schema
+    from .core.schema.read.sources import load_schema as load_schema
+    from .core.schema.read.sources import packaged_schema_names as packaged_schema_names
+    from .core.schema.read.sources import schema_label as schema_label
+    from .core.schema.read.validation import best_error as best_error
+    from .core.schema.read.validation import validator_for_schema as validator_for_schema
     from .core.vocab.token_table import Vocabulary as Vocabulary
 
 # Each public name and the module that defines it, by what it is for.
@@ -102,15 +102,15 @@ _EXPORTS: dict[str, str] = {
     "model_folders": "core.model_files",
     "resolve_model": "core.model_files",
     # Schemas
-    "Schema": "core.schema.load",
-    "load_schema": "core.schema.sources",
-    "schema_label": "core.schema.sources",
-    "packaged_schema_names": "core.schema.sources",
+    "Schema": "core.schema.read.load",
+    "load_schema": "core.schema.read.sources",
+    "schema_label": "core.schema.read.sources",
+    "packaged_schema_names": "core.schema.read.sources",
     "CompiledSchema": "core.index.compiled",
     "check_schema_support": "core.index.check",
     "SchemaReport": "core.index.check",
-    "validator_for_schema": "core.schema.validation",
-    "best_error": "core.schema.validation",
+    "validator_for_schema": "core.schema.read.validation",
+    "best_error": "core.schema.read.validation",
     # Token by token: the guide, and llama-cpp-python's own API held to a schema
     "Guide": "core.index.guide",
     "new_bitmask": "core.index.guide",
@@ -177,9 +177,9 @@ _LIGHT_MODULES = frozenset(
         "core.model_files",
         "core.indent",
         "core.documents.document",
-        "core.schema.load",
-        "core.schema.sources",
-        "core.schema.validation",
+        "core.schema.read.load",
+        "core.schema.read.sources",
+        "core.schema.read.validation",
     }
 )
 

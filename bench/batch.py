@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.extract.extractor import Extractor
-from gguf_extract.core.schema.sources import load_schema
+from gguf_extract.core.schema.read.sources import load_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 PEOPLE = [

@@ -60,7 +60,7 @@ def measure(entry: dict[str, Any], walks: int = 20) -> dict[str, Any]:
     from gguf_extract.core.errors import SchemaError, UnsupportedSchema
     from gguf_extract.core.index.compiled import accepting_automaton, compile_automaton
     from gguf_extract.core.schema.limits import CompileWorkExceeded
-    from gguf_extract.core.schema.validation import validator_for_schema
+    from gguf_extract.core.schema.read.validation import validator_for_schema
 
     result: dict[str, Any] = {"id": entry["id"], "category": entry["category"]}
     started = time.perf_counter()

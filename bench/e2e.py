@@ -31,7 +31,7 @@ import jsonschema
 from llama_cpp import Llama, LlamaGrammar
 
 from gguf_extract import Extractor, SamplingSettings
-from gguf_extract.core.schema.sources import load_schema
+from gguf_extract.core.schema.read.sources import load_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = ROOT / "bench" / "e2e_documents.json"

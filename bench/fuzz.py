@@ -34,7 +34,7 @@ import test_fuzz  # the strategies and seeds live with the test
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
 from gguf_extract.core.index.compiled import accepting_automaton, compile_automaton
-from gguf_extract.core.schema.validation import validator_for_schema
+from gguf_extract.core.schema.read.validation import validator_for_schema
 
 SOFT_LIMIT = 200  # bytes after which a walk heads for the nearest end
 

@@ -197,7 +197,7 @@ def measure(
     from gguf_extract.core.automaton.sample import sample_accepted
     from gguf_extract.core.errors import SchemaError
     from gguf_extract.core.index.compiled import compile_automaton, compile_schema
-    from gguf_extract.core.schema.validation import validator_for_schema
+    from gguf_extract.core.schema.read.validation import validator_for_schema
 
     result: dict[str, Any] = {"id": entry["id"], "walked": 0, "accepted": 0, "rejected": [], "skipped": 0}
     signal.signal(signal.SIGALRM, _alarm)

@@ -20,7 +20,7 @@ from test_guide_numbers import valid, walks
 from gguf_extract.core.automaton.dfa import DEAD
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.index.guide import Guide
-from gguf_extract.core.schema.validation import validator_for_schema
+from gguf_extract.core.schema.read.validation import validator_for_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 OPEN = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["a"]}

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
-from gguf_extract.core.schema.load import load_schema_file
+from gguf_extract.core.schema.read.load import load_schema_file
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "schemas"

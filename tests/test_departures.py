@@ -14,7 +14,7 @@ import pytest
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.errors import SchemaError
 from gguf_extract.core.index.compiled import compile_automaton
-from gguf_extract.core.schema.validation import best_error, validator_for_schema
+from gguf_extract.core.schema.read.validation import best_error, validator_for_schema
 
 
 def _documents(schema: dict[str, Any], count: int = 30) -> set[str]:

@@ -33,7 +33,7 @@ from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.errors import GenerationError, SchemaError
 from gguf_extract.core.index.compiled import CompiledSchema, compile_automaton
-from gguf_extract.core.schema.validation import validator_for_schema
+from gguf_extract.core.schema.read.validation import validator_for_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 SCHEMAS = int(os.environ.get("EXTRACT_FUZZ_SCHEMAS", "300"))

@@ -17,7 +17,7 @@ from conftest import EOS, compile_for
 
 from gguf_extract.core.index.compiled import CompiledSchema
 from gguf_extract.core.index.guide import new_bitmask
-from gguf_extract.core.schema.validation import validator_for_schema
+from gguf_extract.core.schema.read.validation import validator_for_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 DRAFT_04 = "http://json-schema.org/draft-04/schema#"

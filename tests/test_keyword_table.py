@@ -17,7 +17,7 @@ import pytest
 
 from gguf_extract.core.automaton.dfa import DEAD
 from gguf_extract.core.index.compiled import compile_automaton
-from gguf_extract.core.schema.validation import validator_for_schema
+from gguf_extract.core.schema.read.validation import validator_for_schema
 
 TABLE_PAGE = Path(__file__).resolve().parent.parent / "docs" / "schema-support.md"
 START, END = "<!-- keyword-table:start -->", "<!-- keyword-table:end -->"

@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from gguf_extract.core.schema.validation import _fast_meta_check, _meta_validator, validator_class
+from gguf_extract.core.schema.read.validation import _fast_meta_check, _meta_validator, validator_class
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "jsonschemabench.jsonl.gz"
 EVERY = 10  # an evenly spread tenth of the corpus

@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from gguf_extract.core.schema.meta import inlined_2020_12
+from gguf_extract.core.schema.read.meta import inlined_2020_12
 
 # A wrong value for each keyword 2020-12 gives a shape (and for a few annotations).
 WRONG: dict[str, Any] = {

@@ -14,7 +14,7 @@ import pytest
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.errors import UnsupportedSchema
 from gguf_extract.core.index.compiled import compile_automaton
-from gguf_extract.core.schema.validation import validator_for_schema
+from gguf_extract.core.schema.read.validation import validator_for_schema
 
 DRAFT_04 = "http://json-schema.org/draft-04/schema#"
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"

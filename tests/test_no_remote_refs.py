@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from gguf_extract.cli.app import check_app
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
 from gguf_extract.core.index.compiled import CompiledSchema, compile_automaton
-from gguf_extract.core.schema.load import check_schema
-from gguf_extract.core.schema.validation import best_error, validator_for_schema
+from gguf_extract.core.schema.read.load import check_schema
+from gguf_extract.core.schema.read.validation import best_error, validator_for_schema
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):

@@ -16,7 +16,7 @@ from gguf_extract.cli.app import check_app
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.errors import SchemaError
 from gguf_extract.core.index.compiled import CompiledSchema, compile_automaton
-from gguf_extract.core.schema.load import MAX_SCHEMA_DEPTH, check_schema, load_schema_file
+from gguf_extract.core.schema.read.load import MAX_SCHEMA_DEPTH, check_schema, load_schema_file
 
 
 def _nested(levels: int) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from gguf_extract.core.schema.limits import (
     CompileWorkExceeded,
     Fuel,
 )
-from gguf_extract.core.schema.validation import best_error, validator_for_schema
+from gguf_extract.core.schema.read.validation import best_error, validator_for_schema
 
 WIDE_OBJECT = {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(2000)}, "maxProperties": 1000}
 

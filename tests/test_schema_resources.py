@@ -18,9 +18,9 @@ from gguf_extract.core.errors import SchemaError, UnsupportedSchema
 from gguf_extract.core.extract.prompt import describe_schema
 from gguf_extract.core.index.compiled import compile_automaton
 from gguf_extract.core.jsontext import join_pointer
-from gguf_extract.core.schema.load import check_schema
-from gguf_extract.core.schema.resources import Resources, UnresolvableReference, subschemas
-from gguf_extract.core.schema.validation import NO_RETRIEVAL, validator_class, validator_for_schema
+from gguf_extract.core.schema.read.load import check_schema
+from gguf_extract.core.schema.read.resources import Resources, UnresolvableReference, subschemas
+from gguf_extract.core.schema.read.validation import NO_RETRIEVAL, validator_class, validator_for_schema
 
 DRAFT_03 = "http://json-schema.org/draft-03/schema#"
 DRAFT_04 = "http://json-schema.org/draft-04/schema#"

@@ -12,7 +12,7 @@ import pytest
 from gguf_extract.core.errors import MisspelledKeyword, SchemaError, UnsupportedSchema
 from gguf_extract.core.extract.prompt import build_messages
 from gguf_extract.core.index.compiled import SchemaAutomaton, compile_automaton
-from gguf_extract.core.schema.vocabulary import KeywordNote, summarized
+from gguf_extract.core.schema.read.unknown_keywords import KeywordNote, summarized
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 REPORTED = {
@@ -442,10 +442,11 @@ def test_guesses_at_undeclared_required_names_are_bounded(monkeypatch: pytest.Mo
     """A schema with thousands of undeclared `required` names is untrusted input: each gets its
     warning, only the first few a search for the name meant, each among a bounded number."""
     from gguf_extract.core.index.check import check_schema_support
-    from gguf_extract.core.schema import build_objects, typed, vocabulary
+    from gguf_extract.core.schema import build_objects, typed
+    from gguf_extract.core.schema.read import unknown_keywords
 
     searches: list[str] = []
-    real = vocabulary.nearest
+    real = unknown_keywords.nearest
     monkeypatch.setattr(build_objects, "nearest", lambda name, names: searches.append(name) or real(name, names))
     count = typed.GUESSES * 4
     schema = {
@@ -456,6 +457,6 @@ def test_guesses_at_undeclared_required_names_are_bounded(monkeypatch: pytest.Mo
     report = check_schema_support(schema)
     assert len([note for note in report.notes if note.keyword == "required"]) == count
     assert len(searches) == typed.GUESSES
-    names = [f"name_{i:05d}" for i in range(vocabulary._MOST_MEASURED)]
-    assert vocabulary.nearest("nmae_target", [*names, "name_target"]) is None  # past the names measured
-    assert vocabulary.nearest("nmae_target", ["name_target", *names]) == "name_target"
+    names = [f"name_{i:05d}" for i in range(unknown_keywords._MOST_MEASURED)]
+    assert unknown_keywords.nearest("nmae_target", [*names, "name_target"]) is None  # past the names measured
+    assert unknown_keywords.nearest("nmae_target", ["name_target", *names]) == "name_target"

@@ -20,7 +20,7 @@ from gguf_extract.core.index.compiled import compile_automaton, compile_schema
 from gguf_extract.core.jsontext import distinct_values, join_pointer, json_equal
 from gguf_extract.core.schema import limits
 from gguf_extract.core.schema.limits import CompileWorkExceeded
-from gguf_extract.core.schema.validation import validator_for_schema
+from gguf_extract.core.schema.read.validation import validator_for_schema
 
 DRAFT_04 = "http://json-schema.org/draft-04/schema#"
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"

@@ -30,7 +30,7 @@ from ..documents.split import Piece, split_document
 from ..errors import ContextTooSmall
 from ..grounding.value_evidence import ValueEvidence
 from ..index.compiled import CompiledSchema
-from ..schema.validation import validator_for_schema
+from ..schema.read.validation import validator_for_schema
 from .abstain import FlaggedValue, withhold
 from .combine import Combiner, annotate, dump, evidence_of
 from .extractor import Extraction, ExtractionStats, Extractor

@@ -34,7 +34,7 @@ from ..model import ChatPrompt, GGUFModel, SequenceContext, bundled_model_path, 
 from ..model_files import resolve_model
 from ..runtime.scheduler import JobSteps, Outcome, Scheduler, in_order
 from ..runtime.sequences import OneSequence, SharedSequences
-from ..schema.load import Schema
+from ..schema.read.load import Schema
 from ..vocab.cache import cached_vocabulary, unsafe_reason
 from .abstain import FlaggedValue, withhold
 from .prompt import build_messages

@@ -12,8 +12,8 @@ from typing import Any
 
 from ..errors import SchemaError
 from ..jsontext import escaped_surrogates, join_pointer
-from ..schema.load import Schema
-from ..schema.resources import Resources
+from ..schema.read.load import Schema
+from ..schema.read.resources import Resources
 
 DEFAULT_INSTRUCTIONS = (
     "Extract the information from the user's document as a JSON object with this shape. "

@@ -19,11 +19,11 @@ from ..errors import UnsupportedSchema
 from ..grounding.span_filter import grounds, text_labels
 from ..grounding.value_holds import holds, value_labels
 from ..jsontext import join_pointer
-from ..schema.keywords import ANNOTATIONS, SUPPORTED
-from ..schema.load import Schema
-from ..schema.resources import inside
-from ..schema.validation import draft_name
-from ..schema.vocabulary import KeywordNote
+from ..schema.read.known_keywords import ANNOTATIONS, SUPPORTED
+from ..schema.read.load import Schema
+from ..schema.read.resources import inside
+from ..schema.read.unknown_keywords import KeywordNote
+from ..schema.read.validation import draft_name
 from .compiled import compile_automaton
 
 

@@ -19,9 +19,9 @@ from ..errors import GenerationError, SchemaError, UnsupportedSchema
 from ..grounding.span_filter import Grounding, grounds, text_labels
 from ..grounding.value_holds import holds, value_labels
 from ..schema.compiler import compile_schema_tree
-from ..schema.load import Schema, check_schema
-from ..schema.validation import best_error, validator_for_schema
-from ..schema.vocabulary import KeywordNote, summarized
+from ..schema.read.load import Schema, check_schema
+from ..schema.read.unknown_keywords import KeywordNote, summarized
+from ..schema.read.validation import best_error, validator_for_schema
 from ..vocab.token_table import TokenTable, Vocabulary
 from .guide import Guide
 from .token_index import TokenIndex

@@ -25,11 +25,11 @@ from .limits import Floor, Fuel
 from .negation import fold_not
 from .nodes import Reference, SchemaNode, Sub, generated_types, subschemas
 from .reach import References
+from .read.validation import Validator, validator_for_schema
 from .refusals import DepthCut
 from .render import Dialect, render, render_sub
 from .trees import GENERIC_DEPTH, any_value
 from .typed import SchemaDocument
-from .validation import Validator, validator_for_schema
 
 
 class Build:

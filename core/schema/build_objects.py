@@ -30,9 +30,9 @@ from .nodes import (
     requiring,
     true_sub,
 )
+from .read.unknown_keywords import KeywordNote, nearest
 from .refusals import DepthCut
 from .trees import ACCEPTED_DEPTH, GENERIC_DEPTH, any_value, count_bounds, generic_object, object_nodes, object_of
-from .vocabulary import KeywordNote, nearest
 
 if TYPE_CHECKING:
     from .build import Build

@@ -11,7 +11,7 @@ from ..jsontext import distinct_values, keep_values
 from .build_numbers import integer_readings_agree
 from .lexical.scalars import json_text, listed_number
 from .nodes import SchemaNode, Sub
-from .validation import Validator
+from .read.validation import Validator
 
 if TYPE_CHECKING:
     from .build import Build

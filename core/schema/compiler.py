@@ -19,12 +19,12 @@ from ..defaults import DEFAULT_RECURSION_DEPTH
 from ..errors import UnsupportedSchema
 from .build import Build
 from .limits import Fuel, check_document_floor
-from .load import Schema, refuse_reference_cycles
-from .mixed_drafts import refuse_mixed_drafts
+from .read.load import Schema, refuse_reference_cycles
+from .read.mixed_drafts import refuse_mixed_drafts
+from .read.resources import Resources
+from .read.unknown_keywords import KeywordNote
 from .refusals import DepthCut, Refusals
-from .resources import Resources
 from .typed import SchemaDocument
-from .vocabulary import KeywordNote
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import SchemaError
 from ..jsontext import join_pointer
-from .resources import Resources
+from .read.resources import Resources
 
 
 class References:

@@ -17,17 +17,7 @@ from typing import Any
 
 from ..errors import MisspelledKeyword, SchemaError, UnsupportedSchema
 from ..jsontext import distinct_values, join_pointer, keep_values, unescape_pointer_part
-from .keywords import (
-    ANNOTATIONS,
-    ARRAY_KEYWORDS,
-    NUMBER_KEYWORDS,
-    OBJECT_KEYWORDS,
-    SPECIFIED_FORMATS,
-    STRING_KEYWORDS,
-    SUPPORTED,
-)
 from .lexical.formats import FORMATS
-from .load import Schema
 from .nodes import (
     ArrayNode,
     Bound,
@@ -43,10 +33,20 @@ from .nodes import (
     conjoin,
     true_sub,
 )
+from .read.known_keywords import (
+    ANNOTATIONS,
+    ARRAY_KEYWORDS,
+    NUMBER_KEYWORDS,
+    OBJECT_KEYWORDS,
+    SPECIFIED_FORMATS,
+    STRING_KEYWORDS,
+    SUPPORTED,
+)
+from .read.load import Schema
+from .read.resources import Resources
+from .read.unknown_keywords import Judge, KeywordNote, format_reason
+from .read.validation import draft_keywords, draft_name, ref_ignores_siblings, validator_class
 from .refusals import Refusals
-from .resources import Resources
-from .validation import draft_keywords, draft_name, ref_ignores_siblings, validator_class
-from .vocabulary import Judge, KeywordNote, format_reason
 
 # The undeclared `required` names of one schema a "did you mean" is looked for (a bound on
 # the time an untrusted schema with thousands of them takes: each search measures up to

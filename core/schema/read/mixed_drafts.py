@@ -14,8 +14,8 @@ from typing import Any
 
 import jsonschema
 
-from ..errors import UnsupportedSchema
-from ..jsontext import join_pointer
+from ...errors import UnsupportedSchema
+from ...jsontext import join_pointer
 from .resources import Resources, inside
 from .validation import Validator, asserting_keywords, ignores_ref_siblings, name_of, validator_class
 

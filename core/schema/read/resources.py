@@ -21,8 +21,8 @@ from urllib.parse import quote, unquote, urldefrag, urljoin
 import referencing._core  # Resolver, for the annotation only: referencing exports no public name for it
 import referencing.jsonschema
 
-from ..errors import SchemaError, UnsupportedSchema
-from ..jsontext import join_pointer, unescape_pointer_part
+from ...errors import SchemaError, UnsupportedSchema
+from ...jsontext import join_pointer, unescape_pointer_part
 from .validation import NO_RETRIEVAL, draft_name, validator_class
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonschema
 
-from ..jsontext import unescape_pointer_part
+from ...jsontext import unescape_pointer_part
 
 Check = Callable[[Any], bool]
 # Keywords of a meta-schema that only annotate or hold definitions: they check nothing.

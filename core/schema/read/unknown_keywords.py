@@ -39,7 +39,7 @@ from typing import Any
 
 import jsonschema
 
-from .keywords import ANNOTATIONS, SPECIFIED_FORMATS
+from .known_keywords import ANNOTATIONS, SPECIFIED_FORMATS
 from .validation import Validator, asserting_keywords, meta_schema_error, name_of
 
 # The drafts read, oldest first, with the `$schema` that declares each.

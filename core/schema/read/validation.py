@@ -19,7 +19,7 @@ import jsonschema.protocols
 import referencing
 import referencing.exceptions
 
-from ..errors import SchemaError
+from ...errors import SchemaError
 from .meta import inlined_2020_12
 from .meta_check import Check, fast_meta_check
 

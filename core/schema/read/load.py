@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import SchemaError, UnsupportedSchema
-from ..jsontext import escape_pointer_part, join_pointer
+from ...errors import SchemaError, UnsupportedSchema
+from ...jsontext import escape_pointer_part, join_pointer
 from .meta_hint import meta_schema_hint
 from .resources import Resources, subschemas
 from .validation import meta_schema_error, ref_ignores_siblings

@@ -13,7 +13,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from ..errors import SchemaError
+from ...errors import SchemaError
 from .load import Schema, check_schema, load_schema_file
 
 _CLASS_SPEC = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<name>[A-Za-z_]\w*)$")

@@ -23,8 +23,8 @@ from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
+from .unknown_keywords import DRAFTS
 from .validation import Validator, meta_schema_error, name_of, validator_class
-from .vocabulary import DRAFTS
 
 FIX = "fix the schema so that it is valid JSON Schema"
 # The drafts tried, most written first: draft-07 is the one tools most often write and read,
