@@ -59,8 +59,8 @@ def measure(entry: dict[str, Any], walks: int = 20) -> dict[str, Any]:
     from gguf_extract.core.automaton.sample import sample_accepted
     from gguf_extract.core.errors import SchemaError, UnsupportedSchema
     from gguf_extract.core.index.compiled import accepting_automaton, compile_automaton
-    from gguf_extract.core.schema.limits import CompileWorkExceeded
     from gguf_extract.core.schema.read.validation import validator_for_schema
+    from gguf_extract.core.schema.work_limits import CompileWorkExceeded
 
     result: dict[str, Any] = {"id": entry["id"], "category": entry["category"]}
     started = time.perf_counter()
@@ -156,7 +156,7 @@ def report(results: list[dict[str, Any]]) -> None:
 def _work_report(results: list[dict[str, Any]]) -> None:
     """The compile work compiled schemas took, against the limit, and how long refusals by the
     limit took to come."""
-    from gguf_extract.core.schema.limits import MAX_COMPILE_FUEL
+    from gguf_extract.core.schema.work_limits import MAX_COMPILE_FUEL
 
     work = sorted((r["work"], r["id"]) for r in results if r["status"] == "compiled")
     if work:

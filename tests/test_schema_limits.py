@@ -13,7 +13,8 @@ import pytest
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
 from gguf_extract.core.index.compiled import compile_automaton
-from gguf_extract.core.schema.limits import (
+from gguf_extract.core.schema.read.validation import best_error, validator_for_schema
+from gguf_extract.core.schema.work_limits import (
     MAX_COMPILE_FUEL,
     MAX_DIVISOR_STATES,
     MAX_FLOOR_BYTES,
@@ -24,7 +25,6 @@ from gguf_extract.core.schema.limits import (
     CompileWorkExceeded,
     Fuel,
 )
-from gguf_extract.core.schema.read.validation import best_error, validator_for_schema
 
 WIDE_OBJECT = {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(2000)}, "maxProperties": 1000}
 

@@ -24,7 +24,6 @@ from gguf_extract.core.index.compiled import compile_automaton
 from gguf_extract.core.jsontext import join_pointer
 from gguf_extract.core.schema import build as build_module
 from gguf_extract.core.schema.conjunction import Conjunction
-from gguf_extract.core.schema.limits import Fuel
 from gguf_extract.core.schema.nodes import SchemaNode, Sub
 from gguf_extract.core.schema.read.load import check_schema, refuse_reference_cycles
 from gguf_extract.core.schema.read.mixed_drafts import refuse_mixed_drafts
@@ -33,6 +32,7 @@ from gguf_extract.core.schema.read.validation import validator_for_schema
 from gguf_extract.core.schema.refusals import Refusals
 from gguf_extract.core.schema.render import Dialect, reference, render
 from gguf_extract.core.schema.typed import SchemaDocument
+from gguf_extract.core.schema.work_limits import Fuel
 
 
 def document(schema: Any, lenient: bool = False) -> SchemaDocument:

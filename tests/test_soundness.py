@@ -18,9 +18,9 @@ from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
 from gguf_extract.core.index.compiled import compile_automaton, compile_schema
 from gguf_extract.core.jsontext import distinct_values, join_pointer, json_equal
-from gguf_extract.core.schema import limits
-from gguf_extract.core.schema.limits import CompileWorkExceeded
+from gguf_extract.core.schema import work_limits
 from gguf_extract.core.schema.read.validation import validator_for_schema
+from gguf_extract.core.schema.work_limits import CompileWorkExceeded
 
 DRAFT_04 = "http://json-schema.org/draft-04/schema#"
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
@@ -357,7 +357,7 @@ def test_a_reference_to_no_resource_or_an_ambiguous_one_is_refused(schema: Any, 
 def test_compile_work_is_counted_and_refused_the_same_way_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
     schema = {"type": "object", "properties": {f"p{i}": {"type": "object", "properties": {"q": {}}} for i in range(40)}}
     compile_automaton(schema)
-    monkeypatch.setattr(limits, "MAX_COMPILE_FUEL", 50)
+    monkeypatch.setattr(work_limits, "MAX_COMPILE_FUEL", 50)
     refusals = []
     for _ in range(2):
         with pytest.raises(CompileWorkExceeded) as refusal:

@@ -21,7 +21,6 @@ from .build_unions import any_of_tree, one_of_tree
 from .build_values import enum_tree
 from .conjunction import Conjunction, Resolved
 from .lexical.scalars import json_text
-from .limits import Floor, Fuel
 from .negation import fold_not
 from .nodes import Reference, SchemaNode, Sub, generated_types, subschemas
 from .reach import References
@@ -30,6 +29,7 @@ from .refusals import DepthCut
 from .render import Dialect, render, render_sub
 from .trees import GENERIC_DEPTH, any_value
 from .typed import SchemaDocument
+from .work_limits import Floor, Fuel
 
 
 class Build:

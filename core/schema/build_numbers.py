@@ -46,9 +46,9 @@ from .lexical.scalars import (
     whole_number_node,
     whole_spellings,
 )
-from .limits import MAX_DIVISOR_STATES, MAX_LISTED_MULTIPLES
 from .nodes import NumberNode, SchemaNode
 from .typed import SchemaDocument
+from .work_limits import MAX_DIVISOR_STATES, MAX_LISTED_MULTIPLES
 
 if TYPE_CHECKING:
     from .build import Build

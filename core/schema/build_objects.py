@@ -16,7 +16,6 @@ from ..jsontext import join_pointer
 from .build_strings import strings
 from .build_values import listed_values
 from .lexical.scalars import QUOTE, json_text, string_node
-from .limits import MAX_OBJECT_NODES
 from .nodes import (
     ObjectNode,
     Pattern,
@@ -33,6 +32,7 @@ from .nodes import (
 from .read.unknown_keywords import KeywordNote, nearest
 from .refusals import DepthCut
 from .trees import ACCEPTED_DEPTH, GENERIC_DEPTH, any_value, count_bounds, generic_object, object_nodes, object_of
+from .work_limits import MAX_OBJECT_NODES
 
 if TYPE_CHECKING:
     from .build import Build

@@ -18,9 +18,9 @@ from typing import TypeVar
 
 from ..errors import SchemaError, UnsupportedSchema
 from ..jsontext import MAX_REF_HOPS, distinct_values, join_pointer, json_key, keep_values
-from .limits import Fuel
 from .nodes import ArrayNode, NumberNode, ObjectNode, Reference, SchemaNode, StringNode, Sub, UnionNode, Values, conjoin
 from .typed import SchemaDocument, tighter
+from .work_limits import Fuel
 
 MAX_BRANCHES = 64  # anyOf x anyOf products beyond this are refused, not enumerated
 Resolved = SchemaNode | bool
