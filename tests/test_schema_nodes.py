@@ -23,15 +23,15 @@ from gguf_extract.core.errors import SchemaError, UnsupportedSchema
 from gguf_extract.core.index.compiled import compile_automaton
 from gguf_extract.core.jsontext import join_pointer
 from gguf_extract.core.schema import build as build_module
-from gguf_extract.core.schema.conjunction import Conjunction
-from gguf_extract.core.schema.nodes import SchemaNode, Sub
+from gguf_extract.core.schema.nodes.conjunction import Conjunction
+from gguf_extract.core.schema.nodes.render import Dialect, reference, render
+from gguf_extract.core.schema.nodes.schema_document import SchemaDocument
+from gguf_extract.core.schema.nodes.schema_node import SchemaNode, Sub
 from gguf_extract.core.schema.read.load import check_schema, refuse_reference_cycles
 from gguf_extract.core.schema.read.mixed_drafts import refuse_mixed_drafts
 from gguf_extract.core.schema.read.resources import Resources
 from gguf_extract.core.schema.read.validation import validator_for_schema
 from gguf_extract.core.schema.refusals import Refusals
-from gguf_extract.core.schema.render import Dialect, reference, render
-from gguf_extract.core.schema.typed import SchemaDocument
 from gguf_extract.core.schema.work_limits import Fuel
 
 

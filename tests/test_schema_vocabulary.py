@@ -442,13 +442,14 @@ def test_guesses_at_undeclared_required_names_are_bounded(monkeypatch: pytest.Mo
     """A schema with thousands of undeclared `required` names is untrusted input: each gets its
     warning, only the first few a search for the name meant, each among a bounded number."""
     from gguf_extract.core.index.check import check_schema_support
-    from gguf_extract.core.schema import build_objects, typed
+    from gguf_extract.core.schema import build_objects
+    from gguf_extract.core.schema.nodes import schema_document
     from gguf_extract.core.schema.read import unknown_keywords
 
     searches: list[str] = []
     real = unknown_keywords.nearest
     monkeypatch.setattr(build_objects, "nearest", lambda name, names: searches.append(name) or real(name, names))
-    count = typed.GUESSES * 4
+    count = schema_document.GUESSES * 4
     schema = {
         "type": "object",
         "properties": {f"field_number_{i:04d}": {"type": "string"} for i in range(count)},
@@ -456,7 +457,7 @@ def test_guesses_at_undeclared_required_names_are_bounded(monkeypatch: pytest.Mo
     }
     report = check_schema_support(schema)
     assert len([note for note in report.notes if note.keyword == "required"]) == count
-    assert len(searches) == typed.GUESSES
+    assert len(searches) == schema_document.GUESSES
     names = [f"name_{i:05d}" for i in range(unknown_keywords._MOST_MEASURED)]
     assert unknown_keywords.nearest("nmae_target", [*names, "name_target"]) is None  # past the names measured
     assert unknown_keywords.nearest("nmae_target", ["name_target", *names]) == "name_target"

@@ -19,16 +19,16 @@ from .build_objects import object_tree
 from .build_strings import string_tree
 from .build_unions import any_of_tree, one_of_tree
 from .build_values import enum_tree
-from .conjunction import Conjunction, Resolved
 from .lexical.scalars import json_text
 from .negation import fold_not
-from .nodes import Reference, SchemaNode, Sub, generated_types, subschemas
+from .nodes.conjunction import Conjunction, Resolved
+from .nodes.render import Dialect, render, render_sub
+from .nodes.schema_document import SchemaDocument
+from .nodes.schema_node import Reference, SchemaNode, Sub, generated_types, subschemas
 from .reach import References
 from .read.validation import Validator, validator_for_schema
 from .refusals import DepthCut
-from .render import Dialect, render, render_sub
 from .trees import GENERIC_DEPTH, any_value
-from .typed import SchemaDocument
 from .work_limits import Floor, Fuel
 
 

@@ -10,7 +10,7 @@ from ..automaton.regex import Node, json_literal, lit
 from ..errors import SchemaError, UnsupportedSchema
 from ..jsontext import join_pointer
 from .build_values import finite_texts
-from .nodes import ArrayNode, SchemaNode
+from .nodes.schema_node import ArrayNode, SchemaNode
 from .refusals import DepthCut
 from .trees import array_of, object_nodes, object_of, tuple_array
 from .work_limits import MAX_OBJECT_NODES

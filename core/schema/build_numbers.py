@@ -46,8 +46,8 @@ from .lexical.scalars import (
     whole_number_node,
     whole_spellings,
 )
-from .nodes import NumberNode, SchemaNode
-from .typed import SchemaDocument
+from .nodes.schema_document import SchemaDocument
+from .nodes.schema_node import NumberNode, SchemaNode
 from .work_limits import MAX_DIVISOR_STATES, MAX_LISTED_MULTIPLES
 
 if TYPE_CHECKING:

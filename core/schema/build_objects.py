@@ -16,7 +16,7 @@ from ..jsontext import join_pointer
 from .build_strings import strings
 from .build_values import listed_values
 from .lexical.scalars import QUOTE, json_text, string_node
-from .nodes import (
+from .nodes.schema_node import (
     ObjectNode,
     Pattern,
     SchemaNode,

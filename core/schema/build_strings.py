@@ -19,7 +19,7 @@ from .build_numbers import departure
 from .lexical.formats import COMPACT_FORMATS, FORMATS, SUBSETS
 from .lexical.pattern import UnsupportedPattern, pattern_tree
 from .lexical.scalars import QUOTE, string_node
-from .nodes import SchemaNode, StringNode
+from .nodes.schema_node import SchemaNode, StringNode
 from .work_limits import MAX_FLOOR_TEXT
 
 if TYPE_CHECKING:

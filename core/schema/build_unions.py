@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from ..automaton.regex import Node, alt
 from ..errors import SchemaError, UnsupportedSchema
 from ..jsontext import join_pointer
-from .conjunction import Resolved
-from .disjoint import Overlap, exclusions
-from .nodes import Reference, SchemaNode, Sub, excluding, forbidding
+from .nodes.conjunction import Resolved
+from .nodes.disjoint import Overlap, exclusions
+from .nodes.schema_node import Reference, SchemaNode, Sub, excluding, forbidding
 
 if TYPE_CHECKING:
     from .build import Build

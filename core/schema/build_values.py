@@ -10,7 +10,7 @@ from ..errors import SchemaError
 from ..jsontext import distinct_values, keep_values
 from .build_numbers import integer_readings_agree
 from .lexical.scalars import json_text, listed_number
-from .nodes import SchemaNode, Sub
+from .nodes.schema_node import SchemaNode, Sub
 from .read.validation import Validator
 
 if TYPE_CHECKING:

@@ -18,12 +18,12 @@ from ..automaton.regex import Node
 from ..defaults import DEFAULT_RECURSION_DEPTH
 from ..errors import UnsupportedSchema
 from .build import Build
+from .nodes.schema_document import SchemaDocument
 from .read.load import Schema, refuse_reference_cycles
 from .read.mixed_drafts import refuse_mixed_drafts
 from .read.resources import Resources
 from .read.unknown_keywords import KeywordNote
 from .refusals import DepthCut, Refusals
-from .typed import SchemaDocument
 from .work_limits import Fuel, check_document_floor
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..errors import SchemaError
 from ..jsontext import distinct_values
 from .build_values import listed_values
-from .nodes import ObjectNode, SchemaNode, Sub, excluding, forbidding, generated_types
+from .nodes.schema_node import ObjectNode, SchemaNode, Sub, excluding, forbidding, generated_types
 
 if TYPE_CHECKING:
     from .build import Build

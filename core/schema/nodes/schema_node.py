@@ -19,7 +19,7 @@ from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .read.known_keywords import ALL_TYPES, TYPE_KEYWORDS
+from ..read.known_keywords import ALL_TYPES, TYPE_KEYWORDS
 
 
 @dataclass(frozen=True, eq=False, slots=True)

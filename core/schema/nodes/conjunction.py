@@ -16,11 +16,11 @@ import re
 from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
-from ..errors import SchemaError, UnsupportedSchema
-from ..jsontext import MAX_REF_HOPS, distinct_values, join_pointer, json_key, keep_values
-from .nodes import ArrayNode, NumberNode, ObjectNode, Reference, SchemaNode, StringNode, Sub, UnionNode, Values, conjoin
-from .typed import SchemaDocument, tighter
-from .work_limits import Fuel
+from ...errors import SchemaError, UnsupportedSchema
+from ...jsontext import MAX_REF_HOPS, distinct_values, join_pointer, json_key, keep_values
+from ..work_limits import Fuel
+from .schema_document import SchemaDocument, tighter
+from .schema_node import ArrayNode, NumberNode, ObjectNode, Reference, SchemaNode, StringNode, Sub, UnionNode, Values, conjoin
 
 MAX_BRANCHES = 64  # anyOf x anyOf products beyond this are refused, not enumerated
 Resolved = SchemaNode | bool

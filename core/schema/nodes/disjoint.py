@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..jsontext import MAX_REF_HOPS, keep_values
-from .nodes import SchemaNode, Sub, generated_types
-from .typed import SchemaDocument
+from ...jsontext import MAX_REF_HOPS, keep_values
+from .schema_document import SchemaDocument
+from .schema_node import SchemaNode, Sub, generated_types
 
 ALL_KINDS = frozenset({"null", "boolean", "integer", "fraction", "string", "array", "object"})
 TYPE_KINDS = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from .nodes import ArrayNode, Bound, NumberNode, ObjectNode, SchemaNode, StringNode, Sub
+from .schema_node import ArrayNode, Bound, NumberNode, ObjectNode, SchemaNode, StringNode, Sub
 
 # Characters a pointer keeps in a URI fragment (RFC 3986's pchar without percent-encoding).
 _FRAGMENT_SAFE = "/~!$&'()*+,;=:@-._"

@@ -15,10 +15,24 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..errors import MisspelledKeyword, SchemaError, UnsupportedSchema
-from ..jsontext import distinct_values, join_pointer, keep_values, unescape_pointer_part
-from .lexical.formats import FORMATS
-from .nodes import (
+from ...errors import MisspelledKeyword, SchemaError, UnsupportedSchema
+from ...jsontext import distinct_values, join_pointer, keep_values, unescape_pointer_part
+from ..lexical.formats import FORMATS
+from ..read.known_keywords import (
+    ANNOTATIONS,
+    ARRAY_KEYWORDS,
+    NUMBER_KEYWORDS,
+    OBJECT_KEYWORDS,
+    SPECIFIED_FORMATS,
+    STRING_KEYWORDS,
+    SUPPORTED,
+)
+from ..read.load import Schema
+from ..read.resources import Resources
+from ..read.unknown_keywords import Judge, KeywordNote, format_reason
+from ..read.validation import draft_keywords, draft_name, ref_ignores_siblings, validator_class
+from ..refusals import Refusals
+from .schema_node import (
     ArrayNode,
     Bound,
     NumberNode,
@@ -33,20 +47,6 @@ from .nodes import (
     conjoin,
     true_sub,
 )
-from .read.known_keywords import (
-    ANNOTATIONS,
-    ARRAY_KEYWORDS,
-    NUMBER_KEYWORDS,
-    OBJECT_KEYWORDS,
-    SPECIFIED_FORMATS,
-    STRING_KEYWORDS,
-    SUPPORTED,
-)
-from .read.load import Schema
-from .read.resources import Resources
-from .read.unknown_keywords import Judge, KeywordNote, format_reason
-from .read.validation import draft_keywords, draft_name, ref_ignores_siblings, validator_class
-from .refusals import Refusals
 
 # The undeclared `required` names of one schema a "did you mean" is looked for (a bound on
 # the time an untrusted schema with thousands of them takes: each search measures up to
