@@ -22,7 +22,7 @@ from gguf_extract.core.automaton.regex import Repeat, chars, lit, seq
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
 from gguf_extract.core.index.compiled import SchemaAutomaton, compile_automaton
-from gguf_extract.core.schema.build_numbers import divides_integers
+from gguf_extract.core.schema.build.numbers import divides_integers
 from gguf_extract.core.schema.compiler import compile_schema_tree
 
 PERSON = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 8}}, "required": ["name"]}

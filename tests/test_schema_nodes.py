@@ -22,7 +22,7 @@ from test_fuzz import DRAFTS, VALUES, drafted_schemas
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
 from gguf_extract.core.index.compiled import compile_automaton
 from gguf_extract.core.jsontext import join_pointer
-from gguf_extract.core.schema import build as build_module
+from gguf_extract.core.schema.build.compilation import Compilation
 from gguf_extract.core.schema.nodes.conjunction import Conjunction
 from gguf_extract.core.schema.nodes.render import Dialect, reference, render
 from gguf_extract.core.schema.nodes.schema_document import SchemaDocument
@@ -253,13 +253,13 @@ def test_lenient_compilation_collects_every_refusal_in_one_pass(monkeypatch: pyt
         "required": ["a", "b", "c", "d", "e"],
     }
     passes = []
-    original = build_module.Build.__init__
+    original = Compilation.__init__
 
-    def counted(self: build_module.Build, *args: Any) -> None:
+    def counted(self: Compilation, *args: Any) -> None:
         passes.append(1)
         original(self, *args)
 
-    monkeypatch.setattr(build_module.Build, "__init__", counted)
+    monkeypatch.setattr(Compilation, "__init__", counted)
     automaton = compile_automaton(schema, lenient=True)
     assert len(passes) == 1
     assert [(r.keyword, r.pointer) for r in automaton.relaxed] == [
@@ -321,13 +321,13 @@ def test_a_subschema_is_compiled_once_for_all_expansions_it_cannot_tell_apart(mo
         "$ref": "#/$defs/a",
     }
     dispatched: collections.Counter[str] = collections.Counter()
-    original = build_module.Build._dispatch
+    original = Compilation._dispatch
 
-    def counted(self: build_module.Build, node: SchemaNode) -> Any:
+    def counted(self: Compilation, node: SchemaNode) -> Any:
         dispatched[node.pointer] += 1
         return original(self, node)
 
-    monkeypatch.setattr(build_module.Build, "_dispatch", counted)
+    monkeypatch.setattr(Compilation, "_dispatch", counted)
     automaton = compile_automaton(schema, recursion_depth=3)
     assert dispatched["/$defs/leaf"] == 1
     assert dispatched["/$defs/a"] <= 4

@@ -442,7 +442,7 @@ def test_guesses_at_undeclared_required_names_are_bounded(monkeypatch: pytest.Mo
     """A schema with thousands of undeclared `required` names is untrusted input: each gets its
     warning, only the first few a search for the name meant, each among a bounded number."""
     from gguf_extract.core.index.check import check_schema_support
-    from gguf_extract.core.schema import build_objects
+    from gguf_extract.core.schema.build import objects as build_objects
     from gguf_extract.core.schema.nodes import schema_document
     from gguf_extract.core.schema.read import unknown_keywords
 

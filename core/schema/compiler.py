@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..automaton.regex import Node
 from ..defaults import DEFAULT_RECURSION_DEPTH
 from ..errors import UnsupportedSchema
-from .build import Build
+from .build.compilation import Compilation
 from .nodes.schema_document import SchemaDocument
 from .read.load import Schema, refuse_reference_cycles
 from .read.mixed_drafts import refuse_mixed_drafts
@@ -65,7 +65,7 @@ def compile_schema_tree(
     dropped: frozenset[str] = frozenset()
     while True:
         document = SchemaDocument(root, refusals, dropped, resources)
-        build = Build(document, recursion_depth, fuel)
+        build = Compilation(document, recursion_depth, fuel)
         try:
             tree = build.value(document.child(root, ""))
         except DepthCut as cut:

@@ -5,12 +5,13 @@ Every place that refuses a keyword calls `refuse` and, when it returns, continue
 keyword, so a schema check and lenient compilation collect every refusal in one compilation. A
 refusal that is not relaxable (a reference that does not resolve, the compile-work limit) is
 raised in both modes: the final validation could not check it, or the compilation would not
-end in time.
+end in time. A place with valid values of which none is generated (a departure) is no refusal
+but a SchemaError (`departure`), as for an unsatisfiable place.
 """
 
 from __future__ import annotations
 
-from ..errors import UnsupportedSchema
+from ..errors import SchemaError, UnsupportedSchema
 
 
 class Refusals:
@@ -39,3 +40,13 @@ class DepthCut(Exception):
     def __init__(self, ref: str, pointer: str) -> None:
         super().__init__(ref)
         self.ref, self.pointer = ref, pointer
+
+
+def departure(keyword: str, pointer: str, why: str) -> SchemaError:
+    """The error for a place where the schema has valid values but none of those generated
+    (see the departures in docs/schema-support.md). A SchemaError, as for an unsatisfiable place: where the
+    value is optional (a property, an anyOf branch) it is simply not generated."""
+    return SchemaError(
+        f"'{keyword}' at {pointer}: {why}",
+        hint="the schema has valid values here, but none of the ones generated; widen the bounds or drop the keyword",
+    )

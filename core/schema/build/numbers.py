@@ -24,16 +24,16 @@ from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jsonschema
 from jsonschema.validators import validator_for
 
-from ..automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, machine_from_tree, multiple_machine
-from ..automaton.regex import Alt, Chars, Machine, Node, Repeat, Seq, ValueLabel, alt, lit, mark, seq
-from ..errors import SchemaError, UnsupportedSchema
-from ..jsontext import join_pointer
-from .lexical.scalars import (
+from ...automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, machine_from_tree, multiple_machine
+from ...automaton.regex import Alt, Chars, Machine, Node, Repeat, Seq, ValueLabel, alt, lit, mark, seq
+from ...errors import SchemaError, UnsupportedSchema
+from ...jsontext import join_pointer
+from ..lexical.scalars import (
     BOUNDED_FRACTION_DIGITS,
     BOUNDED_INTEGER_DIGITS,
     decimal_spellings,
@@ -46,12 +46,11 @@ from .lexical.scalars import (
     whole_number_node,
     whole_spellings,
 )
-from .nodes.schema_document import SchemaDocument
-from .nodes.schema_node import NumberNode, SchemaNode
-from .work_limits import MAX_DIVISOR_STATES, MAX_LISTED_MULTIPLES
-
-if TYPE_CHECKING:
-    from .build import Build
+from ..nodes.schema_document import SchemaDocument
+from ..nodes.schema_node import NumberNode, SchemaNode
+from ..refusals import departure
+from ..work_limits import MAX_DIVISOR_STATES, MAX_LISTED_MULTIPLES
+from .protocol import Build
 
 Accepts = Callable[[Any], bool]
 
@@ -231,16 +230,6 @@ def _plain(value: Decimal) -> str:
     """A decimal as JSON writes it: no exponent, no trailing fraction zeros, `0` not `-0`."""
     text = format(value.normalize(), "f")
     return "0" if text in ("-0", "0") else text
-
-
-def departure(keyword: str, pointer: str, why: str) -> SchemaError:
-    """The error for a place where the schema has valid values but none of those generated
-    (see the departures in docs/schema-support.md). A SchemaError, as for an unsatisfiable place: where the
-    value is optional (a property, an anyOf branch) it is simply not generated."""
-    return SchemaError(
-        f"'{keyword}' at {pointer}: {why}",
-        hint="the schema has valid values here, but none of the ones generated; widen the bounds or drop the keyword",
-    )
 
 
 def _multiples(low: int | None, high: int | None, divisor: Any, pointer: str) -> Node:

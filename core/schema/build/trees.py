@@ -8,9 +8,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from ..automaton.regex import EMPTY, AnyOrder, Either, Node, Repeat, alt, lit, optional, seq
-from ..errors import SchemaError
-from .lexical.scalars import number_node, string_node
+from ...automaton.regex import EMPTY, AnyOrder, Either, Node, Repeat, alt, lit, optional, seq
+from ...errors import SchemaError
+from ..lexical.scalars import number_node, string_node
 
 GENERIC_DEPTH = 2  # nesting allowed inside objects or arrays whose contents are unconstrained
 # Nesting accepted inside values only accepted, never generated (undeclared properties): a

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import SchemaError
-from ..jsontext import join_pointer
-from .read.resources import Resources
+from ...errors import SchemaError
+from ...jsontext import join_pointer
+from ..read.resources import Resources
 
 
 class References:

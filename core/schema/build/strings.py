@@ -9,21 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, length_machine, machine_from_tree
-from ..automaton.regex import Machine, Node, Seq, TextLabel, ValueLabel, length_range, mark, seq
-from ..errors import SchemaError, UnsupportedSchema
-from ..jsontext import join_pointer
-from .build_numbers import departure
-from .lexical.formats import COMPACT_FORMATS, FORMATS, SUBSETS
-from .lexical.pattern import UnsupportedPattern, pattern_tree
-from .lexical.scalars import QUOTE, string_node
-from .nodes.schema_node import SchemaNode, StringNode
-from .work_limits import MAX_FLOOR_TEXT
-
-if TYPE_CHECKING:
-    from .build import Build
+from ...automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, length_machine, machine_from_tree
+from ...automaton.regex import Machine, Node, Seq, TextLabel, ValueLabel, length_range, mark, seq
+from ...errors import SchemaError, UnsupportedSchema
+from ...jsontext import join_pointer
+from ..lexical.formats import COMPACT_FORMATS, FORMATS, SUBSETS
+from ..lexical.pattern import UnsupportedPattern, pattern_tree
+from ..lexical.scalars import QUOTE, string_node
+from ..nodes.schema_node import SchemaNode, StringNode
+from ..refusals import departure
+from ..work_limits import MAX_FLOOR_TEXT
+from .protocol import Build
 
 
 class _Refused(Exception):

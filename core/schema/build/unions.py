@@ -5,17 +5,14 @@ branches that can be built joined; oneOf once its branches are made exclusive
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from ..automaton.regex import Node, alt
-from ..errors import SchemaError, UnsupportedSchema
-from ..jsontext import join_pointer
-from .nodes.conjunction import Resolved
-from .nodes.disjoint import Overlap, exclusions
-from .nodes.schema_node import Reference, SchemaNode, Sub, excluding, forbidding
-
-if TYPE_CHECKING:
-    from .build import Build
+from ...automaton.regex import Node, alt
+from ...errors import SchemaError, UnsupportedSchema
+from ...jsontext import join_pointer
+from ..nodes.conjunction import Resolved
+from ..nodes.disjoint import Overlap, exclusions
+from ..nodes.schema_node import Reference, SchemaNode, Sub, excluding, forbidding
+from .protocol import Build
 
 
 def any_of_tree(build: Build, node: SchemaNode) -> Node:

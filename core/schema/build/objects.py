@@ -7,16 +7,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
-from ..automaton.charnfa import excluding_machine
-from ..automaton.regex import Node, alt, json_literal, lit, seq
-from ..errors import SchemaError, UnsupportedSchema
-from ..jsontext import join_pointer
-from .build_strings import strings
-from .build_values import listed_values
-from .lexical.scalars import QUOTE, json_text, string_node
-from .nodes.schema_node import (
+from ...automaton.charnfa import excluding_machine
+from ...automaton.regex import Node, alt, json_literal, lit, seq
+from ...errors import SchemaError, UnsupportedSchema
+from ...jsontext import join_pointer
+from ..lexical.scalars import QUOTE, json_text, string_node
+from ..nodes.schema_node import (
     ObjectNode,
     Pattern,
     SchemaNode,
@@ -29,13 +26,13 @@ from .nodes.schema_node import (
     requiring,
     true_sub,
 )
-from .read.unknown_keywords import KeywordNote, nearest
-from .refusals import DepthCut
+from ..read.unknown_keywords import KeywordNote, nearest
+from ..refusals import DepthCut
+from ..work_limits import MAX_OBJECT_NODES
+from .protocol import Build
+from .strings import strings
 from .trees import ACCEPTED_DEPTH, GENERIC_DEPTH, any_value, count_bounds, generic_object, object_nodes, object_of
-from .work_limits import MAX_OBJECT_NODES
-
-if TYPE_CHECKING:
-    from .build import Build
+from .values import listed_values
 
 Member = tuple[Node, bool]  # a property's tree and whether it is required
 

@@ -3,18 +3,16 @@ has filtered them by every keyword beside them (so the filter is exact)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..automaton.regex import Node, alt, json_literal
-from ..errors import SchemaError
-from ..jsontext import distinct_values, keep_values
-from .build_numbers import integer_readings_agree
-from .lexical.scalars import json_text, listed_number
-from .nodes.schema_node import SchemaNode, Sub
-from .read.validation import Validator
-
-if TYPE_CHECKING:
-    from .build import Build
+from ...automaton.regex import Node, alt, json_literal
+from ...errors import SchemaError
+from ...jsontext import distinct_values, keep_values
+from ..lexical.scalars import json_text, listed_number
+from ..nodes.schema_node import SchemaNode, Sub
+from ..read.validation import Validator
+from .numbers import integer_readings_agree
+from .protocol import Build
 
 
 def enum_tree(build: Build, node: SchemaNode) -> Node:

@@ -4,19 +4,16 @@ maxItems, and uniqueItems over a finite set of item values."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from ..automaton.regex import Node, json_literal, lit
-from ..errors import SchemaError, UnsupportedSchema
-from ..jsontext import join_pointer
-from .build_values import finite_texts
-from .nodes.schema_node import ArrayNode, SchemaNode
-from .refusals import DepthCut
+from ...automaton.regex import Node, json_literal, lit
+from ...errors import SchemaError, UnsupportedSchema
+from ...jsontext import join_pointer
+from ..nodes.schema_node import ArrayNode, SchemaNode
+from ..refusals import DepthCut
+from ..work_limits import MAX_OBJECT_NODES
+from .protocol import Build
 from .trees import array_of, object_nodes, object_of, tuple_array
-from .work_limits import MAX_OBJECT_NODES
-
-if TYPE_CHECKING:
-    from .build import Build
+from .values import finite_texts
 
 
 def array_tree(build: Build, node: SchemaNode) -> Node:

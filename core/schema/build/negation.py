@@ -11,16 +11,11 @@ validator instead (build_values.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..errors import SchemaError
-from ..jsontext import distinct_values
-from .build_values import listed_values
-from .nodes.schema_node import ObjectNode, SchemaNode, Sub, excluding, forbidding, generated_types
-
-if TYPE_CHECKING:
-    from .build import Build
-
+from ...errors import SchemaError
+from ...jsontext import distinct_values
+from ..nodes.schema_node import ObjectNode, SchemaNode, Sub, excluding, forbidding, generated_types
+from .protocol import Build
+from .values import listed_values
 
 _ENFORCED = "only types, required properties, const or enum values, or one property's const or enum values"
 

@@ -1,7 +1,8 @@
 """One compilation of typed nodes into a regex tree: the state it keeps (references being
 expanded, trees built, work counted, the validator) and the dispatch of a merged node to the
-builder of each part: `not` (negation.py), anyOf/oneOf (build_unions.py), enum/const
-(build_values.py), and per type build_strings, build_numbers, build_arrays, build_objects.
+builder of each part: `not` (negation.py), anyOf/oneOf (unions.py), enum/const (values.py),
+and per type strings.py, numbers.py, arrays.py, objects.py. Compilation is the one
+implementation of the `Build` protocol (protocol.py) those builders are written against.
 """
 
 from __future__ import annotations
@@ -10,29 +11,30 @@ import collections
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from ..automaton.regex import Node, alt, lit
-from ..errors import SchemaError, UnsupportedSchema
-from ..jsontext import join_pointer, json_in
-from .build_arrays import array_tree
-from .build_numbers import integer_tree, number_tree
-from .build_objects import object_tree
-from .build_strings import string_tree
-from .build_unions import any_of_tree, one_of_tree
-from .build_values import enum_tree
-from .lexical.scalars import json_text
+from ...automaton.regex import Node, alt, lit
+from ...errors import SchemaError, UnsupportedSchema
+from ...jsontext import join_pointer, json_in
+from ..lexical.scalars import json_text
+from ..nodes.conjunction import Conjunction, Resolved
+from ..nodes.render import Dialect, render, render_sub
+from ..nodes.schema_document import SchemaDocument
+from ..nodes.schema_node import Reference, SchemaNode, Sub, generated_types, subschemas
+from ..read.validation import Validator, validator_for_schema
+from ..refusals import DepthCut
+from ..work_limits import Floor, Fuel
+from .arrays import array_tree
 from .negation import fold_not
-from .nodes.conjunction import Conjunction, Resolved
-from .nodes.render import Dialect, render, render_sub
-from .nodes.schema_document import SchemaDocument
-from .nodes.schema_node import Reference, SchemaNode, Sub, generated_types, subschemas
+from .numbers import integer_tree, number_tree
+from .objects import object_tree
+from .protocol import Build
 from .reach import References
-from .read.validation import Validator, validator_for_schema
-from .refusals import DepthCut
+from .strings import string_tree
 from .trees import GENERIC_DEPTH, any_value
-from .work_limits import Floor, Fuel
+from .unions import any_of_tree, one_of_tree
+from .values import enum_tree
 
 
-class Build:
+class Compilation:
     """One compilation: the document's nodes, the references being expanded (for the
     recursion depth), trees built so far, and the work counted."""
 
