@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,12 +97,12 @@ def imports_of(module: Module, known: set[str]) -> Iterator[Import]:
             yield Import(module.name, target, tuple(plain), node.lineno)
 
 
-def room_graph(modules: dict[str, Module]) -> dict[tuple[str, str], list[Import]]:
+def room_graph(modules: dict[str, Module], room: Callable[[str], str] = room_of) -> dict[tuple[str, str], list[Import]]:
     """(importing room, imported room) for every import between two rooms, with the imports."""
     edges: dict[tuple[str, str], list[Import]] = {}
     for module in modules.values():
         for found in imports_of(module, set(modules)):
-            here, there = room_of(module.name), room_of(found.target)
+            here, there = room(module.name), room(found.target)
             if here != there:
                 edges.setdefault((here, there), []).append(found)
     return edges
@@ -226,6 +226,22 @@ def test_each_room_imports_only_the_rooms_below_it() -> None:
 
 def test_no_room_reads_another_rooms_leading_underscore_names() -> None:
     assert private_reads(MODULES, ORDER) == []
+
+
+def schema_room_of(module: str) -> str:
+    """The room of core/schema/ a module belongs to: a folder of it or a module at its top; "" outside schema/."""
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["core", "schema"] and len(parts) > 2 else ""
+
+
+def test_each_room_of_schema_imports_only_the_rooms_below_it() -> None:
+    """core/schema/ is laid out like core/: its rooms (read/, nodes/, build/, ...) in the order its
+    __init__.py's docstring declares, so no two of them import each other and lexical/ none."""
+    schema = {name: module for name, module in MODULES.items() if name.startswith("core.schema.")}
+    order = declared_order(ast.get_docstring(MODULES["core.schema"].tree) or "")
+    assert {schema_room_of(name) for name in schema} == {room for layer in order for room in layer}
+    edges = {pair: found for pair, found in room_graph(schema, schema_room_of).items() if pair[1]}
+    assert against_order(edges, order) == []
 
 
 FOLDERS = sorted({room_of(name) for name in MODULES if MODULES[name].is_package} - {"core", "facade"})
