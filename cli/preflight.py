@@ -183,7 +183,7 @@ def _protected_files(request: Request, inputs: list[batch.Source]) -> Iterator[t
 
 
 def _schema_file(spec: str) -> batch.FileIdentity | None:
-    """The file `--schema` reads (as core.schema.sources finds it), if it names one."""
+    """The file `--schema` reads (as core.schema.read.sources finds it), if it names one."""
     identity = batch.file_identity(Path(spec))
     if identity is not None or spec not in packaged_schema_names():
         return identity

@@ -1,4 +1,4 @@
-"""The fast meta-schema check (core.schema.meta_check) says yes only where jsonschema does:
+"""The fast meta-schema check (core.schema.read.meta_check) says yes only where jsonschema does:
 on real schemas, on those schemas broken one value at a time, and on the edge cases where
 drafts differ (1.0 as an integer, JSON equality in `uniqueItems`)."""
 

@@ -1,4 +1,4 @@
-"""The inlined 2020-12 meta-schema (core.schema.meta) says what the published one says: the
+"""The inlined 2020-12 meta-schema (core.schema.read.meta) says what the published one says: the
 same verdict on real schemas and on schemas broken one keyword at a time."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Compiles leniently so that every refused keyword is found in one compilation (not just the first),
 counts the keywords that are enforced, lists the ones ignored as meaningless in the schema's
-draft (with why, where that is worth a warning: core.schema.vocabulary), and reports the
+draft (with why, where that is worth a warning: core.schema.read.unknown_keywords), and reports the
 automaton's size and one example document drawn from it.
 """
 
@@ -104,7 +104,7 @@ def check_schema_support(schema: Schema, *, recursion_depth: int = DEFAULT_RECUR
 
 
 def _enforced_keywords(schema: Any, refused: set[str]) -> collections.Counter[str]:
-    """Counts of the constraining keywords written in schema positions (core.schema.resources
+    """Counts of the constraining keywords written in schema positions (core.schema.read.resources
     says which values are schemas), outside the refused and ignored ones and what they hold.
     Property names, `$defs` names and the values of `enum`, `const` and `default` are data,
     never keywords: a property named `format` counts nothing."""

@@ -1,13 +1,14 @@
 """JSON Schema to a regex tree in the canonical layout: the entry point.
 
 Canonical layout: one line, `", "` between members and elements, `": "` after keys,
-properties in schema order. The schema is read into typed nodes once (convert.py, nodes.py),
-subschemas are merged as nodes (conjunction.py), and each kind of value has its own builder
-(build.py dispatches). Every keyword is either enforced exactly or refused with its JSON
-pointer (UnsupportedSchema), and a keyword the draft gives no meaning is listed, noted or, where
-it looks misspelled, refused (vocabulary.py): nothing is silently dropped. Generating fewer documents than the
-schema allows is fine (no additional properties are ever emitted, numbers have bounded
-digits); generating one it forbids is never fine.
+properties in schema order. The schema is read into typed nodes once (nodes/schema_document.py,
+nodes/schema_node.py), subschemas are merged as nodes (nodes/conjunction.py), and each kind of
+value has its own builder (build/compilation.py dispatches). Every keyword is either enforced
+exactly or refused with its JSON pointer (UnsupportedSchema), and a keyword the draft gives no
+meaning is listed, noted or, where it looks misspelled, refused (read/unknown_keywords.py):
+nothing is silently dropped. Generating fewer documents than the schema allows is fine (no
+additional properties are ever emitted, numbers have bounded digits); generating one it forbids
+is never fine.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class CompiledTree:
     """A schema's regex tree; the keywords it ignored because the schema's draft gives them
     no meaning (unknown or vendor keywords such as `x-order`), each as a JSON pointer, and
     notes on those worth a warning; compiled leniently, the keywords refused and left out;
-    the units of compile work it took (see limits.Fuel)."""
+    the units of compile work it took (see work_limits.Fuel)."""
 
     tree: Node
     ignored: list[str]

@@ -61,7 +61,7 @@ class Compilation:
         return Conjunction(self.document, self.fuel, pointer)
 
     def validator(self, schema: SchemaNode | Sub | bool) -> Validator:
-        """A validator for a node (written as a schema; see render.py): its references resolve
+        """A validator for a node (written as a schema; see nodes/render.py): its references resolve
         inside the root, and none is ever retrieved."""
         if self._root_validator is None:
             self._root_validator = validator_for_schema(self.document.root)

@@ -6,7 +6,7 @@ the negated schema accepts; `not: {anyOf: [...]}` applies each branch; `not: {pr
 {const/enum}}}` (the `if` of a discriminated if/then/else, with `required: [k]` or not) keeps
 objects whose `k` is another value (and, where the negated schema requires `k`, objects
 without it). Anything else is refused by name. Beside enum/const, `not` is not folded: the listed values are filtered by the
-validator instead (build_values.py).
+validator instead (values.py).
 """
 
 from __future__ import annotations

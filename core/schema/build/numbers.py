@@ -1,6 +1,6 @@
 """Integers and numbers within bounds, and multiples of a divisor, as regex trees.
 
-Bounds are exact where the generated digits reach them (see lexical.py), and do not restrict
+Bounds are exact where the generated digits reach them (see lexical/scalars.py), and do not restrict
 beyond them (`maximum: 1e308`). Where the digits generated for a type cannot meet the bounds
 at all, the refusal names that departure, never "no value satisfies": `minimum: 1e20` on
 integers widens the digits instead; on numbers, whole numbers outside the decimal digits are
@@ -10,7 +10,7 @@ few; 1/n divisors (0.01) divide every integer, and where no integer fits the bou
 decimal multiples the validator itself accepts are listed.
 
 Integers, multiples and exclusions are computed on canonical texts (`12`), and the other forms
-of each value are added after (lexical.whole_spellings: `-0`, `12.0`), so a value excluded or
+of each value are added after (lexical/scalars.py's whole_spellings: `-0`, `12.0`), so a value excluded or
 refused is so in every form. Whether `12.0` is an integer depends on the draft: jsonschema's
 draft 4 type checker says no, later ones yes (whole_floats_are_integers).
 """

@@ -1,7 +1,7 @@
 """Strings as regex trees: lengths, patterns, a format and excluded values intersected into
 one automaton over code points (a product of machines), written as a JSON string.
 
-Formats are generated from conservative subsets (formats.py); where a subset, not the schema,
+Formats are generated from conservative subsets (lexical/formats.py); where a subset, not the schema,
 leaves no string, the error names that departure.
 """
 

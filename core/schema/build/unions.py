@@ -1,6 +1,6 @@
 """anyOf and oneOf as regex trees: each branch merged with the keywords beside it, the
 branches that can be built joined; oneOf once its branches are made exclusive
-(disjoint.py), otherwise refused."""
+(nodes/disjoint.py), otherwise refused."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def any_of_tree(build: Build, node: SchemaNode) -> Node:
 
 def one_of_tree(build: Build, node: SchemaNode) -> Node:
     """Exactly one branch must match: compiled as anyOf once the branches are made
-    exclusive (see disjoint.py), otherwise refused (lenient: the oneOf is left out)."""
+    exclusive (see nodes/disjoint.py), otherwise refused (lenient: the oneOf is left out)."""
     assert node.one_of is not None
     build.fuel.burn(node.pointer, "branch", len(node.one_of.branches) ** 2)  # made exclusive pair by pair
     keyword_pointer = node.one_of.pointer

@@ -18,7 +18,7 @@ from .protocol import Build
 def enum_tree(build: Build, node: SchemaNode) -> Node:
     """The listed values' JSON texts; a number in every form read as the same value that the
     keywords beside the list accept too (`2`, `2.0`, `2.00` for a listed 2 where a float is
-    accepted: see lexical.listed_number)."""
+    accepted: see lexical/scalars.py's listed_number)."""
     values = listed_values(build, node)
     if not any(_is_number(value) for value in values):
         return alt(*(json_literal(json_text(value)) for value in values))
@@ -29,7 +29,7 @@ def enum_tree(build: Build, node: SchemaNode) -> Node:
 
 def _listed_tree(value: Any, checker: Validator, floats: bool) -> Node:
     """One listed value's texts; `floats`: a whole number may be written as a float (see
-    build_numbers.integer_readings_agree)."""
+    numbers.integer_readings_agree)."""
     if not _is_number(value):
         return json_literal(json_text(value))
     whole = float(value).is_integer()

@@ -5,7 +5,7 @@ Keywords are read as the schema's draft reads them: keywords the draft does not 
 (`prefixItems` before 2020-12, `const` in draft 4, `x-*`, OpenAPI's `nullable`), keywords
 beside `$ref` before 2019-09, and format names JSON Schema does not define are listed as
 ignored, with a note where that is worth a warning, except a misspelled keyword (`maxLenght`),
-which is refused (vocabulary.py judges which); keywords that assert something this compiler
+which is refused (read/unknown_keywords.py judges which); keywords that assert something this compiler
 cannot enforce are refused (see refusals.py: in lenient mode they are recorded and left out).
 A `$ref` is resolved here, so a reference that leads nowhere is refused wherever it is reached.
 """
@@ -50,7 +50,7 @@ from .schema_node import (
 
 # The undeclared `required` names of one schema a "did you mean" is looked for (a bound on
 # the time an untrusted schema with thousands of them takes: each search measures up to
-# core.schema.vocabulary's _MOST_MEASURED names).
+# core.schema.read.unknown_keywords's _MOST_MEASURED names).
 GUESSES = 32
 
 
@@ -58,7 +58,7 @@ class SchemaDocument:
     """One root schema and its typed nodes, converted on first use and kept by pointer.
 
     `ignored` lists the pointers of keywords left out as meaningless in the draft, `notes`
-    those worth a warning and why (core.schema.vocabulary); `dropped_refs` holds `$ref`
+    those worth a warning and why (core.schema.read.unknown_keywords); `dropped_refs` holds `$ref`
     keywords (by pointer) to read as absent (lenient compilation of a recursion that cannot
     stop)."""
 
@@ -72,7 +72,7 @@ class SchemaDocument:
         self.ignored: list[str] = []
         self.notes: list[KeywordNote] = []
         # The `required` names of each schema object that declares `properties` too, by its
-        # pointer: where a name none declares is worth a note (core.schema.build_objects).
+        # pointer: where a name none declares is worth a note (core.schema.build.objects).
         self.required_beside_properties: dict[str, dict[str, int]] = {}  # each name's first place in the list
         self.guesses_left = GUESSES  # "did you mean" looked for among declared names (each costs a search)
         draft = root
@@ -222,7 +222,7 @@ class _Reader:
 
     def _conditional(self) -> tuple[Sub, ...]:
         """if/then/else as the union it means: `if` and `then`, or `not: if` and `else` (a
-        missing `then` or `else` is true; core.schema.negation says which `if`s can be
+        missing `then` or `else` is true; core.schema.build.negation says which `if`s can be
         negated). Without `then` and `else`, or without `if`, they assert nothing."""
         kept = self.kept
         if "if" not in kept or not ("then" in kept or "else" in kept):

@@ -10,7 +10,7 @@ use, once), boolean schemas, or nodes made by the compiler (merges, `not` folded
 positive keywords). Every node and keyword carries the JSON pointer it was written at, so a
 refusal names it. Nodes are never changed: merging and folding make new ones.
 
-Nothing here reads a raw schema (convert.py does) or builds a regex tree (build_*.py do).
+Nothing here reads a raw schema (schema_document.py does) or builds a regex tree (build/ does).
 """
 
 from __future__ import annotations

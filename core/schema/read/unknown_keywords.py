@@ -54,7 +54,7 @@ DRAFTS: tuple[tuple[type[Validator], str], ...] = (
 _READ_BY = {"then": "if", "else": "if", "minContains": "contains", "maxContains": "contains"}
 # Draft 3's keywords, which no draft read here gives meaning.
 _DRAFT_3 = frozenset({"extends", "disallow", "divisibleBy"})
-# JSON Schema's annotations and identifiers not in keywords.ANNOTATIONS (which the compiler
+# JSON Schema's annotations and identifiers not in known_keywords.ANNOTATIONS (which the compiler
 # skips outright), and draft 3's keywords.
 _JSON_SCHEMA_OTHERS = frozenset({"contentSchema", "$vocabulary", "$dynamicAnchor", "$recursiveAnchor"}) | _DRAFT_3
 # Keywords of other vocabularies that only annotate: OpenAPI 3, JSON Hyper-Schema, and the

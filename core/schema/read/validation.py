@@ -99,7 +99,7 @@ def validator_for_schema(root: Any) -> Validator:
 def meta_schema_error(schema: Any) -> jsonschema.exceptions.ValidationError | None:
     """The first way `schema` fails its draft's meta-schema, or None (what check_schema
     raises, with the registry above: the meta-schemas are bundled). Most schemas pass the
-    fast check (core.schema.meta_check); jsonschema settles, and words, the rest."""
+    fast check (core.schema.read.meta_check); jsonschema settles, and words, the rest."""
     cls = validator_class(schema)
     passes = _fast_meta_check(cls)
     if passes is not None and passes(schema):
@@ -115,7 +115,7 @@ def _fast_meta_check(cls: type[Validator]) -> Check | None:
 
 @functools.cache
 def _meta_validator(cls: type[Validator]) -> Validator:
-    """A validator of schemas of `cls`'s draft (2020-12's meta-schema inlined: core.schema.meta)."""
+    """A validator of schemas of `cls`'s draft (2020-12's meta-schema inlined: core.schema.read.meta)."""
     meta_schema = inlined_2020_12() if cls is jsonschema.Draft202012Validator else cls.META_SCHEMA
     meta_class = jsonschema.validators.validator_for(cls.META_SCHEMA, default=cls)
     return meta_class(meta_schema, format_checker=meta_class.FORMAT_CHECKER, registry=NO_RETRIEVAL)
