@@ -8,7 +8,7 @@ the integers a double still holds exactly. Digit counts are bounded (see the dep
 docs/schema-support.md) so a model can never spin digits forever: integer digits, fraction digits
 (trailing zeros counted) and exponent digits (leading zeros counted); the bounds are far
 beyond values found in documents. A short form is the decoder's preference, not the
-automaton's (core.held_zeros).
+automaton's (core.decode.held_zeros).
 """
 
 from __future__ import annotations
