@@ -8,6 +8,8 @@ offset (spans, pieces of a long document) counts in it. Plain text and Markdown 
 unchanged; PDF, HTML and DOCX go through a converter library, in a process of its own held to
 bounds (core.documents.convert.box, core.documents.convert.limits): such a file is untrusted input to large
 parsers. This package reads no files: core.documents.document does that and calls it.
+
+May import: the base modules and core.documents.decoding; core.documents.document imports it.
 """
 
 from __future__ import annotations
