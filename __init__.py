@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from .core.extract.extractor import Extraction as Extraction
     from .core.extract.extractor import ExtractionStats as ExtractionStats
     from .core.extract.extractor import Extractor as Extractor
-    from .core.extract.extractor import ModelOptions as ModelOptions
     from .core.files import write_atomically as write_atomically
     from .core.indent import Indenter as Indenter
     from .core.index.check import SchemaReport as SchemaReport
@@ -76,6 +75,7 @@ if TYPE_CHECKING:
     from .core.review.page import write_review as write_review
     from .core.runtime.scheduler import JobSteps as JobSteps
     from .core.runtime.scheduler import Outcome as Outcome
+    from .core.runtime.session import ModelOptions as ModelOptions
     from .core.schema.read.load import Schema as Schema
     from .core.schema.read.sources import load_schema as load_schema
     from .core.schema.read.sources import packaged_schema_names as packaged_schema_names
@@ -88,7 +88,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     # Extraction: open a model, compile a schema, extract
     "Extractor": "core.extract.extractor",
-    "ModelOptions": "core.extract.extractor",
+    "ModelOptions": "core.runtime.session",
     "SamplingSettings": "core.decode.decode_types",
     "Extraction": "core.extract.extractor",
     "ChunkedExtraction": "core.extract.chunked",

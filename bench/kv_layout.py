@@ -23,14 +23,14 @@ from python_share import measure  # noqa: E402
 # In the child, before the command: the layout asked for, whatever the device.
 _LAYOUT = r"""
 from gguf_extract.core.runtime import sequences
-import gguf_extract.core.extract.extractor as extractor
+from gguf_extract.core.runtime import session
 unified = UNIFIED
 made = sequences.SharedSequences.__init__
 def laid_out(self, open_context, n_seq, prefix, *rest):
     made(self, open_context, n_seq, prefix, unified)
 sequences.SharedSequences.__init__ = laid_out
-contexts = extractor.Extractor._sequence_context
-extractor.Extractor._sequence_context = lambda self, _: contexts(self, unified)
+contexts = session.Session.sequence_context
+session.Session.sequence_context = lambda self, _: contexts(self, unified)
 """
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from gguf_extract.core.decode.decode_types import SamplingSettings
-from gguf_extract.core.extract import extractor as extractor_module
 from gguf_extract.core.extract.extractor import Extractor
+from gguf_extract.core.runtime import session as session_module
 
 pytestmark = pytest.mark.model
 
@@ -36,13 +36,13 @@ def wait_for(condition: Callable[[], bool], seconds: float = 600) -> bool:
 
 def test_extract_many_makes_no_more_sequences_than_documents(monkeypatch: pytest.MonkeyPatch) -> None:
     made: list[int] = []
-    real = extractor_module.SequenceContext
+    real = session_module.SequenceContext
 
     def counting(model: object, n_seq: int, n_ctx: int, unified: bool = True) -> object:
         made.append(n_seq)
         return real(model, n_seq, n_ctx, unified)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(extractor_module, "SequenceContext", counting)
+    monkeypatch.setattr(session_module, "SequenceContext", counting)
     extractor = Extractor.open()
     compiled = extractor.compile(SCHEMA)
     settings = SamplingSettings(max_tokens=40)

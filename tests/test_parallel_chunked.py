@@ -81,7 +81,7 @@ def test_pieces_decoded_together_merge_to_what_one_after_another_gives(
     settings = SamplingSettings(max_tokens=64)
     expected = one_after_another(extractor, document, settings, grounded)
     log: list[list[int]] = []
-    monkeypatch.setattr(extractor, "_sequence_context", lambda unified: fake_contexts(extractor, log))
+    monkeypatch.setattr(extractor.session, "sequence_context", lambda unified: fake_contexts(extractor, log))
     together = ChunkedExtraction(extractor, extractor.compile(MEMBERS, grounded=grounded), document, settings, parallel=4)
     done: list[tuple[int, int]] = []
     together.on_piece = lambda finished, total: done.append((finished, total))
@@ -101,7 +101,7 @@ def test_pieces_decoded_together_merge_to_what_one_after_another_gives(
 
 def test_a_failing_piece_raises_its_error_and_stops_the_others(extractor: Extractor, monkeypatch: pytest.MonkeyPatch) -> None:
     log: list[list[int]] = []
-    monkeypatch.setattr(extractor, "_sequence_context", lambda unified: fake_contexts(extractor, log))
+    monkeypatch.setattr(extractor.session, "sequence_context", lambda unified: fake_contexts(extractor, log))
     run = ChunkedExtraction(extractor, extractor.compile(MEMBERS), minutes(40), SamplingSettings(max_tokens=64), parallel=2)
     real_extract = extractor.extract
     calls: list[str] = []

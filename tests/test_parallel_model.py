@@ -88,17 +88,17 @@ def test_on_a_gpu_by_default_documents_go_eight_at_a_time_each_valid(monkeypatch
     """Where the model runs on a GPU, a batch's documents are decoded DEFAULT_GPU_PARALLEL at a
     time unless told, as sequences of one context (core.runtime); this machine has none, so the
     choice is made as if it had."""
-    from gguf_extract.core.extract import extractor as extractor_module
+    from gguf_extract.core.runtime import session as session_module
 
-    monkeypatch.setattr(extractor_module, "offloads_to_gpu", lambda n_gpu_layers: True)
+    monkeypatch.setattr(session_module, "offloads_to_gpu", lambda n_gpu_layers: True)
     made: list[int] = []
-    sequences_class = extractor_module.SharedSequences
+    sequences_class = session_module.SharedSequences
 
     def sequences(*args: Any) -> Any:
         made.append(args[1])
         return sequences_class(*args)
 
-    monkeypatch.setattr(extractor_module, "SharedSequences", sequences)
+    monkeypatch.setattr(session_module, "SharedSequences", sequences)
     extractor = Extractor.open()
     compiled = extractor.compile(SCHEMA)
     settings = SamplingSettings(max_tokens=40)
@@ -137,17 +137,17 @@ def test_parallel_chunked_documents_are_valid_and_in_order(tmp_path: Path) -> No
 # sequence, as it does when memory runs out; one-sequence contexts are made as usual.
 REFUSING_LARGE_SLOTS = """
 import runpy
-from gguf_extract.core.extract import extractor as extract
+from gguf_extract.core.runtime import session
 from gguf_extract.core.errors import ModelError
 
-made = extract.SequenceContext
+made = session.SequenceContext
 
 def refusing(model, n_seq, n_ctx, unified=True):
     if n_ctx // n_seq > 1000:
         raise ModelError(f"llama.cpp could not make a context of {n_ctx} tokens for {n_seq} sequences: out of memory")
     return made(model, n_seq, n_ctx, unified)
 
-extract.SequenceContext = refusing
+session.SequenceContext = refusing
 runpy.run_module("gguf_extract", run_name="__main__")
 """
 

@@ -27,13 +27,11 @@ from typing import Any
 from ..decode.decode_types import Logits, SamplingSettings
 from ..decode.requests import Request, requests_only
 from ..documents.split import Piece, split_document
-from ..errors import ContextTooSmall
 from ..grounding.value_evidence import ValueEvidence
 from ..index.compiled import CompiledSchema
 from ..schema.read.validation import validator_for_schema
-from .abstain import FlaggedValue, withhold
 from .combine import Combiner, annotate, dump, evidence_of
-from .extractor import Extraction, ExtractionStats, Extractor
+from .extractor import Extraction, ExtractionStats, Extractor, Withholding
 
 # The most bytes of text read for a chunked extraction (an endless input is refused at once).
 CHUNKED_TEXT_LIMIT = 64 * 1024 * 1024
@@ -63,22 +61,18 @@ def plan_pieces(
     a small overlap. Raises ContextTooSmall when the instructions and budget leave too little."""
     count = extractor.tokenizer.tokenize
     overhead = extractor.prompt_token_count(compiled, "x", instructions) - len(count(b"x"))
-    room = extractor.context_limit - settings.max_tokens - overhead - _MARGIN
+    budget = extractor.budget
+    room = budget.room(overhead + _MARGIN, settings.max_tokens)
     if room < _FEWEST_PIECE_TOKENS:
-        needed = extractor.context_limit - room + _FEWEST_PIECE_TOKENS
-        raise ContextTooSmall(
+        message = (
             f"the instructions and a budget of {settings.max_tokens} output tokens leave {max(room, 0)} tokens of the"
-            f" context of {extractor.context_limit} for each piece of the document; pieces need at least {_FEWEST_PIECE_TOKENS}",
-            needed=needed,
-            context=extractor.context_limit,
-            shorter_document_helps=False,
-            larger_context_helps=extractor.context_limit < extractor.tokenizer.n_ctx_train,
-            truncate_helps=False,
+            f" context of {budget.limit} for each piece of the document; pieces need at least {_FEWEST_PIECE_TOKENS}"
         )
+        raise budget.too_small(message, needed=budget.limit - room + _FEWEST_PIECE_TOKENS, shorter_document_helps=False)
     return split_document(document, room, lambda text: len(count(text.encode("utf-8"))), room // _OVERLAP_SHARE)
 
 
-class ChunkedExtraction:
+class ChunkedExtraction(Withholding):
     """A long document's extraction, piece by piece: iterate for the merged JSON text (one
     chunk, once every piece is done) or call run(); afterwards `text`, `value`, `evidence`
     (spans are offsets into the whole document) and `stats`, as for an Extraction."""
@@ -177,14 +171,3 @@ class ChunkedExtraction:
         for _ in self:
             pass
         return self.value
-
-    def withhold(
-        self, min_confidence: float | None = None, *, abstain: bool = False, null_unstated: bool = True
-    ) -> list[FlaggedValue]:
-        """As Extraction.withhold, on the merged value."""
-        result = withhold(
-            self.text, self.evidence, self._compiled, min_confidence=min_confidence, abstain=abstain, null_unstated=null_unstated
-        )
-        if result.changed:
-            self.text, self.value, self.evidence = result.text, result.value, result.evidence
-        return result.flagged

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import itertools
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
@@ -25,25 +24,21 @@ from typing import Any, TypeVar
 from ..decode.decode_types import DecodeStats, Logits, SamplingSettings
 from ..decode.decoder import Decoder
 from ..decode.requests import Prompt, Request, noting_output
-from ..defaults import DEFAULT_GPU_LAYERS, DEFAULT_GPU_PARALLEL, DEFAULT_RECURSION_DEPTH
-from ..errors import ContextTooSmall, DocumentError, ExtractError
+from ..defaults import DEFAULT_RECURSION_DEPTH
+from ..errors import ExtractError
 from ..grounding.span_filter import Grounding
 from ..grounding.value_evidence import ValueEvidence, gather, pointer_at
 from ..index.compiled import CompiledSchema, compile_schema
-from ..model import ChatPrompt, GGUFModel, SequenceContext, bundled_model_path, offloads_to_gpu, render_chat, threads_for
+from ..model import ChatPrompt, GGUFModel, bundled_model_path
 from ..model_files import resolve_model
-from ..runtime.scheduler import JobSteps, Outcome, Scheduler, in_order
-from ..runtime.sequences import OneSequence, SharedSequences
+from ..runtime.context_budget import ContextBudget
+from ..runtime.scheduler import JobSteps, Outcome
+from ..runtime.session import ModelOptions, Session
 from ..schema.read.load import Schema
 from ..vocab.cache import cached_vocabulary, unsafe_reason
 from .abstain import FlaggedValue, withhold
-from .prompt import build_messages
+from .prompt import Prompts, common_length
 
-_CONTEXT_STEP = 256
-# The context of the model that only lends its weights to a multi-sequence context
-# (core.runtime.sequences.SharedSequences): the smallest llama.cpp makes (it rounds a smaller one up, and
-# llama-cpp-python would then size its own token list for the smaller one).
-_WEIGHTS_ONLY_CONTEXT = 256
 T = TypeVar("T")
 
 
@@ -63,16 +58,9 @@ class ExtractionStats(DecodeStats):
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(self).items()}
 
 
-@dataclass(frozen=True)
-class ModelOptions:
-    n_ctx: int | None = None
-    n_threads: int | None = None
-    n_gpu_layers: int = DEFAULT_GPU_LAYERS
-    use_cache: bool = True  # the on-disk cache of the model's vocabulary (core.vocab.cache)
-
-
 class Extractor:
-    """A model (tokenizer loaded at once, weights on first use) and the schemas compiled for it."""
+    """A model (tokenizer loaded at once, weights on first use) and the schemas compiled for it:
+    its prompts (core.extract.prompt.Prompts) and its model in use (core.runtime.session.Session)."""
 
     def __init__(self, model_path: Path, options: ModelOptions) -> None:
         self.model_path = model_path
@@ -81,11 +69,8 @@ class Extractor:
         # Why the on-disk cache is not used although asked for (None: used, or not asked for).
         self.cache_refusal = unsafe_reason() if options.use_cache else None
         self.vocabulary = cached_vocabulary(model_path, self.tokenizer.vocabulary, options.use_cache)
-        self._model: GGUFModel | None = None
-        self._shared_prefixes: dict[tuple[int, str | None], tuple[CompiledSchema, list[int]]] = {}
-        # The model's own context as one sequence: what one document at a time runs on, kept
-        # from one extraction to the next (the next prompt's shared prefix is found there).
-        self._alone = Scheduler(OneSequence(self.model_for))
+        self.prompts = Prompts(self.tokenizer)
+        self.session = Session(model_path, options, self.tokenizer.n_ctx_train)
 
     @staticmethod
     def open(model_path: Path | str | None = None, options: ModelOptions | None = None) -> Extractor:
@@ -105,13 +90,11 @@ class Extractor:
         return compile_schema(schema, self.vocabulary, recursion_depth=recursion_depth, lenient=lenient, grounded=grounded)
 
     def prompt_for(self, compiled: CompiledSchema, document: str, instructions: str | None = None) -> ChatPrompt:
-        if not document.strip():
-            raise DocumentError("the document is empty", hint="pass a file with text in it")
-        return render_chat(self.tokenizer, build_messages(compiled.schema, document, instructions))
+        return self.prompts.for_document(compiled, document, instructions)
 
     def prompt_token_count(self, compiled: CompiledSchema, document: str, instructions: str | None = None) -> int:
         """How many tokens the prompt for `document` takes (cheap: tokenizing only)."""
-        return len(self._tokens_of(self.prompt_for(compiled, document, instructions)))
+        return len(self.prompts.tokens_of(self.prompt_for(compiled, document, instructions)))
 
     def extract(
         self,
@@ -129,25 +112,29 @@ class Extractor:
         head: grounding and evidence see what the model saw)."""
         settings = settings or SamplingSettings()
         prompt = self.prompt_for(compiled, document, instructions)
-        tokens = self._tokens_of(prompt)
-        excess = len(tokens) + settings.max_tokens - self.context_limit
+        tokens = self.prompts.tokens_of(prompt)
+        excess = -self.budget.room(len(tokens), settings.max_tokens)
         dropped = 0
         if excess > 0:
             prompt, tokens, dropped, document = self._fit(compiled, document, instructions, settings, excess, truncate)
         return self._extraction(compiled, prompt, tokens, settings, instructions, dropped, document)
 
     @property
+    def budget(self) -> ContextBudget:
+        """The context's budget: its limit, and what a prompt and output budget leave of it."""
+        return self.session.budget
+
+    @property
     def context_limit(self) -> int:
         """The most tokens a context may hold: the context asked for (ModelOptions.n_ctx), but
         never more than the model's trained context; else the trained context."""
-        trained = self.tokenizer.n_ctx_train
-        return min(self.options.n_ctx, trained) if self.options.n_ctx is not None else trained
+        return self.budget.limit
 
     @property
     def context_capped(self) -> bool:
         """Whether the context asked for is larger than the model's trained context (and is
         therefore cut down to it)."""
-        return self.options.n_ctx is not None and self.options.n_ctx > self.tokenizer.n_ctx_train
+        return self.budget.capped
 
     @cached_property
     def document_byte_limit(self) -> int:
@@ -170,39 +157,27 @@ class Extractor:
         document's tokens were dropped, and the head."""
         pieces = self.vocabulary.pieces
         tokens = self.tokenizer.tokenize(document.encode("utf-8"))
+        limit, budget = self.context_limit, settings.max_tokens
         if not truncate:
-            raise ContextTooSmall(
-                f"the document has {len(tokens)} tokens; with the instructions and a budget of {settings.max_tokens} output"
-                f" tokens it needs {self.context_limit + excess} tokens, {excess} more than the context of {self.context_limit}",
-                needed=self.context_limit + excess,
-                context=self.context_limit,
-                shorter_document_helps=True,
-                larger_context_helps=self._context_can_grow,
-                truncate_helps=True,
+            message = (
+                f"the document has {len(tokens)} tokens; with the instructions and a budget of {budget} output"
+                f" tokens it needs {limit + excess} tokens, {excess} more than the context of {limit}"
             )
+            raise self.budget.too_small(message, needed=limit + excess, shorter_document_helps=True, truncate_helps=True)
         keep = len(tokens) - excess
         while keep > 0:
             head = b"".join(pieces[t] for t in tokens[:keep]).decode("utf-8", "ignore")
             if head.strip():
                 prompt = self.prompt_for(compiled, head, instructions)
-                prompt_tokens = self._tokens_of(prompt)
-                if len(prompt_tokens) + settings.max_tokens <= self.context_limit:
+                prompt_tokens = self.prompts.tokens_of(prompt)
+                if self.budget.room(len(prompt_tokens), budget) >= 0:
                     return prompt, prompt_tokens, len(tokens) - keep, head
             keep -= max(1, excess // 8)  # re-tokenizing the cut may cost a few tokens more
-        raise ContextTooSmall(
-            f"the instructions and a budget of {settings.max_tokens} output tokens leave no room for the document in the"
-            f" context of {self.context_limit} tokens",
-            needed=None,
-            context=self.context_limit,
-            shorter_document_helps=False,
-            larger_context_helps=self._context_can_grow,
-            truncate_helps=False,
+        message = (
+            f"the instructions and a budget of {budget} output tokens leave no room for the document in the"
+            f" context of {limit} tokens"
         )
-
-    @property
-    def _context_can_grow(self) -> bool:
-        """Whether a larger context may be asked for: the model was trained on more."""
-        return self.context_limit < self.tokenizer.n_ctx_train
+        raise self.budget.too_small(message, needed=None, shorter_document_helps=False)
 
     def extract_prompt(
         self, compiled: CompiledSchema, prompt: str, settings: SamplingSettings | None = None, instructions: str | None = None
@@ -211,7 +186,7 @@ class Extractor:
         <|im_start|> in it is parsed: the caller wrote it). The part it shares with every prompt
         for this schema and `instructions` is evaluated once and kept for the next extraction."""
         whole = ChatPrompt.raw(prompt)
-        return self._extraction(compiled, whole, self._tokens_of(whole), settings or SamplingSettings(), instructions, 0)
+        return self._extraction(compiled, whole, self.prompts.tokens_of(whole), settings or SamplingSettings(), instructions, 0)
 
     def _extraction(
         self,
@@ -224,58 +199,21 @@ class Extractor:
         document: str | None = None,
     ) -> Extraction:
         shared = self.shared_prefix(compiled, instructions)
-        return Extraction(self, compiled, prompt, tokens, settings, _common_length(tokens, shared), dropped, document)
+        return Extraction(self, compiled, prompt, tokens, settings, common_length(tokens, shared), dropped, document)
 
     def shared_prefix(self, compiled: CompiledSchema, instructions: str | None = None) -> list[int]:
         """The prompt tokens every document shares for this schema and instructions (the
         instructions and the schema's outline): the common start of two prompts' tokens."""
-        key = (id(compiled), instructions)
-        found = self._shared_prefixes.get(key)
-        if found is None:
-            first, second = (self._tokens_of(self.prompt_for(compiled, probe, instructions)) for probe in ("a", "b"))
-            found = (compiled, first[: _common_length(first, second)])  # holding `compiled` keeps its id unique
-            self._shared_prefixes[key] = found
-        return found[1]
-
-    def _tokens_of(self, prompt: ChatPrompt) -> list[int]:
-        return self.tokenizer.tokenize_prompt(prompt, add_bos=self._needs_bos(prompt.text))
-
-    def _needs_bos(self, prompt: str) -> bool:
-        bos = self.tokenizer.bos_text()
-        return self.tokenizer.add_bos() and not (bos and prompt.startswith(bos))
+        return self.prompts.shared_prefix(compiled, instructions)
 
     @property
     def loaded_model(self) -> GGUFModel | None:
         """The model with weights, once an extraction has loaded it."""
-        return self._model
+        return self.session.loaded_model
 
     def model_for(self, n_tokens: int) -> GGUFModel:
         """The loaded model, (re)loaded with a context of at least `n_tokens`."""
-        limit = self.tokenizer.n_ctx_train
-        if n_tokens > limit:
-            raise ContextTooSmall(
-                f"the prompt and budget need {n_tokens} tokens, more than the model's context of {limit}",
-                needed=n_tokens,
-                context=limit,
-                shorter_document_helps=True,
-                larger_context_helps=False,
-                truncate_helps=False,
-            )
-        if self.options.n_ctx is not None and n_tokens > self.options.n_ctx:
-            raise ContextTooSmall(
-                f"the prompt and budget need {n_tokens} tokens, more than the context of {self.options.n_ctx}",
-                needed=n_tokens,
-                context=self.options.n_ctx,
-                shorter_document_helps=True,
-                larger_context_helps=True,
-                truncate_helps=False,
-            )
-        wanted = self.options.n_ctx or min(limit, -(-n_tokens // _CONTEXT_STEP) * _CONTEXT_STEP)
-        if self._model is None or self._model.n_ctx < max(n_tokens, wanted):
-            if self._model is not None:
-                self._model.close()
-            self._model = GGUFModel.load(self.model_path, wanted, self.options.n_threads, self.options.n_gpu_layers)
-        return self._model
+        return self.session.model_for(n_tokens)
 
     # -- many documents together (core.runtime) ------------------------------------------------
 
@@ -325,71 +263,54 @@ class Extractor:
         after another on the model's own context. No more sequences are made than there are
         jobs (each sequence's slot is context memory): the first `parallel` jobs are read
         before any runs."""
-        together, counted = _counted_ahead(jobs, parallel)
-        if together == 1:
-            yield from in_order(self._alone.run(counted))
-            return
-        unified = offloads_to_gpu(self.options.n_gpu_layers)  # the faster layout of each (core.runtime.sequences)
-        prefix = self.shared_prefix(compiled, instructions)
-        sequences = SharedSequences(self._sequence_context(unified), together, prefix, unified)
-        try:
-            with self._alone.busy():  # the loaded model lends its weights: nothing else may reload it meanwhile
-                yield from in_order(Scheduler(sequences).run(counted))
-        finally:
-            sequences.close()
+        return self.session.run(jobs, parallel, lambda: self.shared_prefix(compiled, instructions))
 
     @property
     def threads(self) -> int:
         """The llama.cpp threads the model runs (or will run) with: ModelOptions.n_threads, or one
         a core this process may use, never the machine's load (core.model.threads_for)."""
-        return threads_for(self.options.n_threads)
+        return self.session.threads
 
     @property
     def default_parallel(self) -> int:
         """How many documents of a batch to decode together when not told: DEFAULT_GPU_PARALLEL
         where the model runs on a GPU, else 1 (on this project's 2-core CPU more measured no
         faster: a batch there is mostly prompts, already evaluated 512 tokens at a time)."""
-        return DEFAULT_GPU_PARALLEL if offloads_to_gpu(self.options.n_gpu_layers) else 1
-
-    def _sequence_context(self, unified: bool) -> Callable[[int, int], SequenceContext]:
-        """What makes a context of `n_seq` sequences in `n_ctx` cells, one cache or a stream each."""
-
-        def made(n_seq: int, n_ctx: int) -> SequenceContext:
-            if self._model is None:
-                options = self.options
-                self._model = GGUFModel.load(self.model_path, _WEIGHTS_ONLY_CONTEXT, options.n_threads, options.n_gpu_layers)
-            return SequenceContext(self._model, n_seq, n_ctx, unified)
-
-        return made
+        return self.session.default_parallel
 
 
-def _counted_ahead(jobs: Iterable[T], most: int) -> tuple[int, Iterator[T]]:
-    """How many of `jobs` there are, up to `most` (at least 1), and all of them still to come.
-    Where reading them fails, the jobs read before come first, then the failure."""
-    iterator = iter(jobs)
-    head: list[T] = []
-    try:
-        head.extend(itertools.islice(iterator, max(1, most)))
-    except Exception as error:  # the caller's jobs failed to come: raised where the next would be
-        return max(1, len(head)), itertools.chain(head, _raising(error))
-    return max(1, min(most, len(head))), itertools.chain(head, iterator)
+class Withholding:
+    """The withholding of doubtful values, the same for an extraction from one prompt and for
+    one piece by piece (core.extract.chunked): each holds its `text`, `value`, `evidence` and
+    compiled schema."""
+
+    _compiled: CompiledSchema
+    text: str
+    value: Any
+    evidence: dict[str, ValueEvidence]
+
+    def withhold(
+        self, min_confidence: float | None = None, *, abstain: bool = False, null_unstated: bool = True
+    ) -> list[FlaggedValue]:
+        """Once run: withhold the doubtful values (core.extract.abstain). With `null_unstated`
+        (the default), each value the document does not state (released from grounding, no
+        span: the model's own) is written as `null`; with `abstain`, each array item whose
+        confidence is below `min_confidence` is dropped from its array and each such value
+        written as `null`; each only where the whole document still validates so. `text`,
+        `value` and `evidence` follow (a value written as `null` has no span, confidence or
+        grounding left, an item after a dropped one its new pointer). Returns every unstated
+        value and every value below `min_confidence` (when given), with what became of it
+        (`null`, `dropped`, or `kept` where the schema allows neither or it was not asked), by
+        the pointers the model wrote them at."""
+        result = withhold(
+            self.text, self.evidence, self._compiled, min_confidence=min_confidence, abstain=abstain, null_unstated=null_unstated
+        )
+        if result.changed:
+            self.text, self.value, self.evidence = result.text, result.value, result.evidence
+        return result.flagged
 
 
-def _raising(error: Exception) -> Iterator[Any]:
-    raise error
-    yield  # a generator: raises when its first item is asked for
-
-
-def _common_length(first: list[int], second: list[int]) -> int:
-    length = 0
-    for a, b in zip(first, second, strict=False):
-        if a != b:
-            break
-        length += 1
-    return length
-
-
-class Extraction:
+class Extraction(Withholding):
     """One extraction: iterate for text chunks; afterwards `text`, `value`, `stats`, and
     `evidence` (JSON pointer of each leaf value -> where it came from in the document and how
     sure the model was; see core.grounding.value_evidence), with spans in `document`, the text
@@ -432,7 +353,7 @@ class Extraction:
         """The JSON text as it is decided: this extraction's steps run alone on the model's own
         context (core.runtime), as one document of a batch one at a time is."""
         utf8 = codecs.getincrementaldecoder("utf-8")()
-        for event in self._extractor._alone.run([self.steps]):
+        for event in self._extractor.session.alone.run([self.steps]):
             if event.output:
                 text = utf8.decode(event.output)
                 if text:
@@ -490,23 +411,3 @@ class Extraction:
         for _ in self:
             pass
         return self.value
-
-    def withhold(
-        self, min_confidence: float | None = None, *, abstain: bool = False, null_unstated: bool = True
-    ) -> list[FlaggedValue]:
-        """Once run: withhold the doubtful values (core.extract.abstain). With `null_unstated`
-        (the default), each value the document does not state (released from grounding, no
-        span: the model's own) is written as `null`; with `abstain`, each array item whose
-        confidence is below `min_confidence` is dropped from its array and each such value
-        written as `null`; each only where the whole document still validates so. `text`,
-        `value` and `evidence` follow (a value written as `null` has no span, confidence or
-        grounding left, an item after a dropped one its new pointer). Returns every unstated
-        value and every value below `min_confidence` (when given), with what became of it
-        (`null`, `dropped`, or `kept` where the schema allows neither or it was not asked), by
-        the pointers the model wrote them at."""
-        result = withhold(
-            self.text, self.evidence, self._compiled, min_confidence=min_confidence, abstain=abstain, null_unstated=null_unstated
-        )
-        if result.changed:
-            self.text, self.value, self.evidence = result.text, result.value, result.evidence
-        return result.flagged

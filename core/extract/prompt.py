@@ -1,4 +1,5 @@
-"""The extraction prompt: an instruction that shows the schema compactly, and the document.
+"""The extraction prompt: an instruction that shows the schema compactly, and the document,
+in a model's chat template and as its tokens (`Prompts`).
 
 The automaton enforces every constraint, so the prompt only needs to tell the model what
 each field means: names, types and descriptions, in a TypeScript-like shorthand that costs
@@ -10,8 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import SchemaError
+from ..errors import DocumentError, SchemaError
+from ..index.compiled import CompiledSchema
 from ..jsontext import escaped_surrogates, join_pointer
+from ..model import ChatPrompt, GGUFModel, render_chat
 from ..schema.read.load import Schema
 from ..schema.read.resources import Resources
 
@@ -29,6 +32,50 @@ def build_messages(schema: Schema, document: str, instructions: str | None = Non
     # UTF-8: the prompt shows its escape instead.
     system = escaped_surrogates(f"{instructions or DEFAULT_INSTRUCTIONS}\n\n{describe_schema(schema)}")
     return [{"role": "system", "content": system}, {"role": "user", "content": document}]
+
+
+class Prompts:
+    """The prompts for one model (its tokenizer: no weights needed), rendered in its chat
+    template and tokenized, with the prefix every prompt for a schema shares."""
+
+    def __init__(self, tokenizer: GGUFModel) -> None:
+        self.tokenizer = tokenizer
+        self._shared_prefixes: dict[tuple[int, str | None], tuple[CompiledSchema, list[int]]] = {}
+
+    def for_document(self, compiled: CompiledSchema, document: str, instructions: str | None = None) -> ChatPrompt:
+        """The prompt for extracting from `document`; raises DocumentError where it is empty."""
+        if not document.strip():
+            raise DocumentError("the document is empty", hint="pass a file with text in it")
+        return render_chat(self.tokenizer, build_messages(compiled.schema, document, instructions))
+
+    def tokens_of(self, prompt: ChatPrompt) -> list[int]:
+        return self.tokenizer.tokenize_prompt(prompt, add_bos=self.needs_bos(prompt.text))
+
+    def needs_bos(self, prompt: str) -> bool:
+        """Whether the model's BOS token goes before `prompt` (it wants one, and the text does not start with it)."""
+        bos = self.tokenizer.bos_text()
+        return self.tokenizer.add_bos() and not (bos and prompt.startswith(bos))
+
+    def shared_prefix(self, compiled: CompiledSchema, instructions: str | None = None) -> list[int]:
+        """The prompt tokens every document shares for this schema and instructions (the
+        instructions and the schema's outline): the common start of two prompts' tokens."""
+        key = (id(compiled), instructions)
+        found = self._shared_prefixes.get(key)
+        if found is None:
+            first, second = (self.tokens_of(self.for_document(compiled, probe, instructions)) for probe in ("a", "b"))
+            found = (compiled, first[: common_length(first, second)])  # holding `compiled` keeps its id unique
+            self._shared_prefixes[key] = found
+        return found[1]
+
+
+def common_length(first: list[int], second: list[int]) -> int:
+    """How many tokens `first` and `second` start with alike."""
+    length = 0
+    for a, b in zip(first, second, strict=False):
+        if a != b:
+            break
+        length += 1
+    return length
 
 
 def describe_schema(schema: Schema) -> str:
