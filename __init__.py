@@ -13,7 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .core.decode.decode_types import SamplingSettings as SamplingSettings
+    from .core.decode.types import SamplingSettings as SamplingSettings
     from .core.defaults import DEFAULT_ENCODING as DEFAULT_ENCODING
     from .core.defaults import DEFAULT_GPU_LAYERS as DEFAULT_GPU_LAYERS
     from .core.defaults import DEFAULT_GPU_PARALLEL as DEFAULT_GPU_PARALLEL
@@ -89,7 +89,7 @@ _EXPORTS: dict[str, str] = {
     # Extraction: open a model, compile a schema, extract
     "Extractor": "core.extract.extractor",
     "ModelOptions": "core.extract.extractor",
-    "SamplingSettings": "core.decode.decode_types",
+    "SamplingSettings": "core.decode.types",
     "Extraction": "core.extract.extractor",
     "ChunkedExtraction": "core.extract.chunked",
     "ExtractionRun": "core.extract.extraction_run",

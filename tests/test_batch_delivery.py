@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.extract import extractor as extractor_module
 from gguf_extract.core.extract.extractor import Extractor
 

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from review_dom import parse
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.grounding.tables import GroundingText, collapse_whitespace
 from gguf_extract.core.grounding.value_evidence import DocumentSearch, ValueEvidence, gather
 from gguf_extract.core.index.compiled import compile_schema

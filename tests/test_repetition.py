@@ -20,7 +20,6 @@ from conftest import FakeModel, compile_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.decode.repetition import (
     RUNAWAY_WINDOW,
@@ -33,6 +32,7 @@ from gguf_extract.core.decode.repetition import (
     same_value,
     written_fields,
 )
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 scoring = bench_module("accuracy_scoring")

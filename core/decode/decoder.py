@@ -1,8 +1,8 @@
 """The decoding loop: sample at branching states, jump forward over forced text.
 
 Decoding walks the schema with a Guide (core.index.guide) and nothing else of the compiled schema.
-A decoding's state is one value (core.decode.decode_state.DecodeState); what taking a token does
-(the bytes it decides, the zeros it holds) is core.decode.decode_steps; the Decoder makes the
+A decoding's state is one value (core.decode.state.DecodeState); what taking a token does
+(the bytes it decides, the zeros it holds) is core.decode.steps; the Decoder makes the
 choices and writes the output. It never calls the model: `steps` is a generator that yields
 the bytes written and the evaluations it needs (core.decode.requests.Evaluate) and is sent the
 logits rows back, so one scheduler (core.runtime.scheduler) steps every document of a batch
@@ -42,13 +42,13 @@ from ..grounding.span_filter import Grounding
 from ..grounding.value_evidence import TokenChoice
 from ..index.compiled import CompiledSchema
 from ..vocab.token_table import IdArray
-from .decode_state import END, DecodeState, Followers, Position
-from .decode_steps import Step, Steps
-from .decode_types import DecodeStats, Logits, SamplingSettings, Tokenizer, TokenModel
 from .lookahead import TokenHistory
 from .repetition import ItemWatch, RepetitionGuard, avoid, closing_brackets, quote_tokens, tokens_by_piece
 from .requests import DecodeSteps, Evaluate, drive, requests_only
 from .sampling import probability, sample, share
+from .state import END, DecodeState, Followers, Position
+from .steps import Step, Steps
+from .types import DecodeStats, Logits, SamplingSettings, Tokenizer, TokenModel
 
 # What the decoding's own generators yield and are sent: bytes written (sent None), or an
 # evaluation (sent its logits rows).
