@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from .core.model_files import model_folders as model_folders
     from .core.model_files import resolve_model as resolve_model
     from .core.processes import module_command as module_command
-    from .core.review.page import ReviewDocument as ReviewDocument
+    from .core.review.evidence import ReviewDocument as ReviewDocument
     from .core.review.page import render_review as render_review
     from .core.review.page import write_review as write_review
     from .core.runtime.scheduler import JobSteps as JobSteps
@@ -132,7 +132,7 @@ _EXPORTS: dict[str, str] = {
     "Indenter": "core.indent",
     "write_atomically": "core.files",
     "module_command": "core.processes",
-    "ReviewDocument": "core.review.page",
+    "ReviewDocument": "core.review.evidence",
     "write_review": "core.review.page",
     "render_review": "core.review.page",
     # Defaults: the values the command line shows and uses
