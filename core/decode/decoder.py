@@ -23,10 +23,10 @@ Invariants:
   and the repetition guard (core.decode.repetition_policy, `stop_repeats`) narrow, veto or
   change choices through one protocol, called in that order on both ways a choice is made
   (the full choice and greedy decoding's shortcut) and before each chosen token is taken.
-  The decoder names none of them but where it gathers them (`choice_policies`). A policy's
-  review may decode ahead greedily and take it all back (the repetition guard's preview of
-  an array's next item): the decoder offers it the state, the allowed tokens, a greedy copy
-  of itself and the model's context to discard (core.decode.policy.Decoding).
+  Only `choice_policies`, which gathers them, names any of them. A policy's review may
+  decode ahead greedily and take it all back (the repetition guard's preview of an array's
+  next item): the decoder offers it the state, the allowed tokens, a greedy copy of itself
+  and the model's context to discard (core.decode.policy.Decoding).
 """
 
 from __future__ import annotations

@@ -92,7 +92,8 @@ class Decoding(Protocol):
 
 class ChoicePolicy(Protocol):
     """A say in a decoding's choices (see the module's docstring). Each hook's default changes
-    nothing, so a policy defines only those it needs."""
+    nothing, so a policy defines only those it needs; one that narrows or draws again also
+    says, in `lets_first`, where that could change the model's first choice."""
 
     def narrow(self, choice: Choice) -> None:
         """Rule tokens out of `choice.ids` before one is drawn (and set `choice.shared` where
