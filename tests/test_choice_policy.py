@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-import numpy.typing as npt
 import pytest
 from conftest import FakeModel, compile_for
+from test_repetition import FavouringModel
 
 from gguf_extract.core.decode import decoder as decoder_module
 from gguf_extract.core.decode.decoder import Decoder, choice_policies
@@ -63,19 +62,6 @@ class Watching(ChoicePolicy):
         self.taken_tokens.append(token)
 
 
-class FavouringModel(FakeModel):
-    """Random logits, `favoured` far ahead of every other token."""
-
-    def __init__(self, vocab: Vocabulary, seed: int, favoured: int) -> None:
-        super().__init__(vocab, seed)
-        self.favoured = favoured
-
-    def _logits_after(self, length: int) -> npt.NDArray[np.float32]:
-        logits = super()._logits_after(length)
-        logits[self.favoured] += 20.0
-        return logits
-
-
 def decode(
     vocab: Vocabulary, model: FakeModel, temperature: float, added: tuple[ChoicePolicy, ...], monkeypatch: pytest.MonkeyPatch
 ) -> tuple[bytes, Decoder]:
@@ -111,10 +97,10 @@ def test_a_token_a_policy_rules_out_is_never_chosen_either_way_and_later_policie
 ) -> None:
     favoured = vocab.pieces.index(b"ab")
     before = Watching()
-    decode(vocab, FavouringModel(vocab, seed, favoured), temperature, (before,), monkeypatch)
+    decode(vocab, FavouringModel(vocab, seed, [b"ab"]), temperature, (before,), monkeypatch)
     assert favoured in before.taken_tokens  # the model writes it wherever it may
     after = Watching()
-    output, _ = decode(vocab, FavouringModel(vocab, seed, favoured), temperature, (Banning(favoured), after), monkeypatch)
+    output, _ = decode(vocab, FavouringModel(vocab, seed, [b"ab"]), temperature, (Banning(favoured), after), monkeypatch)
     assert favoured not in after.taken_tokens
     assert after.shown and all(favoured not in shown for shown in after.shown)
     assert output.startswith(b'{"name": "')
