@@ -13,7 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .core.decode.decode_types import SamplingSettings as SamplingSettings
+    from .core.decode.types import SamplingSettings as SamplingSettings
     from .core.defaults import DEFAULT_ENCODING as DEFAULT_ENCODING
     from .core.defaults import DEFAULT_GPU_LAYERS as DEFAULT_GPU_LAYERS
     from .core.defaults import DEFAULT_GPU_PARALLEL as DEFAULT_GPU_PARALLEL
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from .core.model_files import model_folders as model_folders
     from .core.model_files import resolve_model as resolve_model
     from .core.processes import module_command as module_command
-    from .core.review.page import ReviewDocument as ReviewDocument
+    from .core.review.evidence import ReviewDocument as ReviewDocument
     from .core.review.page import render_review as render_review
     from .core.review.page import write_review as write_review
     from .core.runtime.scheduler import JobSteps as JobSteps
@@ -89,7 +89,7 @@ _EXPORTS: dict[str, str] = {
     # Extraction: open a model, compile a schema, extract
     "Extractor": "core.extract.extractor",
     "ModelOptions": "core.runtime.session",
-    "SamplingSettings": "core.decode.decode_types",
+    "SamplingSettings": "core.decode.types",
     "Extraction": "core.extract.extractor",
     "ChunkedExtraction": "core.extract.chunked",
     "ExtractionRun": "core.extract.extraction_run",
@@ -132,7 +132,7 @@ _EXPORTS: dict[str, str] = {
     "Indenter": "core.indent",
     "write_atomically": "core.files",
     "module_command": "core.processes",
-    "ReviewDocument": "core.review.page",
+    "ReviewDocument": "core.review.evidence",
     "write_review": "core.review.page",
     "render_review": "core.review.page",
     # Defaults: the values the command line shows and uses

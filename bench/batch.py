@@ -14,7 +14,7 @@ import statistics
 import time
 from pathlib import Path
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.extract.extractor import Extractor
 from gguf_extract.core.schema.read.sources import load_schema
 

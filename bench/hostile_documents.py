@@ -150,7 +150,7 @@ def run_text(path: Path) -> dict[str, object]:
 
 def plan_without_spaces(size: int, ctx: int | None) -> str:
     """Chunk planning (core.extract.chunked.plan_pieces) of `size` characters without spaces, with the bundled model."""
-    from gguf_extract.core.decode.decode_types import SamplingSettings
+    from gguf_extract.core.decode.types import SamplingSettings
     from gguf_extract.core.extract.chunked import plan_pieces
     from gguf_extract.core.extract.extractor import Extractor, ModelOptions
 

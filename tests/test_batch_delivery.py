@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.extract.extractor import Extractor
 from gguf_extract.core.runtime import session as session_module
 

@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.extract.chunked import ChunkedExtraction
 from gguf_extract.core.extract.extractor import Extractor, ModelOptions
 

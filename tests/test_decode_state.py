@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from conftest import compile_for
 
-from gguf_extract.core.decode.decode_state import DecodeState
-from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import start_state
 from gguf_extract.core.decode.held_zeros import ZeroHolder
+from gguf_extract.core.decode.state import DecodeState
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.index.compiled import CompiledSchema, compile_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
 

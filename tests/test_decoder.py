@@ -13,8 +13,8 @@ import numpy.typing as npt
 import pytest
 from conftest import FakeModel, compile_for
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.errors import GenerationError
 from gguf_extract.core.vocab.token_table import Vocabulary
 

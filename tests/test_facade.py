@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import gguf_extract
-from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.extract.extractor import Extractor, ModelOptions
 from gguf_extract.core.index.check import check_schema_support
 from gguf_extract.core.index.compiled import compile_automaton, compile_schema

@@ -29,8 +29,8 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from gguf_extract.core.automaton.sample import sample_accepted
-from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.errors import GenerationError, SchemaError
 from gguf_extract.core.index.compiled import CompiledSchema, compile_automaton
 from gguf_extract.core.schema.read.validation import validator_for_schema

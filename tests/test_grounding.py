@@ -17,8 +17,8 @@ from conftest import EOS, FakeModel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.grounding.tables import (
     DocumentTokens,
     GroundingText,

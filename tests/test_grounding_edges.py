@@ -14,12 +14,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from review_dom import parse
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.grounding.tables import GroundingText, collapse_whitespace
 from gguf_extract.core.grounding.value_evidence import DocumentSearch, ValueEvidence, gather
 from gguf_extract.core.index.compiled import compile_schema
-from gguf_extract.core.review.page import ReviewDocument, render_review
+from gguf_extract.core.review.evidence import ReviewDocument
+from gguf_extract.core.review.page import render_review
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 UNSEEN = ["\x01", "\x1b", "\x7f", "\x85", "\u00ad", "\u200b", "\u200d", "\u202c", "\u202e", "\u2066", "\ufeff"]

@@ -15,8 +15,8 @@ from conftest import FakeModel
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.extract.extractor import Extractor, ModelOptions
 from gguf_extract.core.grounding.span_filter import Grounding
 from gguf_extract.core.grounding.tables import GroundingText, byte_origins, collapse_whitespace

@@ -21,8 +21,8 @@ from conftest import FakeModel
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.grounding.document_values import document_numbers
 from gguf_extract.core.grounding.value_evidence import ValueEvidence, gather
 from gguf_extract.core.index.compiled import compile_schema

@@ -19,8 +19,8 @@ from conftest import EOS, FakeModel, compile_for
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.errors import SchemaError
 from gguf_extract.core.grounding.value_evidence import gather
 from gguf_extract.core.index.compiled import compile_schema

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from test_chunked import MEMBERS, minutes
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.extract.chunked import ChunkedExtraction, ChunkedStats
 from gguf_extract.core.extract.extractor import Extractor, ModelOptions
 from gguf_extract.core.runtime.scheduler import Scheduler, in_order

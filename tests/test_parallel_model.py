@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.defaults import DEFAULT_GPU_PARALLEL
 from gguf_extract.core.errors import DocumentError
 from gguf_extract.core.extract.extractor import Extraction, Extractor

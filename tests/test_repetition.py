@@ -20,19 +20,18 @@ from conftest import FakeModel, compile_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.decode.item_copies import same_value, written_fields
 from gguf_extract.core.decode.repetition import (
     RUNAWAY_WINDOW,
     ItemWatch,
     JsonScanner,
     RepetitionGuard,
-    avoid,
     loops,
     near_repeats,
-    same_value,
-    written_fields,
 )
+from gguf_extract.core.decode.repetition_policy import avoid
+from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 scoring = bench_module("accuracy_scoring")
@@ -489,7 +488,7 @@ def test_object_items_stop_where_one_token_ends_an_item_and_starts_the_next(voca
 def test_a_long_item_copied_past_the_preview_is_stopped_too(vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
     """A preview that runs out of choices while the item still copies an earlier one counts it
     a copy: the model was writing one."""
-    from gguf_extract.core.decode import decoder as decoding
+    from gguf_extract.core.decode import repetition_policy as decoding
 
     monkeypatch.setattr(decoding, "_PREVIEW_CHOICES", 2)
     after = {b"a": [b"b"], b"b": [b"c"], b"c": [b"d"], b"d": [b'", "']}

@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from review_dom import Element, parse, text_before
 
 from gguf_extract.core.errors import OutputError, ReviewError
-from gguf_extract.core.review.page import ReviewDocument, json_leaves, render_review, write_review
-from gguf_extract.core.review.review_assets import PAGE_SCRIPT
-from gguf_extract.core.review.review_html import visible_text
+from gguf_extract.core.review.assets import PAGE_SCRIPT
+from gguf_extract.core.review.evidence import ReviewDocument, json_leaves
+from gguf_extract.core.review.markup import visible_text
+from gguf_extract.core.review.page import render_review, write_review
 
 PERSON = "Maria Gonzales, 34, architect in Lisbon.\nReach her at maria@example.com."
 

@@ -13,8 +13,9 @@ import pytest
 from review_dom import parse
 from test_review import HOSTILE, entry, envelope, person
 
-from gguf_extract.core.review.page import ReviewDocument, write_review
-from gguf_extract.core.review.review_assets import PAGE_SCRIPT
+from gguf_extract.core.review.assets import PAGE_SCRIPT
+from gguf_extract.core.review.evidence import ReviewDocument
+from gguf_extract.core.review.page import write_review
 
 CHROMIUM = next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None)
 pytestmark = pytest.mark.skipif(

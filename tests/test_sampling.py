@@ -8,8 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
-from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.sampling import sample
+from gguf_extract.core.decode.types import SamplingSettings
 
 
 @pytest.mark.parametrize("temperature", [1e-320, 5e-324, 1e-306, 1e-300])

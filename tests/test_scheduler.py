@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gguf_extract.core.decode.decode_types import Logits
 from gguf_extract.core.decode.requests import Evaluate, Prompt
+from gguf_extract.core.decode.types import Logits
 from gguf_extract.core.errors import ModelError, SequenceSlotRefused
 from gguf_extract.core.runtime.scheduler import Event, JobSteps, Outcome, Scheduler, _shares, in_order
 from gguf_extract.core.runtime.sequences import SLOT_MARGIN, OneSequence, SharedSequences

@@ -1,8 +1,8 @@
 """The decoding loop: sample at branching states, jump forward over forced text.
 
 Decoding walks the schema with a Guide (core.index.guide) and nothing else of the compiled schema.
-A decoding's state is one value (core.decode.decode_state.DecodeState); what taking a token does
-(the bytes it decides, the zeros it holds) is core.decode.decode_steps; the Decoder makes the
+A decoding's state is one value (core.decode.state.DecodeState); what taking a token does
+(the bytes it decides, the zeros it holds) is core.decode.steps; the Decoder makes the
 choices and writes the output. It never calls the model: `steps` is a generator that yields
 the bytes written and the evaluations it needs (core.decode.requests.Evaluate) and is sent the
 logits rows back, so one scheduler (core.runtime.scheduler) steps every document of a batch
@@ -19,12 +19,14 @@ Invariants:
   the same with or without drafts (up to the float rounding of batched evaluation); only
   the number of model calls changes. Guesses are fed to the followers as they are made, and
   the followers restored after.
-- Runaway values (core.decode.repetition, `stop_repeats`): a token that makes a string's tail loop
-  is passed over for the next choice, never the last one left; a token that starts another
-  array item is first previewed (the item decoded as `run` would, then the whole state
-  restored and the model's context taken back), and where the item would copy an earlier
-  one the best token closing the array is taken instead. No guess is drafted past the start
-  of an array item, so each goes through that review.
+- Policies (core.decode.policy): grounding (core.decode.grounding_policy, with a Grounding)
+  and the repetition guard (core.decode.repetition_policy, `stop_repeats`) narrow, veto or
+  change choices through one protocol, called in that order on both ways a choice is made
+  (the full choice and greedy decoding's shortcut) and before each chosen token is taken.
+  Only `choice_policies`, which gathers them, names any of them. A policy's review may
+  decode ahead greedily and take it all back (the repetition guard's preview of an array's
+  next item): the decoder offers it the state, the allowed tokens, a greedy copy of itself
+  and the model's context to discard (core.decode.policy.Decoding).
 """
 
 from __future__ import annotations
@@ -41,27 +43,23 @@ from ..errors import TokenBudgetTooSmall
 from ..grounding.span_filter import Grounding
 from ..grounding.value_evidence import TokenChoice
 from ..index.compiled import CompiledSchema
-from ..vocab.token_table import IdArray
-from .decode_state import END, DecodeState, Followers, Position
-from .decode_steps import Step, Steps
-from .decode_types import DecodeStats, Logits, SamplingSettings, Tokenizer, TokenModel
+from ..vocab.token_table import IdArray, Vocabulary
+from .grounding_policy import GroundingPolicy
 from .lookahead import TokenHistory
-from .repetition import ItemWatch, RepetitionGuard, avoid, closing_brackets, quote_tokens, tokens_by_piece
-from .requests import DecodeSteps, Evaluate, drive, requests_only
+from .policy import Choice, ChoicePolicy, Draw, Going
+from .repetition import RepetitionGuard
+from .repetition_policy import RepetitionPolicy
+from .requests import DecodeSteps, Evaluate, drive
 from .sampling import probability, sample, share
-
-# What the decoding's own generators yield and are sent: bytes written (sent None), or an
-# evaluation (sent its logits rows).
-_Going = Generator[bytes | Evaluate, Logits | None, tuple[bool, int | None]]
+from .state import END, DecodeState, Followers, Position
+from .steps import Step, Steps
+from .types import DecodeStats, Logits, SamplingSettings, Tokenizer, TokenModel
 
 # Forced tokens (keys, separators) a draft may carry beyond its guessed ones.
 _FORCED_TOKENS_PER_DRAFT = 16
 # The most tokens one speculative batch holds (llama.cpp's n_batch is 512, less only with a
 # context under 512 tokens, too small for any prompt with a schema in it).
 LARGEST_DRAFT_BATCH = 48
-# The most choices a preview of an array's next item makes (it stops sooner: as soon as the
-# item stops being a prefix of an earlier one).
-_PREVIEW_CHOICES = 64
 
 
 def start_state(
@@ -72,6 +70,18 @@ def start_state(
     history = TokenHistory(seen, len(seen) + settings.max_tokens)
     repeats = RepetitionGuard() if settings.stop_repeats else None
     return DecodeState(Position(compiled.guide()), Followers(history, repeats, grounding))
+
+
+def choice_policies(followers: Followers, vocab: Vocabulary) -> tuple[ChoicePolicy, ...]:
+    """The policies over a decoding's choices, in the order they act, each asking the
+    follower it is made with: grounding narrows the allowed tokens first, so the repetition
+    guard draws again only among those it keeps."""
+    policies: list[ChoicePolicy] = []
+    if followers.grounding is not None:
+        policies.append(GroundingPolicy(followers.grounding))
+    if followers.repeats is not None:
+        policies.append(RepetitionPolicy(followers.repeats, vocab))
+    return tuple(policies)
 
 
 @dataclass
@@ -105,8 +115,7 @@ class Decoder:
         self._pieces = compiled.vocab.pieces
         self._rng = np.random.default_rng(settings.seed)
         self._eog = np.asarray(compiled.vocab.eog_ids, dtype=np.int32)
-        self._closers = closing_brackets(compiled.vocab) if settings.stop_repeats else np.zeros(0, dtype=bool)
-        self._quotes = quote_tokens(compiled.vocab) if settings.stop_repeats else np.zeros(0, dtype=bool)
+        self._policies = choice_policies(self.state.followers, compiled.vocab)
 
     @property
     def stats(self) -> DecodeStats:
@@ -162,17 +171,17 @@ class Decoder:
             state.position = opening.after
         decided: int | None = None
         while True:
-            token = self._choose() if decided is None else decided
-            going_on, decided = yield from self._advance(token)
+            token = self.choose() if decided is None else decided
+            going_on, decided = yield from self.advance(token)
             if not going_on:
                 return
 
-    def _advance(self, token: int, review: bool = True) -> _Going:
+    def advance(self, token: int, review: bool = True) -> Going:
         """Take `token` (or END) chosen at the state's position: write what it decides,
-        evaluate it (with guessed tokens after it, where there are some). `review`: where the
-        token starts an array item, see whether it is a copy first (_review). Returns (as the
-        generator's value) whether the document goes on, and the choice already made at the
-        position reached, if one was."""
+        evaluate it (with guessed tokens after it, where there are some). `review`: the
+        policies may put another token in its place first, and learn what it wrote
+        (core.decode.policy). Returns (as the generator's value) whether the document goes on,
+        and the choice already made at the position reached, if one was."""
         state = self.state
         if state.position.held is not None:
             state.position = yield from self._steps.settle(state, token)
@@ -180,11 +189,13 @@ class Decoder:
         if token == END:
             state.stats.output_tokens = position.used
             return False, None
-        if review and state.followers.repeats is not None and position.held is None:  # held: a zero, no item starts
-            token = yield from self._review(position, token)
+        if review:
+            for policy in self._policies:
+                token = yield from policy.review(self, position, token)
         step = self._steps.step(position, token, self._steps.after(position, token), state.followers.zeros)
-        if review and state.followers.repeats is not None:
-            self._forced_items(position, token, step.text)
+        if review:
+            for policy in self._policies:
+                policy.taken(position, token, step.text)
         state.record(position, len(self._pieces[token]))
         yield state.emit(step.text)
         if step.final_tokens:
@@ -196,6 +207,13 @@ class Decoder:
             yield from self._evaluate(step.evaluated)
             return True, None
         return (yield from self._verify(step, drafted))
+
+    def greedy(self) -> Decoder:
+        """This decoding choosing greedily: the same state, model context, policies and random
+        state (greedy choices draw nothing). A policy's review decodes ahead with it."""
+        greedy = copy.copy(self)
+        greedy.settings = replace(self.settings, temperature=0.0)
+        return greedy
 
     # -- speculation -------------------------------------------------------------------
 
@@ -223,8 +241,8 @@ class Decoder:
             guess = self._guessed_step(position, guesses[cursor])
             if guess is None or guess.final_tokens or size + len(guess.evaluated) > LARGEST_DRAFT_BATCH:
                 break
-            if followers.repeats is not None and followers.repeats.continued_array(guess.text) is not None:
-                break  # another array item is never guessed: _review sees it
+            if any(policy.stops_draft(guess.text) for policy in self._policies):
+                break  # text a policy reviews when chosen (another array item) is never guessed
             drafted.append(guess)
             followers.feed(guess.text)
             size += len(guess.evaluated)
@@ -246,7 +264,7 @@ class Decoder:
             return None  # zeros the choice might hold: the output there is decided token by token
         return self._steps.step(position, token, after, zeros)
 
-    def _verify(self, step: Step, drafted: list[Step]) -> _Going:
+    def _verify(self, step: Step, drafted: list[Step]) -> Going:
         """Evaluate `step` and the drafted steps in one batch, then keep each drafted step
         whose token is the one chosen from the logits before it. Returns (as the generator's
         value) that the document goes on, and the choice that rejected a guess, if one did."""
@@ -259,9 +277,9 @@ class Decoder:
         state.stats.drafted_tokens += len(drafted)
         for guess, cursor in zip(drafted, cursors, strict=False):
             state.logits = rows[cursor - 1]
-            decided = self._choose()
+            decided = self.choose()
             if decided != guess.token:
-                self._discard(len(batch) - cursor)
+                self.discard(len(batch) - cursor)
                 state.stats.discarded_tokens += len(batch) - cursor
                 return True, decided
             state.stats.accepted_draft_tokens += 1
@@ -271,141 +289,9 @@ class Decoder:
         state.logits = rows[cursors[-1] - 1]
         return True, None
 
-    # -- runaway values (core.decode.repetition) ----------------------------------------------
-
-    def _avoid_loops(self, choices: IdArray, scores: Logits, index: int) -> int:
-        """`index`, or the next choice where the token there would make a string loop."""
-        repeats = self.state.followers.repeats
-        assert repeats is not None
-        skip = len(self.state.position.pending)
-        chosen = avoid(scores, index, self._sample, lambda i: repeats.loops(self._pieces[int(choices[i])][skip:]))
-        if chosen != index:
-            self.stats.loops_stopped += 1
-            repeats.note_stop()
-        return chosen
-
-    def _avoid_copies(self, choices: IdArray, scores: Logits, index: int) -> int:
-        """`index`, or the next choice where the token there would end an item that may not be
-        a copy (`RepetitionGuard.forbid_copy`) as one."""
-        repeats = self.state.followers.repeats
-        assert repeats is not None
-        if not repeats.forbids_copies():
-            return index
-        skip = len(self.state.position.pending)
-        return avoid(scores, index, self._sample, lambda i: repeats.completes_copy(self._pieces[int(choices[i])][skip:]))
-
-    def _close_runaway(self, choices: IdArray, scores: Logits, index: int) -> int:
-        """`index`, or where the open string is a runaway and `index` does not end it, the best
-        choice that does (none allowed: `index`)."""
-        repeats = self.state.followers.repeats
-        assert repeats is not None
-        skip = len(self.state.position.pending)
-        if not repeats.runaway() or repeats.closes_string(self._pieces[int(choices[index])][skip:]):
-            return index
-        quoted = np.flatnonzero(self._quotes[choices])
-        closing = [int(i) for i in quoted if repeats.closes_string(self._pieces[int(choices[i])][skip:])]
-        if not closing:
-            return index
-        self.stats.runaways_closed += 1
-        return max(closing, key=lambda i: float(scores[i]))
-
-    def _review(self, position: Position, token: int) -> Generator[Evaluate, Logits | None, int]:
-        """`token`, unless it starts another item of an array and the model would write that
-        item as a copy of earlier ones: then the best token that closes the array, or, where
-        none does at once (`"}, ` ends an object item and starts the next in one token, and
-        no token holds `"}]`), the best one that ends the open item on the way there, the
-        array then to close at its next chance (`RepetitionGuard.close_later`)."""
-        state, repeats, grounding = self.state, self.state.followers.repeats, self.grounding
-        assert repeats is not None and position.held is None
-        skip = len(position.pending)
-        piece = self._pieces[token][skip:]
-        array = repeats.continued_array(piece)
-        if array is None:
-            return token
-        ids = self._steps.allowed(position).ids
-        ids = ids if grounding is None else grounding.restrict(position.pending, ids, position.held_text)
-        closing = [int(t) for t in ids[self._closers[ids]] if repeats.closes(self._pieces[int(t)][skip:], array)]
-        if not closing:  # tokens that write part of the open item's end (or only the text pending) and start no other item
-            closing = self._toward_item_end(position.pending + repeats.item_end(piece, array), ids)
-        assert state.logits is not None
-        logits = np.array(state.logits)  # a copy: the preview evaluates, and may reuse the row's buffer
-        if not repeats.closing(array):  # else the copy was seen already, on the way to the item's end
-            watch = repeats.watch(array)
-            copying = yield from self._preview(token, watch)
-            state.logits = logits
-            if not (watch.repeats or copying):
-                return token
-            self.stats.repeats_stopped += 1
-        if not closing:  # the array may not end here (`minItems`): the item is to differ instead
-            repeats.forbid_copy(array)
-            return token
-        best = max(closing, key=lambda closer: float(logits[closer]))
-        if not repeats.closes(self._pieces[best][skip:], array):
-            repeats.close_later(array)
-            repeats.forbid_copy(array)  # where the array may not end after this item after all
-        state.probability = probability(logits, best)
-        return best
-
-    def _toward_item_end(self, text: bytes, ids: IdArray) -> list[int]:
-        """Of `ids`, those whose piece is a non-empty prefix of `text` (the pending text and the
-        open item's end): looked up by piece, not by reading every allowed token."""
-        by_piece = tokens_by_piece(self.compiled.vocab)
-        found = np.array([t for k in range(1, len(text) + 1) for t in by_piece.get(text[:k], ())], dtype=ids.dtype)
-        return [int(t) for t in found[np.isin(found, ids)]]
-
-    def _forced_items(self, position: Position, token: int, text: bytes) -> None:
-        """Where the schema starts another array item in the forced text after `token` (a
-        `minItems` not yet met: the array may not close), that item is not to come out a copy
-        of earlier ones (`RepetitionGuard.forbid_copy`); an item the model's own token starts
-        goes through `_review` instead."""
-        repeats = self.state.followers.repeats
-        assert repeats is not None
-        array = repeats.continued_array(text)
-        if array is not None and repeats.continued_array(self._pieces[token][len(position.pending) :]) != array:
-            repeats.forbid_copy(array)
-
-    def _preview(self, token: int, watch: ItemWatch) -> Generator[Evaluate, Logits | None, bool]:
-        """Decode greedily from `token` chosen at the state's position, as `run` would (drafts
-        included, so the model sees the same batches), feeding `watch` what is written while
-        it asks for more; then take it all back: the state is restored (the output, its
-        followers, the statistics; the random state is untouched, as greedy choices draw
-        nothing) and the model's context loses what the preview evaluated. Returns whether the
-        preview ran out of choices with the item still copying earlier ones (a copy of a long
-        item, begun)."""
-        state = self.state
-        copying = False
-        mark, start, discarded = state.snapshot(), len(state.followers.history), state.stats.discarded_tokens
-        greedy = copy.copy(self)  # this decoding, choosing greedily
-        greedy.settings = replace(self.settings, temperature=0.0)
-        try:
-            with state.followers.watching(watch):
-                copying = yield from greedy._decode_item(token, watch)
-        except TokenBudgetTooSmall:
-            pass  # the decoding itself meets this, if it goes this way
-        finally:
-            kept = len(state.followers.history) - start
-            self._discard(kept)
-            evaluated = kept + state.stats.discarded_tokens - discarded
-            state.restore(mark)
-            state.stats.preview_tokens += evaluated
-        return copying
-
-    def _decode_item(self, token: int, watch: ItemWatch) -> Generator[Evaluate, Logits | None, bool]:
-        """Take `token`, then the choices after it, while `watch` wants more (at most
-        _PREVIEW_CHOICES of them). Returns whether the choices ran out while it still did."""
-        decided: int | None = token
-        for _ in range(_PREVIEW_CHOICES):
-            if not watch.wants_more:
-                return False
-            decided = self._choose() if decided is None else decided
-            going_on, decided = yield from requests_only(self._advance(decided, review=False))
-            if not going_on:
-                return False
-        return watch.copying
-
     # -- choosing ----------------------------------------------------------------------
 
-    def _choose(self) -> int:
+    def choose(self) -> int:
         """The next token id at the state's position, or END for end of generation."""
         first = self._model_first_choice()
         if first is not None:
@@ -415,12 +301,8 @@ class Decoder:
         allowed = self._steps.allowed(position)
         if allowed.budget_cut and state.budget_bound_at is None:
             state.budget_bound_at = state.written
-        ids = allowed.ids
-        held = False  # a value held to the document's candidates, and still held after restricting
-        if self.grounding is not None:
-            held = self.grounding.holding_value
-            ids = self.grounding.restrict(position.pending, ids, position.held_text)
-            held = held and self.grounding.holding_value
+        choice = self._narrowed(position, allowed.ids)
+        ids = choice.ids
         if len(ids) == 0:
             if allowed.may_end:
                 return END
@@ -431,11 +313,10 @@ class Decoder:
         choices = np.concatenate([ids, self._eog]) if allowed.may_end else ids
         logits = state.logits
         assert logits is not None  # every evaluation sets it, the prompt's first
-        index = self._sample(logits[choices])
-        if state.followers.repeats is not None:
-            index = self._avoid_loops(choices, logits[choices], index)
-            index = self._close_runaway(choices, logits[choices], index)
-            index = self._avoid_copies(choices, logits[choices], index)
+        scores = logits[choices]
+        index = self._sample(scores)
+        for policy in self._policies:
+            index = policy.redraw(Draw(position, choices, scores, index, self._sample, state.stats))
         state.stats.sampled_tokens += 1
         if allowed.may_end and (index >= len(ids) or int(ids[index]) in self.compiled.vocab.eog_ids):
             return END
@@ -446,19 +327,30 @@ class Decoder:
         # labels with its property's name (core.grounding.labels): unmasked, the model's doubt about
         # a right `>=3.9` made grounded strings' AUROC 0.908 (0.958 so) and ECE 0.193 (0.142). Any
         # other grounded plain string's stays the unmasked probability: masked, its AUROC fell to
-        # 0.823.
+        # 0.823. Grounding's policy (core.decode.grounding_policy) says which choices are such.
         token = int(ids[index])
-        held = held or (self.grounding is not None and self.grounding.labeled_choice(token))
-        state.probability = share(logits[choices], index) if held else probability(logits, token)
+        shared = choice.shared or any(policy.shares_confidence(token) for policy in self._policies)
+        state.probability = share(scores, index) if shared else probability(logits, token)
         return token
+
+    def allowed_ids(self, position: Position) -> IdArray:
+        """The tokens allowed at `position`, as the policies narrow them (a policy's review
+        asks: the tokens it may take instead of the one chosen)."""
+        return self._narrowed(position, self._steps.allowed(position).ids).ids
+
+    def _narrowed(self, position: Position, ids: IdArray) -> Choice:
+        choice = Choice(position, ids)
+        for policy in self._policies:
+            policy.narrow(choice)
+        return choice
 
     def _model_first_choice(self) -> int | None:
         """Greedy decoding's choice, where it is the model's own first choice: that token is
         the highest score among the allowed ones too when it is allowed (the tokens allowed
         need not be listed, which is most of the work at a state met for the first time).
         None where the full choice must be made: sampling, held text, a tie for the first
-        place, a token the schema, the budget or grounding rules out here or that the
-        runaway guard would change, or no other choice besides (no confidence then)."""
+        place, a token the schema or the budget rules out here, one a policy would have a say
+        about (core.decode.policy: `lets_first`), or no other choice besides (no confidence then)."""
         state, settings = self.state, self.settings
         position = state.position
         if settings.temperature > 0 or position.pending or position.held is not None:
@@ -473,14 +365,8 @@ class Decoder:
             return None  # logits wider than the vocabulary: such a token is never allowed
         if not (guide.budget_cuts_nothing(budget) and guide.allows_among_others(token, budget)):
             return None  # where the budget may cut a token, the full choice says so (budget_bound_at)
-        grounding = self.grounding
-        if grounding is not None and not grounding.keeps_beside_another(token, lambda other: guide.allows(other, budget)):
-            return None  # the full choice, which also releases a body no candidate keeps on the document
-        repeats = state.followers.repeats
-        if repeats is not None:
-            piece = self._pieces[token]
-            if repeats.loops(piece) or (repeats.runaway() and not repeats.closes_string(piece)) or repeats.forbids_copies():
-                return None
+        if not all(policy.lets_first(token, lambda other: guide.allows(other, budget)) for policy in self._policies):
+            return None
         state.stats.sampled_tokens += 1
         state.probability = probability(logits, token)
         return token
@@ -511,7 +397,7 @@ class Decoder:
         self._cells.drop = 0
         return request
 
-    def _discard(self, count: int) -> None:
+    def discard(self, count: int) -> None:
         """Forget the last `count` evaluated tokens (the model's sequence at its next evaluation)."""
         if count:
             self._cells.drop += count

@@ -42,7 +42,7 @@ class Held:
 
 class ZeroHolder:
     """Follows one generation's output (`feed` every byte written) and decides what is held;
-    a follower of the decoding (core.decode.decode_state)."""
+    a follower of the decoding (core.decode.state)."""
 
     def __init__(self) -> None:
         self._numbers = JsonNumbers()

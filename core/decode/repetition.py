@@ -3,7 +3,8 @@
 A small model, once it has written something twice, tends to write it again until the budget
 or `maxItems` stops it: `"2019-12-29, 2019-12-29, 2019-12-29, ..."`, `["grep", "egrep",
 "grep", "grep", ...]`. The output stays valid; it is just wrong and slow. The decoder follows
-its output with a `RepetitionGuard` (fed every byte written) and uses it two ways:
+its output with a `RepetitionGuard` (fed every byte written), which its choice policy
+(core.decode.repetition_policy) asks at each choice, these ways:
 
 - inside a string, a token is ruled out when it would make the string's tail repeat a
   period of at most `LONGEST_PERIOD` bytes a third time (`LEAST_RUN` bytes at least): the next
@@ -11,10 +12,10 @@ its output with a `RepetitionGuard` (fed every byte written) and uses it two way
   satisfiable;
 - where the model's token would start another item of an array and a token that closes the
   array is allowed, the decoder previews the item the model would write (greedy, then taken
-  back); when it comes out a copy of earlier items of the same array (the same JSON value,
-  however spaced or ordered; an object each of whose fields equals the same field of one
-  earlier item: `{"name": "john", "email": "john"}` again, or with fewer fields; or an item
-  still copying one when the preview's choices run out), the array is
+  back); when it comes out a copy of earlier items of the same array (core.decode.item_copies:
+  the same JSON value, however spaced or ordered; an object each of whose fields equals the
+  same field of one earlier item: `{"name": "john", "email": "john"}` again, or with fewer
+  fields; or an item still copying one when the preview's choices run out), the array is
   closed there instead. Where one token ends the open item and starts the next (`"}, {"`)
   and none ends the array at once, the best token on the way to the item's end (`"}`) is
   taken, and the array closes at its next chance without another preview. Arrays nested in
@@ -35,16 +36,11 @@ and checks nothing.
 from __future__ import annotations
 
 import functools
-import json
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
-import numpy.typing as npt
-
 from ..grounding.span_filter import body_part
-from ..vocab.token_table import Vocabulary
+from .item_copies import MISSING, closed_item, copies_fields, copies_items, parsed, same_value, written_fields
 
 LONGEST_PERIOD = 20  # bytes; the bench's definition of a looping value (bench/accuracy_scoring.py)
 REPEATS = 3
@@ -79,66 +75,6 @@ def near_repeats(text: bytes) -> bool:
     most `RUNAWAY_RATIO` of their size: text made of a few pieces written again and again."""
     window = text[-RUNAWAY_WINDOW:]
     return len(window) == RUNAWAY_WINDOW and len(zlib.compress(window, 9)) <= RUNAWAY_RATIO * RUNAWAY_WINDOW
-
-
-def avoid(
-    scores: npt.NDArray[np.float32],
-    first: int,
-    sample: Callable[[npt.NDArray[np.float32]], int],
-    ruled_out: Callable[[int], bool],
-    tries: int = 64,
-) -> int:
-    """`first` (drawn by `sample` from `scores`) unless `ruled_out`; else draws again with the
-    ruled-out candidates' scores at -inf, up to `tries` times. When every draw is ruled out, or
-    no candidate is left, `first`: a repeat is better than no document."""
-    index, masked = first, scores
-    for _ in range(tries):
-        if not ruled_out(index):
-            return index
-        if masked is scores:
-            masked = scores.copy()
-        masked[index] = -np.inf
-        if np.isneginf(masked).all():
-            break
-        index = sample(masked)
-    return first
-
-
-_HOLDING: dict[tuple[str, bytes], npt.NDArray[np.bool_]] = {}
-
-
-def tokens_holding(vocab: Vocabulary, byte: bytes) -> npt.NDArray[np.bool_]:
-    """Over the vocabulary: tokens holding `byte`; built once per process, vocabulary and byte."""
-    key = (vocab.fingerprint, byte)
-    found = _HOLDING.get(key)
-    if found is None:
-        found = _HOLDING[key] = np.array([byte in piece for piece in vocab.pieces], dtype=bool)
-    return found
-
-
-_BY_PIECE: dict[str, dict[bytes, list[int]]] = {}
-
-
-def tokens_by_piece(vocab: Vocabulary) -> dict[bytes, list[int]]:
-    """The vocabulary's token ids by the bytes each stands for; built once per process and
-    vocabulary."""
-    found = _BY_PIECE.get(vocab.fingerprint)
-    if found is None:
-        found = _BY_PIECE[vocab.fingerprint] = {}
-        for token, piece in enumerate(vocab.pieces):
-            if piece:
-                found.setdefault(piece, []).append(token)
-    return found
-
-
-def closing_brackets(vocab: Vocabulary) -> npt.NDArray[np.bool_]:
-    """Tokens holding a `]` (those that may close an array)."""
-    return tokens_holding(vocab, b"]")
-
-
-def quote_tokens(vocab: Vocabulary) -> npt.NDArray[np.bool_]:
-    """Tokens holding a `"` (those that may close a string)."""
-    return tokens_holding(vocab, b'"')
 
 
 @dataclass
@@ -367,7 +303,7 @@ class RepetitionGuard:
         for frame in frames:
             now = after.array(frame.id) or after.closed.get(frame.id)
             assert now is not None and frame.unlike is not None
-            earlier = [_parsed(text) for text in now.items[: frame.unlike] if text[:1] in _REPEATABLE]
+            earlier = [parsed(text) for text in now.items[: frame.unlike] if text[:1] in _REPEATABLE]
             if len(now.items) > frame.unlike:
                 item = now.items[frame.unlike]
             elif len(now.items) == frame.unlike and now.start is not None:
@@ -377,13 +313,13 @@ class RepetitionGuard:
                     # the item (`}` the one token left), so a copy is judged here, where there is
                     # a choice, and the string is written otherwise. (Not a nested array's `]`:
                     # kept open, it would fill up with items of the model's own.)
-                    closed = closed_item(item) if self.closes_string(new) else _MISSING
-                    if closed is not _MISSING and any(same_value(closed, other) for other in earlier):
+                    closed = closed_item(item) if self.closes_string(new) else MISSING
+                    if closed is not MISSING and any(same_value(closed, other) for other in earlier):
                         return True
                     continue
             else:
                 continue
-            if item[:1] in _REPEATABLE and (item in now.items[: frame.unlike] or copies_items(_parsed(item), earlier)):
+            if item[:1] in _REPEATABLE and (item in now.items[: frame.unlike] or copies_items(parsed(item), earlier)):
                 return True
         return False
 
@@ -445,7 +381,7 @@ class ItemWatch:
     def _copied_values(self) -> list[object]:
         """The JSON values of `_copies`, read once: the earlier items stay as they are while the
         watched item is written."""
-        return [_parsed(item) for item in self._copies()]
+        return [parsed(item) for item in self._copies()]
 
     @property
     def wants_more(self) -> bool:
@@ -477,84 +413,4 @@ class ItemWatch:
         if not complete or text is None or text[:1] not in _REPEATABLE:
             return False
         copies = self._copies()
-        return text in copies or copies_items(_parsed(text), self._copied_values)
-
-
-_MISSING = object()
-
-
-def _parsed(item: bytes) -> object:
-    """An item's JSON value (`_MISSING` where its text is not one whole value)."""
-    try:
-        return json.loads(item)
-    except ValueError:
-        return _MISSING
-
-
-def same_value(a: object, b: object) -> bool:
-    """JSON equality: as `==`, but `true` is not `1`, nor `1` `"1"`, and key order is ignored."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_value(a[key], b[key]) for key in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    return type(a) is type(b) and a == b
-
-
-def copies_fields(fields: dict[str, object], earlier: list[object]) -> bool:
-    """Whether each of `fields` equals the same field of one earlier item (an object): the
-    item again, or with fewer fields (`{"name": "john"}` after `{"name": "john", "email": "j@x.org"}`).
-    Fields taken from several items (`Bob, maintainer` after `Alice, maintainer` and `Bob,
-    reviewer`) are no copy: a record pairing values met before is often what the document says."""
-    return any(
-        isinstance(item, dict) and all(key in item and same_value(value, item[key]) for key, value in fields.items())
-        for item in earlier
-    )
-
-
-def copies_items(item: object, earlier: list[object]) -> bool:
-    """Whether `item` copies an item already written: it equals one, or it is an object with at
-    least one field, each equal to the same field of one of them (`copies_fields`)."""
-    if item is _MISSING:
-        return False
-    if any(same_value(item, other) for other in earlier):
-        return True
-    return isinstance(item, dict) and bool(item) and copies_fields(item, earlier)
-
-
-def closed_item(text: bytes) -> object:
-    """An object item written up to a complete value of its last field, as closing it there
-    would make it (`{"a": "x"` gives {"a": "x"}); `_MISSING` where no `}` would close it so."""
-    return _parsed(text + b"}") if text[:1] == b"{" else _MISSING
-
-
-def written_fields(text: bytes) -> dict[str, object]:
-    """The fields of a partly written object item whose values are complete: those before the
-    last comma at the object's own level (`{"a": "x", "b": [1, 2], "c": "ab` gives a and b).
-    Empty where `text` is no object, or holds no complete field yet."""
-    if text[:1] != b"{":
-        return {}
-    depth, in_string, escaped, last_comma = 0, False, False, -1
-    for at, byte in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:
-                escaped = True
-            elif byte == 0x22:
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in b"{[":
-            depth += 1
-        elif byte in b"}]":
-            depth -= 1
-        elif byte == 0x2C and depth == 1:
-            last_comma = at
-    if last_comma < 0:
-        return {}
-    found = _parsed(text[:last_comma] + b"}")
-    return found if isinstance(found, dict) else {}
+        return text in copies or copies_items(parsed(text), self._copied_values)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
-from .decode_types import Logits, TokenModel
+from .types import Logits, TokenModel
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .decode_types import Logits
+from .types import Logits
 
 
 def sample(logits: Logits, temperature: float, top_p: float, rng: np.random.Generator) -> int:

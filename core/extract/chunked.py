@@ -24,8 +24,8 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..decode.decode_types import Logits, SamplingSettings
 from ..decode.requests import Request, requests_only
+from ..decode.types import Logits, SamplingSettings
 from ..documents.split import Piece, split_document
 from ..grounding.value_evidence import ValueEvidence
 from ..index.compiled import CompiledSchema

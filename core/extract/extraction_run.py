@@ -12,8 +12,8 @@ from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..decode.decode_types import Logits
     from ..decode.requests import Request
+    from ..decode.types import Logits
     from ..grounding.value_evidence import ValueEvidence
     from .abstain import FlaggedValue
     from .extractor import ExtractionStats

@@ -21,9 +21,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..decode.decode_types import DecodeStats, Logits, SamplingSettings
 from ..decode.decoder import Decoder
 from ..decode.requests import Prompt, Request, noting_output
+from ..decode.types import DecodeStats, Logits, SamplingSettings
 from ..defaults import DEFAULT_RECURSION_DEPTH
 from ..errors import ExtractError
 from ..grounding.span_filter import Grounding

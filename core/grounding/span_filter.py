@@ -95,7 +95,7 @@ class _Place:
 class Grounding:
     """Follows one generation's output and filters the tokens allowed inside grounded string
     bodies. `feed` every byte written, in order; `restrict` the candidates at each choice. A
-    follower of the decoding (core.decode_state): `restrict` may release the open body, so a
+    follower of the decoding (core.decode.state): `restrict` may release the open body, so a
     snapshot covers that too."""
 
     def __init__(self, dfa: LazyDFA, vocab: Vocabulary, document: str, default: bool, hold_values: bool = False) -> None:

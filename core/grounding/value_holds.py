@@ -228,7 +228,7 @@ class ValuePlace:
 class ValueGrounding:
     """Follows one generation's output and filters the tokens allowed inside grounded dates
     and numbers. `feed` every byte written, in order; `restrict` the candidates at each
-    choice. A follower of the decoding (core.decode_state), through core.grounding."""
+    choice. A follower of the decoding (core.decode.state), through core.grounding."""
 
     def __init__(
         self, dfa: LazyDFA, pieces: Sequence[bytes], found: DocumentValues, default: bool, bodies: VocabularyBodies | None = None

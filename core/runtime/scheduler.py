@@ -34,8 +34,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from ..decode.decode_types import Logits
 from ..decode.requests import Evaluate, Prompt, Request
+from ..decode.types import Logits
 
 T = TypeVar("T")
 # A job's steps: bytes written (sent None), requests (sent the logits rows); its value at the end.

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..decode.decode_types import Logits
+from ..decode.types import Logits
 from ..errors import ModelError, SequenceSlotRefused
 from ..model import GGUFModel, SequenceContext
 

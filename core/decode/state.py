@@ -12,7 +12,7 @@ rest.
 
 The state holds no model: the decoder evaluates tokens and hands the state what it needs
 (the logits row current, the tokens evaluated), so decodings of several documents may each
-keep a state of their own while sharing a model and the step mechanics (core.decode.decode_steps).
+keep a state of their own while sharing a model and the step mechanics (core.decode.steps).
 
 Invariants of a position:
 - The guide has taken the tokens evaluated so far, less those whose text was dropped
@@ -36,10 +36,10 @@ from typing import Any, Protocol, TypeVar
 from ..grounding.span_filter import Grounding
 from ..grounding.value_evidence import TokenChoice
 from ..index.guide import Guide
-from .decode_types import DecodeStats, Logits
 from .held_zeros import Held, ZeroHolder
 from .lookahead import TokenHistory
 from .repetition import RepetitionGuard
+from .types import DecodeStats, Logits
 
 END = -1  # the choice that ends generation
 

@@ -1,7 +1,7 @@
 """Carrying out one chosen token in a decoding (core.decode.decoder): the bytes it decides (its own and
 the forced text after it), the zeros it holds back (core.decode.held_zeros) and the tokens to
 evaluate for it. `Steps` keeps nothing of a decoding: each call is given the position
-(core.decode.decode_state) and what follows the output, so one serves any number of decodings.
+(core.decode.state) and what follows the output, so one serves any number of decodings.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from ..grounding.value_evidence import TokenChoice
 from ..index.compiled import CompiledSchema, token_table
 from ..index.guide import Allowed, Guide
 from ..vocab.canonical import canonical_tokens
-from .decode_state import END, DecodeState, Position
 from .held_zeros import Held, ZeroHolder
+from .state import END, DecodeState, Position
 
 
 @dataclass(frozen=True)

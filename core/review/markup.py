@@ -1,4 +1,4 @@
-"""Drawing the review page from checked documents (see `review`): HTML only, every piece of
+"""Drawing the review page from checked documents (core.review.evidence): HTML only, every piece of
 text escaped here and nowhere else.
 
 The text is cut at every span boundary into pieces; each piece covered by spans becomes one
@@ -15,8 +15,8 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 
-from .page import CheckedDocument, Field
-from .review_assets import PAGE_SCRIPT, PAGE_STYLE
+from .assets import PAGE_SCRIPT, PAGE_STYLE
+from .evidence import CheckedDocument, Field
 
 # Confidence bands, most sure first: (css class, lower bound, legend text).
 BANDS = (
