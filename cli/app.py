@@ -244,7 +244,7 @@ def extract(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
     """Extract schema-valid JSON from a document with a local GGUF model."""
-    from . import run
+    from .commands import extract as command
     from .request import BatchOptions, Request
 
     request = Request(
@@ -278,7 +278,7 @@ def extract(
         allow_repeats=allow_repeats,
         debug=debug,
     )
-    raise typer.Exit(_guarded(run.execute, request, debug))
+    raise typer.Exit(_guarded(command.execute, request, debug))
 
 
 check_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
@@ -295,10 +295,10 @@ def check(
 ) -> None:
     """Compile a schema without a model: what is enforced, what is refused and why, the
     automaton's size. Exit 0 only when every keyword is enforced; 3 otherwise."""
-    from . import run
+    from .commands import check as command
     from .request import CheckRequest
 
-    raise typer.Exit(_guarded(run.check, CheckRequest(schema, recursion_depth, as_json), debug))
+    raise typer.Exit(_guarded(command.check, CheckRequest(schema, recursion_depth, as_json), debug))
 
 
 text_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
@@ -320,10 +320,10 @@ def text(
     """Print the text the model would read from each document (after converting PDF, HTML or
     DOCX, before the prompt); a directory stands for its files. No model is loaded. Exit 0
     when every document was read; 5 otherwise."""
-    from . import text_command
+    from .commands import text as command
+    from .request import TextRequest
 
-    request = text_command.TextRequest(tuple(documents), encoding, document_format, glob)
-    raise typer.Exit(_guarded(text_command.show_text, request, debug))
+    raise typer.Exit(_guarded(command.show_text, TextRequest(tuple(documents), encoding, document_format, glob), debug))
 
 
 models_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
@@ -336,9 +336,9 @@ def models(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.
     and the file. No model is loaded. The folders searched go to stderr when none holds a
     model, and a warning when a folder held more entries than are read (the list is then
     incomplete, and each model is listed by its path)."""
-    from . import models_command
+    from .commands import models as command
 
-    raise typer.Exit(_guarded(models_command.list_models, None, debug))
+    raise typer.Exit(_guarded(command.list_models, None, debug))
 
 
 class _Phase:

@@ -105,3 +105,13 @@ class CheckRequest:
     schema: str
     recursion_depth: int
     as_json: bool
+
+
+@dataclass(frozen=True)
+class TextRequest:
+    """What `extract text` asks for."""
+
+    documents: tuple[str, ...]
+    encoding: str = DEFAULT_ENCODING
+    document_format: str | None = None
+    glob: str = "*"

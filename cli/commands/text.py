@@ -10,24 +10,16 @@ the exit code is the first failure's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-from gguf_extract import CONVERTED_FILE_LIMIT, DEFAULT_ENCODING, DocumentError, DocumentTooLarge, ExtractError
+from gguf_extract import CONVERTED_FILE_LIMIT, DocumentError, DocumentTooLarge, ExtractError
 
-from . import output
-from .batch import expand_inputs
-from .exit_codes import ExitCode, InternalError, exit_code_for
-from .extraction import read_text
-from .preflight import check_glob
-
-
-@dataclass(frozen=True)
-class TextRequest:
-    documents: tuple[str, ...]
-    encoding: str = DEFAULT_ENCODING
-    document_format: str | None = None
-    glob: str = "*"
+from .. import output
+from ..batch import expand_inputs
+from ..exit_codes import ExitCode, InternalError, exit_code_for
+from ..extraction import read_text
+from ..preflight import check_glob
+from ..request import TextRequest
 
 
 def show_text(request: TextRequest) -> ExitCode:
