@@ -20,7 +20,7 @@ from gguf_extract import (
     DEFAULT_TOP_P,
 )
 
-from . import interrupts, process
+from . import guard, interrupts
 from .exit_codes import ExitCode
 
 EPILOG = """\
@@ -350,7 +350,7 @@ class _Phase:
 
 def _guarded(action: Callable[[Any], int], request: Any, debug: bool) -> int:
     _Phase.command_started = True
-    return process.guarded(lambda: action(request), debug)
+    return guard.guarded(lambda: action(request), debug)
 
 
 def _cannot_write_help(error: OSError) -> int:
@@ -365,7 +365,7 @@ def _cannot_write_help(error: OSError) -> int:
 
 
 def main() -> None:
-    process.prepare()
+    guard.prepare()
     try:
         if sys.argv[1:2] == ["check"]:
             check_app(args=sys.argv[2:], prog_name="extract check")

@@ -42,7 +42,7 @@ from gguf_extract import (
 
 from . import batch, evidence, interrupts, output, preflight, workers
 from .exit_codes import ExitCode, InternalError, UsageError, exit_code_for
-from .extraction import laid_out, open_and_compile, read_for, report_how_it_fits, report_setup, start_extraction
+from .extraction_steps import laid_out, open_and_compile, read_for, report_how_it_fits, report_setup, start_extraction
 from .hints import worded
 from .request import Request
 

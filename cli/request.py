@@ -42,7 +42,7 @@ class BatchOptions:
 class Request:
     documents: tuple[str, ...]
     schema: str
-    model: str | None  # as written (a name or a path), then the file it names (cli.run.execute)
+    model: str | None  # as written (a name or a path), then the file it names (cli.commands.extract.execute)
     max_tokens: int
     temperature: float
     top_p: float
@@ -67,7 +67,7 @@ class Request:
     review: Path | None = None
     document_format: str | None = None  # a name from core.documents.convert.FORMATS; None: told from each document
     # A document too long for the context is extracted piece by piece: True always (--chunk),
-    # False never (--no-chunk: it is refused), None where it was read whole (cli.extraction).
+    # False never (--no-chunk: it is refused), None where it was read whole (cli.extraction_steps).
     chunk: bool | None = None
     allow_repeats: bool = False  # no remedy for looping strings and copied array items (core.decode.repetition)
     debug: bool = False  # tracebacks on stderr, for a document's unforeseen error too

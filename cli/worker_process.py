@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 
-from . import batch, interrupts, process
+from . import batch, guard, interrupts
 from .batch_run import execute_share
 from .exit_codes import ExitCode, UsageError
 from .request import Request
@@ -38,9 +38,9 @@ def _run_share() -> int:
 
 
 def main() -> None:
-    process.prepare()
+    guard.prepare()
     try:
-        code = process.guarded(_run_share)
+        code = guard.guarded(_run_share)
     except KeyboardInterrupt as stop:  # in the instant before the guard; the parent alone reports
         code = int(ExitCode.TERMINATED if interrupts.was_terminated(stop) else ExitCode.INTERRUPTED)
     sys.exit(code)

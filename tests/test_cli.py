@@ -205,7 +205,7 @@ def test_allow_repeats_turns_the_remedy_for_runaway_values_off(
     flags: tuple[str, ...], stops: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from gguf_extract.cli.commands import extract
-    from gguf_extract.cli.extraction import sampling
+    from gguf_extract.cli.extraction_steps import sampling
     from gguf_extract.cli.request import Request
 
     seen: list[Request] = []

@@ -12,7 +12,7 @@ from .. import evidence, interrupts, output, preflight, progress
 from ..batch import Source
 from ..batch_run import execute_batch
 from ..exit_codes import ExitCode, InternalError
-from ..extraction import laid_out, open_and_compile, read_for, report_how_it_fits, report_setup, start_extraction
+from ..extraction_steps import laid_out, open_and_compile, read_for, report_how_it_fits, report_setup, start_extraction
 from ..hints import worded
 from ..output import ReaderGone
 from ..request import Request

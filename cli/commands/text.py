@@ -17,7 +17,7 @@ from gguf_extract import CONVERTED_FILE_LIMIT, DocumentError, DocumentTooLarge, 
 from .. import output
 from ..batch import expand_inputs
 from ..exit_codes import ExitCode, InternalError, exit_code_for
-from ..extraction import read_text
+from ..extraction_steps import read_text
 from ..preflight import check_glob
 from ..request import TextRequest
 
