@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gguf_extract.cli import batch
+from gguf_extract.cli.batch.child import read_share
 from gguf_extract.cli.request import BatchOptions, Request
-from gguf_extract.cli.worker_process import read_share
+from gguf_extract.cli.sources import Source
 
 CLI = Path(__file__).resolve().parent.parent / "cli"
 # Dotted below cli/: "app", "commands.extract", "batch.workers".
@@ -77,7 +77,7 @@ def test_the_cycle_finder_finds_cycles() -> None:
 
 def test_the_command_lines_modules_import_one_another_without_a_cycle() -> None:
     graph = {module: imported_siblings(module) for module in MODULES}
-    assert graph["commands.extract"] >= {"batch_run", "request"}  # the reader sees what it must
+    assert graph["commands.extract"] >= {"batch.run", "request"}  # the reader sees what it must
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
@@ -124,14 +124,14 @@ def test_a_worker_reads_the_request_and_its_documents() -> None:
         seed=7, n_gpu_layers=0, threads=2, ctx=512, instructions="Be brief.", lenient=True, recursion_depth=4, stats=True,
         verbose=False, truncate=True, encoding="latin-1", batch=BatchOptions(output_dir=Path("out"), worker=True), grounded=True,
     )  # fmt: skip
-    sources = [batch.Source(Path("docs/a.txt"), "a", "./docs/a.txt"), batch.Source(Path("docs/\udcff.txt"), "\udcff")]
+    sources = [Source(Path("docs/a.txt"), "a", "./docs/a.txt"), Source(Path("docs/\udcff.txt"), "\udcff")]
     lines = [request.to_json(), *(json.dumps(source.as_json()) for source in sources)]
-    assert read_share(lines) == (request, [sources[0], batch.Source(sources[1].path, "\udcff", "docs/\udcff.txt")])
+    assert read_share(lines) == (request, [sources[0], Source(sources[1].path, "\udcff", "docs/\udcff.txt")])
 
 
 @pytest.mark.parametrize("stdin", [b"", b"not a request\n", b'{"schema": "person"}\n'])
 def test_the_worker_program_refuses_what_no_parent_sent(stdin: bytes) -> None:
-    command = [sys.executable, "-m", "gguf_extract.cli.worker_process"]
+    command = [sys.executable, "-m", "gguf_extract.cli.batch.child"]
     result = subprocess.run(command, input=stdin, capture_output=True, timeout=120, check=False)
     err = result.stderr.decode()
     assert (result.returncode, result.stdout) == (2, b""), err

@@ -222,13 +222,13 @@ def test_extract_text_goes_on_past_an_unforeseen_error(tmp_path: Path) -> None:
 
 
 FAIL_ONE_DOCUMENT = """
-import gguf_extract.cli.batch_run as batch_run
-original = batch_run.read_for
+import gguf_extract.cli.batch.in_process as in_process
+original = in_process.read_for
 def flaky(request, extractor, path):
     if str(path).endswith("b.txt"):
         raise RecursionError("maximum recursion depth exceeded")
     return original(request, extractor, path)
-batch_run.read_for = flaky
+in_process.read_for = flaky
 """
 
 

@@ -9,13 +9,14 @@ from pathlib import Path
 from gguf_extract import ExtractError, Indenter, Schema, check_readable, load_schema, resolve_model
 
 from .. import evidence, interrupts, output, preflight, progress
-from ..batch import Source
-from ..batch_run import execute_batch
-from ..exit_codes import ExitCode, InternalError
+from ..batch.run import execute_batch
+from ..exit_codes import ExitCode, as_extract_error
 from ..extraction_steps import laid_out, open_and_compile, read_for, report_how_it_fits, report_setup, start_extraction
 from ..hints import worded
 from ..output import ReaderGone
+from ..records import error_record
 from ..request import Request
+from ..sources import Source
 
 
 def execute(request: Request) -> ExitCode:
@@ -45,9 +46,7 @@ def _show_failure(page: evidence.ReviewPage, document: str, error: Exception) ->
     cannot be written now is one more warning: the error itself is reported next)."""
     if page.path is None:
         return
-    failure = error if isinstance(error, ExtractError) else InternalError(error)
-    record = {"source": document, "error": {"type": type(failure).__name__, "message": worded(failure).message}}
-    page.add_failure(document, record)
+    page.add_failure(document, error_record(document, as_extract_error(error)))
     try:
         page.write()
     except ExtractError as unwritten:
