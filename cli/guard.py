@@ -1,5 +1,5 @@
 """The guard every `extract` process runs its command in, whether cli.app parsed it or a
-`--workers` parent sent it (cli.worker_process): set up first, the standard streams it may have
+`--workers` parent sent it (cli.batch.child): set up first, the standard streams it may have
 started without or cannot write to, and Ctrl-C and SIGTERM; around the command, a library error
 turned into one line on stderr and an exit code."""
 

@@ -4,6 +4,7 @@ each importable on its own, and the request a `--workers` parent serialises come
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import subprocess
 import sys
@@ -91,6 +92,21 @@ def test_each_module_imports_on_its_own(module: str) -> None:
 
 
 # -- the request, serialised ----------------------------------------------------------------
+
+
+def test_every_option_of_extract_reaches_its_field_of_the_request() -> None:
+    """`extract`'s parameters make the request by name: none is left over, and a name that is no
+    field is refused rather than dropped."""
+    from gguf_extract.cli.app import extract
+
+    options = {name: parameter.default for name, parameter in inspect.signature(extract).parameters.items()}
+    options |= {"schema": "person", "documents": ["a.txt"], "no_cache": True, "workers": 3, "max_tokens": 99}
+    request = Request.from_options(options)
+    assert (request.documents, request.schema, request.use_cache, request.max_tokens) == (("a.txt",), "person", False, 99)
+    assert request.batch.workers == 3 and Request.from_options({**options, "documents": None}).documents == ()
+    with pytest.raises(TypeError):
+        Request.from_options({**options, "no_such_option": 1})
+
 
 # Names that are not UTF-8 reach Python with lone surrogates (PEP 383): they must survive too.
 NAMES = st.text(st.one_of(st.characters(), st.sampled_from(["\udcff", "\udc80", "\udce9"])), max_size=12)
