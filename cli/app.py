@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -20,71 +18,22 @@ from gguf_extract import (
     DEFAULT_TOP_P,
 )
 
-from . import interrupts, process
+from . import guard, interrupts
 from .exit_codes import ExitCode
-
-EPILOG = """\
-Examples:
-
-  extract --schema schemas/person.json samples/person.txt
-
-  cat notes.txt | extract --schema schemas/event.json - --stats
-
-  extract --schema invoice.json invoice.txt --model ~/models/qwen2.5-1.5b-instruct-q4_k_m.gguf
-
-  extract check schemas/invoice.json      (what is enforced or refused; no model needed)
-
-  extract text invoice.pdf page.html      (the text the model reads from each; no model needed)
-
-  extract models                          (the GGUF models other local tools keep, by the name --model takes)
-
-  extract --schema person.json docs/ > people.jsonl       (a batch: one JSON line per document)
-
-  extract --schema person.json docs/ --output-dir out/ --skip-existing --shard 0/4
-
-Exit codes: 0 ok (stdout holds one schema-valid JSON document, or one line per document in a
-batch), 2 usage, 3 schema refused or invalid, 4 model error, 5 document error, 6 generation
-incomplete, 7 output not writable (stdout closed or full, --output-dir failing), 8 a --workers
-process died (its documents without results get WorkerDied records), 70 internal error (a
-bug; --debug shows the traceback), 130 interrupted (Ctrl-C), 141 stdout's reader left (a
-closed pipe, said nowhere), 143 terminated (SIGTERM). On any non-zero exit stdout is not a complete document;
-in a batch, the code is that of the first failed document, and the others were still
-extracted.
-"""
-
-
-def _known_encoding(name: str) -> str:
-    from gguf_extract import check_encoding, is_text_encoding
-
-    try:
-        canonical = check_encoding(name)
-    except (LookupError, ValueError):  # ValueError: a name with a NUL character in it
-        raise typer.BadParameter(f"unknown encoding {name!r}; use a Python codec name such as utf-8, latin-1 or utf-16") from None
-    if not is_text_encoding(canonical):
-        raise typer.BadParameter(
-            f"{name!r} is not a text encoding (it maps bytes to bytes or text to text); use one such as utf-8, latin-1 or utf-16"
-        )
-    return canonical
-
-
-def _known_format(name: str | None) -> str | None:
-    from gguf_extract import DOCUMENT_FORMATS
-
-    if name is not None and name not in DOCUMENT_FORMATS:
-        raise typer.BadParameter(f"unknown format {name!r}; use one of {', '.join(DOCUMENT_FORMATS)}")
-    return name
-
-
-def _finite(value: float) -> float:
-    """A temperature is a finite number: inf passes the range check, and NaN fails every comparison."""
-    if not math.isfinite(value):
-        raise typer.BadParameter(f"{value} is not a finite number; use 0 (greedy) or a positive number")
-    return value
-
-
-FORMAT_HELP = (
-    "The documents' format: text, markdown, html, pdf or docx [default: told from each document's content,"
-    " its name a hint; needed for stdin holding Markdown or an HTML fragment]."
+from .options import (
+    EPILOG,
+    Debug,
+    DocumentFormat,
+    Encoding,
+    Glob,
+    OptionalBool,
+    OptionalFloat,
+    OptionalInt,
+    OptionalPath,
+    OptionalStr,
+    OptionalStrList,
+    RecursionDepth,
+    finite,
 )
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
@@ -101,7 +50,7 @@ def extract(
         ),
     ],
     documents: Annotated[
-        Optional[list[str]],  # noqa: UP045 - typer needs Optional on Python 3.10
+        OptionalStrList,
         typer.Argument(
             help="Documents to extract from (text, Markdown, PDF, HTML or DOCX files) or directories of them, or - for stdin."
             " More than one, a directory,"
@@ -110,7 +59,7 @@ def extract(
         ),
     ] = None,
     model: Annotated[
-        Optional[str],  # noqa: UP045 - typer needs Optional on Python 3.10; a name, not a Path: Path("./m") is "m"
+        OptionalStr,  # a name, not a Path: Path("./m") is "m"
         typer.Option(
             envvar="EXTRACT_MODEL",
             help="GGUF model file, or the name of one llama.cpp, LM Studio or Hugging Face downloaded here [default:"
@@ -122,10 +71,10 @@ def extract(
         int, typer.Option(min=1, help="Most output tokens; the JSON always closes inside it.")
     ] = DEFAULT_MAX_TOKENS,
     temperature: Annotated[
-        float, typer.Option(min=0.0, callback=_finite, help="0 is greedy and deterministic.")
+        float, typer.Option(min=0.0, callback=finite, help="0 is greedy and deterministic.")
     ] = DEFAULT_TEMPERATURE,
     top_p: Annotated[float, typer.Option(min=0.0, max=1.0, help="Nucleus sampling when temperature > 0.")] = DEFAULT_TOP_P,
-    seed: Annotated[Optional[int], typer.Option(min=0, help="Random seed for sampling (0 or more).")] = None,  # noqa: UP045
+    seed: Annotated[OptionalInt, typer.Option(min=0, help="Random seed for sampling (0 or more).")] = None,
     allow_repeats: Annotated[
         bool,
         typer.Option(
@@ -137,28 +86,23 @@ def extract(
     n_gpu_layers: Annotated[
         int, typer.Option(help="Layers on the GPU; -1 is all (when the build has a GPU).")
     ] = DEFAULT_GPU_LAYERS,
-    threads: Annotated[Optional[int], typer.Option(min=1, help="CPU threads [default: one a core this process may use].")] = None,  # noqa: UP045
+    threads: Annotated[OptionalInt, typer.Option(min=1, help="CPU threads [default: one a core this process may use].")] = None,
     ctx: Annotated[
-        Optional[int],  # noqa: UP045
-        typer.Option(min=16, help="Context size [default: prompt + max-tokens, up to the model's]."),
+        OptionalInt, typer.Option(min=16, help="Context size [default: prompt + max-tokens, up to the model's].")
     ] = None,
-    instructions: Annotated[Optional[str], typer.Option(help="Replace the default instruction text.")] = None,  # noqa: UP045
+    instructions: Annotated[OptionalStr, typer.Option(help="Replace the default instruction text.")] = None,
     lenient: Annotated[
         bool,
         typer.Option("--lenient", help="Ignore keywords that cannot be enforced (listed on stderr); output is still validated."),
     ] = False,
-    recursion_depth: Annotated[
-        int, typer.Option(min=1, max=32, help="How deep recursive $ref schemas are unrolled.")
-    ] = DEFAULT_RECURSION_DEPTH,
+    recursion_depth: RecursionDepth = DEFAULT_RECURSION_DEPTH,
     stats: Annotated[bool, typer.Option("--stats", help="Print one JSON line of figures on stderr.")] = False,
     files_from: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--files-from", help="Read document paths from this file, one per line (- for stdin)."),
+        OptionalStr, typer.Option("--files-from", help="Read document paths from this file, one per line (- for stdin).")
     ] = None,
-    glob: Annotated[str, typer.Option("--glob", help="In directories, take files whose names match this pattern.")] = "*",
+    glob: Glob = "*",
     output_dir: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option("--output-dir", help="Write DIR/<name>.json per document (atomically) instead of JSON Lines."),
+        OptionalPath, typer.Option("--output-dir", help="Write DIR/<name>.json per document (atomically) instead of JSON Lines.")
     ] = None,
     skip_existing: Annotated[
         bool,
@@ -172,15 +116,14 @@ def extract(
         typer.Option("--overwrite", help="With --output-dir, replace existing results (never the schema or an input document)."),
     ] = False,
     shard: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--shard", help="I/N: take every N-th document from the I-th (0 <= I < N), to spread a batch."),
+        OptionalStr, typer.Option("--shard", help="I/N: take every N-th document from the I-th (0 <= I < N), to spread a batch.")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display and no summary line.")] = False,
     workers: Annotated[
         int, typer.Option("--workers", min=1, max=64, help="Run the batch in N processes (each loads the model).")
     ] = 1,
     parallel: Annotated[
-        Optional[int],  # noqa: UP045
+        OptionalInt,
         typer.Option(
             "--parallel",
             min=1,
@@ -191,14 +134,13 @@ def extract(
         ),
     ] = None,
     indent: Annotated[
-        Optional[int],  # noqa: UP045
-        typer.Option("--indent", min=0, max=16, help="Pretty-print with N spaces (streamed; costs no tokens)."),
+        OptionalInt, typer.Option("--indent", min=0, max=16, help="Pretty-print with N spaces (streamed; costs no tokens).")
     ] = None,
     truncate: Annotated[
         bool, typer.Option("--truncate", help="Keep the head of a document too long for the context (with a warning).")
     ] = False,
     chunk: Annotated[
-        Optional[bool],  # noqa: UP045
+        OptionalBool,
         typer.Option(
             "--chunk/--no-chunk",
             help="Extract from a document too long for the context piece by piece, and merge the results"
@@ -207,13 +149,8 @@ def extract(
             show_default=False,
         ),
     ] = None,
-    encoding: Annotated[
-        str, typer.Option("--encoding", callback=_known_encoding, help="The documents' text encoding (any Python codec name).")
-    ] = DEFAULT_ENCODING,
-    document_format: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--format", callback=_known_format, help=FORMAT_HELP, show_default=False),
-    ] = None,
+    encoding: Encoding = DEFAULT_ENCODING,
+    document_format: DocumentFormat = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Neither read nor write the on-disk cache (env EXTRACT_CACHE_DIR moves it).")
     ] = False,
@@ -224,7 +161,7 @@ def extract(
         bool, typer.Option("--evidence", help='One line per document: {"source", "data", "evidence"} with spans and confidence.')
     ] = False,
     min_confidence: Annotated[
-        Optional[float],  # noqa: UP045
+        OptionalFloat,
         typer.Option("--min-confidence", min=0.0, max=1.0, help="Warn on stderr about values the model was less sure of."),
     ] = None,
     abstain: Annotated[
@@ -235,50 +172,19 @@ def extract(
         ),
     ] = False,
     review: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option("--review", help="Write a self-contained HTML page showing each value's span and confidence."),
+        OptionalPath, typer.Option("--review", help="Write a self-contained HTML page showing each value's span and confidence.")
     ] = None,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Show model, threads and settings on stderr (and one document's prompt).")
     ] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: Debug = False,
 ) -> None:
     """Extract schema-valid JSON from a document with a local GGUF model."""
-    from . import run
-    from .request import BatchOptions, Request
+    options = dict(locals())  # first, while the locals are the options, each by its parameter's name
+    from .commands import extract as command
+    from .request import Request
 
-    request = Request(
-        documents=tuple(documents or ()),
-        schema=schema,
-        model=model,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        top_p=top_p,
-        seed=seed,
-        n_gpu_layers=n_gpu_layers,
-        threads=threads,
-        ctx=ctx,
-        instructions=instructions,
-        lenient=lenient,
-        recursion_depth=recursion_depth,
-        stats=stats,
-        verbose=verbose,
-        use_cache=not no_cache,
-        truncate=truncate,
-        indent=indent,
-        encoding=encoding,
-        batch=BatchOptions(files_from, glob, output_dir, skip_existing, shard, quiet, workers, overwrite, parallel=parallel),
-        grounded=grounded,
-        evidence=evidence,
-        min_confidence=min_confidence,
-        abstain=abstain,
-        review=review,
-        document_format=document_format,
-        chunk=chunk,
-        allow_repeats=allow_repeats,
-        debug=debug,
-    )
-    raise typer.Exit(_guarded(run.execute, request, debug))
+    raise typer.Exit(_guarded(command.execute, Request.from_options(options), debug))
 
 
 check_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
@@ -287,18 +193,16 @@ check_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exce
 @check_app.command(context_settings={"help_option_names": ["-h", "--help"]})
 def check(
     schema: Annotated[str, typer.Argument(help="JSON Schema file, packaged schema name, or module:Class.")],
-    recursion_depth: Annotated[
-        int, typer.Option(min=1, max=32, help="How deep recursive $ref schemas are unrolled.")
-    ] = DEFAULT_RECURSION_DEPTH,
+    recursion_depth: RecursionDepth = DEFAULT_RECURSION_DEPTH,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: Debug = False,
 ) -> None:
     """Compile a schema without a model: what is enforced, what is refused and why, the
     automaton's size. Exit 0 only when every keyword is enforced; 3 otherwise."""
-    from . import run
+    from .commands import check as command
     from .request import CheckRequest
 
-    raise typer.Exit(_guarded(run.check, CheckRequest(schema, recursion_depth, as_json), debug))
+    raise typer.Exit(_guarded(command.check, CheckRequest(schema, recursion_depth, as_json), debug))
 
 
 text_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
@@ -307,38 +211,33 @@ text_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_excep
 @text_app.command(context_settings={"help_option_names": ["-h", "--help"]})
 def text(
     documents: Annotated[list[str], typer.Argument(help="Documents to show (- for stdin).", show_default=False)],
-    document_format: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--format", callback=_known_format, help=FORMAT_HELP, show_default=False),
-    ] = None,
-    encoding: Annotated[
-        str, typer.Option("--encoding", callback=_known_encoding, help="The documents' text encoding (any Python codec name).")
-    ] = DEFAULT_ENCODING,
-    glob: Annotated[str, typer.Option("--glob", help="In directories, take files whose names match this pattern.")] = "*",
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    document_format: DocumentFormat = None,
+    encoding: Encoding = DEFAULT_ENCODING,
+    glob: Glob = "*",
+    debug: Debug = False,
 ) -> None:
     """Print the text the model would read from each document (after converting PDF, HTML or
     DOCX, before the prompt); a directory stands for its files. No model is loaded. Exit 0
     when every document was read; 5 otherwise."""
-    from . import text_command
+    from .commands import text as command
+    from .request import TextRequest
 
-    request = text_command.TextRequest(tuple(documents), encoding, document_format, glob)
-    raise typer.Exit(_guarded(text_command.show_text, request, debug))
+    raise typer.Exit(_guarded(command.show_text, TextRequest(tuple(documents), encoding, document_format, glob), debug))
 
 
 models_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
 
 
 @models_app.command(context_settings={"help_option_names": ["-h", "--help"]})
-def models(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False) -> None:
+def models(debug: Debug = False) -> None:
     """List the GGUF models found in llama.cpp's download cache, LM Studio's models folder and
     the Hugging Face hub cache: per line, the name --model takes (the file name without .gguf)
     and the file. No model is loaded. The folders searched go to stderr when none holds a
     model, and a warning when a folder held more entries than are read (the list is then
     incomplete, and each model is listed by its path)."""
-    from . import models_command
+    from .commands import models as command
 
-    raise typer.Exit(_guarded(models_command.list_models, None, debug))
+    raise typer.Exit(_guarded(command.list_models, None, debug))
 
 
 class _Phase:
@@ -350,7 +249,7 @@ class _Phase:
 
 def _guarded(action: Callable[[Any], int], request: Any, debug: bool) -> int:
     _Phase.command_started = True
-    return process.guarded(lambda: action(request), debug)
+    return guard.guarded(lambda: action(request), debug)
 
 
 def _cannot_write_help(error: OSError) -> int:
@@ -365,7 +264,7 @@ def _cannot_write_help(error: OSError) -> int:
 
 
 def main() -> None:
-    process.prepare()
+    guard.prepare()
     try:
         if sys.argv[1:2] == ["check"]:
             check_app(args=sys.argv[2:], prog_name="extract check")

@@ -40,6 +40,12 @@ class InternalError(ExtractError):
         )
 
 
+def as_extract_error(error: Exception) -> ExtractError:
+    """`error` itself where the library or the command line raised it; any other exception
+    (a bug) as an InternalError."""
+    return error if isinstance(error, ExtractError) else InternalError(error)
+
+
 # Error classes the command line defines itself, for exit_code_named.
 _CLI_ERRORS: dict[str, type[ExtractError]] = {kind.__name__: kind for kind in (UsageError, InternalError)}
 

@@ -1,18 +1,23 @@
 """Checks of the command line that need no model, made before any model loads: batch options
-that only mean something together, `--shard` and `--glob`, and where `--output-dir` results
-may be written. Each failure is a usage error (exit 2)."""
+that only mean something together, `--shard` and `--glob`, and where a `--review` page may be
+written; and the files no result may replace, by identity (cli.batch.results checks
+`--output-dir` results against them). Each failure is a usage error (exit 2)."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path, PurePath
 
 from gguf_extract import packaged_schema_names
 
-from . import batch
 from .exit_codes import UsageError
 from .request import Request
+from .sources import Source
+
+FileIdentity = tuple[int, int]
 
 
 def check_request(request: Request) -> tuple[int, int] | None:
@@ -78,45 +83,15 @@ def check_glob(pattern: str) -> None:
         )
 
 
-def check_targets(request: Request, sources: list[batch.Source], inputs: list[batch.Source]) -> None:
-    """Refuse a batch that would write a result over an input document, the schema, another
-    document's result, or an existing file the options do not say what to do with."""
-    directory = request.batch.output_dir
-    assert directory is not None
-    collision = batch.first_collision(directory, sources)
-    if collision is not None:
-        first, second, target = collision
-        raise UsageError(f"{first.label} and {second.label} would both write {target}", hint=_collision_hint(first, second))
-    protected = dict(_protected_files(request, inputs))
-    existing: list[Path] = []
-    for source in sources:
-        target = batch.output_path(directory, source)
-        identity = batch.file_identity(target)
-        if identity is None:
-            continue
-        if identity in protected:
-            raise UsageError(
-                f"refusing to write the result of {source.label} to {target}: that is {protected[identity]}",
-                hint="choose another --output-dir (--overwrite never replaces the schema or an input)",
-            )
-        existing.append(target)
-    if existing and not (request.batch.skip_existing or request.batch.overwrite):
-        more = f" (and {len(existing) - 1} more results)" if len(existing) > 1 else ""
-        raise UsageError(
-            f"{existing[0]} exists{more}, and this run did not write it",
-            hint="pass --skip-existing to keep valid results and extract the rest, or --overwrite to replace them",
-        )
-
-
-def check_review_target(request: Request, inputs: list[batch.Source], results: list[Path]) -> None:
+def check_review_target(request: Request, inputs: list[Source], results: list[Path]) -> None:
     """Refuse a `--review` page that would replace the schema, an input document, the path list,
     a result of this run, a folder or an existing file (without --overwrite), or that could not
     be written, before any model loads."""
     page = request.review
     if page is None:
         return
-    identity = batch.file_identity(page)
-    protected = dict(_protected_files(request, inputs))
+    identity = file_identity(page)
+    protected = dict(protected_files(request, inputs))
     if identity is not None and identity in protected:
         raise UsageError(
             f"refusing to write the review page to {page}: that is {protected[identity]}",
@@ -150,42 +125,50 @@ def _check_folder_takes_files(page: Path) -> None:
             hint="create it, or choose another --review path",
         )
     try:
-        batch.probe_folder(folder)
+        probe_folder(folder)
     except OSError as error:
         raise UsageError(
             f"cannot write the review page {page}: {error.strerror or error}", hint="choose a writable folder for --review"
         ) from None
 
 
-def _collision_hint(first: batch.Source, second: batch.Source) -> str:
-    if first.path == second.path:
-        return "the same document is given twice: pass it once"
-    if first.path.parent == second.path.parent:  # a.txt and a.md: names differ only in their suffix
-        return "narrow --glob to one suffix (e.g. --glob '*.txt'), rename one, or run them separately"
-    return "run them separately with different --output-dir, or pass one directory holding both (results keep the path below it)"
-
-
-def _protected_files(request: Request, inputs: list[batch.Source]) -> Iterator[tuple[batch.FileIdentity, str]]:
+def protected_files(request: Request, inputs: list[Source]) -> Iterator[tuple[FileIdentity, str]]:
     """Files a result must never replace, by identity (links followed), with what each is."""
     for source in inputs:
-        identity = batch.file_identity(source.path)
+        identity = file_identity(source.path)
         if identity is not None:
             yield identity, f"the input document {source.label}"
     schema = _schema_file(request.schema)
     if schema is not None:
         yield schema, f"the schema file {request.schema}"
-    if request.model is not None and (model := batch.file_identity(Path(request.model))) is not None:
+    if request.model is not None and (model := file_identity(Path(request.model))) is not None:
         yield model, f"the model file {request.model}"
     if request.batch.files_from not in (None, "-"):
-        listing = batch.file_identity(Path(str(request.batch.files_from)))
+        listing = file_identity(Path(str(request.batch.files_from)))
         if listing is not None:
             yield listing, f"the path list {request.batch.files_from}"
 
 
-def _schema_file(spec: str) -> batch.FileIdentity | None:
+def _schema_file(spec: str) -> FileIdentity | None:
     """The file `--schema` reads (as core.schema.read.sources finds it), if it names one."""
-    identity = batch.file_identity(Path(spec))
+    identity = file_identity(Path(spec))
     if identity is not None or spec not in packaged_schema_names():
         return identity
     with resources.as_file(resources.files("gguf_extract.schemas") / f"{spec}.json") as packaged:
-        return batch.file_identity(packaged)
+        return file_identity(packaged)
+
+
+def file_identity(path: Path) -> FileIdentity | None:
+    """The device and inode `path` leads to (links followed), or None where there is no such file."""
+    try:
+        status = path.stat()
+    except (OSError, ValueError):
+        return None
+    return status.st_dev, status.st_ino
+
+
+def probe_folder(folder: Path) -> None:
+    """Raise OSError unless `folder` takes a new file (one is created there and removed)."""
+    handle, probe = tempfile.mkstemp(dir=folder, prefix=".extract-probe-")
+    os.close(handle)
+    os.unlink(probe)

@@ -2,17 +2,19 @@
 one serialised form, with which a `--workers` parent hands its request to each process.
 
 Only cli.app knows the flags; everything after it reads a `Request`. A new option is a new field
-here (with its default) and a line in cli.app: the serialised form follows the fields, so a
-worker process gets every option without a second list of them.
+here (with its default) and a parameter of the same name in cli.app: the request is made from
+the parameters by name (`Request.from_options`), and the serialised form follows the fields, so
+a worker process gets every option without a second list of them.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gguf_extract import DEFAULT_ENCODING
 
@@ -42,7 +44,7 @@ class BatchOptions:
 class Request:
     documents: tuple[str, ...]
     schema: str
-    model: str | None  # as written (a name or a path), then the file it names (cli.run.execute)
+    model: str | None  # as written (a name or a path), then the file it names (cli.commands.extract.execute)
     max_tokens: int
     temperature: float
     top_p: float
@@ -67,7 +69,7 @@ class Request:
     review: Path | None = None
     document_format: str | None = None  # a name from core.documents.convert.FORMATS; None: told from each document
     # A document too long for the context is extracted piece by piece: True always (--chunk),
-    # False never (--no-chunk: it is refused), None where it was read whole (cli.extraction).
+    # False never (--no-chunk: it is refused), None where it was read whole (cli.extraction_steps).
     chunk: bool | None = None
     allow_repeats: bool = False  # no remedy for looping strings and copied array items (core.decode.repetition)
     debug: bool = False  # tracebacks on stderr, for a document's unforeseen error too
@@ -79,6 +81,17 @@ class Request:
         batch = self.batch
         single = len(self.documents) == 1 and not Path(self.documents[0]).is_dir()
         return not single or batch.files_from is not None or batch.output_dir is not None or batch.worker
+
+    @staticmethod
+    def from_options(options: Mapping[str, Any]) -> Request:
+        """The request `extract`'s options make, each given by its parameter's name in cli.app: a
+        field of this name or of BatchOptions, but `documents` (a list, or None for none) and
+        `no_cache` (the opposite of `use_cache`). A name of neither is a TypeError."""
+        given = dict(options)
+        documents = tuple(given.pop("documents") or ())
+        use_cache = not given.pop("no_cache")
+        batch = BatchOptions(**{field.name: given.pop(field.name) for field in fields(BatchOptions) if field.name in given})
+        return Request(documents=documents, use_cache=use_cache, batch=batch, **given)
 
     def to_json(self) -> str:
         """One line of JSON holding every field. Names that are not UTF-8 (undecodable bytes
@@ -105,3 +118,13 @@ class CheckRequest:
     schema: str
     recursion_depth: int
     as_json: bool
+
+
+@dataclass(frozen=True)
+class TextRequest:
+    """What `extract text` asks for."""
+
+    documents: tuple[str, ...]
+    encoding: str = DEFAULT_ENCODING
+    document_format: str | None = None
+    glob: str = "*"

@@ -3,7 +3,7 @@ this package's modules in a child Python process, importing only the standard li
 installed packages and this package's own files; the cores this process may use, and how many
 of them other programs are running on now.
 
-    subprocess.Popen([*module_command("gguf_extract.cli.worker_process"), ...])
+    subprocess.Popen([*module_command("gguf_extract.cli.batch.child"), ...])
 
 `python -m MODULE` puts the working directory first on the module path, so a folder of
 untrusted documents holding `gguf_extract.py` or `json.py` would run that file in every child

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from gguf_extract.cli import batch
+from gguf_extract.cli.batch.documents import take_shard
+from gguf_extract.cli.batch.results import first_collision, prepare_output_dir, write_atomically
 from gguf_extract.cli.exit_codes import UsageError
 from gguf_extract.cli.preflight import parse_shard
+from gguf_extract.cli.sources import Source, expand_inputs
 from gguf_extract.core.errors import OutputError
 
 SCHEMA = {
@@ -78,16 +80,16 @@ def test_directories_expand_recursively_in_sorted_order_without_hidden_files(tmp
     for name in ["b.txt", "a.md", "sub/c.txt", ".hidden.txt", ".git/x.txt", "sub/z.log"]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x")
-    found = batch.expand_inputs([str(tmp_path)], "*.txt")
+    found = expand_inputs([str(tmp_path)], "*.txt")
     assert [s.name for s in found] == ["b", "sub/c"]
-    everything = batch.expand_inputs([str(tmp_path / "b.txt"), str(tmp_path)])
+    everything = expand_inputs([str(tmp_path / "b.txt"), str(tmp_path)])
     assert [s.name for s in everything] == ["b", "a", "b", "sub/c", "sub/z"]
 
 
 @pytest.mark.parametrize("shards", [1, 2, 3, 4, 7, 25])
 def test_shards_are_disjoint_and_cover_every_document(shards: int) -> None:
-    sources = [batch.Source(Path(f"d{i}.txt"), f"d{i}") for i in range(22)]
-    taken = [batch.take_shard(sources, shard, shards) for shard in range(shards)]
+    sources = [Source(Path(f"d{i}.txt"), f"d{i}") for i in range(22)]
+    taken = [take_shard(sources, shard, shards) for shard in range(shards)]
     flat = [s for part in taken for s in part]
     assert sorted(s.name for s in flat) == sorted(s.name for s in sources)
     assert len(flat) == len(sources)
@@ -100,16 +102,16 @@ def test_bad_shards_are_refused(text: str) -> None:
 
 
 def test_two_documents_with_one_result_name_are_found(tmp_path: Path) -> None:
-    sources = batch.expand_inputs(["a/x.txt", "c.txt", "b/x.md"])
-    assert batch.first_collision(tmp_path, sources) == (sources[0], sources[2], tmp_path / "x.json")
-    assert batch.first_collision(tmp_path, sources[:2]) is None
+    sources = expand_inputs(["a/x.txt", "c.txt", "b/x.md"])
+    assert first_collision(tmp_path, sources) == (sources[0], sources[2], tmp_path / "x.json")
+    assert first_collision(tmp_path, sources[:2]) is None
 
 
 def test_sources_keep_the_path_as_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "docs" / "sub").mkdir(parents=True)
     (tmp_path / "docs" / "sub" / "a.txt").write_text("x")
-    found = batch.expand_inputs(["./docs", "docs/", "./b.txt"])
+    found = expand_inputs(["./docs", "docs/", "./b.txt"])
     assert [s.label for s in found] == ["./docs/sub/a.txt", "docs/sub/a.txt", "./b.txt"]
     assert [s.name for s in found] == ["sub/a", "sub/a", "b"]
 
@@ -118,7 +120,7 @@ def test_sources_keep_the_path_as_given(tmp_path: Path, monkeypatch: pytest.Monk
 def test_results_are_created_with_the_mode_the_umask_gives(tmp_path: Path, umask: int, mode: int) -> None:
     previous = os.umask(umask)
     try:
-        batch.write_atomically(tmp_path / "r.json", "{}\n")
+        write_atomically(tmp_path / "r.json", "{}\n")
     finally:
         os.umask(previous)
     assert (tmp_path / "r.json").stat().st_mode & 0o777 == mode
@@ -132,7 +134,7 @@ def test_atomic_write_leaves_no_partial_file_when_interrupted(tmp_path: Path, mo
 
     monkeypatch.setattr(os, "fsync", broken_fsync)
     with pytest.raises(KeyboardInterrupt):
-        batch.write_atomically(target, '{"a": 1}\n')
+        write_atomically(target, '{"a": 1}\n')
     assert not target.exists() and not list(target.parent.iterdir())
 
 
@@ -140,7 +142,7 @@ def test_unwritable_output_directory_is_refused_before_any_model_loads(tmp_path:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(OutputError, match="cannot write to output directory"):
-        batch.prepare_output_dir(blocker / "out")
+        prepare_output_dir(blocker / "out")
 
 
 # -- on the bundled model ---------------------------------------------------------------------

@@ -204,11 +204,11 @@ def test_codecs_that_are_not_text_encodings_are_usage_errors(encoding: str) -> N
 def test_allow_repeats_turns_the_remedy_for_runaway_values_off(
     flags: tuple[str, ...], stops: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gguf_extract.cli import run
-    from gguf_extract.cli.extraction import sampling
+    from gguf_extract.cli.commands import extract
+    from gguf_extract.cli.extraction_steps import sampling
     from gguf_extract.cli.request import Request
 
     seen: list[Request] = []
-    monkeypatch.setattr(run, "execute", lambda request: seen.append(request) or 0)
+    monkeypatch.setattr(extract, "execute", lambda request: seen.append(request) or 0)
     code, _out, _err = invoke("--schema", str(PERSON_SCHEMA), str(PERSON_DOC), *flags)
     assert code == 0 and sampling(seen[0]).stop_repeats is stops

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from gguf_extract import SchemaReport
 from gguf_extract.cli.app import app, check_app
-from gguf_extract.cli.run import render_report
+from gguf_extract.cli.commands.check import render_report
 from gguf_extract.core.errors import UnsupportedSchema
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -4,6 +4,7 @@ each importable on its own, and the request a `--workers` parent serialises come
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import subprocess
 import sys
@@ -15,29 +16,40 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gguf_extract.cli import batch
+from gguf_extract.cli.batch.child import read_share
 from gguf_extract.cli.request import BatchOptions, Request
-from gguf_extract.cli.worker_process import read_share
+from gguf_extract.cli.sources import Source
 
 CLI = Path(__file__).resolve().parent.parent / "cli"
-MODULES = sorted(path.stem for path in CLI.glob("*.py") if path.stem not in ("__init__", "__main__"))
+# Dotted below cli/: "app", "commands.extract", "batch.workers".
+MODULES = sorted(
+    ".".join(path.relative_to(CLI).with_suffix("").parts)
+    for path in CLI.rglob("*.py")
+    if path.stem not in ("__init__", "__main__")
+)
 
 
 def imported_siblings(module: str) -> set[str]:
     """The modules of cli/ that `module` imports anywhere in its text (at the top, inside a
     function, or only for type checking), found by reading it, not by running it."""
+    package = module.split(".")[:-1]  # where `.` leads, below cli/
     siblings: set[str] = set()
-    for node in ast.walk(ast.parse((CLI / f"{module}.py").read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            named = [node.module.split(".")[0]] if node.module else [alias.name for alias in node.names]
+    for node in ast.walk(ast.parse((CLI / f"{module.replace('.', '/')}.py").read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            if node.level - 1 > len(package):
+                continue  # above cli/: the package root
+            base = package[: len(package) - node.level + 1]
+            target = ".".join([*base, *([node.module] if node.module else [])])
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gguf_extract.cli."):
-            named = [str(node.module).split(".")[2]]
+            target = str(node.module).removeprefix("gguf_extract.cli.")
         elif isinstance(node, ast.Import):
-            named = [alias.name.split(".")[2] for alias in node.names if alias.name.startswith("gguf_extract.cli.")]
+            siblings.update(alias.name.removeprefix("gguf_extract.cli.") for alias in node.names)
+            continue
         else:
             continue
-        siblings.update(name for name in named if name in MODULES)
-    return siblings
+        siblings.update(f"{target}.{alias.name}" if target else alias.name for alias in node.names)
+        siblings.add(target)
+    return siblings & set(MODULES)
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -66,7 +78,7 @@ def test_the_cycle_finder_finds_cycles() -> None:
 
 def test_the_command_lines_modules_import_one_another_without_a_cycle() -> None:
     graph = {module: imported_siblings(module) for module in MODULES}
-    assert graph["run"] >= {"batch_run", "request"}  # the reader sees what it must
+    assert graph["commands.extract"] >= {"batch.run", "request"}  # the reader sees what it must
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
@@ -80,6 +92,21 @@ def test_each_module_imports_on_its_own(module: str) -> None:
 
 
 # -- the request, serialised ----------------------------------------------------------------
+
+
+def test_every_option_of_extract_reaches_its_field_of_the_request() -> None:
+    """`extract`'s parameters make the request by name: none is left over, and a name that is no
+    field is refused rather than dropped."""
+    from gguf_extract.cli.app import extract
+
+    options = {name: parameter.default for name, parameter in inspect.signature(extract).parameters.items()}
+    options |= {"schema": "person", "documents": ["a.txt"], "no_cache": True, "workers": 3, "max_tokens": 99}
+    request = Request.from_options(options)
+    assert (request.documents, request.schema, request.use_cache, request.max_tokens) == (("a.txt",), "person", False, 99)
+    assert request.batch.workers == 3 and Request.from_options({**options, "documents": None}).documents == ()
+    with pytest.raises(TypeError):
+        Request.from_options({**options, "no_such_option": 1})
+
 
 # Names that are not UTF-8 reach Python with lone surrogates (PEP 383): they must survive too.
 NAMES = st.text(st.one_of(st.characters(), st.sampled_from(["\udcff", "\udc80", "\udce9"])), max_size=12)
@@ -113,14 +140,14 @@ def test_a_worker_reads_the_request_and_its_documents() -> None:
         seed=7, n_gpu_layers=0, threads=2, ctx=512, instructions="Be brief.", lenient=True, recursion_depth=4, stats=True,
         verbose=False, truncate=True, encoding="latin-1", batch=BatchOptions(output_dir=Path("out"), worker=True), grounded=True,
     )  # fmt: skip
-    sources = [batch.Source(Path("docs/a.txt"), "a", "./docs/a.txt"), batch.Source(Path("docs/\udcff.txt"), "\udcff")]
+    sources = [Source(Path("docs/a.txt"), "a", "./docs/a.txt"), Source(Path("docs/\udcff.txt"), "\udcff")]
     lines = [request.to_json(), *(json.dumps(source.as_json()) for source in sources)]
-    assert read_share(lines) == (request, [sources[0], batch.Source(sources[1].path, "\udcff", "docs/\udcff.txt")])
+    assert read_share(lines) == (request, [sources[0], Source(sources[1].path, "\udcff", "docs/\udcff.txt")])
 
 
 @pytest.mark.parametrize("stdin", [b"", b"not a request\n", b'{"schema": "person"}\n'])
 def test_the_worker_program_refuses_what_no_parent_sent(stdin: bytes) -> None:
-    command = [sys.executable, "-m", "gguf_extract.cli.worker_process"]
+    command = [sys.executable, "-m", "gguf_extract.cli.batch.child"]
     result = subprocess.run(command, input=stdin, capture_output=True, timeout=120, check=False)
     err = result.stderr.decode()
     assert (result.returncode, result.stdout) == (2, b""), err

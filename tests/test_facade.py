@@ -65,7 +65,7 @@ def test_the_import_reader_lets_the_facade_and_siblings_through() -> None:
     assert core_imports(allowed) == []
 
 
-@pytest.mark.parametrize("module", sorted(path.name for path in (ROOT / "cli").glob("*.py")))
+@pytest.mark.parametrize("module", sorted(path.relative_to(ROOT / "cli").as_posix() for path in (ROOT / "cli").rglob("*.py")))
 def test_the_command_line_reaches_the_library_only_through_gguf_extract(module: str) -> None:
     found = core_imports((ROOT / "cli" / module).read_text(encoding="utf-8"))
     assert found == [], f"cli/{module} imports core/ directly: {found}; import the name from gguf_extract instead"

@@ -176,10 +176,10 @@ def test_skip_existing_reads_no_more_than_a_result_can_hold(tmp_path: Path, sche
 
 
 FAIL_SCHEMA_LOAD = """
-import gguf_extract.cli.run as run
+import gguf_extract.cli.commands.extract as extract
 def broken(*args, **kwargs):
     raise RuntimeError("a bug in loading")
-run.load_schema = broken
+extract.load_schema = broken
 """
 
 
@@ -201,13 +201,13 @@ def test_debug_shows_the_traceback_of_an_unforeseen_error(tmp_path: Path, schema
 
 
 FAIL_ONE_TEXT = """
-import gguf_extract.cli.text_command as text_command
-original = text_command.read_text
+import gguf_extract.cli.commands.text as text
+original = text.read_text
 def flaky(where, *args, **kwargs):
     if str(where).endswith("b.txt"):
         raise RecursionError("maximum recursion depth exceeded")
     return original(where, *args, **kwargs)
-text_command.read_text = flaky
+text.read_text = flaky
 """
 
 
@@ -222,13 +222,13 @@ def test_extract_text_goes_on_past_an_unforeseen_error(tmp_path: Path) -> None:
 
 
 FAIL_ONE_DOCUMENT = """
-import gguf_extract.cli.batch_run as batch_run
-original = batch_run.read_for
+import gguf_extract.cli.batch.in_process as in_process
+original = in_process.read_for
 def flaky(request, extractor, path):
     if str(path).endswith("b.txt"):
         raise RecursionError("maximum recursion depth exceeded")
     return original(request, extractor, path)
-batch_run.read_for = flaky
+in_process.read_for = flaky
 """
 
 

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from gguf_extract.cli import workers
-from gguf_extract.cli.batch import Source
+from gguf_extract.cli.batch import workers
+from gguf_extract.cli.batch.workers import WORKER_DIED, merge, start_worker
 from gguf_extract.cli.exit_codes import ExitCode
-from gguf_extract.cli.workers import WORKER_DIED, Outcome, merge, start_worker
+from gguf_extract.cli.records import DocumentRecord
+from gguf_extract.cli.sources import Source
 
 SCHEMA = {
     "type": "object",
@@ -41,14 +42,14 @@ def sources(count: int, start: int = 0) -> list[Source]:
     return [Source(Path(f"d{i}.txt"), f"d{i}") for i in range(start, start + count)]
 
 
-def merged(*scripts: str, per_worker: int) -> list[Outcome]:
+def merged(*scripts: str, per_worker: int) -> list[DocumentRecord]:
     """Outcomes of stand-in workers, run in a thread so that a hang fails the test instead of
     stopping the suite."""
     workers = [
         start_worker(n, [sys.executable, "-c", script], "request", sources(per_worker, n * per_worker))
         for n, script in enumerate(scripts)
     ]
-    found: list[Outcome] = []
+    found: list[DocumentRecord] = []
     thread = threading.Thread(target=lambda: found.extend(merge(workers)), daemon=True)
     thread.start()
     thread.join(timeout=300)

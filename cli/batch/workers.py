@@ -1,6 +1,6 @@
 """`--workers N`: one batch over N processes on this machine, results still in input order.
 
-Document i goes to worker i mod N, a process running cli.worker_process: on its stdin it gets
+Document i goes to worker i mod N, a process running cli.batch.child: on its stdin it gets
 the request, serialised (cli.request), then its documents, one JSON line each, and it runs the
 ordinary batch loop over them (no summary, no progress), writing one JSON line per document in
 its own order (with `--output-dir` it writes the files itself, and its lines only say which file).
@@ -27,24 +27,17 @@ from typing import IO, Any
 
 from gguf_extract import module_command
 
-from . import batch, interrupts, output
-from .exit_codes import ExitCode, exit_code_named
-from .request import Request
+from .. import interrupts, output
+from ..exit_codes import ExitCode, exit_code_named
+from ..records import DocumentRecord, failure_record
+from ..request import Request
+from ..sources import Source
 
 WORKER_DIED = "WorkerDied"
-WORKER_COMMAND = module_command("gguf_extract.cli.worker_process")  # isolated: see core.processes
+WORKER_COMMAND = module_command("gguf_extract.cli.batch.child")  # isolated: see core.processes
 # A worker stops within moments of SIGTERM (its model runs in another thread, see cli.interrupts);
 # one that has not, all of them together, by this long after it is killed.
 STOP_GRACE_S = 30.0
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One document's result as a worker reported it (or as its death left it)."""
-
-    source: batch.Source
-    record: dict[str, Any]
-    code: ExitCode | None  # None: extracted
 
 
 @dataclass
@@ -53,7 +46,7 @@ class Worker:
 
     number: int
     process: subprocess.Popen[bytes]
-    sources: list[batch.Source]
+    sources: list[Source]
     lines: queue.Queue[bytes | None] = field(default_factory=queue.Queue)
     death: tuple[str, ExitCode] | None = None  # why it stopped early, and the code for that
 
@@ -61,16 +54,15 @@ class Worker:
         thread = threading.Thread(target=_read_lines, args=(self.process.stdout, self.lines), daemon=True)
         thread.start()
 
-    def outcome(self, source: batch.Source) -> Outcome:
-        """`source`'s outcome: the worker's next line, or an error record once it has died."""
+    def record(self, source: Source) -> DocumentRecord:
+        """`source`'s record: the worker's next line, or an error record once it has died."""
         if self.death is None:
             record = _parse(self._next_line())
             if record is not None:
-                return Outcome(source, record, _code_of(record))
+                return DocumentRecord(record, _code_of(record))
             self.death = self._why_stopped()
         reason, code = self.death
-        error = {"type": WORKER_DIED, "message": f"{reason} before extracting {source.label}"}
-        return Outcome(source, {"source": source.label, "error": error}, code)
+        return DocumentRecord(failure_record(source.label, WORKER_DIED, f"{reason} before extracting {source.label}"), code)
 
     def _next_line(self) -> bytes | None:
         # A bounded wait, again and again, so that Ctrl-C is handled at once (see cli.interrupts).
@@ -87,8 +79,8 @@ class Worker:
         return f"{name} exited with code {returncode}", ExitCode(returncode) if documented else ExitCode.WORKER
 
 
-def run_workers(request: Request, pending: list[batch.Source], take: Callable[[Outcome], None]) -> None:
-    """Extract `pending` in `request.batch.workers` processes, handing each document's outcome
+def run_workers(request: Request, pending: list[Source], take: Callable[[DocumentRecord], None]) -> None:
+    """Extract `pending` in `request.batch.workers` processes, handing each document's record
     to `take` in input order."""
     count = min(request.batch.workers, len(pending))
     cores = os.cpu_count() or 1
@@ -105,8 +97,8 @@ def run_workers(request: Request, pending: list[batch.Source], take: Callable[[O
     ]
     workers = [start_worker(number, WORKER_COMMAND, shares[number].to_json(), pending[number::count]) for number in range(count)]
     try:
-        for outcome in merge(workers):
-            take(outcome)
+        for document in merge(workers):
+            take(document)
         for worker in workers:
             worker.process.wait()
     except BaseException:
@@ -139,7 +131,7 @@ def _stop(workers: list[Worker]) -> None:
             worker.process.wait()
 
 
-def start_worker(number: int, command: list[str], request: str, sources: list[batch.Source]) -> Worker:
+def start_worker(number: int, command: list[str], request: str, sources: list[Source]) -> Worker:
     """Start `command` with the `request` line then `sources`, a JSON line each, on its stdin,
     and read its stdout."""
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -155,12 +147,12 @@ def start_worker(number: int, command: list[str], request: str, sources: list[ba
     return worker
 
 
-def merge(workers: list[Worker]) -> Iterator[Outcome]:
-    """Every document's outcome in input order: document i is worker i mod N's next."""
+def merge(workers: list[Worker]) -> Iterator[DocumentRecord]:
+    """Every document's record in input order: document i is worker i mod N's next."""
     total = sum(len(worker.sources) for worker in workers)
     for index in range(total):
         worker = workers[index % len(workers)]
-        yield worker.outcome(worker.sources[index // len(workers)])
+        yield worker.record(worker.sources[index // len(workers)])
 
 
 def _read_lines(stream: IO[bytes] | None, lines: queue.Queue[bytes | None]) -> None:

@@ -1,7 +1,7 @@
-"""What every `extract` process does around its command, whether cli.app parsed it or a
-`--workers` parent sent it (cli.worker_process): standard streams it may have started without
-or cannot write to, Ctrl-C and SIGTERM, and a library error turned into one line on stderr and
-an exit code."""
+"""The guard every `extract` process runs its command in, whether cli.app parsed it or a
+`--workers` parent sent it (cli.batch.child): set up first, the standard streams it may have
+started without or cannot write to, and Ctrl-C and SIGTERM; around the command, a library error
+turned into one line on stderr and an exit code."""
 
 from __future__ import annotations
 

@@ -10,24 +10,16 @@ the exit code is the first failure's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-from gguf_extract import CONVERTED_FILE_LIMIT, DEFAULT_ENCODING, DocumentError, DocumentTooLarge, ExtractError
+from gguf_extract import CONVERTED_FILE_LIMIT, DocumentError, DocumentTooLarge, ExtractError
 
-from . import output
-from .batch import expand_inputs
-from .exit_codes import ExitCode, InternalError, exit_code_for
-from .extraction import read_text
-from .preflight import check_glob
-
-
-@dataclass(frozen=True)
-class TextRequest:
-    documents: tuple[str, ...]
-    encoding: str = DEFAULT_ENCODING
-    document_format: str | None = None
-    glob: str = "*"
+from .. import output
+from ..exit_codes import ExitCode, as_extract_error, exit_code_for
+from ..extraction_steps import read_text
+from ..preflight import check_glob
+from ..request import TextRequest
+from ..sources import expand_inputs
 
 
 def show_text(request: TextRequest) -> ExitCode:
@@ -48,7 +40,7 @@ def show_text(request: TextRequest) -> ExitCode:
         try:
             text = _text_of(document, request)
         except Exception as error:  # a bug met on one document is reported as its error, and the rest are shown
-            failure = error if isinstance(error, ExtractError) else InternalError(error)
+            failure = as_extract_error(error)
             output.report_error(failure)
             first_failure = first_failure or exit_code_for(failure)
             continue

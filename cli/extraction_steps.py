@@ -1,6 +1,7 @@
-"""The steps one document and a batch share: open the model and compile the schema (with the
-warnings those give), the sampling settings, and a document's text read within the context's
-limit."""
+"""The steps of an extraction that one document (cli.commands.extract) and a batch (cli.batch)
+share: open the model and compile the schema (with the warnings those give), the sampling
+settings, a document's text read within the context's limit, its extraction started (whole or
+in pieces), what it says of how the document fit, and its result laid out."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from .request import Request
 
 def open_and_compile(request: Request, schema: Schema) -> tuple[Extractor, CompiledSchema]:
     options = ModelOptions(request.ctx, request.threads, request.n_gpu_layers, request.use_cache)
-    # The name was looked up in cli.run.execute: a Path is opened as the file it is.
+    # The name was looked up in cli.commands.extract.execute: a Path is opened as the file it is.
     extractor = Extractor.open(None if request.model is None else Path(request.model), options)
     compiled = extractor.compile(
         schema, recursion_depth=request.recursion_depth, lenient=request.lenient, grounded=request.grounded

@@ -1,10 +1,7 @@
-"""Many documents, one schema: which documents, in what order, and where each result goes.
-
-Inputs are paths (a file, or a directory searched recursively for names matching a glob) and
-lists of paths (one per line). The order is the order given, with each directory's files in
-sorted order, so a run, its shards and its re-runs all see the same sequence. Results written
-to a directory go through a temporary file and a rename, so an interrupted batch never leaves
-a partial file and a later run can tell a finished result from a missing one.
+"""Where a batch's results go with `--output-dir`: one file per document, named after it, never
+over an input, the schema or another document's result; what stands there already, and whether
+it is a complete result; each written through a temporary file and a rename, so an interrupted
+batch never leaves a partial file and a later run can tell a finished result from a missing one.
 """
 
 from __future__ import annotations
@@ -12,72 +9,16 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
-from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import gguf_extract
 from gguf_extract import OutputError, Schema, SchemaError, best_error, validator_for_schema
 
-
-@dataclass(frozen=True)
-class Source:
-    """One document to extract from: where it is read and what its result is called."""
-
-    path: Path
-    name: str  # the result's name in an output directory: the path below the directory given, without suffix
-    given: str | None = None  # the path exactly as the user wrote it (`./a.txt` keeps its `./`)
-
-    @property
-    def label(self) -> str:
-        """The document's name in records and messages: the path as given."""
-        return self.given if self.given is not None else str(self.path)
-
-    def as_json(self) -> dict[str, str]:
-        """The source as a --workers parent hands it to a worker process."""
-        return {"path": str(self.path), "name": self.name, "label": self.label}
-
-    @staticmethod
-    def from_json(item: dict[str, str]) -> Source:
-        return Source(Path(item["path"]), item["name"], item["label"])
-
-
-def expand_inputs(arguments: Iterable[str], pattern: str = "*") -> list[Source]:
-    """Files named by `arguments`, directories expanded (recursively, names matching
-    `pattern`, hidden files and folders skipped), in a stable order. Missing files are kept
-    (they fail as documents, not the whole batch)."""
-    sources: list[Source] = []
-    for argument in arguments:
-        path = Path(argument)
-        if path.is_dir():
-            sources.extend(_directory(argument, pattern))
-        else:
-            sources.append(Source(path, path.stem, argument))
-    return sources
-
-
-def _directory(argument: str, pattern: str) -> list[Source]:
-    folder = Path(argument)
-    found = []
-    for path in sorted(folder.rglob(pattern)):
-        relative = path.relative_to(folder)
-        if path.is_file() and not any(part.startswith(".") for part in relative.parts):
-            # Joined to the argument as written, so `./docs` gives `./docs/a.txt` as `find` would.
-            found.append(Source(path, relative.with_suffix("").as_posix(), os.path.join(argument, str(relative))))
-    return found
-
-
-def read_path_list(text: str) -> list[str]:
-    """Paths from a list: one per line, blank lines ignored."""
-    return [line.rstrip("\r") for line in text.split("\n") if line.strip()]
-
-
-def take_shard(sources: list[Source], shard: int, shards: int) -> list[Source]:
-    """Every N-th document starting at the I-th: the shards of one input list are disjoint and
-    together cover it."""
-    return sources[shard::shards]
+from ..exit_codes import UsageError
+from ..preflight import FileIdentity, file_identity, probe_folder, protected_files
+from ..request import Request
+from ..sources import Source
 
 
 def output_path(directory: Path, source: Source) -> Path:
@@ -95,16 +36,51 @@ def first_collision(directory: Path, sources: list[Source]) -> tuple[Source, Sou
     return None
 
 
-FileIdentity = tuple[int, int]
+def check_targets(request: Request, sources: list[Source], inputs: list[Source]) -> None:
+    """Refuse a batch that would write a result over an input document, the schema, another
+    document's result, or an existing file the options do not say what to do with."""
+    directory = request.batch.output_dir
+    assert directory is not None
+    collision = first_collision(directory, sources)
+    if collision is not None:
+        first, second, target = collision
+        raise UsageError(f"{first.label} and {second.label} would both write {target}", hint=_collision_hint(first, second))
+    protected = dict(protected_files(request, inputs))
+    existing: list[Path] = []
+    for source in sources:
+        target = output_path(directory, source)
+        identity = file_identity(target)
+        if identity is None:
+            continue
+        if identity in protected:
+            raise UsageError(
+                f"refusing to write the result of {source.label} to {target}: that is {protected[identity]}",
+                hint="choose another --output-dir (--overwrite never replaces the schema or an input)",
+            )
+        existing.append(target)
+    if existing and not (request.batch.skip_existing or request.batch.overwrite):
+        more = f" (and {len(existing) - 1} more results)" if len(existing) > 1 else ""
+        raise UsageError(
+            f"{existing[0]} exists{more}, and this run did not write it",
+            hint="pass --skip-existing to keep valid results and extract the rest, or --overwrite to replace them",
+        )
 
 
-def file_identity(path: Path) -> FileIdentity | None:
-    """The device and inode `path` leads to (links followed), or None where there is no such file."""
-    try:
-        status = path.stat()
-    except (OSError, ValueError):
-        return None
-    return status.st_dev, status.st_ino
+def _collision_hint(first: Source, second: Source) -> str:
+    if first.path == second.path:
+        return "the same document is given twice: pass it once"
+    if first.path.parent == second.path.parent:  # a.txt and a.md: names differ only in their suffix
+        return "narrow --glob to one suffix (e.g. --glob '*.txt'), rename one, or run them separately"
+    return "run them separately with different --output-dir, or pass one directory holding both (results keep the path below it)"
+
+
+def result_files(directory: Path | None, sources: list[Source]) -> dict[Path, FileIdentity]:
+    """The result files of `sources` that exist now, by identity: each write replaces the file,
+    so comparing two of these tells exactly which results a run wrote (with any worker)."""
+    if directory is None:
+        return {}
+    found = ((target, file_identity(target)) for target in (output_path(directory, s) for s in sources))
+    return {target: identity for target, identity in found if identity is not None}
 
 
 # The largest result file --skip-existing reads: far above what a run writes (a budget of
@@ -149,13 +125,6 @@ def _read_regular_file(path: Path, limit: int) -> bytes | str:
     if len(data) > limit:
         return f"is larger than {limit} bytes, more than a result holds"
     return data
-
-
-def probe_folder(folder: Path) -> None:
-    """Raise OSError unless `folder` takes a new file (one is created there and removed)."""
-    handle, probe = tempfile.mkstemp(dir=folder, prefix=".extract-probe-")
-    os.close(handle)
-    os.unlink(probe)
 
 
 def prepare_output_dir(directory: Path) -> None:

@@ -1,7 +1,8 @@
-"""The program each `--workers` process runs (`python -m gguf_extract.cli.worker_process`).
+"""The program each `--workers` process runs (`python -m gguf_extract.cli.batch.child`, started
+isolated by cli.batch.workers: see core.processes).
 
-Its parent (cli.workers) writes on its stdin one line, the request serialised (cli.request),
-then its share of the documents, one JSON line each (cli.batch.Source). It extracts them as a
+Its parent (cli.batch.workers) writes on its stdin one line, the request serialised (cli.request),
+then its share of the documents, one JSON line each (cli.sources.Source). It extracts them as a
 batch does in one process and writes one JSON line per document on stdout, which the parent
 merges in input order; errors and interrupts end it with the codes the command documents.
 """
@@ -11,17 +12,18 @@ from __future__ import annotations
 import json
 import sys
 
-from . import batch, interrupts, process
-from .batch_run import execute_share
-from .exit_codes import ExitCode, UsageError
-from .request import Request
+from .. import guard, interrupts
+from ..exit_codes import ExitCode, UsageError
+from ..request import Request
+from ..sources import Source
+from .run import execute_share
 
 
-def read_share(lines: list[str]) -> tuple[Request, list[batch.Source]]:
+def read_share(lines: list[str]) -> tuple[Request, list[Source]]:
     """The request and documents a parent sent, from the lines of this process's stdin."""
     try:
         request = Request.from_json(lines[0])
-        return request, [batch.Source.from_json(json.loads(line)) for line in lines[1:] if line.strip()]
+        return request, [Source.from_json(json.loads(line)) for line in lines[1:] if line.strip()]
     except (IndexError, KeyError, TypeError, ValueError):  # pydantic's ValidationError is a ValueError
         raise UsageError(
             "stdin does not hold a request and documents as `extract --workers` sends them",
@@ -38,9 +40,9 @@ def _run_share() -> int:
 
 
 def main() -> None:
-    process.prepare()
+    guard.prepare()
     try:
-        code = process.guarded(_run_share)
+        code = guard.guarded(_run_share)
     except KeyboardInterrupt as stop:  # in the instant before the guard; the parent alone reports
         code = int(ExitCode.TERMINATED if interrupts.was_terminated(stop) else ExitCode.INTERRUPTED)
     sys.exit(code)

@@ -14,8 +14,8 @@ from typing import Any
 
 from gguf_extract import cached_models, model_folders
 
-from . import output
-from .exit_codes import ExitCode
+from .. import output
+from ..exit_codes import ExitCode
 
 
 def list_models(_: Any) -> int:
