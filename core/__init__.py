@@ -3,6 +3,8 @@ decoded token by token into schema-valid JSON with the evidence for each value.
 
 Its rooms, one folder per pipeline stage and a few modules at the top:
 - errors.py, defaults.py, files.py, indent.py, jsontext.py, processes.py: the base, importing nothing of the package;
+- json_reader.py: JSON text read as it is written, strings, containers, leaves with their pointers
+  (the one reader of the output, for its followers and its evidence), over jsontext.py;
 - automaton/: regular expressions over bytes, lazy DFAs, forced text and shortest completions;
 - schema/: reading, checking and compiling a JSON Schema into one automaton (no tokens);
 - documents/: files and streams read as text, other formats converted, long texts split;
@@ -19,6 +21,6 @@ Its rooms, one folder per pipeline stage and a few modules at the top:
 A room may import itself and the rooms before it in this order, never one after it (the facade,
 gguf_extract/__init__.py, and the command line come last); tests/test_structure.py keeps it so.
 
-Order: errors, defaults, files, indent, jsontext, processes < automaton < schema < documents < vocab < model, model_files
-    < grounding < index < integrations < decode < runtime < extract < review < facade < cli
+Order: errors, defaults, files, indent, jsontext, processes < json_reader < automaton < schema < documents < vocab
+    < model, model_files < grounding < index < integrations < decode < runtime < extract < review < facade < cli
 """
