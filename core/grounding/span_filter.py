@@ -41,11 +41,12 @@ import numpy.typing as npt
 
 from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.regex import Node, TextLabel, text_nodes
+from ..json_reader import body_part
 from ..vocab.token_table import IdArray, Vocabulary
 from .document_values import DocumentValues
 from .labels import normalized_name, property_name
 from .positions import CandidatePositions, Indices
-from .tables import BARRIER, DocumentTokens, GroundingText, body_part, vocabulary_bodies
+from .tables import BARRIER, DocumentTokens, GroundingText, vocabulary_bodies
 from .value_holds import READ_LISTS_KEPT_UP_TO, ValueGrounding, ValuePlace
 
 _BARRIER_BYTE = BARRIER.encode()

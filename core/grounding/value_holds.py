@@ -39,11 +39,12 @@ import numpy as np
 
 from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.regex import Mark, Node, ValueLabel, generated_nodes
+from ..json_reader import body_part
 from ..vocab.token_table import IdArray
 from .document_values import DocumentValues, Span
 from .labels import normalized_name, on_lines, property_name
 from .pattern_spans import PatternSpans, ScanBudget, document_spans, pattern_spans, tokens_continuing
-from .tables import VocabularyBodies, body_part
+from .tables import VocabularyBodies
 from .written_numbers import shortest_number
 
 _NUMBER_BYTES = frozenset(b"0123456789+-.eE")
