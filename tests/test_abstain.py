@@ -1,4 +1,4 @@
-"""--abstain and unstated values (core.extract.abstain): null in place of a doubtful value or
+"""--abstain and unstated values (core.results.abstain): null in place of a doubtful value or
 of one the document does not state, a doubtful array item dropped, each only where the schema
 allows it; the rest of the text byte for byte; the evidence re-keyed with no stale span;
 jsonschema the judge of every result."""
@@ -19,9 +19,9 @@ from conftest import compile_for, hand_vocab
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.extract.abstain import FlaggedValue, withhold
-from gguf_extract.core.grounding.value_evidence import ValueEvidence, leaves
 from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.results.abstain import FlaggedValue, withhold
+from gguf_extract.core.results.evidence import ValueEvidence, leaves
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent

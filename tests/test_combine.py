@@ -11,8 +11,8 @@ import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.extract.combine import Combiner, annotate, dump, evidence_of, plain
-from gguf_extract.core.grounding.value_evidence import ValueEvidence, leaves
+from gguf_extract.core.results.combine import Combiner, annotate, dump, evidence_of, plain
+from gguf_extract.core.results.evidence import ValueEvidence, leaves
 from gguf_extract.core.schema.validation import validator_for_schema
 
 ITEMS = {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "qty": {"type": "integer"}}}}

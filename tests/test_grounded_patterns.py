@@ -24,9 +24,9 @@ from gguf_extract.core.grounding.document_values import DocumentValues
 from gguf_extract.core.grounding.pattern_spans import MOST_SPAN_BYTES, MOST_STEPS, ScanBudget, pattern_spans
 from gguf_extract.core.grounding.span_filter import Grounding
 from gguf_extract.core.grounding.tables import vocabulary_bodies
-from gguf_extract.core.grounding.value_evidence import CONFIDENCE_EXPONENT, ValueEvidence, gather
 from gguf_extract.core.grounding.value_holds import ValueGrounding, ValuePlace
 from gguf_extract.core.index.compiled import CompiledSchema, compile_schema
+from gguf_extract.core.results.evidence import CONFIDENCE_EXPONENT, ValueEvidence, gather
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 SEEDS = range(10)

@@ -25,9 +25,9 @@ from gguf_extract.core.grounding.tables import (
     collapse_whitespace,
     vocabulary_bodies,
 )
-from gguf_extract.core.grounding.value_evidence import CONFIDENCE_EXPONENT, DocumentSearch, ValueEvidence, gather, leaves
 from gguf_extract.core.index.compiled import compile_schema
 from gguf_extract.core.json_reader import body_part
+from gguf_extract.core.results.evidence import CONFIDENCE_EXPONENT, DocumentSearch, ValueEvidence, gather, leaves
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 

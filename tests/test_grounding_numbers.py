@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.grounding.document_values import document_numbers
-from gguf_extract.core.grounding.value_evidence import ValueEvidence, gather
 from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.results.evidence import ValueEvidence, gather
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 # The examples of the report: each a document, the number it states, and that number's span.

@@ -20,8 +20,8 @@ from gguf_extract.core.grounding.document_values import (
     document_terms,
     document_times,
 )
-from gguf_extract.core.grounding.value_evidence import CONFIDENCE_EXPONENT, ValueEvidence, gather
 from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.results.evidence import CONFIDENCE_EXPONENT, ValueEvidence, gather
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 SEEDS = range(12)

@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
-from ..grounding.value_evidence import TokenChoice
 from ..index.compiled import CompiledSchema, token_table
 from ..index.guide import Allowed, Guide
 from ..vocab.canonical import canonical_tokens
-from .decode_state import END, DecodeState, Position
+from .decode_state import END, DecodeState, Position, TokenChoice
 from .held_zeros import Held, ZeroHolder
 
 

@@ -39,10 +39,9 @@ import numpy as np
 
 from ..errors import TokenBudgetTooSmall
 from ..grounding.span_filter import Grounding
-from ..grounding.value_evidence import TokenChoice
 from ..index.compiled import CompiledSchema
 from ..vocab.token_table import IdArray
-from .decode_state import END, DecodeState, Followers, Position
+from .decode_state import END, DecodeState, Followers, Position, TokenChoice
 from .decode_steps import Step, Steps
 from .decode_types import DecodeStats, Logits, SamplingSettings, Tokenizer, TokenModel
 from .lookahead import TokenHistory

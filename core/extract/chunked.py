@@ -1,5 +1,5 @@
 """Extraction from a document longer than the context: split it into pieces that fit
-(core.documents.split), extract from each with the same compiled schema, merge the values (core.extract.combine).
+(core.documents.split), extract from each with the same compiled schema, merge the values (core.results.combine).
 
     run = ChunkedExtraction(extractor, compiled, document)   # plans the pieces (tokenizing only)
     run.run()                                                 # extracts piece after piece
@@ -28,11 +28,11 @@ from ..decode.decode_types import Logits, SamplingSettings
 from ..decode.requests import Request, requests_only
 from ..documents.split import Piece, split_document
 from ..errors import ContextTooSmall
-from ..grounding.value_evidence import ValueEvidence
 from ..index.compiled import CompiledSchema
+from ..results.abstain import FlaggedValue, withhold
+from ..results.combine import Combiner, annotate, dump, evidence_of
+from ..results.evidence import ValueEvidence
 from ..schema.validation import validator_for_schema
-from .abstain import FlaggedValue, withhold
-from .combine import Combiner, annotate, dump, evidence_of
 from .extractor import Extraction, ExtractionStats, Extractor
 
 # The most bytes of text read for a chunked extraction (an endless input is refused at once).
@@ -50,7 +50,7 @@ class ChunkedStats(ExtractionStats):
 
     pieces: int = 0
     piece_seconds: list[float] = field(default_factory=list)
-    additions_left_out: int = 0  # merge additions that would have broken the schema (core.extract.combine)
+    additions_left_out: int = 0  # merge additions that would have broken the schema (core.results.combine)
 
     def as_dict(self) -> dict[str, Any]:
         return {**super().as_dict(), "piece_seconds": [round(s, 3) for s in self.piece_seconds]}

@@ -28,15 +28,15 @@ from ..decode.requests import Prompt, Request, noting_output
 from ..defaults import DEFAULT_GPU_LAYERS, DEFAULT_GPU_PARALLEL, DEFAULT_RECURSION_DEPTH
 from ..errors import ContextTooSmall, DocumentError, ExtractError
 from ..grounding.span_filter import Grounding
-from ..grounding.value_evidence import ValueEvidence, gather, pointer_at
 from ..index.compiled import CompiledSchema, compile_schema
 from ..model import ChatPrompt, GGUFModel, SequenceContext, bundled_model_path, offloads_to_gpu, render_chat, threads_for
 from ..model_files import resolve_model
+from ..results.abstain import FlaggedValue, withhold
+from ..results.evidence import ValueEvidence, gather, pointer_at
 from ..runtime.scheduler import JobSteps, Outcome, Scheduler, in_order
 from ..runtime.sequences import OneSequence, SharedSequences
 from ..schema.load import Schema
 from ..vocab.cache import cached_vocabulary, unsafe_reason
-from .abstain import FlaggedValue, withhold
 from .prompt import build_messages
 
 _CONTEXT_STEP = 256
@@ -392,7 +392,7 @@ def _common_length(first: list[int], second: list[int]) -> int:
 class Extraction:
     """One extraction: iterate for text chunks; afterwards `text`, `value`, `stats`, and
     `evidence` (JSON pointer of each leaf value -> where it came from in the document and how
-    sure the model was; see core.grounding.value_evidence), with spans in `document`, the text
+    sure the model was; see core.results.evidence), with spans in `document`, the text
     the prompt holds (with truncate, the head that fit). `budget_closed_at` names the value being written
     when the token budget began to rule tokens out (None: it never did)."""
 
@@ -494,7 +494,7 @@ class Extraction:
     def withhold(
         self, min_confidence: float | None = None, *, abstain: bool = False, null_unstated: bool = True
     ) -> list[FlaggedValue]:
-        """Once run: withhold the doubtful values (core.extract.abstain). With `null_unstated`
+        """Once run: withhold the doubtful values (core.results.abstain). With `null_unstated`
         (the default), each value the document does not state (released from grounding, no
         span: the model's own) is written as `null`; with `abstain`, each array item whose
         confidence is below `min_confidence` is dropped from its array and each such value

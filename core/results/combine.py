@@ -25,8 +25,8 @@ from typing import Any, Union
 
 from jsonschema.protocols import Validator
 
-from ..grounding.value_evidence import ValueEvidence, leaves
 from ..jsontext import json_leaves
+from .evidence import ValueEvidence, leaves
 
 
 @dataclass

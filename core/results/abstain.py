@@ -6,7 +6,7 @@ prefers no value to a doubtful one gets that, and is told of each doubtful value
     result = withhold(text, evidence, compiled, min_confidence=0.5, abstain=True, null_unstated=True)
     result.text, result.value, result.evidence, result.flagged
 
-Two kinds of doubt, each leaf value's evidence (core.grounding.value_evidence) telling it:
+Two kinds of doubt, each leaf value's evidence (core.results.evidence) telling it:
 - doubtful: a value whose confidence is below `min_confidence` (values with no confidence, no
   choice made, never are);
 - unstated: a value written under grounding that was released from it (`grounded` false) and
@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import GenerationError
-from ..grounding.value_evidence import Item, Leaf, ValueEvidence, leaves, leaves_and_items
 from ..index.compiled import CompiledSchema
+from .evidence import Item, Leaf, ValueEvidence, leaves, leaves_and_items
 
 Reason = Literal["doubtful", "unstated"]
 Outcome = Literal["null", "dropped", "kept"]

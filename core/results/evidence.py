@@ -38,10 +38,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..decode.decode_state import TokenChoice
+from ..grounding.document_values import DocumentValues, Span
+from ..grounding.labels import on_lines
+from ..grounding.tables import collapse_whitespace, lay_out_whitespace, word_cuts
 from ..jsontext import join_pointer
-from .document_values import DocumentValues, Span
-from .labels import on_lines
-from .tables import collapse_whitespace, lay_out_whitespace, word_cuts
 
 # A value's confidence is the product of its tokens' probabilities raised to this power: the bare
 # product understates how often a value is right (each token's probability below 1 lowers it),
@@ -59,16 +60,6 @@ _WHITESPACE = b" \t\n\r"
 # at in all (most of those of a letter or two lie inside words): bounds on the work per value.
 _MOST_OCCURRENCES = 4096
 _MOST_LOOKED_AT = 65536
-
-
-@dataclass(frozen=True)
-class TokenChoice:
-    """A token the model chose: its bytes' place in the output, and the probability the model
-    gave it (None where there was no choice)."""
-
-    start: int
-    end: int
-    probability: float | None
 
 
 @dataclass(frozen=True)
