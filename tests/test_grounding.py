@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.grounding.document_search import DocumentSearch
 from gguf_extract.core.grounding.tables import (
     DocumentTokens,
     GroundingText,
@@ -26,8 +27,8 @@ from gguf_extract.core.grounding.tables import (
     vocabulary_bodies,
 )
 from gguf_extract.core.index.compiled import compile_schema
-from gguf_extract.core.json_reader import body_part
-from gguf_extract.core.results.evidence import CONFIDENCE_EXPONENT, DocumentSearch, ValueEvidence, gather, leaves
+from gguf_extract.core.json_reader import body_part, read_leaves
+from gguf_extract.core.results.evidence import CONFIDENCE_EXPONENT, ValueEvidence, gather
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 
@@ -112,7 +113,7 @@ def test_spans_match_runs_of_whitespace_and_take_the_nearest_occurrence() -> Non
 
 def test_leaves_give_pointers_and_byte_ranges() -> None:
     output = json.dumps({"a": [1, {"b~/": 'x"é'}], "c": None, "d": True}, ensure_ascii=False).encode()
-    found = {leaf.pointer: (leaf.value, output[leaf.start : leaf.end]) for leaf in leaves(output)}
+    found = {leaf.pointer: (leaf.value, output[leaf.start : leaf.end]) for leaf in read_leaves(output).leaves}
     assert found == {
         "/a/0": (1, b"1"),
         "/a/1/b~0~1": ('x"é', '"x\\"é"'.encode()),

@@ -16,9 +16,10 @@ from review_dom import parse
 
 from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.grounding.document_search import DocumentSearch
 from gguf_extract.core.grounding.tables import GroundingText, collapse_whitespace
 from gguf_extract.core.index.compiled import compile_schema
-from gguf_extract.core.results.evidence import DocumentSearch, ValueEvidence, gather
+from gguf_extract.core.results.evidence import ValueEvidence, gather
 from gguf_extract.core.review.page import ReviewDocument, render_review
 from gguf_extract.core.vocab.token_table import Vocabulary
 

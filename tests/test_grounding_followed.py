@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 from gguf_extract.core.decode.decode_types import SamplingSettings
 from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.extract.extractor import Extractor, ModelOptions
+from gguf_extract.core.grounding.document_search import DocumentSearch
 from gguf_extract.core.grounding.span_filter import Grounding
 from gguf_extract.core.grounding.tables import GroundingText, byte_origins, collapse_whitespace
 from gguf_extract.core.index.compiled import compile_schema
-from gguf_extract.core.results.evidence import DocumentSearch, ValueEvidence, gather
+from gguf_extract.core.results.evidence import ValueEvidence, gather
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent

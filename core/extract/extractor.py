@@ -29,10 +29,11 @@ from ..defaults import DEFAULT_GPU_LAYERS, DEFAULT_GPU_PARALLEL, DEFAULT_RECURSI
 from ..errors import ContextTooSmall, DocumentError, ExtractError
 from ..grounding.span_filter import Grounding
 from ..index.compiled import CompiledSchema, compile_schema
+from ..json_reader import read_leaves
 from ..model import ChatPrompt, GGUFModel, SequenceContext, bundled_model_path, offloads_to_gpu, render_chat, threads_for
 from ..model_files import resolve_model
 from ..results.abstain import FlaggedValue, withhold
-from ..results.evidence import ValueEvidence, gather, pointer_at
+from ..results.evidence import ValueEvidence, gather
 from ..runtime.scheduler import JobSteps, Outcome, Scheduler, in_order
 from ..runtime.sequences import OneSequence, SharedSequences
 from ..schema.load import Schema
@@ -479,7 +480,7 @@ class Extraction:
         within = held.within if held is not None else ()
         self.evidence = gather(output, self.document, decoder.choices, bodies, values, followed, found, within)
         if decoder.budget_bound_at is not None:
-            self.budget_closed_at = self.stats.budget_closed_at = pointer_at(output, decoder.budget_bound_at)
+            self.budget_closed_at = self.stats.budget_closed_at = read_leaves(output).pointer_at(decoder.budget_bound_at)
 
     def _record(self, decoder: Decoder) -> None:
         for item in fields(DecodeStats):

@@ -43,7 +43,8 @@ from typing import Any, Literal
 
 from ..errors import GenerationError
 from ..index.compiled import CompiledSchema
-from .evidence import Item, Leaf, ValueEvidence, leaves, leaves_and_items
+from ..json_reader import Item, Leaf, read_leaves
+from .evidence import ValueEvidence
 
 Reason = Literal["doubtful", "unstated"]
 Outcome = Literal["null", "dropped", "kept"]
@@ -101,7 +102,8 @@ def withhold(
     each where the document still validates. Every unstated value, and with `min_confidence`
     every doubtful one, is flagged with what became of it."""
     data = text.encode("utf-8")
-    all_leaves, items = leaves_and_items(data)
+    read = read_leaves(data)
+    all_leaves, items = read.leaves, read.items
     plan = _Plan(data, items, compiled)
     flags: dict[str, tuple[int, FlaggedValue]] = {}  # by pointer: (its start, its flag)
 
@@ -276,7 +278,7 @@ class _Plan:
         """`evidence` by the pointers of the new text: each leaf left keeps its own (one written
         as `null` none of it), in order; those of dropped items are gone."""
         left = [leaf for leaf in old_leaves if not self.inside_dropped(leaf)]
-        new_leaves = leaves(self.text().encode("utf-8"))
+        new_leaves = read_leaves(self.text().encode("utf-8")).leaves
         moved: dict[str, ValueEvidence] = {}
         for old, new in zip(left, new_leaves, strict=True):
             if old in self._nulls:

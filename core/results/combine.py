@@ -25,8 +25,9 @@ from typing import Any, Union
 
 from jsonschema.protocols import Validator
 
+from ..json_reader import read_leaves
 from ..jsontext import json_leaves
-from .evidence import ValueEvidence, leaves
+from .evidence import ValueEvidence
 
 
 @dataclass
@@ -45,7 +46,7 @@ def annotate(output: str, evidence: dict[str, ValueEvidence], offset: int) -> No
     """The JSON text `output` as a tree whose leaves carry their text and evidence, spans
     moved by `offset` (the piece's start in the whole document)."""
     data = output.encode("utf-8")
-    texts = {leaf.pointer: data[leaf.start : leaf.end].decode("utf-8") for leaf in leaves(data)}
+    texts = {leaf.pointer: data[leaf.start : leaf.end].decode("utf-8") for leaf in read_leaves(data).leaves}
     moved = {p: _moved(e, offset) for p, e in evidence.items()}
     value = json.loads(output)
     return _tree(value, (Leaf(item, texts[where], moved.get(where)) for where, item in json_leaves(value)))
