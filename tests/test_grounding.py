@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 import numpy as np
 import numpy.typing as npt
-from conftest import EOS, FakeModel
+from conftest import EOS, FakeModel, searched_record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -40,10 +40,7 @@ def run(
     settings_ = SamplingSettings(max_tokens=max_tokens, temperature=1.0, seed=seed, draft_tokens=4)
     decoder = Decoder(FakeModel(vocab, seed), compiled, settings_, grounding=grounding)
     output = b"".join(decoder.run())
-    bodies = grounding.bodies if grounding is not None else ()
-    held = grounding.values if grounding is not None else None
-    values, within = (held.values, held.within) if held is not None else ((), ())
-    return output.decode("utf-8"), gather(output, document, decoder.choices, bodies, values, held_within=within)
+    return output.decode("utf-8"), gather(output, document, decoder.choices, searched_record(grounding))
 
 
 def test_the_document_as_string_body_bytes() -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FakeModel
+from conftest import FakeModel, searched_record
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -307,7 +307,7 @@ def run(vocab: Vocabulary, schema: Any, document: str, seed: int) -> tuple[Any, 
     settings = SamplingSettings(max_tokens=200, temperature=1.0, seed=seed, draft_tokens=4)
     decoder = Decoder(FakeModel(vocab, seed), compiled, settings, grounding=grounding)
     output = b"".join(decoder.run())
-    evidence = gather(output, document, decoder.choices, grounding.bodies, grounding.values.values)
+    evidence = gather(output, document, decoder.choices, searched_record(grounding, within=False))
     return compiled.validate(output.decode()), evidence
 
 

@@ -471,14 +471,8 @@ class Extraction:
 
     def _gather_evidence(self, decoder: Decoder) -> None:
         output = self.text.encode("utf-8")
-        grounding = decoder.grounding
-        bodies = grounding.bodies if grounding is not None else ()
-        held = grounding.values if grounding is not None else None
-        values = held.values if held is not None else ()
-        followed = grounding.followed_spans() if grounding is not None else ()
-        found = held.found if held is not None else None
-        within = held.within if held is not None else ()
-        self.evidence = gather(output, self.document, decoder.choices, bodies, values, followed, found, within)
+        record = decoder.grounding.record() if decoder.grounding is not None else None
+        self.evidence = gather(output, self.document, decoder.choices, record)
         if decoder.budget_bound_at is not None:
             self.budget_closed_at = self.stats.budget_closed_at = read_leaves(output).pointer_at(decoder.budget_bound_at)
 

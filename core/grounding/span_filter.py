@@ -46,6 +46,7 @@ from ..vocab.token_table import IdArray, Vocabulary
 from .document_values import DocumentValues
 from .labels import normalized_name, property_name
 from .positions import CandidatePositions, Indices
+from .record import GroundedBody, GroundingRecord
 from .tables import BARRIER, DocumentTokens, GroundingText, vocabulary_bodies
 from .value_holds import READ_LISTS_KEPT_UP_TO, ValueGrounding, ValuePlace
 
@@ -276,6 +277,20 @@ class Grounding:
         for (start, end, _), ends in zip(self.bodies, self.followed, strict=True):
             found.append(tuple((int(origins[stop - (end - start)]), int(origins[stop - 1]) + 1) for stop in ends))
         return found
+
+    def record(self) -> GroundingRecord:
+        """What this grounding recorded of the output so far, for its evidence
+        (core.results.evidence): each body with the occurrences followed to its close
+        (`followed_spans`, which builds a map of the document's bytes on first call), each held
+        date and number with the labeled values it was narrowed to, and the document's dates
+        and numbers as read here."""
+        bodies = tuple(
+            GroundedBody(start, end, grounded, spans)
+            for (start, end, grounded), spans in zip(self.bodies, self.followed_spans(), strict=True)
+        )
+        held = self.values
+        values = () if held is None else held.record()
+        return GroundingRecord(bodies, values, self._found)
 
     # -- filtering -----------------------------------------------------------------------
 

@@ -44,6 +44,7 @@ from ..vocab.token_table import IdArray
 from .document_values import DocumentValues, Span
 from .labels import normalized_name, on_lines, property_name
 from .pattern_spans import PatternSpans, ScanBudget, document_spans, pattern_spans, tokens_continuing
+from .record import HeldValue
 from .tables import VocabularyBodies
 from .written_numbers import shortest_number
 
@@ -256,9 +257,10 @@ class ValueGrounding:
         # where its label did not narrow it), where evidence looks for it.
         self.within: list[tuple[Span, ...]] = []
 
-    @property
-    def found(self) -> DocumentValues:
-        return self._found
+    def record(self) -> tuple[HeldValue, ...]:
+        """Each value held so far, with the labeled values it was narrowed to (core.grounding.record)."""
+        pairs = zip(self.values, self.within, strict=True)  # one `within` per value: appended together
+        return tuple(HeldValue(start, end, grounded, within) for (start, end, grounded), within in pairs)
 
     # -- following the output ----------------------------------------------------------
 

@@ -34,7 +34,8 @@ from typing import Any
 
 from ..decode.decode_state import TokenChoice
 from ..grounding.document_search import DocumentSearch, nearest
-from ..grounding.document_values import DocumentValues, Span
+from ..grounding.document_values import Span
+from ..grounding.record import GroundedBody, GroundingRecord, HeldValue
 from ..json_reader import Leaf, read_leaves
 
 # A value's confidence is the product of its tokens' probabilities raised to this power: the bare
@@ -66,42 +67,33 @@ class ValueEvidence:
 
 
 def gather(
-    output: bytes,
-    document: str | None,
-    choices: Sequence[TokenChoice],
-    grounded_bodies: Sequence[tuple[int, int, bool]] = (),
-    held_values: Sequence[tuple[int, int, bool]] = (),
-    followed: Sequence[Sequence[tuple[int, int]]] = (),
-    values: DocumentValues | None = None,
-    held_within: Sequence[Sequence[Span]] = (),
+    output: bytes, document: str | None, choices: Sequence[TokenChoice], record: GroundingRecord | None = None
 ) -> dict[str, ValueEvidence]:
-    """The evidence of every leaf of `output` (see the module's docstring). `grounded_bodies`:
-    the byte ranges of string bodies written under grounding, and whether they stayed grounded;
-    `held_values`: the same of the dates (their bodies) and numbers held under grounding;
-    `followed`: per grounded body, the document spans of the occurrences grounding followed
-    to its close (Grounding.followed_spans), among which its span is chosen (none given: none
-    followed, the document is searched); `values`: the document's dates and numbers, where
-    grounding read them already (else read when first needed); `held_within`: per held value,
-    the document spans of the labeled values it was narrowed to (ValueGrounding.within), where
-    its span is looked for."""
-    search = DocumentSearch(document, values) if document is not None else None
-    sources = {(start, end): spans for (start, end, _), spans in zip(grounded_bodies, followed, strict=False)}
-    narrowed = [(start, end, spans) for (start, end, _), spans in zip(held_values, held_within, strict=False) if spans]
+    """The evidence of every leaf of `output` (see the module's docstring), with spans in
+    `document` (None: no spans), confidences from the `choices` the model made, and what
+    grounding recorded of the output (`Grounding.record`; None: written without grounding): a
+    grounded string's span is chosen among the occurrences grounding followed to its close
+    (none followed: the document is searched), a held value's looked for first among the
+    labeled values it was narrowed to."""
+    record = record if record is not None else GroundingRecord()
+    search = DocumentSearch(document, record.found) if document is not None else None
+    sources = {(body.start, body.end): body.followed for body in record.bodies}
+    narrowed = [value for value in record.values if value.within]
     starts = [choice.start for choice in choices]
     found: dict[str, ValueEvidence] = {}
     near = 0
     for leaf in read_leaves(output).leaves:
-        within = next((spans for start, end, spans in narrowed if leaf.start <= start and end <= leaf.end), ())
-        held = any(leaf.start <= start and end <= leaf.end and grounded for start, end, grounded in held_values)
+        within = next((value.within for value in narrowed if leaf.start <= value.start and value.end <= leaf.end), ())
+        held = any(leaf.start <= value.start and value.end <= leaf.end and value.grounded for value in record.values)
         span = _followed_span(leaf, sources, near) or _leaf_span(leaf, output, search, near, within, held)
         if span is not None:
             near = span[1]
         confidence = _confidence(leaf, choices, starts)
-        found[leaf.pointer] = ValueEvidence(span, confidence, _grounded(leaf, grounded_bodies, held_values))
+        found[leaf.pointer] = ValueEvidence(span, confidence, _grounded(leaf, record))
     return found
 
 
-def _followed_span(leaf: Leaf, sources: dict[tuple[int, int], Sequence[tuple[int, int]]], near: int) -> tuple[int, int] | None:
+def _followed_span(leaf: Leaf, sources: dict[tuple[int, int], tuple[Span, ...]], near: int) -> Span | None:
     """For a grounded string, the occurrence the decoder followed (of several it may have been,
     the one nearest `near`, as a search would choose): searching the document again for the
     value's text could find another, one it was not copied from."""
@@ -155,9 +147,12 @@ def _from(choices: Sequence[TokenChoice], index: int) -> Iterator[TokenChoice]:
         yield choices[position]
 
 
-def _grounded(leaf: Leaf, bodies: Sequence[tuple[int, int, bool]], values: Sequence[tuple[int, int, bool]]) -> bool | None:
+def _grounded(leaf: Leaf, record: GroundingRecord) -> bool | None:
+    """Whether the leaf stayed grounded: a string by the body or held value inside its quotes,
+    a number by the held value it is; None where grounding held neither."""
     if isinstance(leaf.value, str):
-        return next((grounded for start, end, grounded in (*bodies, *values) if leaf.start < start and end < leaf.end), None)
+        inside: tuple[GroundedBody | HeldValue, ...] = (*record.bodies, *record.values)
+        return next((part.grounded for part in inside if leaf.start < part.start and part.end < leaf.end), None)
     if isinstance(leaf.value, int | float) and not isinstance(leaf.value, bool):
-        return next((grounded for start, end, grounded in values if leaf.start <= start and end <= leaf.end), None)
+        return next((value.grounded for value in record.values if leaf.start <= value.start and value.end <= leaf.end), None)
     return None
