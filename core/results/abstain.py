@@ -47,7 +47,7 @@ from ..json_reader import Item, Leaf, read_leaves
 from .evidence import ValueEvidence
 
 Reason = Literal["doubtful", "unstated"]
-Outcome = Literal["null", "dropped", "kept"]
+Disposition = Literal["null", "dropped", "kept"]  # what became of a flagged value
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class FlaggedValue:
     value: Any
     confidence: float | None
     reason: Reason
-    outcome: Outcome
+    outcome: Disposition
     item: bool = False  # the value is an array item itself (kept: its array may not lose it)
 
 
@@ -109,7 +109,7 @@ def withhold(
 
     whole_items = {(item.start, item.end) for item in items}
 
-    def flag(leaf: Leaf | Item, value: Any, confidence: float | None, reason: Reason, outcome: Outcome) -> None:
+    def flag(leaf: Leaf | Item, value: Any, confidence: float | None, reason: Reason, outcome: Disposition) -> None:
         item = isinstance(leaf, Item) or (leaf.start, leaf.end) in whole_items
         flags[leaf.pointer] = (leaf.start, FlaggedValue(leaf.pointer, value, confidence, reason, outcome, item))
 
