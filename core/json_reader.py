@@ -57,6 +57,12 @@ def _kinds() -> bytes:
 _KIND_OF: Final = _kinds()
 _QUOTE_BYTE = 0x22
 _BACKSLASH = 0x5C
+# What short pieces read as, by where the text stood: a model writes the same few tokens again
+# and again (`", "`, `": "`, `"}`), and a lookup costs less than reading them. Cleared when it
+# grows past a bound.
+_SHORT = 16
+_MOST_READ = 1 << 14
+_READ: dict[tuple[bytes, bool, bool, bool, int], tuple[tuple[Mark, ...], bool, bool, bool]] = {}
 # A string body's bytes up to its closing quote, escapes included (any byte after a backslash);
 # it stops short of a backslash that ends the data.
 _BODY = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
@@ -111,15 +117,32 @@ class JsonReader:
         twin.marked, twin.in_string, twin.escaped, twin.in_scalar = self.marked, self.in_string, self.escaped, self.in_scalar
         return twin
 
-    def feed(self, data: bytes) -> list[Mark]:
+    def feed(self, data: bytes) -> tuple[Mark, ...]:
         """The marks of `data`, the bytes that follow those fed before, in order: outside
         strings, each quote, bracket and comma, and the first byte of each number, true, false
         or null; inside a string, its closing quote. A scalar's end is marked (SCALAR_END) at
         the byte after it, before that byte's own mark; a scalar at the very end of the text,
-        by `finish`. Whitespace and colons are not marked."""
+        by `finish`. Whitespace and colons are not marked. What a short piece reads as is
+        looked up where it was read before from where the text stands."""
         in_string, escaped = self.in_string, self.escaped
         if in_string and _QUOTE_BYTE not in data and _BACKSLASH not in data and not escaped:
-            return []  # all of it inside a string body: most of what is written
+            return ()  # all of it inside a string body: most of what is written
+        if len(data) <= _SHORT and type(data) is bytes:  # hashable
+            key = (data, in_string, escaped, self.in_scalar, self.marked)
+            known = _READ.get(key)
+            if known is None:
+                known = _READ[key] = self._read(data)  # it depends on nothing else
+                if len(_READ) > _MOST_READ:
+                    _READ.clear()
+            marks, self.in_string, self.escaped, self.in_scalar = known
+            return marks
+        marks, self.in_string, self.escaped, self.in_scalar = self._read(data)
+        return marks
+
+    def _read(self, data: bytes) -> tuple[tuple[Mark, ...], bool, bool, bool]:
+        """The marks of `data` and where the text ends after it (in a string, in an escape, in
+        a scalar), from where it ends now; changes nothing."""
+        in_string, escaped = self.in_string, self.escaped
         plain = _BACKSLASH not in data  # no escape: each body in it ends at its next quote
         marks: list[Mark] = []
         append = marks.append
@@ -150,16 +173,15 @@ class JsonReader:
                     append((kind, at))
                 in_string, scalar = kind == QUOTE, kind == SCALAR
             at += 1
-        self.in_string, self.escaped, self.in_scalar = in_string, escaped, scalar
-        return marks
+        return tuple(marks), in_string, escaped, scalar
 
-    def finish(self) -> list[Mark]:
+    def finish(self) -> tuple[Mark, ...]:
         """The marks the end of the text makes (offsets after the last byte fed, counted from
         there): a scalar's end, where the text ends in one."""
         if not self.in_scalar:
-            return []
+            return ()
         self.in_scalar = False
-        return [(SCALAR_END, 0)] if self.marked & SCALAR_END else []
+        return ((SCALAR_END, 0),) if self.marked & SCALAR_END else ()
 
 
 @dataclass(frozen=True)

@@ -107,10 +107,10 @@ def test_the_marks_of_a_document() -> None:
 
 def test_a_scalar_that_ends_the_text_ends_with_finish() -> None:
     reader = JsonReader()
-    assert reader.feed(b"-12.5") == [(SCALAR, 0)]
-    assert reader.feed(b"e3") == []
-    assert reader.finish() == [(SCALAR_END, 0)]
-    assert reader.finish() == []
+    assert reader.feed(b"-12.5") == ((SCALAR, 0),)
+    assert reader.feed(b"e3") == ()
+    assert reader.finish() == ((SCALAR_END, 0),)
+    assert reader.finish() == ()
 
 
 def test_a_reader_marks_only_the_kinds_asked_for() -> None:
@@ -124,8 +124,8 @@ def test_where_the_text_ends_is_told_and_copied() -> None:
     reader.feed(b'{"a": "x\\')
     assert reader.in_string and reader.escaped
     twin = reader.copy()
-    assert reader.feed(b'"') == [] and reader.in_string and not reader.escaped  # the escaped quote
-    assert twin.feed(b'""') == [(END_QUOTE, 1)] and not twin.in_string
+    assert reader.feed(b'"') == () and reader.in_string and not reader.escaped  # the escaped quote
+    assert twin.feed(b'""') == ((END_QUOTE, 1),) and not twin.in_string
 
 
 # -- leaves and items ---------------------------------------------------------------------------

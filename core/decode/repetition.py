@@ -169,19 +169,12 @@ class JsonScanner:
         self.output = bytearray()
         self.stack: list[_Array | None] = []  # None: an object
         self.reader = JsonReader()
+        # Where the output ends, as the reader says after each feed: inside a string, after a backslash.
+        self.in_string = self.escaped = False
         self.body_start = 0  # where the open string's body starts in the output
         self.stops_in_string = 0  # loops ruled out in the open string (RepetitionGuard.note_stop)
         self._arrays = 0
         self.closed: dict[int, _Array] = {}  # the arrays closed so far, by id (never changed again)
-
-    @property
-    def in_string(self) -> bool:
-        return self.reader.in_string
-
-    @property
-    def escaped(self) -> bool:
-        """Inside a string, after a backslash."""
-        return self.reader.escaped
 
     def copy(self) -> JsonScanner:
         twin = JsonScanner.__new__(JsonScanner)
@@ -218,6 +211,7 @@ class JsonScanner:
                 elif kind == ARRAY:
                     self._arrays += 1
                     self.stack.append(_Array(self._arrays))
+        self.in_string, self.escaped = self.reader.in_string, self.reader.escaped
 
     def _container_ends(self, kind: int, at: int) -> None:
         if kind == END_ARRAY:

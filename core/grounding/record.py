@@ -12,27 +12,30 @@ from .document_values import DocumentValues, Span
 
 
 @dataclass(frozen=True)
-class GroundedBody:
-    """A string body written under grounding: its byte range in the output, whether it stayed
-    grounded to its close, and the document spans (character offsets) of the occurrences it may
-    have been copied from, those grounding followed while it was written (none where it was
-    released, or is empty)."""
+class WrittenUnderGrounding:
+    """A part of the output written under grounding: its byte range there, and whether it stayed
+    grounded to its end."""
 
     start: int
     end: int
     grounded: bool
+
+
+@dataclass(frozen=True)
+class GroundedBody(WrittenUnderGrounding):
+    """A string body written under grounding, with the document spans (character offsets) of the
+    occurrences it may have been copied from: those grounding followed while it was written
+    (none where it was released, or is empty)."""
+
     followed: tuple[Span, ...] = ()
 
 
 @dataclass(frozen=True)
-class HeldValue:
-    """A date (its body) or number held under grounding: its byte range in the output, whether it
-    stayed held to one the document states, and the document spans of the labeled values it was
-    narrowed to (none where its label narrowed nothing), where its span is looked for first."""
+class HeldValue(WrittenUnderGrounding):
+    """A date (its body) or number held to one the document states, with the document spans of
+    the labeled values it was narrowed to (none where its label narrowed nothing), where its
+    span is looked for first."""
 
-    start: int
-    end: int
-    grounded: bool
     within: tuple[Span, ...] = ()
 
 

@@ -35,7 +35,7 @@ from typing import Any
 from ..decode.decode_state import TokenChoice
 from ..grounding.document_search import DocumentSearch, nearest
 from ..grounding.document_values import Span
-from ..grounding.record import GroundedBody, GroundingRecord, HeldValue
+from ..grounding.record import GroundingRecord, WrittenUnderGrounding
 from ..json_reader import Leaf, read_leaves
 
 # A value's confidence is the product of its tokens' probabilities raised to this power: the bare
@@ -151,7 +151,7 @@ def _grounded(leaf: Leaf, record: GroundingRecord) -> bool | None:
     """Whether the leaf stayed grounded: a string by the body or held value inside its quotes,
     a number by the held value it is; None where grounding held neither."""
     if isinstance(leaf.value, str):
-        inside: tuple[GroundedBody | HeldValue, ...] = (*record.bodies, *record.values)
+        inside: tuple[WrittenUnderGrounding, ...] = (*record.bodies, *record.values)
         return next((part.grounded for part in inside if leaf.start < part.start and part.end < leaf.end), None)
     if isinstance(leaf.value, int | float) and not isinstance(leaf.value, bool):
         return next((value.grounded for value in record.values if leaf.start <= value.start and value.end <= leaf.end), None)
