@@ -197,7 +197,7 @@ def test_grounding_follows_the_flag_and_the_annotation(vocab: Vocabulary) -> Non
         },
         "required": ["a", "b", "c"],
     }
-    # A date is grounded too (core.grounding_values): to a date the document states.
+    # A date is grounded too (core.grounding.value_holds): to a date the document states.
     assert compile_schema(schema, vocab, grounded=True).grounded_pointers == ["/properties/a", "/properties/c"]
     opted_in = {**schema, "properties": {**schema["properties"], "b": {"type": "string", "x-grounded": True}}}
     assert compile_schema(opted_in, vocab).grounded_pointers == ["/properties/b"]

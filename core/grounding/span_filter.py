@@ -7,7 +7,7 @@ every run of whitespace one space, quote and backslash escaped, each run of cont
 format characters one NUL, which no string body holds raw: a value never holds them, nor
 joins the words on either side), and a string being written is allowed to continue only
 along an occurrence of what it holds so far in those bytes, starting, and closing, only
-where a value may: never inside a word, never at a space (core/grounding_tables.py,
+where a value may: never inside a word, never at a space (core/grounding/tables.py,
 `word_edges`). So the value, once closed, is a span of the document up to whitespace runs,
 by construction.
 
@@ -24,10 +24,10 @@ reach, a budget too small for the occurrence's bytes), the string is released fr
 grounding rather than leaving the decoder without a way to finish: validity comes first,
 and the evidence then says the value is not grounded.
 
-What each token holds of a string body is read escape-aware (core/grounding_tables.py holds
+What each token holds of a string body is read escape-aware (core/grounding/tables.py holds
 the tables: over the vocabulary once, per document only the tokens met at each position).
 Inside a body, the tokens the document allows are picked out of the decoder's candidates by
-their positions in the list (core/positions.py), not by a pass over every candidate.
+their positions in the list (core/grounding/positions.py), not by a pass over every candidate.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class _Place:
 class Grounding:
     """Follows one generation's output and filters the tokens allowed inside grounded string
     bodies. `feed` every byte written, in order; `restrict` the candidates at each choice. A
-    follower of the decoding (core.decode_state): `restrict` may release the open body, so a
+    follower of the decoding (core.decode.decode_state): `restrict` may release the open body, so a
     snapshot covers that too."""
 
     def __init__(self, dfa: LazyDFA, vocab: Vocabulary, document: str, default: bool, hold_values: bool = False) -> None:
@@ -299,7 +299,7 @@ class Grounding:
         on a span of the document: inside one, those continuing an occurrence; outside, those
         that open one and write in it only what the document holds. All of them where none
         would (the body is then released). Inside a grounded date or number, those keeping it
-        on one the document states (`held`: bytes evaluated but held back, core.held_zeros;
+        on one the document states (`held`: bytes evaluated but held back, core.decode.held_zeros;
         see core.grounding.value_holds). The array returned may be read-only: kept, and given
         again when the same candidates come back."""
         self._labeled_inside, self._labeled_openers = False, frozenset()

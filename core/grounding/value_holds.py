@@ -24,7 +24,7 @@ found by walking the document through it (core.grounding.pattern_spans, bounded:
 is met the value is released). Its candidates may hold a quote or a backslash, escaped as the
 document's bytes are; the other kinds' never do.
 
-Zeros that end a number's fraction may be held back by the decoder (core.held_zeros): they
+Zeros that end a number's fraction may be held back by the decoder (core.decode.held_zeros): they
 count as written here (`559.40` continues along `559.40`), and a number compares by its
 shortest form when it ends (`559.40` then `,` leaves `559.4`).
 """
@@ -230,7 +230,7 @@ class ValuePlace:
 class ValueGrounding:
     """Follows one generation's output and filters the tokens allowed inside grounded dates
     and numbers. `feed` every byte written, in order; `restrict` the candidates at each
-    choice. A follower of the decoding (core.decode_state), through core.grounding."""
+    choice. A follower of the decoding (core.decode.decode_state), through core.grounding."""
 
     def __init__(
         self, dfa: LazyDFA, pieces: Sequence[bytes], found: DocumentValues, default: bool, bodies: VocabularyBodies | None = None
