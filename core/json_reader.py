@@ -2,18 +2,21 @@
 leaves with their JSON pointers and byte ranges. The one reader of the output's JSON text.
 
 - `body_part`: what of some bytes stays inside a string body (a token's bytes, read from where
-  a body stands), and whether they close it.
-- `JsonReader`: fed bytes in any cuts, as they are written, it marks each byte that is not
-  inside a string or a number, true, false or null (`Mark`), and knows whether a string is open
-  and ends inside an escape. The output's followers read it as they stream (the layout of
-  core.results.indent, the runaway guard of core.decode.repetition).
+  a body stands), and whether they close it (core.grounding's tables, the runaway guard).
+- `JsonReader`: fed bytes in any cuts, as they are written, it marks the bytes where something
+  opens or closes (`MarkedByte`: quotes, brackets, commas, where a number, true, false or null
+  starts and ends), and knows whether the text so far ends inside a string or an escape. The
+  output's followers read with one as the text streams: the runaway guard's scanner
+  (core.decode.repetition) and the indented layout (core.results.indent).
 - `LeafReader`: on a JsonReader's marks, the leaves (`Leaf`) and array items (`Item`) of the
   text, with their pointers and byte ranges; `read_leaves` reads a finished text once, after
-  which `pointer_at` finds the value at any offset without reading it again.
+  which `pointer_at` finds the value at any offset without reading it again (evidence,
+  core.results).
 
-String bodies are passed over a run at a time (one regular expression), not a byte at a time:
-the decoder feeds every byte it writes to two readers. The reader trusts its input to be JSON
-text or a prefix of one (the automaton guarantees it) and checks nothing. It imports only
+The decoder feeds its scanner every token it writes, and tries many more on copies: string
+bodies are passed over a run at a time (a search for the next quote), and what a short piece
+reads as from where the text stands is looked up once read. The reader trusts its input to be
+JSON text or a prefix of one (the automaton guarantees it) and checks nothing. It imports only
 core.jsontext (JSON-pointer escaping).
 """
 
@@ -27,8 +30,8 @@ from typing import Any, Final
 
 from .jsontext import join_pointer
 
-# What a marked byte is (a `Mark`'s kind): one bit each, so that a reader may be asked for some
-# kinds only (`JsonReader(marked=...)`) and a kind tested against several at once.
+# What a marked byte is (a `MarkedByte`'s kind): one bit each, so that a reader may be asked for
+# some kinds only (`JsonReader(marked=...)`) and a kind tested against several at once.
 QUOTE: Final = 1  # a string's opening quote
 END_QUOTE: Final = 2  # its closing quote
 OBJECT: Final = 4  # `{`
@@ -41,7 +44,7 @@ SCALAR_END: Final = 256  # where a number, true, false or null has ended: at the
 EVERY_MARK: Final = 511
 _UNMARKED = 0  # whitespace and colons between tokens: nothing opens or closes there
 
-Mark = tuple[int, int]  # (kind, offset of the byte in the bytes fed)
+MarkedByte = tuple[int, int]  # (kind, offset of the byte in the bytes fed)
 
 
 def _kinds() -> bytes:
@@ -62,7 +65,7 @@ _BACKSLASH = 0x5C
 # grows past a bound.
 _SHORT = 16
 _MOST_READ = 1 << 14
-_READ: dict[tuple[bytes, bool, bool, bool, int], tuple[tuple[Mark, ...], bool, bool, bool]] = {}
+_READ: dict[tuple[bytes, bool, bool, bool, int], tuple[tuple[MarkedByte, ...], bool, bool, bool]] = {}
 # A string body's bytes up to its closing quote, escapes included (any byte after a backslash);
 # it stops short of a backslash that ends the data.
 _BODY = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
@@ -117,7 +120,7 @@ class JsonReader:
         twin.marked, twin.in_string, twin.escaped, twin.in_scalar = self.marked, self.in_string, self.escaped, self.in_scalar
         return twin
 
-    def feed(self, data: bytes) -> tuple[Mark, ...]:
+    def feed(self, data: bytes) -> tuple[MarkedByte, ...]:
         """The marks of `data`, the bytes that follow those fed before, in order: outside
         strings, each quote, bracket and comma, and the first byte of each number, true, false
         or null; inside a string, its closing quote. A scalar's end is marked (SCALAR_END) at
@@ -139,12 +142,12 @@ class JsonReader:
         marks, self.in_string, self.escaped, self.in_scalar = self._read(data)
         return marks
 
-    def _read(self, data: bytes) -> tuple[tuple[Mark, ...], bool, bool, bool]:
+    def _read(self, data: bytes) -> tuple[tuple[MarkedByte, ...], bool, bool, bool]:
         """The marks of `data` and where the text ends after it (in a string, in an escape, in
         a scalar), from where it ends now; changes nothing."""
         in_string, escaped = self.in_string, self.escaped
         plain = _BACKSLASH not in data  # no escape: each body in it ends at its next quote
-        marks: list[Mark] = []
+        marks: list[MarkedByte] = []
         append = marks.append
         at, size, scalar, kinds, marked = 0, len(data), self.in_scalar, _KIND_OF, self.marked
         while at < size:
@@ -175,7 +178,7 @@ class JsonReader:
             at += 1
         return tuple(marks), in_string, escaped, scalar
 
-    def finish(self) -> tuple[Mark, ...]:
+    def finish(self) -> tuple[MarkedByte, ...]:
         """The marks the end of the text makes (offsets after the last byte fed, counted from
         there): a scalar's end, where the text ends in one."""
         if not self.in_scalar:
@@ -211,8 +214,8 @@ class Item:
 
 
 class _Container:
-    """An open object or array: its pointer, where it starts, and where its reading stands (the
-    latest member's name, whether a name comes next; the open item's index and start)."""
+    """An open object or array: its pointer, and where its reading stands (the latest member's
+    name, whether a name comes next; the open item's index and start)."""
 
     __slots__ = ("array", "index", "item_start", "key", "pointer", "wants_key")
 
@@ -266,7 +269,7 @@ class LeafReader:
     def _mark(self, kind: int, at: int) -> None:
         if kind & (END_QUOTE | SCALAR_END):
             end = at + 1 if kind == END_QUOTE else at
-            value = json.loads(bytes(self._text[self._started : end]))
+            value = json.loads(self._text[self._started : end])
             if self._key:
                 self._open[-1].key, self._open[-1].wants_key, self._key = value, False, False
                 return

@@ -24,7 +24,7 @@ from gguf_extract.core.json_reader import (
     SCALAR_END,
     JsonReader,
     LeafReader,
-    Mark,
+    MarkedByte,
     body_part,
     read_leaves,
 )
@@ -71,11 +71,11 @@ def test_a_body_part_is_what_a_byte_by_byte_reading_gives(data: bytes, escaped: 
 # -- marks --------------------------------------------------------------------------------------
 
 
-def marks_of(data: bytes, cuts: list[int] | None = None, marked: int | None = None) -> list[Mark]:
+def marks_of(data: bytes, cuts: list[int] | None = None, marked: int | None = None) -> list[MarkedByte]:
     """The marks of `data` fed in pieces cut at `cuts` (None: byte by byte), with offsets in
     the whole of `data`."""
     reader = JsonReader() if marked is None else JsonReader(marked)
-    found: list[Mark] = []
+    found: list[MarkedByte] = []
     points = list(range(len(data) + 1)) if cuts is None else [0, *sorted({c % (len(data) + 1) for c in cuts}), len(data)]
     for start, end in itertools.pairwise(points):
         found += [(kind, start + at) for kind, at in reader.feed(data[start:end])]
