@@ -269,7 +269,7 @@ class LeafReader:
     def _mark(self, kind: int, at: int) -> None:
         if kind & (END_QUOTE | SCALAR_END):
             end = at + 1 if kind == END_QUOTE else at
-            value = json.loads(self._text[self._started : end])
+            value = json.loads(self._text[self._started : end].decode("utf-8", "surrogatepass"))  # as json.loads reads bytes
             if self._key:
                 self._open[-1].key, self._open[-1].wants_key, self._key = value, False, False
                 return
