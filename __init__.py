@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from .core.errors import UndecodableDocument as UndecodableDocument
     from .core.errors import UnsupportedSchema as UnsupportedSchema
     from .core.errors import misspelling_hint as misspelling_hint
-    from .core.extract.abstain import FlaggedValue as FlaggedValue
     from .core.extract.chunked import CHUNKED_TEXT_LIMIT as CHUNKED_TEXT_LIMIT
     from .core.extract.chunked import ChunkedExtraction as ChunkedExtraction
     from .core.extract.extraction_run import ExtractionRun as ExtractionRun
@@ -58,7 +57,6 @@ if TYPE_CHECKING:
     from .core.extract.extractor import ExtractionStats as ExtractionStats
     from .core.extract.extractor import Extractor as Extractor
     from .core.files import write_atomically as write_atomically
-    from .core.indent import Indenter as Indenter
     from .core.index.check import SchemaReport as SchemaReport
     from .core.index.check import check_schema_support as check_schema_support
     from .core.index.compiled import CompiledSchema as CompiledSchema
@@ -70,6 +68,8 @@ if TYPE_CHECKING:
     from .core.model_files import model_folders as model_folders
     from .core.model_files import resolve_model as resolve_model
     from .core.processes import module_command as module_command
+    from .core.results.abstain import FlaggedValue as FlaggedValue
+    from .core.results.indent import Indenter as Indenter
     from .core.review.evidence import ReviewDocument as ReviewDocument
     from .core.review.page import render_review as render_review
     from .core.review.page import write_review as write_review
@@ -94,7 +94,7 @@ _EXPORTS: dict[str, str] = {
     "ChunkedExtraction": "core.extract.chunked",
     "ExtractionRun": "core.extract.extraction_run",
     "ExtractionStats": "core.extract.extractor",
-    "FlaggedValue": "core.extract.abstain",
+    "FlaggedValue": "core.results.abstain",
     "Outcome": "core.runtime.scheduler",
     "JobSteps": "core.runtime.scheduler",
     "bundled_model_path": "core.model",
@@ -129,7 +129,7 @@ _EXPORTS: dict[str, str] = {
     "conversions_now": "core.documents.convert.box",
     "CHUNKED_TEXT_LIMIT": "core.extract.chunked",
     # Output: indented JSON, whole files, the review page
-    "Indenter": "core.indent",
+    "Indenter": "core.results.indent",
     "write_atomically": "core.files",
     "module_command": "core.processes",
     "ReviewDocument": "core.review.evidence",
@@ -175,7 +175,7 @@ _LIGHT_MODULES = frozenset(
         "core.defaults",
         "core.files",
         "core.model_files",
-        "core.indent",
+        "core.results.indent",
         "core.documents.document",
         "core.schema.read.load",
         "core.schema.read.sources",

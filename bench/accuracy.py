@@ -25,7 +25,7 @@ each document so that a busy machine slows both alike. Figures per model and mod
   bdg: documents where the token budget closed the JSON.
 
 `--abstain P` scores each extraction twice more after the library withholds values from it
-(`ExtractionRun.withhold`, core/extract/abstain.py): `MODE+null` with the values the document
+(`ExtractionRun.withhold`, core/results/abstain.py): `MODE+null` with the values the document
 does not state (released from grounding, no span) written as null where the schema allows,
 then `MODE+abstain` with, besides, the values below confidence P written as null and the
 array items below it dropped, as `--min-confidence P --abstain` does. `--nullable` compiles
@@ -79,7 +79,7 @@ from accuracy_scoring import (
 )
 
 from gguf_extract import ExtractError, Extractor, SamplingSettings
-from gguf_extract.core.grounding.value_evidence import CONFIDENCE_EXPONENT  # after the facade: llama.cpp loads first
+from gguf_extract.core.results.evidence import CONFIDENCE_EXPONENT  # after the facade: llama.cpp loads first
 
 STARTED = time.perf_counter()
 MODES = ("plain", "grounded")

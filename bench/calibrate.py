@@ -4,7 +4,7 @@ from a labelled set kept apart from the development set (bench/calibset, built b
 
 A value's raw confidence is the product of the model's probabilities for its chosen tokens,
 which understates how often the value is right (the more tokens, the lower). The library
-reports that product raised to CONFIDENCE_EXPONENT (core/grounding/value_evidence.py): one
+reports that product raised to CONFIDENCE_EXPONENT (core/results/evidence.py): one
 number, so the ranking of values (AUROC) is unchanged. Here each exponent from 0.05 to 1 is
 scored by log loss (a proper scoring rule) over every leaf value with a confidence, all modes
 pooled; the best is printed, with the expected calibration error (ECE, 10 bins) per mode and
@@ -29,7 +29,7 @@ from types import SimpleNamespace
 
 from accuracy_scoring import DEVSET, Tally, auroc, calibration, load_devset, score
 
-from gguf_extract.core.grounding.value_evidence import CONFIDENCE_EXPONENT
+from gguf_extract.core.results.evidence import CONFIDENCE_EXPONENT
 
 
 def raw_pairs(saved: Path, devset: Path) -> dict[str, dict[str, list[tuple[float, bool]]]]:

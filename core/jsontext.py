@@ -3,7 +3,7 @@ characters, how far references are followed, and a value's leaves with their poi
 
 The one place these rules live (JSON-pointer escaping included: the review page's pointers are
 joined here too, and its leaves, like those of a long document's merged value, walked here;
-the leaves of JSON text with their byte ranges are read by core.grounding.value_evidence).
+the leaves of JSON text with their byte ranges are read by core.json_reader).
 It does not parse or validate anything; it imports nothing, so every room of core/ may
 import it, automaton/ and schema/ alike.
 """

@@ -6,6 +6,7 @@ import json
 import random
 import signal
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ from gguf_extract.core.decode import decoder as decoder_module
 from gguf_extract.core.decode.decoder import LARGEST_DRAFT_BATCH, Decoder
 from gguf_extract.core.decode.sampling import share
 from gguf_extract.core.decode.types import SamplingSettings
+from gguf_extract.core.grounding.record import GroundingRecord
 from gguf_extract.core.grounding.span_filter import Grounding
 from gguf_extract.core.index.compiled import CompiledSchema, compile_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
@@ -199,3 +201,16 @@ def grounded_decode(
     settings = SamplingSettings(max_tokens=max_tokens, temperature=1.0, seed=seed, draft_tokens=4)
     decoder = Decoder(FakeModel(vocab, seed), compiled, settings, grounding=grounding)
     return compiled, b"".join(decoder.run()), decoder, grounding
+
+
+def searched_record(grounding: Grounding | None, followed: bool = False, within: bool = True) -> GroundingRecord | None:
+    """What `grounding` recorded of its output (Grounding.record), as these tests hand it to
+    evidence: without the occurrences followed to each body's close unless `followed` (each
+    span is then searched for in the document, as these tests check), without the labeled
+    values a held value was narrowed to unless `within`, and the document's values read anew."""
+    if grounding is None:
+        return None
+    record = grounding.record()
+    bodies = record.bodies if followed else tuple(replace(body, followed=()) for body in record.bodies)
+    values = record.values if within else tuple(replace(value, within=()) for value in record.values)
+    return GroundingRecord(bodies, values)

@@ -1,4 +1,4 @@
-"""--abstain and unstated values (core.extract.abstain): null in place of a doubtful value or
+"""--abstain and unstated values (core.results.abstain): null in place of a doubtful value or
 of one the document does not state, a doubtful array item dropped, each only where the schema
 allows it; the rest of the text byte for byte; the evidence re-keyed with no stale span;
 jsonschema the judge of every result."""
@@ -19,9 +19,10 @@ from conftest import compile_for, hand_vocab
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.extract.abstain import FlaggedValue, withhold
-from gguf_extract.core.grounding.value_evidence import ValueEvidence, leaves
 from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.json_reader import read_leaves
+from gguf_extract.core.results.abstain import FlaggedValue, withhold
+from gguf_extract.core.results.evidence import ValueEvidence
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,7 +68,7 @@ def test_only_values_below_the_threshold_that_may_be_withheld_are(vocab: Vocabul
     # the evidence follows the text: nothing left of a withheld value, the item after a dropped one moved up
     assert result.evidence["/a"] == ValueEvidence(None, None, None)
     assert result.evidence["/e/0"] == found["/e/1"] and "/e/1" not in result.evidence
-    assert set(result.evidence) == {leaf.pointer for leaf in leaves(result.text.encode())}
+    assert set(result.evidence) == {leaf.pointer for leaf in read_leaves(result.text.encode()).leaves}
     unchanged = withhold(TEXT, found, compiled, min_confidence=0.05, abstain=True)
     assert (unchanged.text, unchanged.value, unchanged.flagged) == (TEXT, None, [])
     named = withhold(TEXT, found, compiled, min_confidence=0.5)  # without abstain: named, nothing changed
@@ -81,7 +82,7 @@ def test_whatever_the_confidences_the_result_validates_and_only_doubtful_values_
     vocab: Vocabulary, confidences: list[float | None], threshold: float
 ) -> None:
     compiled = compile_schema(SCHEMA, vocab)
-    pointers = [leaf.pointer for leaf in leaves(TEXT.encode())]
+    pointers = [leaf.pointer for leaf in read_leaves(TEXT.encode()).leaves]
     found = {pointer: ValueEvidence(None, confidence) for pointer, confidence in zip(pointers, confidences, strict=False)}
     result = withhold(TEXT, found, compiled, min_confidence=threshold, abstain=True)
     assert result.value == (json.loads(result.text) if result.changed else None)
@@ -98,7 +99,7 @@ def test_whatever_the_confidences_the_result_validates_and_only_doubtful_values_
     for pointer in withheld:
         confidence = found[pointer].confidence
         assert confidence is not None and confidence < threshold
-    assert set(result.evidence) == {leaf.pointer for leaf in leaves(result.text.encode())}
+    assert set(result.evidence) == {leaf.pointer for leaf in read_leaves(result.text.encode()).leaves}
 
 
 UNSTATED = {
@@ -164,7 +165,8 @@ ITEMS = {
 
 def itemised(vocab: Vocabulary, text: str, confidences: dict[str, float]) -> tuple[Any, dict[str, ValueEvidence]]:
     compiled = compile_schema(ITEMS, vocab, lenient=True)  # `contains` is not enforced while writing, yet validated
-    found = {leaf.pointer: ValueEvidence((0, 1), confidences.get(leaf.pointer, 0.9), True) for leaf in leaves(text.encode())}
+    leaves = read_leaves(text.encode()).leaves
+    found = {leaf.pointer: ValueEvidence((0, 1), confidences.get(leaf.pointer, 0.9), True) for leaf in leaves}
     return withhold(text, found, compiled, min_confidence=0.3, abstain=True), found
 
 
@@ -185,7 +187,7 @@ def test_a_doubtful_item_is_dropped_where_the_array_allows_and_kept_where_it_doe
     jsonschema.validate(result.value, ITEMS)
     assert result.evidence["/deps/1"] == found["/deps/2"] and "/deps/2" not in result.evidence
     assert result.evidence["/ids/0"] == ValueEvidence(None, None, None)
-    assert set(result.evidence) == {leaf.pointer for leaf in leaves(result.text.encode())}
+    assert set(result.evidence) == {leaf.pointer for leaf in read_leaves(result.text.encode()).leaves}
 
 
 def test_an_item_the_document_does_not_state_leaves_its_array_where_the_array_allows(vocab: Vocabulary) -> None:
@@ -194,7 +196,7 @@ def test_an_item_the_document_does_not_state_leaves_its_array_where_the_array_al
     where it may be, the record kept."""
     compiled = compile_schema(ITEMS, vocab, lenient=True)
     text = '{"deps": ["CVE-1", "CVE-2"], "tags": ["x", "y", "z"], "ids": [4], "people": [{"n": "P", "a": 3}]}'
-    found = {leaf.pointer: ValueEvidence((0, 1), 0.9, True) for leaf in leaves(text.encode())}
+    found = {leaf.pointer: ValueEvidence((0, 1), 0.9, True) for leaf in read_leaves(text.encode()).leaves}
     invented = {"/deps/0": 0.4, "/deps/1": 0.6, "/tags/0": 0.5, "/tags/2": 0.2, "/ids/0": 0.3, "/people/0/a": 0.5}
     found |= {pointer: ValueEvidence(None, confidence, False) for pointer, confidence in invented.items()}
     result = withhold(text, found, compiled)
@@ -250,7 +252,7 @@ def test_items_go_with_one_separator_each_and_the_rest_stays_byte_for_byte(vocab
         result, _ = itemised(vocab, text, dict.fromkeys(doubtful, 0.1))
         assert result.text == expected, doubtful
         assert json.loads(result.text) == result.value
-        assert set(result.evidence) == {leaf.pointer for leaf in leaves(result.text.encode())}
+        assert set(result.evidence) == {leaf.pointer for leaf in read_leaves(result.text.encode()).leaves}
     # an item that goes whole is named once, not for each of its items
     result, _ = itemised(vocab, text, {"/grid/0/0": 0.1, "/grid/0/1": 0.1})
     assert outcomes(result.flagged) == [("/grid/0", "doubtful", "dropped")]

@@ -11,8 +11,9 @@ import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.extract.combine import Combiner, annotate, dump, evidence_of, plain
-from gguf_extract.core.grounding.value_evidence import ValueEvidence, leaves
+from gguf_extract.core.json_reader import read_leaves
+from gguf_extract.core.results.combine import Combiner, annotate, dump, evidence_of, plain
+from gguf_extract.core.results.evidence import ValueEvidence
 from gguf_extract.core.schema.read.validation import validator_for_schema
 
 ITEMS = {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "qty": {"type": "integer"}}}}
@@ -84,7 +85,7 @@ def test_leaves_keep_the_models_text_and_spans_move_by_the_pieces_offset() -> No
     node = annotate(text, {"/total": ValueEvidence((10, 16), 0.5)}, 1000)
     assert dump(node) == '{"total": 559.40, "note": "a\\u00e9"}'
     assert evidence_of(node) == {"/total": ValueEvidence((1010, 1016), 0.5)}
-    assert [leaf.pointer for leaf in leaves(dump(node).encode())] == ["/total", "/note"]
+    assert [leaf.pointer for leaf in read_leaves(dump(node).encode()).leaves] == ["/total", "/note"]
 
 
 BOUNDED = {

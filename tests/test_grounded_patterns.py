@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import numpy as np
 import pytest
-from conftest import grounded_decode, spy_on_shares
+from conftest import grounded_decode, searched_record, spy_on_shares
 from typer.testing import CliRunner
 
 from gguf_extract import Extractor, check_schema_support
@@ -24,9 +24,9 @@ from gguf_extract.core.grounding.document_values import DocumentValues
 from gguf_extract.core.grounding.pattern_spans import MOST_SPAN_BYTES, MOST_STEPS, ScanBudget, pattern_spans
 from gguf_extract.core.grounding.span_filter import Grounding
 from gguf_extract.core.grounding.tables import vocabulary_bodies
-from gguf_extract.core.grounding.value_evidence import CONFIDENCE_EXPONENT, ValueEvidence, gather
 from gguf_extract.core.grounding.value_holds import ValueGrounding, ValuePlace
 from gguf_extract.core.index.compiled import CompiledSchema, compile_schema
+from gguf_extract.core.results.evidence import CONFIDENCE_EXPONENT, ValueEvidence, gather
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 SEEDS = range(10)
@@ -53,12 +53,9 @@ def run(
     """The value (validated by the schema's validator, formats included), its evidence, and the
     grounding that followed the run."""
     compiled, output, decoder, grounding = grounded_decode(vocab, schema, document, seed, 300, grounded)
-    bodies = grounding.bodies if grounding is not None else ()
-    values = grounding.values.values if grounding is not None and grounding.values is not None else ()
-    within = grounding.values.within if grounding is not None and grounding.values is not None else ()
     value = compiled.validate(output.decode())
     jsonschema.validate(value, schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
-    return value, gather(output, document, decoder.choices, bodies, values, held_within=within), grounding
+    return value, gather(output, document, decoder.choices, searched_record(grounding)), grounding
 
 
 def cut(document: str, evidence: ValueEvidence) -> str:

@@ -13,21 +13,22 @@ from typing import Any
 import jsonschema
 import numpy as np
 import numpy.typing as npt
-from conftest import EOS, FakeModel
+from conftest import EOS, FakeModel, searched_record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.decode.types import SamplingSettings
+from gguf_extract.core.grounding.document_search import DocumentSearch
 from gguf_extract.core.grounding.tables import (
     DocumentTokens,
     GroundingText,
-    body_part,
     collapse_whitespace,
     vocabulary_bodies,
 )
-from gguf_extract.core.grounding.value_evidence import CONFIDENCE_EXPONENT, DocumentSearch, ValueEvidence, gather, leaves
 from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.json_reader import body_part, read_leaves
+from gguf_extract.core.results.evidence import CONFIDENCE_EXPONENT, ValueEvidence, gather
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 
@@ -39,10 +40,7 @@ def run(
     settings_ = SamplingSettings(max_tokens=max_tokens, temperature=1.0, seed=seed, draft_tokens=4)
     decoder = Decoder(FakeModel(vocab, seed), compiled, settings_, grounding=grounding)
     output = b"".join(decoder.run())
-    bodies = grounding.bodies if grounding is not None else ()
-    held = grounding.values if grounding is not None else None
-    values, within = (held.values, held.within) if held is not None else ((), ())
-    return output.decode("utf-8"), gather(output, document, decoder.choices, bodies, values, held_within=within)
+    return output.decode("utf-8"), gather(output, document, decoder.choices, searched_record(grounding))
 
 
 def test_the_document_as_string_body_bytes() -> None:
@@ -112,7 +110,7 @@ def test_spans_match_runs_of_whitespace_and_take_the_nearest_occurrence() -> Non
 
 def test_leaves_give_pointers_and_byte_ranges() -> None:
     output = json.dumps({"a": [1, {"b~/": 'x"é'}], "c": None, "d": True}, ensure_ascii=False).encode()
-    found = {leaf.pointer: (leaf.value, output[leaf.start : leaf.end]) for leaf in leaves(output)}
+    found = {leaf.pointer: (leaf.value, output[leaf.start : leaf.end]) for leaf in read_leaves(output).leaves}
     assert found == {
         "/a/0": (1, b"1"),
         "/a/1/b~0~1": ('x"é', '"x\\"é"'.encode()),
@@ -199,7 +197,7 @@ def test_grounding_follows_the_flag_and_the_annotation(vocab: Vocabulary) -> Non
         },
         "required": ["a", "b", "c"],
     }
-    # A date is grounded too (core.grounding_values): to a date the document states.
+    # A date is grounded too (core.grounding.value_holds): to a date the document states.
     assert compile_schema(schema, vocab, grounded=True).grounded_pointers == ["/properties/a", "/properties/c"]
     opted_in = {**schema, "properties": {**schema["properties"], "b": {"type": "string", "x-grounded": True}}}
     assert compile_schema(opted_in, vocab).grounded_pointers == ["/properties/b"]

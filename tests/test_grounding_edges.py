@@ -9,16 +9,17 @@ import json
 import unicodedata
 from typing import Any
 
-from conftest import FakeModel
+from conftest import FakeModel, searched_record
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from review_dom import parse
 
 from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.decode.types import SamplingSettings
+from gguf_extract.core.grounding.document_search import DocumentSearch
 from gguf_extract.core.grounding.tables import GroundingText, collapse_whitespace
-from gguf_extract.core.grounding.value_evidence import DocumentSearch, ValueEvidence, gather
 from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.results.evidence import ValueEvidence, gather
 from gguf_extract.core.review.evidence import ReviewDocument
 from gguf_extract.core.review.page import render_review
 from gguf_extract.core.vocab.token_table import Vocabulary
@@ -62,7 +63,7 @@ def run(vocab: Vocabulary, schema: Any, document: str, seed: int) -> tuple[Any, 
     assert grounding is not None
     decoder = Decoder(FakeModel(vocab, seed), compiled, SamplingSettings(max_tokens=400, seed=seed), grounding=grounding)
     output = b"".join(decoder.run())
-    return json.loads(output), gather(output, document, decoder.choices, grounding.bodies)
+    return json.loads(output), gather(output, document, decoder.choices, searched_record(grounding))
 
 
 DOCUMENTS = st.lists(st.sampled_from([*"ab John日.-12 \n", "John", "ab", *UNSEEN]), min_size=1, max_size=24).map("".join)

@@ -11,17 +11,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from conftest import FakeModel
+from conftest import FakeModel, searched_record
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.extract.extractor import Extractor, ModelOptions
+from gguf_extract.core.grounding.document_search import DocumentSearch
+from gguf_extract.core.grounding.record import GroundedBody, GroundingRecord
 from gguf_extract.core.grounding.span_filter import Grounding
 from gguf_extract.core.grounding.tables import GroundingText, byte_origins, collapse_whitespace
-from gguf_extract.core.grounding.value_evidence import DocumentSearch, ValueEvidence, gather
 from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.results.evidence import ValueEvidence, gather
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +51,7 @@ def decode(model: FakeModel, schema: Any, document: str) -> tuple[bytes, Groundi
     assert grounding is not None
     decoder = Decoder(model, compiled, SamplingSettings(max_tokens=400, seed=model.seed), grounding=grounding)
     output = b"".join(decoder.run())
-    evidence = gather(output, document, decoder.choices, grounding.bodies, (), grounding.followed_spans())
+    evidence = gather(output, document, decoder.choices, searched_record(grounding, followed=True))
     return output, grounding, evidence
 
 
@@ -66,14 +68,14 @@ def test_the_span_is_the_followed_occurrence_nearest_the_previous_value(vocab: V
     assert (after, after + 2) in grounding.followed_spans()[1] and len(grounding.followed_spans()[1]) == 4101
     searched = DocumentSearch(document).span("ab", john + 4)
     assert searched is not None and searched[0] < john  # what evidence gave before: far from the value before it
-    assert gather(output, document, [], grounding.bodies)["/1"].span == searched
+    assert gather(output, document, [], searched_record(grounding))["/1"].span == searched
 
 
 def test_a_released_string_falls_back_to_the_search(vocab: Vocabulary) -> None:
     """A string released from grounding followed no occurrence to its close: its span is
     searched for, as for any ungrounded value."""
     output = b'["John", "ab"]'
-    evidence = gather(output, "ab John", [], [(2, 6, False), (10, 12, True)], (), [(), ((0, 2),)])
+    evidence = gather(output, "ab John", [], GroundingRecord((GroundedBody(2, 6, False), GroundedBody(10, 12, True, ((0, 2),)))))
     assert evidence["/0"] == ValueEvidence((3, 7), None, False)
     assert evidence["/1"] == ValueEvidence((0, 2), None, True)
 

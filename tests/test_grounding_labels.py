@@ -15,9 +15,9 @@ from conftest import FakeModel
 from test_grounding import run
 
 from gguf_extract.core.decode.decoder import Decoder
+from gguf_extract.core.decode.state import TokenChoice
 from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.grounding.labels import labeled_values, normalized_name, property_name
-from gguf_extract.core.grounding.value_evidence import TokenChoice
 from gguf_extract.core.index.compiled import compile_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
 

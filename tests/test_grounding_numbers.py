@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FakeModel
+from conftest import FakeModel, searched_record
 from hypothesis import given
 from hypothesis import strategies as st
 
 from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.grounding.document_values import document_numbers
-from gguf_extract.core.grounding.value_evidence import ValueEvidence, gather
 from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.results.evidence import ValueEvidence, gather
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 # The examples of the report: each a document, the number it states, and that number's span.
@@ -308,7 +308,7 @@ def run(vocab: Vocabulary, schema: Any, document: str, seed: int) -> tuple[Any, 
     settings = SamplingSettings(max_tokens=200, temperature=1.0, seed=seed, draft_tokens=4)
     decoder = Decoder(FakeModel(vocab, seed), compiled, settings, grounding=grounding)
     output = b"".join(decoder.run())
-    evidence = gather(output, document, decoder.choices, grounding.bodies, grounding.values.values)
+    evidence = gather(output, document, decoder.choices, searched_record(grounding, within=False))
     return compiled.validate(output.decode()), evidence
 
 

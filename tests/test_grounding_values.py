@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import grounded_decode, spy_on_shares
+from conftest import grounded_decode, searched_record, spy_on_shares
 
 from gguf_extract.core.grounding.document_values import (
     DocumentValues,
@@ -20,8 +20,8 @@ from gguf_extract.core.grounding.document_values import (
     document_terms,
     document_times,
 )
-from gguf_extract.core.grounding.value_evidence import CONFIDENCE_EXPONENT, ValueEvidence, gather
 from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.results.evidence import CONFIDENCE_EXPONENT, ValueEvidence, gather
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 SEEDS = range(12)
@@ -30,9 +30,7 @@ DOCUMENT = "Maria was born on 12 March 1990. The order of 1,267 units cost €55
 
 def run(vocab: Vocabulary, schema: Any, document: str, seed: int, grounded: bool = True) -> tuple[Any, dict[str, ValueEvidence]]:
     compiled, output, decoder, grounding = grounded_decode(vocab, schema, document, seed, 200, grounded)
-    bodies = grounding.bodies if grounding is not None else ()
-    values = grounding.values.values if grounding is not None and grounding.values is not None else ()
-    return compiled.validate(output.decode()), gather(output, document, decoder.choices, bodies, values)
+    return compiled.validate(output.decode()), gather(output, document, decoder.choices, searched_record(grounding, within=False))
 
 
 def object_of(**properties: Any) -> dict[str, Any]:

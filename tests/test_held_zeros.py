@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.errors import SchemaError
-from gguf_extract.core.grounding.value_evidence import gather
 from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.results.evidence import gather
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 PRICE = {"type": "object", "properties": {"price": {"type": "number"}, "n": {"type": "integer"}}, "required": ["price", "n"]}

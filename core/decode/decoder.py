@@ -41,7 +41,6 @@ import numpy as np
 
 from ..errors import TokenBudgetTooSmall
 from ..grounding.span_filter import Grounding
-from ..grounding.value_evidence import TokenChoice
 from ..index.compiled import CompiledSchema
 from ..vocab.token_table import IdArray, Vocabulary
 from .grounding_policy import GroundingPolicy
@@ -51,7 +50,7 @@ from .repetition import RepetitionGuard
 from .repetition_policy import RepetitionPolicy
 from .requests import DecodeSteps, Evaluate, drive
 from .sampling import probability, sample, share
-from .state import END, DecodeState, Followers, Position
+from .state import END, DecodeState, Followers, Position, TokenChoice
 from .steps import Step, Steps
 from .types import DecodeStats, Logits, SamplingSettings, Tokenizer, TokenModel
 

@@ -39,7 +39,7 @@ import functools
 import zlib
 from dataclasses import dataclass, field
 
-from ..grounding.span_filter import body_part
+from ..json_reader import ARRAY, COMMA, END_ARRAY, END_OBJECT, END_QUOTE, OBJECT, QUOTE, SCALAR_END, JsonReader, body_part
 from .item_copies import MISSING, closed_item, copies_fields, copies_items, parsed, same_value, written_fields
 
 LONGEST_PERIOD = 20  # bytes; the bench's definition of a looping value (bench/accuracy_scoring.py)
@@ -53,8 +53,6 @@ LEAST_RUN = 12  # bytes: below this, a repeat is more likely the value itself ("
 RUNAWAY_WINDOW = 128  # bytes
 RUNAWAY_RATIO = 0.4
 RUNAWAY_STOPS = 3
-_WHITESPACE = b" \t\n\r"
-_STRUCTURE = b'{}[],:"'
 _REPEATABLE = b'"{['  # first bytes of the items a copy of which is a runaway
 
 
@@ -100,16 +98,17 @@ class _Array:
 
 class JsonScanner:
     """Follows a JSON document as it is written: which containers are open, whether a string
-    is, and for each open array the text of its items."""
+    is, and for each open array the text of its items. What each byte is, is read by a
+    core.json_reader.JsonReader."""
 
     def __init__(self) -> None:
         self.output = bytearray()
         self.stack: list[_Array | None] = []  # None: an object
-        self.in_string = False
-        self.escaped = False  # inside a string, after a backslash
+        self.reader = JsonReader()
+        # Where the output ends, as the reader says after each feed: inside a string, after a backslash.
+        self.in_string = self.escaped = False
         self.body_start = 0  # where the open string's body starts in the output
         self.stops_in_string = 0  # loops ruled out in the open string (RepetitionGuard.note_stop)
-        self._scalar = False  # a number, true, false or null is being written
         self._arrays = 0
         self.closed: dict[int, _Array] = {}  # the arrays closed so far, by id (never changed again)
 
@@ -117,6 +116,7 @@ class JsonScanner:
         twin = JsonScanner.__new__(JsonScanner)
         twin.__dict__.update(self.__dict__)
         twin.output = bytearray(self.output)
+        twin.reader = self.reader.copy()
         twin.stack = [frame.copy() if frame is not None else None for frame in self.stack]
         twin.closed = dict(self.closed)
         return twin
@@ -126,52 +126,36 @@ class JsonScanner:
         return next((frame for frame in self.stack if frame is not None and frame.id == id), None)
 
     def feed(self, data: bytes) -> None:
-        for byte in data:
-            self._byte(byte)
-            self.output.append(byte)
-
-    def _byte(self, byte: int) -> None:
-        at = len(self.output)
-        if self.in_string:
-            if self.escaped:
-                self.escaped = False
-            elif byte == 0x5C:  # backslash
-                self.escaped = True
-            elif byte == 0x22:  # the closing quote
-                self.in_string = False
+        base = len(self.output)
+        self.output += data
+        for kind, at in self.reader.feed(data):
+            at += base
+            if kind == END_QUOTE:
                 self._value_ends(at + 1)
-            return
-        if self._scalar:
-            if byte in _WHITESPACE or byte in _STRUCTURE:
-                self._scalar = False
+            elif kind == SCALAR_END:
                 self._value_ends(at)
-            else:
-                return
-        self._structure(byte, at)
-
-    def _structure(self, byte: int, at: int) -> None:
-        if byte in _WHITESPACE or byte == 0x3A:  # whitespace, colon
-            return
-        if byte == 0x2C:  # comma
-            self._next_item(at)
-        elif byte in b"}]":
-            if byte == 0x5D:
+            elif kind == COMMA:
                 self._next_item(at)
-            closed = self.stack.pop()
-            if closed is not None:
-                self.closed[closed.id] = closed
-            self._value_ends(at + 1)
-        else:
-            self._value_starts(at)
-            if byte == 0x22:
-                self.in_string, self.escaped, self.body_start, self.stops_in_string = True, False, at + 1, 0
-            elif byte == 0x7B:
-                self.stack.append(None)
-            elif byte == 0x5B:
-                self._arrays += 1
-                self.stack.append(_Array(self._arrays))
-            else:
-                self._scalar = True
+            elif kind & (END_ARRAY | END_OBJECT):
+                self._container_ends(kind, at)
+            else:  # a value starts: a string, an object, an array, or a number or literal
+                self._value_starts(at)
+                if kind == QUOTE:
+                    self.body_start, self.stops_in_string = at + 1, 0
+                elif kind == OBJECT:
+                    self.stack.append(None)
+                elif kind == ARRAY:
+                    self._arrays += 1
+                    self.stack.append(_Array(self._arrays))
+        self.in_string, self.escaped = self.reader.in_string, self.reader.escaped
+
+    def _container_ends(self, kind: int, at: int) -> None:
+        if kind == END_ARRAY:
+            self._next_item(at)
+        closed = self.stack.pop()
+        if closed is not None:
+            self.closed[closed.id] = closed
+        self._value_ends(at + 1)
 
     def _top_array(self) -> _Array | None:
         return self.stack[-1] if self.stack else None

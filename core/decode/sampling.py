@@ -1,5 +1,5 @@
 """Choosing one token from the model's scores for the allowed ones, and the model's own
-probability for a token (core.grounding.value_evidence multiplies those of the tokens
+probability for a token (core.results.evidence multiplies those of the tokens
 overlapping a value into its confidence)."""
 
 from __future__ import annotations

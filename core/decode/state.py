@@ -34,7 +34,6 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Protocol, TypeVar
 
 from ..grounding.span_filter import Grounding
-from ..grounding.value_evidence import TokenChoice
 from ..index.guide import Guide
 from .held_zeros import Held, ZeroHolder
 from .lookahead import TokenHistory
@@ -44,6 +43,16 @@ from .types import DecodeStats, Logits
 END = -1  # the choice that ends generation
 
 Snapshot = TypeVar("Snapshot")
+
+
+@dataclass(frozen=True)
+class TokenChoice:
+    """A token the model chose: its bytes' place in the output, and the probability the model
+    gave it (None where there was no choice)."""
+
+    start: int
+    end: int
+    probability: float | None
 
 
 class Follower(Protocol[Snapshot]):

@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
-from ..grounding.value_evidence import TokenChoice
 from ..index.compiled import CompiledSchema, token_table
 from ..index.guide import Allowed, Guide
 from ..vocab.canonical import canonical_tokens
 from .held_zeros import Held, ZeroHolder
-from .state import END, DecodeState, Position
+from .state import END, DecodeState, Position, TokenChoice
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Extraction from a document longer than the context: split it into pieces that fit
-(core.documents.split), extract from each with the same compiled schema, merge the values (core.extract.combine).
+(core.documents.split), extract from each with the same compiled schema, merge the values (core.results.combine).
 
     run = ChunkedExtraction(extractor, compiled, document)   # plans the pieces (tokenizing only)
     run.run()                                                 # extracts piece after piece
@@ -27,10 +27,10 @@ from typing import Any
 from ..decode.requests import Request, requests_only
 from ..decode.types import Logits, SamplingSettings
 from ..documents.split import Piece, split_document
-from ..grounding.value_evidence import ValueEvidence
 from ..index.compiled import CompiledSchema
+from ..results.combine import Combiner, annotate, dump, evidence_of
+from ..results.evidence import ValueEvidence
 from ..schema.read.validation import validator_for_schema
-from .combine import Combiner, annotate, dump, evidence_of
 from .extractor import Extraction, ExtractionStats, Extractor, Withholding
 
 # The most bytes of text read for a chunked extraction (an endless input is refused at once).
@@ -48,7 +48,7 @@ class ChunkedStats(ExtractionStats):
 
     pieces: int = 0
     piece_seconds: list[float] = field(default_factory=list)
-    additions_left_out: int = 0  # merge additions that would have broken the schema (core.extract.combine)
+    additions_left_out: int = 0  # merge additions that would have broken the schema (core.results.combine)
 
     def as_dict(self) -> dict[str, Any]:
         return {**super().as_dict(), "piece_seconds": [round(s, 3) for s in self.piece_seconds]}

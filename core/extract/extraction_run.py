@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ..decode.requests import Request
     from ..decode.types import Logits
-    from ..grounding.value_evidence import ValueEvidence
-    from .abstain import FlaggedValue
+    from ..results.abstain import FlaggedValue
+    from ..results.evidence import ValueEvidence
     from .extractor import ExtractionStats
 
 
@@ -43,7 +43,7 @@ class ExtractionRun(Protocol):
         """Once run: with `null_unstated` (the default), write `null` for each value the
         document does not state (released from grounding, no span); with `abstain`, drop each
         array item below `min_confidence` from its array and write `null` for each value below
-        it; each only where the whole document still validates so (core.extract.abstain).
+        it; each only where the whole document still validates so (core.results.abstain).
         `text`, `value` and `evidence` follow. Returns the unstated values and those below
         `min_confidence` with what became of each (`FlaggedValue`)."""
         ...

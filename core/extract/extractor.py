@@ -27,16 +27,17 @@ from ..decode.types import DecodeStats, Logits, SamplingSettings
 from ..defaults import DEFAULT_RECURSION_DEPTH
 from ..errors import ExtractError
 from ..grounding.span_filter import Grounding
-from ..grounding.value_evidence import ValueEvidence, gather, pointer_at
 from ..index.compiled import CompiledSchema, compile_schema
+from ..json_reader import read_leaves
 from ..model import ChatPrompt, GGUFModel, bundled_model_path
 from ..model_files import resolve_model
+from ..results.abstain import FlaggedValue, withhold
+from ..results.evidence import ValueEvidence, gather
 from ..runtime.context_budget import ContextBudget
 from ..runtime.scheduler import JobSteps, Outcome
 from ..runtime.session import ModelOptions, Session
 from ..schema.read.load import Schema
 from ..vocab.cache import cached_vocabulary, unsafe_reason
-from .abstain import FlaggedValue, withhold
 from .prompt import Prompts, common_length
 
 T = TypeVar("T")
@@ -292,7 +293,7 @@ class Withholding:
     def withhold(
         self, min_confidence: float | None = None, *, abstain: bool = False, null_unstated: bool = True
     ) -> list[FlaggedValue]:
-        """Once run: withhold the doubtful values (core.extract.abstain). With `null_unstated`
+        """Once run: withhold the doubtful values (core.results.abstain). With `null_unstated`
         (the default), each value the document does not state (released from grounding, no
         span: the model's own) is written as `null`; with `abstain`, each array item whose
         confidence is below `min_confidence` is dropped from its array and each such value
@@ -313,7 +314,7 @@ class Withholding:
 class Extraction(Withholding):
     """One extraction: iterate for text chunks; afterwards `text`, `value`, `stats`, and
     `evidence` (JSON pointer of each leaf value -> where it came from in the document and how
-    sure the model was; see core.grounding.value_evidence), with spans in `document`, the text
+    sure the model was; see core.results.evidence), with spans in `document`, the text
     the prompt holds (with truncate, the head that fit). `budget_closed_at` names the value being written
     when the token budget began to rule tokens out (None: it never did)."""
 
@@ -391,16 +392,10 @@ class Extraction(Withholding):
 
     def _gather_evidence(self, decoder: Decoder) -> None:
         output = self.text.encode("utf-8")
-        grounding = decoder.grounding
-        bodies = grounding.bodies if grounding is not None else ()
-        held = grounding.values if grounding is not None else None
-        values = held.values if held is not None else ()
-        followed = grounding.followed_spans() if grounding is not None else ()
-        found = held.found if held is not None else None
-        within = held.within if held is not None else ()
-        self.evidence = gather(output, self.document, decoder.choices, bodies, values, followed, found, within)
+        record = decoder.grounding.record() if decoder.grounding is not None else None
+        self.evidence = gather(output, self.document, decoder.choices, record)
         if decoder.budget_bound_at is not None:
-            self.budget_closed_at = self.stats.budget_closed_at = pointer_at(output, decoder.budget_bound_at)
+            self.budget_closed_at = self.stats.budget_closed_at = read_leaves(output).pointer_at(decoder.budget_bound_at)
 
     def _record(self, decoder: Decoder) -> None:
         for item in fields(DecodeStats):

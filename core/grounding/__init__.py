@@ -1,3 +1,3 @@
-"""Strings held to verbatim spans of the document, and each extracted value's evidence (its span, the model's confidence).
-May import: the base modules, automaton, schema, documents, vocab, model (core/__init__.py's Order).
+"""Strings held to verbatim spans of the document, dates and numbers to those it states, values found in the document.
+May import: the base modules, json_reader, automaton, schema, documents, vocab, model (core/__init__.py's Order).
 """

@@ -7,7 +7,7 @@ every run of whitespace one space, quote and backslash escaped, each run of cont
 format characters one NUL, which no string body holds raw: a value never holds them, nor
 joins the words on either side), and a string being written is allowed to continue only
 along an occurrence of what it holds so far in those bytes, starting, and closing, only
-where a value may: never inside a word, never at a space (core/grounding_tables.py,
+where a value may: never inside a word, never at a space (core/grounding/tables.py,
 `word_edges`). So the value, once closed, is a span of the document up to whitespace runs,
 by construction.
 
@@ -24,10 +24,10 @@ reach, a budget too small for the occurrence's bytes), the string is released fr
 grounding rather than leaving the decoder without a way to finish: validity comes first,
 and the evidence then says the value is not grounded.
 
-What each token holds of a string body is read escape-aware (core/grounding_tables.py holds
+What each token holds of a string body is read escape-aware (core/grounding/tables.py holds
 the tables: over the vocabulary once, per document only the tokens met at each position).
 Inside a body, the tokens the document allows are picked out of the decoder's candidates by
-their positions in the list (core/positions.py), not by a pass over every candidate.
+their positions in the list (core/grounding/positions.py), not by a pass over every candidate.
 """
 
 from __future__ import annotations
@@ -41,11 +41,13 @@ import numpy.typing as npt
 
 from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.regex import Node, TextLabel, text_nodes
+from ..json_reader import body_part
 from ..vocab.token_table import IdArray, Vocabulary
 from .document_values import DocumentValues
 from .labels import normalized_name, property_name
 from .positions import CandidatePositions, Indices
-from .tables import BARRIER, DocumentTokens, GroundingText, body_part, vocabulary_bodies
+from .record import GroundedBody, GroundingRecord
+from .tables import BARRIER, DocumentTokens, GroundingText, vocabulary_bodies
 from .value_holds import READ_LISTS_KEPT_UP_TO, ValueGrounding, ValuePlace
 
 _BARRIER_BYTE = BARRIER.encode()
@@ -276,6 +278,20 @@ class Grounding:
             found.append(tuple((int(origins[stop - (end - start)]), int(origins[stop - 1]) + 1) for stop in ends))
         return found
 
+    def record(self) -> GroundingRecord:
+        """What this grounding recorded of the output so far, for its evidence
+        (core.results.evidence): each body with the occurrences followed to its close
+        (`followed_spans`, which builds a map of the document's bytes on first call), each held
+        date and number with the labeled values it was narrowed to, and the document's dates
+        and numbers as read here."""
+        bodies = tuple(
+            GroundedBody(start, end, grounded, spans)
+            for (start, end, grounded), spans in zip(self.bodies, self.followed_spans(), strict=True)
+        )
+        held = self.values
+        values = () if held is None else held.record()
+        return GroundingRecord(bodies, values, self._found)
+
     # -- filtering -----------------------------------------------------------------------
 
     def restrict(self, pending: bytes, ids: IdArray, held: bytes = b"") -> IdArray:
@@ -283,7 +299,7 @@ class Grounding:
         on a span of the document: inside one, those continuing an occurrence; outside, those
         that open one and write in it only what the document holds. All of them where none
         would (the body is then released). Inside a grounded date or number, those keeping it
-        on one the document states (`held`: bytes evaluated but held back, core.held_zeros;
+        on one the document states (`held`: bytes evaluated but held back, core.decode.held_zeros;
         see core.grounding.value_holds). The array returned may be read-only: kept, and given
         again when the same candidates come back."""
         self._labeled_inside, self._labeled_openers = False, frozenset()

@@ -2,8 +2,8 @@
 of the vocabulary holds of a body (indexed by prefix, once per vocabulary), and which tokens
 each position of a document allows (per document, built lazily).
 
-What each token holds of a string body is read escape-aware: the bytes before its first
-unescaped quote.
+What each token holds of a string body is read escape-aware (core.json_reader, `body_part`):
+the bytes before its first unescaped quote.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from ..json_reader import body_part
 from ..vocab.token_table import IdArray, Vocabulary
 
 _WHITESPACE_RUN = re.compile(r"\s+")
@@ -28,8 +29,6 @@ _UNSEEN = frozenset({"Cc", "Cf", "Cs"})
 # Each run of them is laid out as this: a JSON string body cannot hold it raw, so no value is
 # written across it, and word edges take it as a space.
 BARRIER = "\x00"
-_QUOTE = ord('"')
-_BACKSLASH = ord("\\")
 
 
 def collapse_whitespace(text: str) -> str:
@@ -244,20 +243,6 @@ def word_edges(
     starts[offsets[-1]] = False  # nothing starts at the end
     ends[0] = False  # a value that ends at the start is empty, which needs no edge
     return starts, ends
-
-
-def body_part(data: bytes, escaped: bool = False) -> tuple[bytes, bool, bool]:
-    """The bytes of `data` that stay inside a string body (those before its first unescaped
-    quote), whether `data` closes the body, and whether the part ends inside an escape (a
-    backslash whose escaped character is still to come). `escaped`: the body so far ends so."""
-    for index, byte in enumerate(data):
-        if escaped:
-            escaped = False
-        elif byte == _BACKSLASH:
-            escaped = True
-        elif byte == _QUOTE:
-            return data[:index], True, False
-    return data, False, escaped
 
 
 @dataclass

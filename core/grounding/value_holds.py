@@ -24,7 +24,7 @@ found by walking the document through it (core.grounding.pattern_spans, bounded:
 is met the value is released). Its candidates may hold a quote or a backslash, escaped as the
 document's bytes are; the other kinds' never do.
 
-Zeros that end a number's fraction may be held back by the decoder (core.held_zeros): they
+Zeros that end a number's fraction may be held back by the decoder (core.decode.held_zeros): they
 count as written here (`559.40` continues along `559.40`), and a number compares by its
 shortest form when it ends (`559.40` then `,` leaves `559.4`).
 """
@@ -39,11 +39,13 @@ import numpy as np
 
 from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.regex import Mark, Node, ValueLabel, generated_nodes
+from ..json_reader import body_part
 from ..vocab.token_table import IdArray
 from .document_values import DocumentValues, Span
 from .labels import normalized_name, on_lines, property_name
 from .pattern_spans import PatternSpans, ScanBudget, document_spans, pattern_spans, tokens_continuing
-from .tables import VocabularyBodies, body_part
+from .record import HeldValue
+from .tables import VocabularyBodies
 from .written_numbers import shortest_number
 
 _NUMBER_BYTES = frozenset(b"0123456789+-.eE")
@@ -255,9 +257,10 @@ class ValueGrounding:
         # where its label did not narrow it), where evidence looks for it.
         self.within: list[tuple[Span, ...]] = []
 
-    @property
-    def found(self) -> DocumentValues:
-        return self._found
+    def record(self) -> tuple[HeldValue, ...]:
+        """Each value held so far, with the labeled values it was narrowed to (core.grounding.record)."""
+        pairs = zip(self.values, self.within, strict=True)  # one `within` per value: appended together
+        return tuple(HeldValue(start, end, grounded, within) for (start, end, grounded), within in pairs)
 
     # -- following the output ----------------------------------------------------------
 

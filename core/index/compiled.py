@@ -99,7 +99,7 @@ class CompiledSchema:
 
     @cached_property
     def may_withhold(self) -> bool:
-        """Whether a value could be withheld after it was written (core.extract.abstain): the
+        """Whether a value could be withheld after it was written (core.results.abstain): the
         generator may write `null` somewhere, or an array, from which an item could be dropped
         (a literal holding `null` or `[`: `null`, `": null}`, `": [`). Only then need the output
         wait for the whole document."""

@@ -6,7 +6,7 @@ prefers no value to a doubtful one gets that, and is told of each doubtful value
     result = withhold(text, evidence, compiled, min_confidence=0.5, abstain=True, null_unstated=True)
     result.text, result.value, result.evidence, result.flagged
 
-Two kinds of doubt, each leaf value's evidence (core.grounding.value_evidence) telling it:
+Two kinds of doubt, each leaf value's evidence (core.results.evidence) telling it:
 - doubtful: a value whose confidence is below `min_confidence` (values with no confidence, no
   choice made, never are);
 - unstated: a value written under grounding that was released from it (`grounded` false) and
@@ -42,11 +42,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import GenerationError
-from ..grounding.value_evidence import Item, Leaf, ValueEvidence, leaves, leaves_and_items
 from ..index.compiled import CompiledSchema
+from ..json_reader import Item, Leaf, read_leaves
+from .evidence import ValueEvidence
 
 Reason = Literal["doubtful", "unstated"]
-Outcome = Literal["null", "dropped", "kept"]
+Disposition = Literal["null", "dropped", "kept"]  # what became of a flagged value
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class FlaggedValue:
     value: Any
     confidence: float | None
     reason: Reason
-    outcome: Outcome
+    outcome: Disposition
     item: bool = False  # the value is an array item itself (kept: its array may not lose it)
 
 
@@ -101,13 +102,14 @@ def withhold(
     each where the document still validates. Every unstated value, and with `min_confidence`
     every doubtful one, is flagged with what became of it."""
     data = text.encode("utf-8")
-    all_leaves, items = leaves_and_items(data)
+    read = read_leaves(data)
+    all_leaves, items = read.leaves, read.items
     plan = _Plan(data, items, compiled)
     flags: dict[str, tuple[int, FlaggedValue]] = {}  # by pointer: (its start, its flag)
 
     whole_items = {(item.start, item.end) for item in items}
 
-    def flag(leaf: Leaf | Item, value: Any, confidence: float | None, reason: Reason, outcome: Outcome) -> None:
+    def flag(leaf: Leaf | Item, value: Any, confidence: float | None, reason: Reason, outcome: Disposition) -> None:
         item = isinstance(leaf, Item) or (leaf.start, leaf.end) in whole_items
         flags[leaf.pointer] = (leaf.start, FlaggedValue(leaf.pointer, value, confidence, reason, outcome, item))
 
@@ -276,7 +278,7 @@ class _Plan:
         """`evidence` by the pointers of the new text: each leaf left keeps its own (one written
         as `null` none of it), in order; those of dropped items are gone."""
         left = [leaf for leaf in old_leaves if not self.inside_dropped(leaf)]
-        new_leaves = leaves(self.text().encode("utf-8"))
+        new_leaves = read_leaves(self.text().encode("utf-8")).leaves
         moved: dict[str, ValueEvidence] = {}
         for old, new in zip(left, new_leaves, strict=True):
             if old in self._nulls:

@@ -25,30 +25,32 @@ from typing import Any, Union
 
 from jsonschema.protocols import Validator
 
-from ..grounding.value_evidence import ValueEvidence, leaves
+from ..json_reader import read_leaves
 from ..jsontext import json_leaves
+from .evidence import ValueEvidence
 
 
 @dataclass
-class Leaf:
-    """A string, number, boolean or null: its value, its JSON text, its evidence."""
+class AnnotatedLeaf:
+    """A leaf of a piece's value (a string, number, boolean or null): its value, its JSON text as
+    the model wrote it, its evidence."""
 
     value: Any
     text: str
     evidence: ValueEvidence | None
 
 
-Node = Union[Leaf, list["Node"], dict[str, "Node"]]  # noqa: UP007 - a runtime alias, read on Python 3.10
+AnnotatedValue = Union[AnnotatedLeaf, list["AnnotatedValue"], dict[str, "AnnotatedValue"]]  # noqa: UP007 - a runtime alias, read on Python 3.10
 
 
-def annotate(output: str, evidence: dict[str, ValueEvidence], offset: int) -> Node:
+def annotate(output: str, evidence: dict[str, ValueEvidence], offset: int) -> AnnotatedValue:
     """The JSON text `output` as a tree whose leaves carry their text and evidence, spans
     moved by `offset` (the piece's start in the whole document)."""
     data = output.encode("utf-8")
-    texts = {leaf.pointer: data[leaf.start : leaf.end].decode("utf-8") for leaf in leaves(data)}
+    texts = {leaf.pointer: data[leaf.start : leaf.end].decode("utf-8") for leaf in read_leaves(data).leaves}
     moved = {p: _moved(e, offset) for p, e in evidence.items()}
     value = json.loads(output)
-    return _tree(value, (Leaf(item, texts[where], moved.get(where)) for where, item in json_leaves(value)))
+    return _tree(value, (AnnotatedLeaf(item, texts[where], moved.get(where)) for where, item in json_leaves(value)))
 
 
 def _moved(found: ValueEvidence, offset: int) -> ValueEvidence:
@@ -57,7 +59,7 @@ def _moved(found: ValueEvidence, offset: int) -> ValueEvidence:
     return replace(found, span=(found.span[0] + offset, found.span[1] + offset))
 
 
-def _tree(value: Any, annotated: Iterator[Leaf]) -> Node:
+def _tree(value: Any, annotated: Iterator[AnnotatedLeaf]) -> AnnotatedValue:
     """`value` with its leaves replaced, in order, by those of `annotated` (json_leaves order)."""
     if isinstance(value, dict):
         return {key: _tree(item, annotated) for key, item in value.items()}
@@ -66,7 +68,7 @@ def _tree(value: Any, annotated: Iterator[Leaf]) -> Node:
     return next(annotated)
 
 
-def plain(node: Node) -> Any:
+def plain(node: AnnotatedValue) -> Any:
     """The JSON value of `node`."""
     if isinstance(node, dict):
         return {key: plain(item) for key, item in node.items()}
@@ -75,7 +77,7 @@ def plain(node: Node) -> Any:
     return node.value
 
 
-def dump(node: Node) -> str:
+def dump(node: AnnotatedValue) -> str:
     """`node` as JSON text in the generator's layout, each leaf as the model wrote it."""
     if isinstance(node, dict):
         return "{" + ", ".join(f"{json.dumps(key, ensure_ascii=False)}: {dump(item)}" for key, item in node.items()) + "}"
@@ -84,7 +86,7 @@ def dump(node: Node) -> str:
     return node.text
 
 
-def evidence_of(node: Node, pointer: str = "") -> dict[str, ValueEvidence]:
+def evidence_of(node: AnnotatedValue, pointer: str = "") -> dict[str, ValueEvidence]:
     """Each leaf's evidence, by its JSON pointer in `node`."""
     return {where: leaf.evidence for where, leaf in json_leaves(node, pointer) if leaf.evidence is not None}
 
@@ -94,25 +96,25 @@ class Combiner:
 
     def __init__(self, validator: Validator) -> None:
         self._validator = validator
-        self._root: list[Node] = []  # the merged value, once the first piece has given one
+        self._root: list[AnnotatedValue] = []  # the merged value, once the first piece has given one
         self.additions_left_out = 0  # additions that would have broken the schema
 
     @property
-    def result(self) -> Node:
+    def result(self) -> AnnotatedValue:
         return self._root[0]
 
-    def add(self, node: Node) -> None:
+    def add(self, node: AnnotatedValue) -> None:
         """Merge the next piece's value (which validates on its own) into the result."""
         if not self._root:
             self._root.append(node)
             return
         self._merge(self._root, 0, node)
 
-    def _merge(self, parent: Any, slot: Any, incoming: Node) -> None:
+    def _merge(self, parent: Any, slot: Any, incoming: AnnotatedValue) -> None:
         """Merge `incoming` into `parent[slot]` (a list's index or an object's key)."""
         current = parent[slot]
-        if isinstance(current, Leaf) and current.value is None:
-            if not (isinstance(incoming, Leaf) and incoming.value is None):
+        if isinstance(current, AnnotatedLeaf) and current.value is None:
+            if not (isinstance(incoming, AnnotatedLeaf) and incoming.value is None):
                 self._try(partial(parent.__setitem__, slot, incoming), partial(parent.__setitem__, slot, current))
         elif isinstance(current, dict) and isinstance(incoming, dict):
             self._merge_objects(current, incoming)
@@ -121,7 +123,7 @@ class Combiner:
                 if not any(_same(item, held) for held in current):
                     self._try(partial(current.append, item), current.pop)
 
-    def _merge_objects(self, current: dict[str, Node], incoming: dict[str, Node]) -> None:
+    def _merge_objects(self, current: dict[str, AnnotatedValue], incoming: dict[str, AnnotatedValue]) -> None:
         order = list(incoming)
         for index, (key, item) in enumerate(incoming.items()):
             if key in current:
@@ -139,7 +141,7 @@ class Combiner:
             self.additions_left_out += 1
 
 
-def _insert(mapping: dict[str, Node], key: str, item: Node, position: int) -> None:
+def _insert(mapping: dict[str, AnnotatedValue], key: str, item: AnnotatedValue, position: int) -> None:
     """Put `key` at `position` in `mapping`'s order."""
     entries = list(mapping.items())
     entries.insert(position, (key, item))
@@ -147,11 +149,11 @@ def _insert(mapping: dict[str, Node], key: str, item: Node, position: int) -> No
     mapping.update(entries)
 
 
-def _same(first: Node, second: Node) -> bool:
+def _same(first: AnnotatedValue, second: AnnotatedValue) -> bool:
     """Exact duplicates: equal JSON values whose leaves have the same spans."""
     return _identity(first) == _identity(second)
 
 
-def _identity(node: Node) -> tuple[str, tuple[Any, ...]]:
+def _identity(node: AnnotatedValue) -> tuple[str, tuple[Any, ...]]:
     spans = tuple(found.span for found in evidence_of(node).values())
     return json.dumps(plain(node), sort_keys=True), spans
