@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from gguf_extract import Extractor
-from gguf_extract.core.grounding.span_filter import Grounding
+from gguf_extract.core.grounding.follower import Grounding
 from gguf_extract.core.grounding.tables import DocumentTokens, GroundingText, vocabulary_bodies
 
 ROOT = Path(__file__).resolve().parent.parent

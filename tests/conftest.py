@@ -17,8 +17,8 @@ from gguf_extract.core.decode import decoder as decoder_module
 from gguf_extract.core.decode.decoder import LARGEST_DRAFT_BATCH, Decoder
 from gguf_extract.core.decode.sampling import share
 from gguf_extract.core.decode.types import SamplingSettings
+from gguf_extract.core.grounding.follower import Grounding
 from gguf_extract.core.grounding.record import GroundingRecord
-from gguf_extract.core.grounding.span_filter import Grounding
 from gguf_extract.core.index.compiled import CompiledSchema, compile_schema
 from gguf_extract.core.vocab.token_table import Vocabulary
 

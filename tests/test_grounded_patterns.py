@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 from gguf_extract import Extractor, check_schema_support
 from gguf_extract.cli.app import check_app
 from gguf_extract.core.grounding.document_values import DocumentValues
+from gguf_extract.core.grounding.follower import Grounding
 from gguf_extract.core.grounding.pattern_spans import MOST_SPAN_BYTES, MOST_STEPS, ScanBudget, pattern_spans
-from gguf_extract.core.grounding.span_filter import Grounding
 from gguf_extract.core.grounding.tables import vocabulary_bodies
 from gguf_extract.core.grounding.value_holds import ValueGrounding, ValuePlace
 from gguf_extract.core.index.compiled import CompiledSchema, compile_schema

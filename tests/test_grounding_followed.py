@@ -19,8 +19,8 @@ from gguf_extract.core.decode.decoder import Decoder
 from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.extract.extractor import Extractor, ModelOptions
 from gguf_extract.core.grounding.document_search import DocumentSearch
+from gguf_extract.core.grounding.follower import Grounding
 from gguf_extract.core.grounding.record import GroundedBody, GroundingRecord
-from gguf_extract.core.grounding.span_filter import Grounding
 from gguf_extract.core.grounding.tables import GroundingText, byte_origins, collapse_whitespace
 from gguf_extract.core.index.compiled import compile_schema
 from gguf_extract.core.results.evidence import ValueEvidence, gather

@@ -40,7 +40,7 @@ from itertools import accumulate
 import numpy as np
 
 from ..errors import TokenBudgetTooSmall
-from ..grounding.span_filter import Grounding
+from ..grounding.follower import Grounding
 from ..index.compiled import CompiledSchema
 from ..vocab.token_table import IdArray, Vocabulary
 from .grounding_policy import GroundingPolicy

@@ -1,5 +1,5 @@
 """Grounding's say in the decoder's choices (core.decode.policy): strings and values held to
-what the document states (core.grounding.span_filter).
+what the document states (core.grounding.follower).
 
 At each choice the tokens allowed are narrowed to those keeping a grounded string on a span of
 the document, or a grounded date, number, term or pattern string on a value it states
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..grounding.span_filter import Grounding
+from ..grounding.follower import Grounding
 from .policy import Choice, ChoicePolicy
 
 

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Protocol, TypeVar
 
-from ..grounding.span_filter import Grounding
+from ..grounding.follower import Grounding
 from ..index.guide import Guide
 from .held_zeros import Held, ZeroHolder
 from .lookahead import TokenHistory

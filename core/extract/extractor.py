@@ -26,7 +26,7 @@ from ..decode.requests import Prompt, Request, noting_output
 from ..decode.types import DecodeStats, Logits, SamplingSettings
 from ..defaults import DEFAULT_RECURSION_DEPTH
 from ..errors import ExtractError
-from ..grounding.span_filter import Grounding
+from ..grounding.follower import Grounding
 from ..index.compiled import CompiledSchema, compile_schema
 from ..json_reader import read_leaves
 from ..model import ChatPrompt, GGUFModel, bundled_model_path
@@ -86,7 +86,7 @@ class Extractor:
     ) -> CompiledSchema:
         """Compile `schema` for this model's vocabulary (cheap; reuse the result). With
         `grounded`, every plain string value (no format, pattern, enum or const) is written as a
-        span of the document (core.grounding.span_filter); a schema's `x-grounded` annotation overrides
+        span of the document (core.grounding.follower); a schema's `x-grounded` annotation overrides
         that per string either way."""
         return compile_schema(schema, self.vocabulary, recursion_depth=recursion_depth, lenient=lenient, grounded=grounded)
 

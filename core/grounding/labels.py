@@ -3,7 +3,7 @@
 Documents of records, headers and forms state their values after a label on a line of their
 own (`Requires-Python: >=3.9`, `Version: 26.1.0`, `Invoice number: 1042`). Where a grounded
 plain string's property is named like such a label, its value is that line's value: the span
-filter (core.grounding.span_filter) holds the string to the labeled values, from their first
+filter (core.grounding.follower) holds the string to the labeled values, from their first
 character to the end of their line at most, rather than to any span of the document. The
 model still chooses among the labeled values and where to close inside one. A property no
 label names, or whose labeled values the schema cannot take, is grounded as before.

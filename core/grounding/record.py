@@ -1,7 +1,7 @@
 """What grounding recorded of one output, handed over once the output is written: each string
 body written under grounding, each date and number held to one the document states, and the
 document's dates and numbers as grounding read them. A value's evidence (core.results.evidence)
-is drawn from it; `Grounding.record` makes one (core.grounding.span_filter).
+is drawn from it; `Grounding.record` makes one (core.grounding.follower).
 """
 
 from __future__ import annotations

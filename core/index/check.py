@@ -16,7 +16,7 @@ from typing import Any
 from ..automaton.sample import sample_accepted
 from ..defaults import DEFAULT_RECURSION_DEPTH
 from ..errors import UnsupportedSchema
-from ..grounding.span_filter import grounds, text_labels
+from ..grounding.follower import grounds, text_labels
 from ..grounding.value_holds import holds, value_labels
 from ..jsontext import join_pointer
 from ..schema.read.known_keywords import ANNOTATIONS, SUPPORTED

@@ -16,7 +16,7 @@ from ..automaton.nfa import build_nfa
 from ..automaton.regex import Lit, generated_nodes
 from ..defaults import DEFAULT_RECURSION_DEPTH
 from ..errors import GenerationError, SchemaError, UnsupportedSchema
-from ..grounding.span_filter import Grounding, grounds, text_labels
+from ..grounding.follower import Grounding, grounds, text_labels
 from ..grounding.value_holds import holds, value_labels
 from ..schema.compiler import compile_schema_tree
 from ..schema.read.load import Schema, check_schema

@@ -10,7 +10,7 @@ For every leaf value (string, number, boolean, null) at JSON pointer P of the ou
   number the document states in another form (`12 March 1990` for `1990-03-12`, `1,267` for
   `1267`, core.grounding.document_values), the span of that statement nearest the previous value's
   span; otherwise None. A grounded string's span is one of the occurrences grounding followed
-  to its close (core.grounding.span_filter, `followed_spans`), the nearest the previous value's
+  to its close (core.grounding.follower, `followed_spans`), the nearest the previous value's
   span of them: the document is not searched again for it. Booleans and null have no span:
   their words say nothing of where they came from.
 - `confidence`: the product, over the tokens the model chose that overlap the value's text,
@@ -20,7 +20,7 @@ For every leaf value (string, number, boolean, null) at JSON pointer P of the ou
   without a choice (forced text, a single allowed token) are not counted; None when the
   value had no choice at all.
 - `grounded`: for a string held to a span of the document while it was written
-  (core.grounding.span_filter), or a date, number, term or pattern string held to one the
+  (core.grounding.follower), or a date, number, term or pattern string held to one the
   document states (core.grounding.value_holds).
 """
 

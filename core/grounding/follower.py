@@ -1,4 +1,6 @@
-"""Grounded strings: plain string values held to verbatim spans of the document.
+"""Grounding, the follower of a decoding that holds a document's grounded values: plain string
+values held to verbatim spans of the document (here), dates, numbers, terms and patterns to the
+values it states (core.grounding.value_holds, which this follows too).
 
 The schema's automaton is shared by every document; grounding is a per-document filter on
 top of it, applied by the decoder where a grounded string's body is being written. The
