@@ -443,27 +443,18 @@ def test_docstrings_and_comments_name_only_modules_that_exist() -> None:
 
 def test_a_stale_module_name_is_found(tmp_path: Path) -> None:
     (tmp_path / "core" / "decode").mkdir(parents=True)
+    (tmp_path / "__init__.py").write_text("")
     (tmp_path / "core" / "__init__.py").write_text('"""Rooms."""\n')
     (tmp_path / "core" / "decode" / "__init__.py").write_text("")
     text = '"""Reads core.decode.state, core.decode_state and decode/steps.py; see core/decode/state.py."""\n'
     text += "# core.decode.state.Position; json.py in a folder would shadow json\n"
     (tmp_path / "core" / "decode" / "state.py").write_text(text)
-    modules = read_modules_below(tmp_path)
+    modules = read_modules(tmp_path)
     sources = sorted(tmp_path.rglob("*.py"))
     assert stale_names(tmp_path, modules, sources) == [
         "core/decode/state.py:1 names decode/steps.py",
         "core/decode/state.py:1 names core.decode_state",
     ]
-
-
-def read_modules_below(root: Path) -> dict[str, Module]:
-    modules = {}
-    for path in sorted(root.rglob("*.py")):
-        parts = list(path.relative_to(root).with_suffix("").parts)
-        is_package = parts[-1] == "__init__"
-        name = ".".join(parts[:-1] if is_package else parts)
-        modules[name] = Module(name, ast.parse(path.read_text(encoding="utf-8")), is_package)
-    return modules
 
 
 MOST_LINES_A_MODULE = 500
