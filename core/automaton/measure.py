@@ -151,9 +151,7 @@ class ShortestMatch:
             return self.machine(node)[node.start]
         if isinstance(node, Either):
             return self.measure(node.accepted if self._accepting_all else node.generated)
-        if isinstance(node, AnyOrder):
-            for member in node.written_first:
-                self.measure(member)
+        if isinstance(node, AnyOrder):  # the members left out are measured when the NFA names them
             return self.any_order(node, 0, False)
         item = self.measure(node.item)
         if node.low == 0:
