@@ -131,13 +131,16 @@ def excluding_machine(words: list[str]) -> Machine:
             node = children[node][char]
         ends.add(node)
     sink = len(children)
-    edges: list[list[Edge]] = []
+    rows: list[tuple[Edge, ...]] = []
     for node_children in children:
         row: list[Edge] = [(c, c, target) for c, target in node_children.items()]
         row += [(low, high, sink) for low, high in _without_points(ANY_CHAR, sorted(node_children))]
-        edges.append(row)
-    edges.append([(low, high, sink) for low, high in ANY_CHAR])
-    return _trimmed(edges, 0, set(range(sink + 1)) - ends)
+        rows.append(tuple(sorted(row)))
+    rows.append(tuple((low, high, sink) for low, high in ANY_CHAR))
+    # Already trimmed as it is built: every state is reached from the start and leads to the
+    # sink, which accepts; no two edges of a row touch with one target (the sink's ranges lie
+    # between the children's characters), so sorting is all _trimmed would do to a row.
+    return Machine(tuple(rows), 0, frozenset(range(sink + 1)) - ends)
 
 
 def _without_points(ranges: tuple[tuple[int, int], ...], points: list[int]) -> list[tuple[int, int]]:
