@@ -77,7 +77,10 @@ def compile_schema_tree(
                 relaxable=cut.pointer not in dropped,  # read as absent already, and still cut: leniency has no more to give
             )
             if cut.pointer in dropped:
-                raise refusal from None
+                try:
+                    raise refusal from None
+                finally:  # this frame, in the refusal's traceback, must not hold it (a cycle)
+                    del refusal
             refusals.refuse(refusal)
             dropped |= {cut.pointer}
             continue

@@ -168,9 +168,12 @@ class Compilation:
                 raise
             except (DepthCut, SchemaError) as error:  # an unsatisfiable branch is simply left out
                 failure = error
-        if not nodes and failure is not None:
-            raise failure
-        return nodes
+        try:
+            if not nodes and failure is not None:
+                raise failure
+            return nodes
+        finally:  # this frame is in the failure's traceback: holding the failure would make a cycle
+            failure = None
 
     def inside_refs(self, refs: list[Reference], build: Callable[[], Node]) -> Node:
         """Run `build` with `refs` marked as being expanded, refusing recursion through them."""
