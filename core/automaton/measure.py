@@ -203,10 +203,13 @@ def _machine_distances(node: Machine) -> list[int | None]:
     """Fewest bytes from each machine state to an accepting one (Dijkstra on reversed edges)."""
     reverse: list[list[tuple[int, int]]] = [[] for _ in node.edges]
     for source, row in enumerate(node.edges):
+        cheapest: dict[int, int] = {}  # by target: a row's many ranges lead to few states
         for low, high, target in row:
             cost = _edge_bytes(low, high)
-            if cost is not None:
-                reverse[target].append((source, cost))
+            if cost is not None and cost < cheapest.get(target, cost + 1):
+                cheapest[target] = cost
+        for target, cost in cheapest.items():
+            reverse[target].append((source, cost))
     distance: list[int | None] = [None] * len(node.edges)
     queue = [(0, state) for state in node.accepts]
     heapq.heapify(queue)
