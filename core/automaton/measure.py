@@ -123,11 +123,10 @@ class ShortestMatch:
     def measure(self, node: Node) -> int | None:
         """The node's fewest bytes, measured on first asking (a node AnyOrder makes later too)."""
         kept = node.__dict__
-        if self._key in kept:
-            found: int | None = kept[self._key]
-            return found
-        result = kept[self._key] = self._measure(node)
-        return result
+        found: int | None = kept.get(self._key, _UNMEASURED)
+        if found is _UNMEASURED:
+            found = kept[self._key] = self._measure(node)
+        return found
 
     def _parts(self, parts: tuple[Node, ...]) -> list[int | None]:
         """measure() of each part, a kept value read without a call (trees share most of
@@ -146,7 +145,7 @@ class ShortestMatch:
         if isinstance(node, Lit):
             return len(node.data)
         if isinstance(node, Chars):
-            return _fewest_bytes(node.ranges)
+            return _fewest_character_bytes(node.ranges)
         if isinstance(node, Machine):
             return self.machine(node)[node.start]
         if isinstance(node, Either):
@@ -178,6 +177,13 @@ _SHORTEST_ALL = "_shortest_bytes_accepting_all"
 _DISTANCES = "_machine_distances"
 GENERATED = ShortestMatch(accepting_all=False)
 _UNMEASURED: Any = object()
+
+
+@functools.lru_cache(maxsize=4096)
+def _fewest_character_bytes(ranges: tuple[tuple[int, int], ...]) -> int | None:
+    """_fewest_bytes of a character class. Cached: classes of hundreds of ranges (a negated
+    class, \\w) come back in node after node."""
+    return _fewest_bytes(ranges)
 
 
 def _fewest_bytes(ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> int | None:
