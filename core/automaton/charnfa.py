@@ -131,13 +131,16 @@ def excluding_machine(words: list[str]) -> Machine:
             node = children[node][char]
         ends.add(node)
     sink = len(children)
-    edges: list[list[Edge]] = []
+    rows: list[tuple[Edge, ...]] = []
     for node_children in children:
         row: list[Edge] = [(c, c, target) for c, target in node_children.items()]
         row += [(low, high, sink) for low, high in _without_points(ANY_CHAR, sorted(node_children))]
-        edges.append(row)
-    edges.append([(low, high, sink) for low, high in ANY_CHAR])
-    return _trimmed(edges, 0, set(range(sink + 1)) - ends)
+        rows.append(tuple(sorted(row)))
+    rows.append(tuple((low, high, sink) for low, high in ANY_CHAR))
+    # Already trimmed as it is built: every state is reached from the start and leads to the
+    # sink, which accepts; no two edges of a row touch with one target (the sink's ranges lie
+    # between the children's characters), so sorting is all _trimmed would do to a row.
+    return Machine(tuple(rows), 0, frozenset(range(sink + 1)) - ends)
 
 
 def _without_points(ranges: tuple[tuple[int, int], ...], points: list[int]) -> list[tuple[int, int]]:
@@ -203,17 +206,60 @@ def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_
     return _trimmed(edges, 0, accepts)
 
 
+def within_lengths(machine: Machine, low: int, high: int | None, state_limit: int = MACHINE_STATE_LIMIT) -> Machine:
+    """`intersect(machine, length_machine(low, high))`, the same machine, built without the
+    general product: a pair is a state of `machine` and the characters read so far (staying at
+    `low` past it when nothing bounds them above), each edge of the state leads to the next
+    count over its characters less the surrogates (ANY_CHAR's gap), and pairs are numbered in
+    the order the product meets them."""
+    last = low if high is None else high
+    width = last + 1
+    pieces = [_without_surrogates(row) for row in machine.edges]
+    ids = {machine.start * width: 0}  # a pair (state, count) as state * width + count
+    pairs = [(machine.start, 0)]
+    edges: list[list[Edge]] = []
+    for state, count in pairs:  # grows while read: the product's breadth-first order
+        if count == last and high is not None:
+            edges.append([])
+            continue
+        following = count + 1 if count < last else last
+        row: list[Edge] = []
+        for low_char, high_char, target in pieces[state]:
+            key = target * width + following
+            found = ids.get(key)
+            if found is None:
+                if len(pairs) >= state_limit:
+                    raise AutomatonTooLarge(state_limit)
+                found = ids[key] = len(pairs)
+                pairs.append((target, following))
+            row.append((low_char, high_char, found))
+        edges.append(row)
+    accepts = {i for i, (state, count) in enumerate(pairs) if count >= low and state in machine.accepts}
+    return _trimmed(edges, 0, accepts, reached=True)
+
+
+def _without_surrogates(row: tuple[Edge, ...]) -> list[Edge]:
+    """The row's edges cut to ANY_CHAR, in the order intersect meets them."""
+    return [
+        (max(low, first), min(high, last), target)
+        for low, high, target in row
+        for first, last in ANY_CHAR
+        if max(low, first) <= min(high, last)
+    ]
+
+
 def is_empty(machine: Machine) -> bool:
     """True when the machine matches no string at all."""
     return not machine.accepts
 
 
-def _trimmed(edges: list[list[Edge]], start: int, accepts: set[int]) -> Machine:
-    """Keep the states reachable from `start` that can still reach acceptance, renumbered."""
-    reachable = _reachable(edges, start)
+def _trimmed(edges: list[list[Edge]], start: int, accepts: set[int], reached: bool = False) -> Machine:
+    """Keep the states reachable from `start` that can still reach acceptance, renumbered.
+    `reached`: every state is known to be reachable (a product, built by walking from `start`)."""
+    reachable = set(range(len(edges))) if reached else _reachable(edges, start)
     reverse: dict[int, list[int]] = {}
     for state in reachable:
-        for _, _, target in edges[state]:
+        for target in {target for _, _, target in edges[state]}:  # a state's edges share few targets
             reverse.setdefault(target, []).append(state)
     useful = set(accepts & reachable)
     stack = list(useful)
@@ -243,11 +289,17 @@ def _reachable(edges: list[list[Edge]], start: int) -> set[int]:
 
 def _merged(edges: Iterable[Edge]) -> list[Edge]:
     """Edges sorted, duplicates dropped and adjacent ranges to one target joined."""
-    out: list[Edge] = []
-    for low, high, target in sorted(set(edges)):
-        if out and out[-1][2] == target and out[-1][1] + 1 >= low and out[-1][0] <= low:
-            previous = out.pop()
-            out.append((previous[0], max(previous[1], high), target))
+    ordered = sorted(set(edges))
+    if len(ordered) < 2:
+        return ordered
+    out = [ordered[0]]
+    first, last, joined = ordered[0]
+    for edge in ordered:  # sorted: an edge never starts before the one it may join
+        low, high, target = edge
+        if target == joined and last + 1 >= low:
+            last = max(last, high)
+            out[-1] = (first, last, target)
         else:
-            out.append((low, high, target))
+            out.append(edge)
+            first, last, joined = edge
     return out

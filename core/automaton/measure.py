@@ -123,11 +123,10 @@ class ShortestMatch:
     def measure(self, node: Node) -> int | None:
         """The node's fewest bytes, measured on first asking (a node AnyOrder makes later too)."""
         kept = node.__dict__
-        if self._key in kept:
-            found: int | None = kept[self._key]
-            return found
-        result = kept[self._key] = self._measure(node)
-        return result
+        found: int | None = kept.get(self._key, _UNMEASURED)
+        if found is _UNMEASURED:
+            found = kept[self._key] = self._measure(node)
+        return found
 
     def _parts(self, parts: tuple[Node, ...]) -> list[int | None]:
         """measure() of each part, a kept value read without a call (trees share most of
@@ -146,14 +145,12 @@ class ShortestMatch:
         if isinstance(node, Lit):
             return len(node.data)
         if isinstance(node, Chars):
-            return _fewest_bytes(node.ranges)
+            return _fewest_character_bytes(node.ranges)
         if isinstance(node, Machine):
             return self.machine(node)[node.start]
         if isinstance(node, Either):
             return self.measure(node.accepted if self._accepting_all else node.generated)
-        if isinstance(node, AnyOrder):
-            for member in node.written_first:
-                self.measure(member)
+        if isinstance(node, AnyOrder):  # the members left out are measured when the NFA names them
             return self.any_order(node, 0, False)
         item = self.measure(node.item)
         if node.low == 0:
@@ -182,6 +179,13 @@ GENERATED = ShortestMatch(accepting_all=False)
 _UNMEASURED: Any = object()
 
 
+@functools.lru_cache(maxsize=4096)
+def _fewest_character_bytes(ranges: tuple[tuple[int, int], ...]) -> int | None:
+    """_fewest_bytes of a character class. Cached: classes of hundreds of ranges (a negated
+    class, \\w) come back in node after node."""
+    return _fewest_bytes(ranges)
+
+
 def _fewest_bytes(ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> int | None:
     lengths = [len(sequence) for low, high in ranges for sequence in utf8_sequences(low, high)]
     return min(lengths) if lengths else None
@@ -205,10 +209,13 @@ def _machine_distances(node: Machine) -> list[int | None]:
     """Fewest bytes from each machine state to an accepting one (Dijkstra on reversed edges)."""
     reverse: list[list[tuple[int, int]]] = [[] for _ in node.edges]
     for source, row in enumerate(node.edges):
+        cheapest: dict[int, int] = {}  # by target: a row's many ranges lead to few states
         for low, high, target in row:
             cost = _edge_bytes(low, high)
-            if cost is not None:
-                reverse[target].append((source, cost))
+            if cost is not None and cost < cheapest.get(target, cost + 1):
+                cheapest[target] = cost
+        for target, cost in cheapest.items():
+            reverse[target].append((source, cost))
     distance: list[int | None] = [None] * len(node.edges)
     queue = [(0, state) for state in node.accepts]
     heapq.heapify(queue)

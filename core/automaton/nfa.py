@@ -105,7 +105,9 @@ class NFA:
         if pending is None or self.distance[pending.next_state] < 0:
             return max(self.distance[state], after)
         node = pending.node
-        if isinstance(node, Repeat) and pending.position == 1:
+        if isinstance(node, Lit):
+            own = len(node.data) - pending.position
+        elif isinstance(node, Repeat) and pending.position == 1:
             item = GENERATED.measure(node.item) or 0
             inside = most_to_finish(node.item)
             count = pending.count
@@ -182,7 +184,9 @@ class NFA:
         # Text never closes the string, so no text continues past the body: where something
         # other than the closing quote followed, it could, and there is no run.
         closing = self._pending[pending.next_state]
-        if closing is None or not isinstance(closing.node, Lit) or closing.node.data[:1] != b'"':
+        if closing is None or not isinstance(closing.node, Lit):
+            return None
+        if closing.node.data[closing.position : closing.position + 1] != b'"':
             return None
         if pending.position == 0:
             node = pending.node
@@ -231,6 +235,8 @@ class NFA:
         after = self.distance[next_state]
         if after < 0:
             return -1
+        if isinstance(node, Lit):  # a position inside the literal: the bytes from there on
+            return len(node.data) - position + after
         if isinstance(node, Repeat) and position == 1:
             item = self._shortest.measure(node.item)
             if count == 0:
@@ -273,7 +279,7 @@ class NFA:
     def _expand_into(self, pending: _Pending, edges: list[Edge], epsilons: list[int]) -> None:
         node, nxt = pending.node, pending.next_state
         if isinstance(node, Lit):
-            self._literal(node.data, nxt, edges, epsilons)
+            self._literal(node, pending.position, nxt, edges, epsilons)
         elif isinstance(node, Chars):
             self._chars(node.ranges, nxt, edges)
         elif isinstance(node, Seq):
@@ -294,13 +300,15 @@ class NFA:
         else:
             self._repeat_step(node, nxt, pending.count, pending.spare, epsilons)
 
-    def _literal(self, data: bytes, nxt: int, edges: list[Edge], epsilons: list[int]) -> None:
+    def _literal(self, node: Lit, position: int, nxt: int, edges: list[Edge], epsilons: list[int]) -> None:
+        """The literal's byte at `position`, then the state of the next one (named, built when
+        reached: of many keys that may come next, a walk reads only the first bytes)."""
+        data = node.data
         if not data:
             epsilons.append(nxt)
             return
-        for byte in reversed(data[1:]):
-            nxt = self._built_state([(byte, byte, nxt)])
-        edges.append((data[0], data[0], nxt))
+        following = nxt if position + 1 == len(data) else self._state(node, nxt, position=position + 1)
+        edges.append((data[position], data[position], following))
 
     def _chars(self, ranges: tuple[tuple[int, int], ...], nxt: int, edges: list[Edge]) -> None:
         # Sequences share their tails ([80-BF] then nxt, ...): one state per distinct tail.

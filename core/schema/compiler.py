@@ -76,9 +76,12 @@ def compile_schema_tree(
                 f"recursive reference {cut.ref!r} cannot stop within {recursion_depth} levels; raise the recursion depth",
                 relaxable=cut.pointer not in dropped,  # read as absent already, and still cut: leniency has no more to give
             )
-            if cut.pointer in dropped:
-                raise refusal from None
-            refusals.refuse(refusal)
+            try:
+                if cut.pointer in dropped:
+                    raise refusal from None
+                refusals.refuse(refusal)  # raises it unless lenient
+            finally:  # this frame is in the refusal's traceback when raised: holding it would make a cycle
+                del refusal
             dropped |= {cut.pointer}
             continue
         check_document_floor(tree, build.floor)

@@ -26,7 +26,13 @@ class Refusals:
         """Raise `refusal`, or (lenient, relaxable) record it and return so the caller goes
         on without the keyword it names."""
         if not self.lenient or not refusal.relaxable:
-            raise refusal
+            try:
+                raise refusal
+            finally:
+                # This frame is in the refusal's traceback: holding the refusal too would make a
+                # cycle keeping every frame of the compilation, and all they hold, alive until
+                # the cyclic collector found it (megabytes, and a pause, after a refused schema).
+                del refusal
         key = (refusal.keyword, refusal.pointer)
         if key not in self._seen:
             self._seen.add(key)

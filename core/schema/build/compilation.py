@@ -119,7 +119,7 @@ class Compilation:
         """How often each reference in `reach` is being expanded (counts at the depth limit
         alike): all that the tree of a subschema that can meet only `reach` depends on."""
         depth = self.recursion_depth
-        return tuple(sorted((ref, min(count, depth)) for ref, count in self.ref_counts.items() if count and ref in reach))
+        return tuple(sorted((ref, min(count, depth)) for ref, count in self.ref_counts.items() if ref in reach))
 
     def _sub_reach(self, sub: Sub) -> frozenset[str]:
         found: frozenset[str] = frozenset()
@@ -168,20 +168,27 @@ class Compilation:
                 raise
             except (DepthCut, SchemaError) as error:  # an unsatisfiable branch is simply left out
                 failure = error
-        if not nodes and failure is not None:
-            raise failure
-        return nodes
+        try:
+            if not nodes and failure is not None:
+                raise failure
+            return nodes
+        finally:  # this frame is in the failure's traceback: holding the failure would make a cycle
+            failure = None
 
     def inside_refs(self, refs: list[Reference], build: Callable[[], Node]) -> Node:
         """Run `build` with `refs` marked as being expanded, refusing recursion through them."""
         for ref in refs:
             if self.ref_counts[ref.target] >= self.recursion_depth:
                 raise DepthCut(ref.ref, ref.pointer)
-        self.ref_counts.update(ref.target for ref in refs)
+        counts = self.ref_counts
+        counts.update(ref.target for ref in refs)
         try:
             return build()
         finally:
-            self.ref_counts.subtract(ref.target for ref in refs)
+            for ref in refs:  # a reference no longer expanded leaves: _expanding reads only those being expanded
+                counts[ref.target] -= 1
+                if not counts[ref.target]:
+                    del counts[ref.target]
 
     def _dispatch(self, node: SchemaNode) -> Node:
         if node.nots and node.values is None:

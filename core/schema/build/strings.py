@@ -11,7 +11,7 @@ from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
 
-from ...automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, length_machine, machine_from_tree
+from ...automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, machine_from_tree, within_lengths
 from ...automaton.regex import Machine, Node, Seq, TextLabel, ValueLabel, length_range, mark, seq
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import join_pointer
@@ -199,7 +199,7 @@ def _intersection(bodies: list[Node], low: int, high: int | None) -> Machine:
     for other in machines[1:]:
         machine = intersect(machine, other)
     if low > 0 or high is not None:
-        machine = intersect(machine, length_machine(low, high))
+        machine = within_lengths(machine, low, high)
     return machine
 
 
