@@ -244,7 +244,7 @@ def test_lenient_compilation_collects_every_refusal_in_one_pass(monkeypatch: pyt
     schema = {
         "type": "object",
         "properties": {
-            "a": {"type": "string", "pattern": "(?=x)a", "if": {"maxLength": 1}, "then": {"minLength": 1}},
+            "a": {"type": "string", "pattern": "(?=x)a", "if": {"format": "date"}, "then": {"minLength": 1}},
             "b": {"oneOf": [{"type": "integer"}, {"type": "number"}]},
             "c": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
             "d": {"type": "number", "multipleOf": 0.3},

@@ -251,3 +251,56 @@ def _merged(edges: Iterable[Edge]) -> list[Edge]:
         else:
             out.append((low, high, target))
     return out
+
+
+def complement(machine: Machine, alphabet: tuple[tuple[int, int], ...], state_limit: int = MACHINE_STATE_LIMIT) -> Machine:
+    """Every string of `alphabet`'s code points that `machine` does not match: its subset
+    automaton (one state per set of the machine's states a string reaches, the empty set a sink
+    that takes any character), accepting where no state of the set accepts."""
+    start = frozenset({machine.start})
+    ids = {start: 0}
+    sets = [start]
+    edges: list[list[Edge]] = []
+    queue = deque([0])
+    while queue:
+        set_id = queue.popleft()
+        row: list[Edge] = []
+        for low, high, targets in _moves(machine, sets[set_id], alphabet):
+            target = ids.get(targets)
+            if target is None:
+                if len(sets) >= state_limit:
+                    raise AutomatonTooLarge(state_limit)
+                target = ids[targets] = len(sets)
+                sets.append(targets)
+                queue.append(target)
+            row.append((low, high, target))
+        edges.extend([] for _ in range(set_id + 1 - len(edges)))
+        edges[set_id] = row
+    edges.extend([] for _ in range(len(sets) - len(edges)))
+    accepts = {i for i, states in enumerate(sets) if not states & machine.accepts}
+    return _trimmed(edges, 0, accepts)
+
+
+def _moves(
+    machine: Machine, states: frozenset[int], alphabet: tuple[tuple[int, int], ...]
+) -> list[tuple[int, int, frozenset[int]]]:
+    """The alphabet cut into ranges, each with the set of states its characters lead to from
+    `states` (adjacent ranges leading to one set joined)."""
+    ranges = [edge for state in states for edge in machine.edges[state]]
+    bounds = [*alphabet, *((low, high) for low, high, _ in ranges)]
+    cuts = sorted({low for low, _ in bounds} | {high + 1 for _, high in bounds})
+    moves: list[tuple[int, int, frozenset[int]]] = []
+    allowed = iter(alphabet)
+    span = next(allowed, None)
+    for low, following in itertools.pairwise(cuts):
+        high = following - 1
+        while span is not None and span[1] < low:
+            span = next(allowed, None)
+        if span is None or span[0] > low:
+            continue  # outside the alphabet (cuts fall on its bounds, so a piece is wholly in or out)
+        targets = frozenset(target for start, end, target in ranges if start <= low and high <= end)
+        if moves and moves[-1][2] == targets and moves[-1][1] + 1 == low:
+            moves[-1] = (moves[-1][0], high, targets)
+        else:
+            moves.append((low, high, targets))
+    return moves

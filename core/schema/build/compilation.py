@@ -186,7 +186,8 @@ class Compilation:
     def _dispatch(self, node: SchemaNode) -> Node:
         if node.nots and node.values is None:
             # Beside enum/const, `not` is enforced exactly by filtering the listed values.
-            return self.resolved(fold_not(self, node), node.pointer)
+            folded, refs = fold_not(self, node)
+            return self.inside_refs(refs, lambda: self.resolved(folded, node.pointer))
         if node.any_of is not None:
             return any_of_tree(self, node)
         if node.one_of is not None:

@@ -1,5 +1,6 @@
-"""Strings as regex trees: lengths, patterns, a format and excluded values intersected into
-one automaton over code points (a product of machines), written as a JSON string.
+"""Strings as regex trees: lengths, patterns, patterns that must not match, a format and
+excluded values intersected into one automaton over code points (a product of machines),
+written as a JSON string.
 
 Formats are generated from conservative subsets (lexical/formats.py); where a subset, not the schema,
 leaves no string, the error names that departure.
@@ -16,7 +17,7 @@ from ...automaton.regex import Machine, Node, Seq, TextLabel, ValueLabel, length
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import join_pointer
 from ..lexical.formats import COMPACT_FORMATS, FORMATS, SUBSETS
-from ..lexical.pattern import UnsupportedPattern, pattern_tree
+from ..lexical.pattern import UnsupportedPattern, pattern_tree, pattern_unmatched
 from ..lexical.scalars import QUOTE, string_node
 from ..nodes.schema_node import SchemaNode, StringNode
 from ..refusals import departure
@@ -34,7 +35,7 @@ class _Refused(Exception):
 
 # The fields of a StringNode without each keyword (for lenient compilation).
 _WITHOUT: dict[str, dict[str, Any]] = {
-    "pattern": {"patterns": ()},
+    "pattern": {"patterns": (), "unmatched": ()},
     "format": {"format": None},
     "minLength": {"min_length": 0},
     "maxLength": {"max_length": None},
@@ -52,17 +53,27 @@ def strings(build: Build, string: StringNode, excluded: list[str], label: TextLa
     """A JSON string meeting `string`'s keywords and none of `excluded`; `label` marks a plain
     string value's body for grounding (property names get none). Memoised by those contents
     (a pattern or format written in many places costs one automaton)."""
-    plain = not (string.patterns or string.format or excluded)  # only a plain string's or a held format's tree holds its label
+    # Only a plain string's or a held format's tree holds its label.
+    plain = not (string.patterns or string.unmatched or string.format or excluded)
     patterns = tuple(pattern.source for pattern in string.patterns)
+    unmatched = tuple(pattern.source for pattern in string.unmatched)
     labelled = plain or string.format in HELD_FORMATS
-    key: Hashable = (string.min_length, string.max_length, patterns, string.format, tuple(excluded), label if labelled else None)
+    key: Hashable = (
+        string.min_length,
+        string.max_length,
+        patterns,
+        unmatched,
+        string.format,
+        tuple(excluded),
+        label if labelled else None,
+    )
     found = build.strings.get(key)
     if found is None:
         refusals = len(build.document.refusals.found)
         found = _strings(build, string, excluded, label)
         if len(build.document.refusals.found) == refusals:  # so each place lists its own refusals
             build.strings[key] = found
-    if label is None or string.format in HELD_FORMATS or not (string.patterns or string.format):
+    if label is None or string.format in HELD_FORMATS or not (string.patterns or string.unmatched or string.format):
         return found
     marked_key = ("marked", key, label)  # one node per place, as for a plain string
     marked = build.strings.get(marked_key)
@@ -113,6 +124,7 @@ def _string_node(build: Build, string: StringNode, excluded: list[str], label: T
         reason = f"minLength {low} is above the limit of {MAX_FLOOR_TEXT} characters a string may be required to have"
         _refuse(build, string, "minLength", reason, min_length=0)
     bodies = [_pattern_body(build, string, index) for index in range(len(string.patterns))]
+    bodies += [_unmatched_body(build, string, index) for index in range(len(string.unmatched))]
     format_body = _format_body(build, string)
     if format_body is not None:
         bodies.append(format_body)
@@ -159,6 +171,19 @@ def _pattern_body(build: Build, string: StringNode, index: int) -> Node:
     except UnsupportedPattern as error:
         kept = tuple(p for p in string.patterns if p is not pattern)
         _refuse(build, string, "pattern", str(error), pattern.pointer, patterns=kept)
+        raise AssertionError("unreachable") from None  # _refuse raises
+
+
+def _unmatched_body(build: Build, string: StringNode, index: int) -> Machine:
+    """The strings a pattern the string must not match finds nothing in (see
+    lexical/pattern.py's pattern_unmatched: characters from the Basic Multilingual Plane)."""
+    pattern = string.unmatched[index]
+    try:
+        return pattern_unmatched(pattern.source)
+    except (UnsupportedPattern, AutomatonTooLarge) as error:
+        reason = str(error) if isinstance(error, UnsupportedPattern) else f"the strings it does not match need {error}"
+        kept = tuple(p for p in string.unmatched if p is not pattern)
+        _refuse(build, string, "pattern", reason, pattern.pointer, unmatched=kept)
         raise AssertionError("unreachable") from None  # _refuse raises
 
 

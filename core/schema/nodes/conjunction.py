@@ -125,6 +125,7 @@ class Conjunction:
             self.refuse("format", "two different 'format' values cannot be merged exactly")
             form = None
         patterns = {pattern.source: pattern for pattern in (*first.patterns, *second.patterns)}
+        unmatched = {pattern.source: pattern for pattern in (*first.unmatched, *second.unmatched)}
         return StringNode(
             self.pointer,
             first.keywords | second.keywords,
@@ -132,6 +133,7 @@ class Conjunction:
             _smaller(first.max_length, second.max_length),
             tuple(patterns.values()),
             form,
+            tuple(unmatched.values()),
         )
 
     def _numbers(self, first: NumberNode, second: NumberNode) -> NumberNode:

@@ -8,8 +8,10 @@ branches (i, j) the values generated for i must fail j, by one of three sound ar
   validator says which of them i accepts; i leaves those out;
 - a discriminator: i requires a property whose allowed values j's schema for it rejects;
 - a required property: j requires a property i does not, and i is told never to write it.
-The last two change what i generates (fewer documents, never invalid ones). When no argument
-is found for some pair, the caller refuses the `oneOf`. Branches are merged typed nodes.
+The last two change what i generates (fewer documents, never invalid ones). Where no argument
+is found for a pair, i is given `not j` (folded as a complement when built, or refused naming
+the `oneOf` where j cannot be negated: core/schema/build/negation.py). Branches are merged
+typed nodes.
 """
 
 from __future__ import annotations
@@ -37,32 +39,25 @@ Branch = SchemaNode | bool
 Accepts = Callable[[Branch, Any], "bool | None"]
 
 
-class Overlap(Exception):
-    """Branches `first` and `second` may both match one generated value."""
-
-    def __init__(self, first: int, second: int) -> None:
-        super().__init__(f"branches {first} and {second} may both match one value")
-        self.first, self.second = first, second
-
-
 @dataclass
 class Separation:
-    """What each oneOf branch must leave out: properties it must not write, and listed
-    values (enum/const) it must not produce because another branch accepts them too."""
+    """What each oneOf branch must leave out: properties it must not write, listed values
+    (enum/const) it must not produce because another branch accepts them too, and the other
+    branches (by position) whose values it must not produce, where no argument above holds."""
 
     properties: list[list[str]]
     values: list[list[Any]]
+    negated: list[list[int]]
 
 
 def exclusions(document: SchemaDocument, branches: list[Branch], accepts: Accepts) -> Separation:
     """How to keep each generated value inside exactly one branch; `accepts(branch, value)`
-    is the validator's verdict (None when it cannot tell). Raises Overlap for the first
-    pair with no argument."""
-    separation = Separation([[] for _ in branches], [[] for _ in branches])
+    is the validator's verdict (None when it cannot tell)."""
+    separation = Separation([[] for _ in branches], [[] for _ in branches], [[] for _ in branches])
     for i, first in enumerate(branches):
         for j, second in enumerate(branches):
             if i != j and not _separated(document, first, second, accepts, separation, i):
-                raise Overlap(min(i, j), max(i, j))
+                separation.negated[i].append(j)
     return separation
 
 

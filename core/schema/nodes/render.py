@@ -83,6 +83,7 @@ def _string(string: StringNode, out: dict[str, Any], conjuncts: list[Any]) -> No
     if string.max_length is not None:
         out["maxLength"] = string.max_length
     conjuncts += [{"pattern": pattern.source} for pattern in string.patterns]
+    conjuncts += [{"not": {"pattern": pattern.source}} for pattern in string.unmatched]
     if string.format is not None:
         out["format"] = string.format
 

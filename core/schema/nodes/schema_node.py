@@ -79,7 +79,8 @@ class Pattern:
 @dataclass(frozen=True, eq=False, slots=True)
 class StringNode:
     """minLength, maxLength, every pattern that must match, format (None when absent or a
-    name JSON Schema does not define, which validators ignore)."""
+    name JSON Schema does not define, which validators ignore), and the patterns that must
+    not match (from a `not` folded as a complement: core/schema/build/complement.py)."""
 
     pointer: str
     keywords: frozenset[str]
@@ -87,6 +88,7 @@ class StringNode:
     max_length: int | None = None
     patterns: tuple[Pattern, ...] = ()
     format: str | None = None
+    unmatched: tuple[Pattern, ...] = ()
 
 
 @dataclass(frozen=True, eq=False, slots=True)

@@ -1,0 +1,292 @@
+"""The complement of a schema within another: `rest` and `not negated` as a union of plain nodes.
+
+A value fails a schema when it fails one of its keywords, so `not N` is the union of one made
+node per keyword of N, each the values that fail that keyword alone (each keyword applies to
+one kind of value, so the made node carries that kind's type):
+- `type`: the other types; listed values (`not` of enum/const folded into N) themselves;
+- `minLength`/`maxLength`, `minItems`/`maxItems`, `minProperties`/`maxProperties`, `minimum`/
+  `maximum` (exclusive or not): the bound turned over (`minLength: 3` fails below 3 characters);
+- `required`: an object without one of the names;
+- a property's schema (declared, patternProperties, additionalProperties): an object with that
+  property, whose value fails it (a `not` of the property's schema, folded in turn when that
+  value is built). The names considered are those either schema declares or `rest` requires: the
+  generator writes no others (docs/schema-support.md's departures), so this is exact for what is
+  generated, except where `rest` generates keys of its own (no declared properties): there a
+  schema for undeclared names cannot be negated;
+- `items`: arrays with an item where the items `rest` generates are all of kinds the negated
+  items reject (else not expressible);
+- `anyOf`: a made node with a `not` of each branch; `not X`: X itself.
+Each made node is merged with `rest`, and those no value meets (types or listed values apart, a
+property `rest` requires left out, a property whose generated values all meet the negated
+schema) are dropped. A `pattern` is negated as the strings it does not match (of characters from the Basic
+Multilingual Plane: lexical/pattern.py's pattern_unmatched). What cannot be negated exactly
+(`format`, `multipleOf`, `uniqueItems`, `propertyNames`, dependencies, `oneOf`, tuples) raises
+Inexpressible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator
+from typing import Any
+
+from ...errors import SchemaError
+from ..nodes.conjunction import Conjunction, Resolved
+from ..nodes.disjoint import generated_kinds, value_kinds
+from ..nodes.schema_node import (
+    ArrayNode,
+    Bound,
+    NumberNode,
+    ObjectNode,
+    SchemaNode,
+    StringNode,
+    Sub,
+    Values,
+    false_sub,
+    generated_types,
+)
+from ..read.known_keywords import ALL_TYPES
+from .protocol import Build
+from .values import listed_values
+
+MAX_DISJUNCTS = 64  # branches a negation may leave; more are refused, not enumerated
+
+
+class Inexpressible(Exception):
+    """`not` of this schema has no exact form here; the message says which keyword."""
+
+
+def negated_node(pointer: str, negated: Sub) -> SchemaNode:
+    """A made node: not `negated`."""
+    return SchemaNode(pointer, nots=(negated,))
+
+
+Part = tuple[Hashable, Sub]  # a made node, and what tells it from the other parts of one negation
+
+
+def complement(
+    build: Build, conjunction: Conjunction, rest: SchemaNode, negated: SchemaNode, origin: str
+) -> list[tuple[Hashable, SchemaNode]]:
+    """`rest` and not `negated` as the plain nodes of a union (each merged with `rest`), each
+    with a key naming the keyword it fails (equal keys, equal constraints); empty when no
+    value is left. `origin` is where the negation was written (made nodes carry it)."""
+    kept: list[tuple[Hashable, SchemaNode]] = []
+    for key, part in _disjuncts(build, conjunction, rest, negated, origin):
+        try:
+            merged = conjunction.resolve(Sub((rest, *part.parts), origin))
+        except SchemaError:
+            continue  # no value meets both
+        if isinstance(merged, SchemaNode):
+            kept.append((key, merged))
+        elif merged is True:
+            kept.append((key, SchemaNode(origin)))
+    return kept
+
+
+def _disjuncts(build: Build, conjunction: Conjunction, rest: SchemaNode, negated: SchemaNode, origin: str) -> Iterator[Part]:
+    if negated.one_of is not None:
+        raise Inexpressible("`oneOf` cannot be negated")
+    yield from _type_parts(rest, negated, origin)
+    if negated.values is not None:
+        listed = tuple(_listed(build, negated))
+        yield ("values", origin, id(negated)), _made(SchemaNode(origin, excluded=listed), origin)
+    if negated.excluded:
+        yield (
+            ("excluded", origin, id(negated)),
+            _made(SchemaNode(origin, values=Values(origin, negated.excluded, frozenset({"enum"}))), origin),
+        )
+    # Each kind's keywords hold for every value of another kind: only the kinds `rest` generates matter.
+    kinds = set(generated_types(rest))
+    if negated.string is not None and "string" in kinds:
+        yield from _string_parts(negated.string, origin)
+    if negated.number is not None and kinds & {"integer", "number"}:
+        yield from _number_parts(negated.number, origin)
+    if negated.array is not None and "array" in kinds:
+        yield from _array_parts(conjunction, rest, negated.array, origin)
+    if negated.object is not None and "object" in kinds:
+        yield from _object_parts(build, conjunction, rest, negated.object, origin)
+    if negated.any_of is not None:
+        branches = tuple(Sub(branch.parts, origin) for branch in negated.any_of.branches)
+        yield ("anyOf", origin, id(negated)), _made(SchemaNode(origin, nots=branches), origin)
+    for sub in negated.nots:
+        yield ("not", origin, sub.key), Sub(sub.parts, origin)
+
+
+def _listed(build: Build, negated: SchemaNode) -> list[Any]:
+    """The listed values `negated` accepts (none when none meets the keywords beside them)."""
+    try:
+        return listed_values(build, negated)
+    except SchemaError:
+        return []
+
+
+def _made(node: SchemaNode, origin: str) -> Sub:
+    return Sub((node,), origin)
+
+
+def _type_parts(rest: SchemaNode, negated: SchemaNode, origin: str) -> Iterator[Part]:
+    """The values of the types `negated` does not allow."""
+    if negated.types is None:
+        return
+    banned = set(negated.types)
+    if "integer" in banned and "number" not in banned:
+        if "number" in generated_types(rest):
+            raise Inexpressible("excluding integers from numbers is not supported")
+        banned.add("number")  # `rest` generates no numbers but integers: none are left
+    kept = tuple(name for name in ALL_TYPES if name not in banned and not (name == "integer" and "number" in banned))
+    if kept:
+        yield ("type", kept), _made(SchemaNode(origin, types=kept), origin)
+
+
+def _string_parts(string: StringNode, origin: str) -> Iterator[Part]:
+    if string.unmatched:
+        raise Inexpressible("`not` of `pattern` cannot be negated")
+    if string.format is not None:
+        raise Inexpressible(f"format {string.format!r} cannot be negated")
+    if string.min_length > 0:
+        shorter = StringNode(origin, frozenset({"maxLength"}), max_length=string.min_length - 1)
+        yield ("maxLength", shorter.max_length), _typed(origin, "string", string=shorter)
+    if string.max_length is not None:
+        longer = StringNode(origin, frozenset({"minLength"}), min_length=string.max_length + 1)
+        yield ("minLength", longer.min_length), _typed(origin, "string", string=longer)
+    for pattern in string.patterns:
+        unmatched = StringNode(origin, frozenset({"pattern"}), unmatched=(pattern,))
+        yield ("unmatched", pattern.source), _typed(origin, "string", string=unmatched)
+
+
+def _number_parts(number: NumberNode, origin: str) -> Iterator[Part]:
+    if number.multiple_of is not None:
+        raise Inexpressible("`multipleOf` cannot be negated")
+    if number.minimum is not None:
+        below = _turned(number.minimum, "maximum", origin)
+        numbers = NumberNode(origin, frozenset({below.keyword}), maximum=below)
+        yield ("maximum", below.value, below.exclusive), _typed(origin, "number", number=numbers)
+    if number.maximum is not None:
+        above = _turned(number.maximum, "minimum", origin)
+        numbers = NumberNode(origin, frozenset({above.keyword}), minimum=above)
+        yield ("minimum", above.value, above.exclusive), _typed(origin, "number", number=numbers)
+
+
+def _turned(bound: Bound, side: str, origin: str) -> Bound:
+    """The bound on the other side of `bound`'s value: a value fails `minimum: 2` when below 2."""
+    exclusive = not bound.exclusive
+    keyword = "exclusive" + side[0].upper() + side[1:] if exclusive else side
+    return Bound(bound.value, exclusive, keyword, origin)
+
+
+def _array_parts(conjunction: Conjunction, rest: SchemaNode, array: ArrayNode, origin: str) -> Iterator[Part]:
+    if array.unique:
+        raise Inexpressible("`uniqueItems` cannot be negated")
+    if array.prefix is not None:
+        raise Inexpressible(f"`{array.prefix_keyword}` cannot be negated")
+    if array.min_items > 0:
+        fewer = ArrayNode(origin, frozenset({"maxItems"}), max_items=array.min_items - 1)
+        yield ("maxItems", fewer.max_items), _typed(origin, "array", array=fewer)
+    if array.max_items is not None:
+        more = ArrayNode(origin, frozenset({"minItems"}), min_items=array.max_items + 1)
+        yield ("minItems", more.min_items), _typed(origin, "array", array=more)
+    if array.rest is not None and not array.rest.is_true():
+        # Some item fails `items`: exact where every item `rest` generates is of a kind `items` rejects.
+        own = rest.array.items if rest.array is not None and rest.array.prefix is None else None
+        mine = None if own is None else conjunction.resolve(own)
+        theirs = conjunction.resolve(array.rest)
+        if mine is None or mine is False or generated_kinds(mine) & value_kinds(theirs):
+            raise Inexpressible(f"`{array.rest_keyword}` cannot be negated")
+        yield ("minItems", 1), _typed(origin, "array", array=ArrayNode(origin, frozenset({"minItems"}), min_items=1))
+
+
+def _object_parts(build: Build, conjunction: Conjunction, rest: SchemaNode, obj: ObjectNode, origin: str) -> Iterator[Part]:
+    if obj.names is not None:
+        raise Inexpressible("`propertyNames` cannot be negated")
+    if obj.dependent_names or obj.dependent_schemas:
+        raise Inexpressible("dependencies cannot be negated")
+    own = rest.object
+    required = own.required if own is not None else ()
+    for name in obj.required:
+        if name not in required:
+            yield ("absent", name), _typed(origin, "object", object=_object(origin, properties=((name, false_sub(origin)),)))
+    declared = [name for name, _ in own.properties] if own is not None else []
+    if (not declared and not required) and (obj.patterns or not obj.extra.is_true()):
+        # `rest` generates keys of its own: one that the negated schema does not declare may be any.
+        raise Inexpressible("a schema for undeclared properties cannot be negated where keys are generated")
+    for name in dict.fromkeys([*(name for name, _ in obj.properties), *declared, *required]):
+        constraint = conjunction.constraint(obj, name)
+        if _accepts_all(conjunction, constraint):
+            continue
+        mine = conjunction.constraint(own, name) if own is not None else None
+        if mine is not None and (mine.is_false() or _within(build, conjunction, mine, constraint)):
+            continue  # `rest` never writes it, or writes only values the negated schema accepts
+        if constraint.is_false() or (mine is not None and _apart(build, conjunction, mine, constraint)):
+            # Any value `rest` writes for it fails the negated schema: only its presence matters.
+            yield ("present", name), _typed(origin, "object", object=_object(origin, required=(name,)))
+            continue
+        value = _made(negated_node(origin, Sub(constraint.parts, origin)), origin)
+        present = _object(origin, properties=((name, value),), required=(name,))
+        yield ("value", name, constraint.key), _typed(origin, "object", object=present)
+    if obj.min_properties > 0:
+        fewer = _object(origin, max_properties=obj.min_properties - 1)
+        yield ("maxProperties", fewer.max_properties), _typed(origin, "object", object=fewer)
+    if obj.max_properties is not None:
+        more = _object(origin, min_properties=obj.max_properties + 1)
+        yield ("minProperties", more.min_properties), _typed(origin, "object", object=more)
+
+
+def _object(origin: str, **fields: Any) -> ObjectNode:
+    keywords = {
+        "properties": "properties",
+        "required": "required",
+        "min_properties": "minProperties",
+        "max_properties": "maxProperties",
+    }
+    return ObjectNode(origin, frozenset(keywords[name] for name in fields), **fields)
+
+
+def _typed(origin: str, name: str, **fields: Any) -> Sub:
+    return _made(SchemaNode(origin, types=(name,), **fields), origin)
+
+
+def _accepts_all(conjunction: Conjunction, sub: Sub) -> bool:
+    """Whether `sub` accepts every value (true, or keywords that assert nothing)."""
+    if sub.is_true():
+        return True
+    node = conjunction.resolve(sub)
+    return node is True or (isinstance(node, SchemaNode) and not node.keywords())
+
+
+def _within(build: Build, conjunction: Conjunction, mine: Sub, theirs: Sub) -> bool:
+    """Whether every value generated for `mine` meets `theirs` (False where that is unknown)."""
+    if mine.is_false() or _accepts_all(conjunction, theirs):
+        return True
+    node, judge = conjunction.resolve(mine), conjunction.resolve(theirs)
+    if node is False:
+        return True
+    if node is True or isinstance(judge, bool):
+        return judge is True
+    listed = _finite(node)
+    if listed is not None:
+        return all(build.accepts(judge, value) is True for value in listed)
+    return judge.keywords() == {"type"} and generated_kinds(node) <= value_kinds(judge)
+
+
+def _apart(build: Build, conjunction: Conjunction, mine: Sub, theirs: Sub) -> bool:
+    """Whether no value generated for `mine` meets `theirs` (False where that is unknown)."""
+    node, judge = conjunction.resolve(mine), conjunction.resolve(theirs)
+    if node is False or judge is False:
+        return True
+    if node is True or judge is True:
+        return False
+    listed = _finite(node)
+    if listed is not None:
+        return all(build.accepts(judge, value) is False for value in listed)
+    return not generated_kinds(node) & value_kinds(judge)
+
+
+def _finite(node: Resolved) -> list[Any] | None:
+    """Every value generated for `node`, where that is a short list."""
+    if not isinstance(node, SchemaNode):
+        return None
+    if node.values is not None:
+        return list(node.values.items)
+    names = generated_types(node)
+    if set(names) <= {"boolean", "null"}:
+        return [value for name in names for value in ((True, False) if name == "boolean" else (None,))]
+    return None
