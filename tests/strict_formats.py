@@ -19,6 +19,8 @@ from collections.abc import Callable
 import idna
 from rfc3986_validator import validate_rfc3986
 
+from gguf_extract.core.schema.lexical.pattern import UnsupportedPattern, pattern_tree
+
 _DIGIT = "[0-9]"
 _HEXDIG = "[0-9A-Fa-f]"
 
@@ -209,6 +211,23 @@ def uri_reference(text: str) -> bool:
     return "\n" not in text and bool(validate_rfc3986(text, rule="URI_reference"))
 
 
+# --- ECMA-262 regular expressions, as Python's `re` also compiles them -------------------------
+
+
+def regex(text: str) -> bool:
+    """A pattern both engines compile: Python's `re`, and the project's pattern reader, which
+    takes only what ECMA-262 (without the `u` flag) and `re` read alike (and refuses a class
+    that matches no character, `[^\\s\\S]`, which both compile)."""
+    try:
+        re.compile(text)
+        pattern_tree(text)
+    except re.error:
+        return False
+    except UnsupportedPattern as error:
+        return "matches no character" in str(error)
+    return True
+
+
 STRICT: dict[str, Callable[[str], bool]] = {
     "date": rfc3339_date,
     "time": rfc3339_time,
@@ -222,4 +241,5 @@ STRICT: dict[str, Callable[[str], bool]] = {
     "uri": uri,
     "uri-reference": uri_reference,
     "uuid": uuid,
+    "regex": regex,
 }

@@ -54,6 +54,7 @@ RFC_INVALID: dict[str, list[str]] = {
     "uri": ["not a uri", "example.com", "//example.com", "https://exa mple.com", "http://x.com/%zz", "1http://a.com", "a:b\n"],
     "uri-reference": ["a b", "%", "http://x.com/<", "1a:b/c d", "a#b#c"],
     "uuid": ["123e4567-e89b-12d3-a456-42661417400", "123e4567e89b12d3a456426614174000", "g23e4567-e89b-12d3-a456-426614174000"],
+    "regex": ["(", "[a", "a{2,1}", "*a", "a)", "\\", "(?<n>a)", "a{,2}", "(?=a)"],
 }
 
 # Strings the RFC grammar accepts, including forms the subsets never generate: the checkers
@@ -71,6 +72,7 @@ RFC_VALID: dict[str, list[str]] = {
     "uri": ["https://example.com", "about:", "file:/x", "urn:isbn:0451450523", "http://[v1.x]/"],
     "uri-reference": ["", "#top", "?page=2", "../a", "//host"],
     "uuid": ["00000000-0000-0000-0000-000000000000", "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF"],
+    "regex": ["", "^a$", "[a-z]+", "(foo|bar)*", "\\d{2,}", "caf\u00e9"],
 }
 
 

@@ -8,6 +8,7 @@ leaves no string, the error names that departure.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
@@ -16,7 +17,7 @@ from ...automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect
 from ...automaton.regex import Machine, Node, Seq, TextLabel, ValueLabel, length_range, mark, seq
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import join_pointer
-from ..lexical.formats import COMPACT_FORMATS, FORMATS, SUBSETS
+from ..lexical.formats import COMPACT_FORMATS, ESCAPED_FORMATS, FORMATS, SUBSETS
 from ..lexical.pattern import UnsupportedPattern, pattern_tree, pattern_unmatched
 from ..lexical.scalars import QUOTE, string_node
 from ..nodes.schema_node import SchemaNode, StringNode
@@ -194,6 +195,8 @@ def _format_body(build: Build, string: StringNode) -> Node | None:
         return None
     if name not in FORMATS:
         _refuse(build, string, "format", f"format {name!r} is not supported", format=None)
+    if name in ESCAPED_FORMATS:
+        return _escaped_format(name)
     body = FORMATS[name]()
     high = string.max_length
     longest = length_range(body)[1]
@@ -201,6 +204,12 @@ def _format_body(build: Build, string: StringNode) -> Node | None:
         compact = COMPACT_FORMATS[name]()
         body = compact if (length_range(compact)[1] or 0) <= high else body
     return body
+
+
+@functools.cache
+def _escaped_format(name: str) -> Machine:
+    """A format whose text holds characters JSON escapes, as a machine (written with escapes)."""
+    return machine_from_tree(FORMATS[name]())
 
 
 def _string_machine(build: Build, string: StringNode, bodies: list[Node], low: int, high: int | None) -> Machine:

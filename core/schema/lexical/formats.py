@@ -318,6 +318,40 @@ def duration_node() -> Node:
     return seq(lit("P"), alt(date, time, unit("W")))
 
 
+# Characters a regular expression takes as themselves, outside a class and inside one: printable
+# ASCII but the metacharacters (and, in a class, what Python warns may become set operations).
+_REGEX_LITERAL = char_set("".join(chr(c) for c in range(0x20, 0x7F) if chr(c) not in "\\^$.|?*+()[]{}"))
+_CLASS_LITERAL = char_set("".join(chr(c) for c in range(0x20, 0x7F) if chr(c) not in "\\^[]-&~|"))
+_REGEX_GROUP_DEPTH = 2
+
+
+def regex_node() -> Node:
+    """Regular expressions both ECMA-262 (without the `u` flag) and Python's `re` compile, as
+    JSON Schema's `regex` format names ECMA-262's and jsonschema's checker compiles with `re`:
+    a subset of printable ASCII. Branches joined by `|` of literals, escaped metacharacters and
+    class escapes (`\\.`, `\\d`), `.`, classes (`[^a-z_-]`: literal characters, class escapes
+    and the ranges a-z, a-f, A-Z, A-F and 0-9, a `-` last) and groups (`(...)`, `(?:...)`, at
+    most two deep), each with at most one quantifier (`*`, `+`, `?`, `{n}`, `{n,}`, `{n,m}` with
+    single digits n <= m); `^` may open and `$` close the whole. Its text holds backslashes:
+    written through a machine (core/schema/build/strings.py), which escapes them for JSON."""
+    escaped = seq(lit("\\"), char_set("\\^$.|?*+()[]{}/-dDwWsSnrt"))
+    class_escape = seq(lit("\\"), char_set("dDwWsS\\]-[^."))
+    ranges = alt(*(lit(text) for text in ("a-z", "a-f", "A-Z", "A-F", "0-9")))
+    member = alt(_CLASS_LITERAL, class_escape, ranges)
+    klass = seq(lit("["), optional(lit("^")), Repeat(member, 1, None), optional(lit("-")), lit("]"))
+    counts = [f"{{{low},{high}}}" for low in range(10) for high in range(low, 10)]
+    counts += [f"{{{low}}}" for low in range(10)] + [f"{{{low},}}" for low in range(10)]
+    quantifier = alt(char_set("*+?"), *(lit(text) for text in counts))
+    atoms: list[Node] = [_REGEX_LITERAL, escaped, lit("."), klass]
+    alternation: Node = EMPTY
+    for _ in range(_REGEX_GROUP_DEPTH + 1):
+        piece = seq(alt(*atoms), optional(quantifier))
+        branch = Repeat(piece, 0, None)
+        alternation = seq(branch, Repeat(seq(lit("|"), branch), 0, None))
+        atoms = [_REGEX_LITERAL, escaped, lit("."), klass, seq(lit("("), optional(lit("?:")), alternation, lit(")"))]
+    return seq(optional(lit("^")), alternation, optional(lit("$")))
+
+
 # Shorter subsets used when a maxLength is below the full tree's longest string, so the length
 # bound holds by construction instead of by a (much larger) product automaton.
 COMPACT_FORMATS = {"email": compact_email_node}
@@ -335,7 +369,11 @@ FORMATS = {
     "uri": uri_node,
     "uri-reference": uri_reference_node,
     "duration": duration_node,
+    "regex": regex_node,
 }
+# Formats whose text holds characters JSON escapes (backslashes): built as a machine over
+# characters, never written as raw bytes.
+ESCAPED_FORMATS = frozenset({"regex"})
 
 # What each inexact format's subset leaves out, for refusals where the subset, not the schema,
 # leaves no string (`format: email` with `maxLength: 3`). date, ipv4 and uuid are exact.
@@ -349,4 +387,5 @@ SUBSETS = {
     "duration": "whole-number durations",
     "date-time": "upper-case T and Z, no leap second",
     "time": "upper-case Z, no leap second",
+    "regex": "printable ASCII expressions of literals, escapes, classes, groups two deep and one quantifier per atom",
 }
