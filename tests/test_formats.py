@@ -58,6 +58,11 @@ CHECKS: dict[str, tuple[tuple[str, ...], str | None, str]] = {
     "uri-reference": (_FROM_6, "rfc3987", "not a uri reference"),
     "duration": (_FROM_2019, "isoduration", "P1"),
     "regex": (_ALL, None, "(unclosed"),
+    "iri": (_FROM_7, "rfc3987", "not an iri"),
+    "iri-reference": (_FROM_7, "rfc3987", "not an iri reference"),
+    "idn-email": (_FROM_7, None, "no at sign"),
+    "json-pointer": (_FROM_6, "jsonpointer", "no/leading/slash"),
+    "relative-json-pointer": (_FROM_7, "jsonpointer", "01/a"),
 }
 
 # Values a writer would naturally produce, each of which must be in the tree's language.
@@ -110,6 +115,11 @@ REALISTIC: dict[str, list[str]] = {
         "mailto:someone@example.com",
     ],
     "duration": ["P3D", "PT1H30M", "P1Y2M3DT4H5M6S", "P2W", "PT30S", "P1M", "PT36H", "P1Y", "P0D"],
+    "iri": ["https://example.com/a/b?x=1#f", "urn:isbn:0451450523", "mailto:john.doe@example.com"],
+    "iri-reference": ["/a/b", "../up/one.html", "#section-1", "", "https://example.com/"],
+    "idn-email": ["john.doe@example.com", "a+tag@mail.example.co.uk"],
+    "json-pointer": ["", "/a", "/a/b~1c/0", "/", "/~0tilde", "/definitions/item"],
+    "relative-json-pointer": ["0", "1/a", "2#", "0/b/c", "10"],
     "regex": ["^[a-z]+$", "\\d{3}-\\d{4}", "(foo|bar)", "^https?://", ".*\\.json$", "^[A-Za-z0-9_-]+$", "", "[^\\s]+"],
 }
 
@@ -120,6 +130,8 @@ INVALID: dict[str, list[str]] = {
     "uri": ["not a uri", "example.com", "//example.com", "https://exa mple.com", "http://x.com/%zz"],
     "uri-reference": ["a b", "%", "http://x.com/<", "1a:b/c d"],
     "duration": ["P", "PT", "P1", "1D", "P1DT", "PT1D", "P1W2D"],
+    "json-pointer": ["a", "/~2", "/a~"],
+    "relative-json-pointer": ["", "01", "-1/a", "#", "1a"],
     "regex": ["(", "[a", "a{2,1}", "*a", "a)", "\\"],
 }
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator
 from typing import Any
 
-from ...errors import SchemaError
+from ...errors import SchemaError, UnsupportedSchema
 from ..nodes.conjunction import Conjunction, Resolved
 from ..nodes.disjoint import generated_kinds, value_kinds
 from ..nodes.schema_node import (
@@ -73,6 +73,8 @@ def complement(
     for key, part in _disjuncts(build, conjunction, rest, negated, origin):
         try:
             merged = conjunction.resolve(Sub((rest, *part.parts), origin))
+        except UnsupportedSchema:
+            raise
         except SchemaError:
             continue  # no value meets both
         if isinstance(merged, SchemaNode):
@@ -115,6 +117,8 @@ def _listed(build: Build, negated: SchemaNode) -> list[Any]:
     """The listed values `negated` accepts (none when none meets the keywords beside them)."""
     try:
         return listed_values(build, negated)
+    except UnsupportedSchema:
+        raise
     except SchemaError:
         return []
 

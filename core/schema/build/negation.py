@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable
 
-from ...errors import SchemaError
+from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import distinct_values
 from ..nodes.conjunction import Conjunction
 from ..nodes.schema_node import ObjectNode, Reference, SchemaNode, Sub, UnionNode, excluding, forbidding, generated_types
@@ -63,7 +63,14 @@ def fold_not(build: Build, node: SchemaNode) -> tuple[SchemaNode, list[Reference
         conjunction = build.conjunction(sub.pointer)
         negations = _negations(build, sub, sub.pointer, conjunction)
         for negated in negations:
-            folded = _apply(build, rest, negated, sub.pointer)
+            try:
+                folded = _apply(build, rest, negated, sub.pointer)
+            except UnsupportedSchema:
+                raise
+            except SchemaError:
+                if _keyword(sub.pointer) != "oneOf":
+                    raise
+                raise SchemaError(_nothing_left(sub.pointer)) from None
             if folded is None:
                 general.append((negated, sub.pointer))
             else:

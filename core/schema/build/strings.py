@@ -149,11 +149,22 @@ def _string_node(build: Build, string: StringNode, excluded: list[str], label: T
 
 DATE_FORMATS = ("date", "date-time")
 # Formats grounding holds to one of the document's terms (core.grounding.document_values):
-# values a document writes as they are. Not `time` or `duration` (written otherwise in prose:
-# held, as a pattern is, to the spans of the document their automaton accepts, where it
-# writes any); `idn-email`, `iri` and `iri-reference` have no generator here (refused before
-# grounding).
-TERM_FORMATS = ("email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "uuid")
+# values a document writes as they are. Not `time`, `duration`, `regex` or the JSON pointers
+# (written otherwise in prose: held, as a pattern is, to the spans of the document their
+# automaton accepts, where it writes any).
+TERM_FORMATS = (
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+)
 HELD_FORMATS = DATE_FORMATS + TERM_FORMATS
 
 

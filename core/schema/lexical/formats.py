@@ -318,6 +318,24 @@ def duration_node() -> Node:
     return seq(lit("P"), alt(date, time, unit("W")))
 
 
+# JSON Pointer (RFC 6901) reference tokens: characters but `/` and `~`, or `~0` and `~1`; kept to
+# printable ASCII without quote or backslash (a subset), at most 8 tokens of 32 characters.
+_POINTER_CHAR = alt(char_set("".join(chr(c) for c in range(0x20, 0x7F) if chr(c) not in '/~"\\')), lit("~0"), lit("~1"))
+
+
+def json_pointer_node() -> Node:
+    """RFC 6901 JSON Pointers: `/`-prefixed reference tokens (`/a/b~1c/0`), or the empty string."""
+    return Repeat(seq(lit("/"), Repeat(_POINTER_CHAR, 0, 32)), 0, 8)
+
+
+def relative_json_pointer_node() -> Node:
+    """Relative JSON Pointers (draft-handrews-relative-json-pointer-01): a non-negative integer
+    without leading zeros, then `#` or a JSON Pointer (`0`, `1/a`, `20#`). The integer has at
+    most 6 digits and a zero only as its last: jsonschema's checker rejects any digit after a 0."""
+    number = alt(lit("0"), seq(Repeat(chars((0x31, 0x39)), 1, 5), optional(lit("0"))))
+    return seq(number, alt(lit("#"), json_pointer_node()))
+
+
 # Characters a regular expression takes as themselves, outside a class and inside one: printable
 # ASCII but the metacharacters (and, in a class, what Python warns may become set operations).
 _REGEX_LITERAL = char_set("".join(chr(c) for c in range(0x20, 0x7F) if chr(c) not in "\\^$.|?*+()[]{}"))
@@ -354,7 +372,7 @@ def regex_node() -> Node:
 
 # Shorter subsets used when a maxLength is below the full tree's longest string, so the length
 # bound holds by construction instead of by a (much larger) product automaton.
-COMPACT_FORMATS = {"email": compact_email_node}
+COMPACT_FORMATS = {"email": compact_email_node, "idn-email": compact_email_node}
 
 FORMATS = {
     "date": date_node,
@@ -370,6 +388,13 @@ FORMATS = {
     "uri-reference": uri_reference_node,
     "duration": duration_node,
     "regex": regex_node,
+    # Every URI is an IRI (RFC 3987) and every ASCII mailbox an internationalized one (RFC 6531):
+    # their subsets are generated from the ASCII formats'.
+    "iri": uri_node,
+    "iri-reference": uri_reference_node,
+    "idn-email": email_node,
+    "json-pointer": json_pointer_node,
+    "relative-json-pointer": relative_json_pointer_node,
 }
 # Formats whose text holds characters JSON escapes (backslashes): built as a machine over
 # characters, never written as raw bytes.
@@ -387,5 +412,10 @@ SUBSETS = {
     "duration": "whole-number durations",
     "date-time": "upper-case T and Z, no leap second",
     "time": "upper-case Z, no leap second",
+    "iri": "URIs of the uri subset",
+    "iri-reference": "URI references of the uri-reference subset",
+    "idn-email": "ASCII addresses of the email subset",
+    "json-pointer": "printable ASCII tokens without quote or backslash, at most 8 of 32 characters",
+    "relative-json-pointer": "a number of at most 6 digits, 0 only last, then # or a pointer of the json-pointer subset",
     "regex": "printable ASCII expressions of literals, escapes, classes, groups two deep and one quantifier per atom",
 }
