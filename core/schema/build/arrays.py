@@ -1,5 +1,6 @@
 """Arrays as regex trees: items (or positional items and the rest) within minItems and
-maxItems, and uniqueItems over a finite set of item values."""
+maxItems, uniqueItems over a finite set of item values, and arrays that must hold an item of
+a schema (a `not` of `items` folded as a complement)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from dataclasses import replace
 from ...automaton.regex import Node, json_literal, lit
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import join_pointer
-from ..nodes.schema_node import ArrayNode, SchemaNode
+from ..nodes.schema_node import ArrayNode, SchemaNode, conjoin
 from ..refusals import DepthCut
 from ..work_limits import MAX_OBJECT_NODES
 from .protocol import Build
-from .trees import array_of, object_nodes, object_of, tuple_array
+from .trees import MAX_CONTAINING_COUNT, array_of, containing_array, object_nodes, object_of, tuple_array
 from .values import finite_texts
 
 
@@ -38,6 +39,11 @@ def _array_node(build: Build, array: ArrayNode) -> Node:
         if tree is not None:
             return tree
         array = replace(array, unique=False)  # refused, and lenient: left out
+    if array.contains is not None:
+        tree = _containing(build, array)
+        if tree is not None:
+            return tree
+        array = replace(array, contains=None)  # refused, and lenient: left out
     rest = array.items
     if array.prefix is not None:
         heads = [build.value(sub) for sub in array.prefix[:high]]
@@ -58,6 +64,22 @@ def _array_node(build: Build, array: ArrayNode) -> Node:
             raise
         return lit("[]")  # items past the recursion depth, or with no valid value: only the empty array
     return array_of(item, low, high)
+
+
+def _containing(build: Build, array: ArrayNode) -> Node | None:
+    """Arrays of `items` holding one item at least that meets `contains` too. None when refused
+    (lenient): beside positional items or uniqueItems, or with counts that bind beyond
+    MAX_CONTAINING_COUNT."""
+    assert array.contains is not None
+    low, high = array.min_items, array.max_items
+    binding = high if high is not None else low
+    if array.prefix is not None or array.unique or binding > MAX_CONTAINING_COUNT:
+        where = join_pointer(array.pointer, array.rest_keyword)
+        reason = "an array that must hold an item failing its items schema, beside positional items, uniqueItems"
+        build.refuse("items", where, f"{reason} or more than {MAX_CONTAINING_COUNT} items counted, cannot be built")
+        return None
+    contained = build.value(conjoin(array.items, array.contains, array.pointer))
+    return containing_array(build.value(array.items), contained, low, high)
 
 
 def _unique_array(build: Build, array: ArrayNode) -> Node | None:

@@ -13,14 +13,15 @@ one kind of value, so the made node carries that kind's type):
   generator writes no others (docs/schema-support.md's departures), so this is exact for what is
   generated, except where `rest` generates keys of its own (no declared properties): there a
   schema for undeclared names cannot be negated;
-- `items`: arrays with an item where the items `rest` generates are all of kinds the negated
-  items reject (else not expressible);
-- `anyOf`: a made node with a `not` of each branch; `not X`: X itself.
+- `items`: arrays holding an item that fails it (any item, where the items `rest` generates are
+  all of kinds the negated items reject);
+- `anyOf`: a made node with a `not` of each branch; `oneOf`: that, or two branches at once;
+  `not X`: X itself.
 Each made node is merged with `rest`, and those no value meets (types or listed values apart, a
 property `rest` requires left out, a property whose generated values all meet the negated
 schema) are dropped. A `pattern` is negated as the strings it does not match (of characters from the Basic
 Multilingual Plane: lexical/pattern.py's pattern_unmatched). What cannot be negated exactly
-(`format`, `multipleOf`, `uniqueItems`, `propertyNames`, dependencies, `oneOf`, tuples) raises
+(`format`, `multipleOf`, `uniqueItems`, `propertyNames`, dependencies, tuples) raises
 Inexpressible.
 """
 
@@ -30,7 +31,7 @@ from collections.abc import Hashable, Iterator
 from typing import Any
 
 from ...errors import SchemaError, UnsupportedSchema
-from ..nodes.conjunction import Conjunction, Resolved
+from ..nodes.conjunction import Conjunction
 from ..nodes.disjoint import generated_kinds, value_kinds
 from ..nodes.schema_node import (
     ArrayNode,
@@ -42,9 +43,8 @@ from ..nodes.schema_node import (
     Sub,
     Values,
     false_sub,
-    generated_types,
 )
-from ..read.known_keywords import ALL_TYPES
+from .overlap import accepts_all, apart, nodes_apart, within
 from .protocol import Build
 from .values import listed_values
 
@@ -69,10 +69,16 @@ def complement(
     """`rest` and not `negated` as the plain nodes of a union (each merged with `rest`), each
     with a key naming the keyword it fails (equal keys, equal constraints); empty when no
     value is left. `origin` is where the negation was written (made nodes carry it)."""
+    if nodes_apart(build, conjunction, rest, negated):
+        return [(("apart",), rest)]  # every value generated for `rest` fails `negated`
     kept: list[tuple[Hashable, SchemaNode]] = []
-    for key, part in _disjuncts(build, conjunction, rest, negated, origin):
+    # Each kind's keywords hold for every value of another kind: only the types `rest` generates
+    # matter, and the made nodes stay within them (as oneOf branches are told apart by their kinds).
+    allowed = _types_of(generated_kinds(rest, build.document))
+    within = () if rest.types is not None else (SchemaNode(origin, types=allowed),)
+    for key, part in _disjuncts(build, conjunction, rest, negated, origin, allowed):
         try:
-            merged = conjunction.resolve(Sub((rest, *part.parts), origin))
+            merged = conjunction.resolve(Sub((rest, *within, *part.parts), origin))
         except UnsupportedSchema:
             raise
         except SchemaError:
@@ -84,20 +90,19 @@ def complement(
     return kept
 
 
-def _disjuncts(build: Build, conjunction: Conjunction, rest: SchemaNode, negated: SchemaNode, origin: str) -> Iterator[Part]:
-    if negated.one_of is not None:
-        raise Inexpressible("`oneOf` cannot be negated")
-    yield from _type_parts(rest, negated, origin)
+def _disjuncts(
+    build: Build, conjunction: Conjunction, rest: SchemaNode, negated: SchemaNode, origin: str, allowed: tuple[str, ...]
+) -> Iterator[Part]:
+    yield from _type_parts(allowed, negated, origin)
     if negated.values is not None:
         listed = tuple(_listed(build, negated))
         yield ("values", origin, id(negated)), _made(SchemaNode(origin, excluded=listed), origin)
-    if negated.excluded:
-        yield (
-            ("excluded", origin, id(negated)),
-            _made(SchemaNode(origin, values=Values(origin, negated.excluded, frozenset({"enum"}))), origin),
-        )
-    # Each kind's keywords hold for every value of another kind: only the kinds `rest` generates matter.
-    kinds = set(generated_types(rest))
+    kinds = set(allowed)
+    typed = kinds | ({"integer"} if "number" in kinds else set())
+    excluded = tuple(value for value in negated.excluded if _type_of(value) in typed)
+    if excluded:
+        values = Values(origin, excluded, frozenset({"enum"}))
+        yield ("excluded", origin, id(negated)), _made(SchemaNode(origin, values=values), origin)
     if negated.string is not None and "string" in kinds:
         yield from _string_parts(negated.string, origin)
     if negated.number is not None and kinds & {"integer", "number"}:
@@ -109,6 +114,8 @@ def _disjuncts(build: Build, conjunction: Conjunction, rest: SchemaNode, negated
     if negated.any_of is not None:
         branches = tuple(Sub(branch.parts, origin) for branch in negated.any_of.branches)
         yield ("anyOf", origin, id(negated)), _made(SchemaNode(origin, nots=branches), origin)
+    if negated.one_of is not None:
+        yield from _one_of_parts(negated, origin)
     for sub in negated.nots:
         yield ("not", origin, sub.key), Sub(sub.parts, origin)
 
@@ -123,20 +130,37 @@ def _listed(build: Build, negated: SchemaNode) -> list[Any]:
         return []
 
 
+MAX_NEGATED_BRANCHES = 8  # a oneOf negated: one part per pair of its branches
+
+
+def _one_of_parts(negated: SchemaNode, origin: str) -> Iterator[Part]:
+    """A value fails a oneOf when it matches none of its branches, or two."""
+    assert negated.one_of is not None
+    branches = negated.one_of.branches
+    if len(branches) > MAX_NEGATED_BRANCHES:
+        raise Inexpressible(f"a `oneOf` of more than {MAX_NEGATED_BRANCHES} branches cannot be negated")
+    none = tuple(Sub(branch.parts, origin) for branch in branches)
+    yield ("oneOf", origin, id(negated)), _made(SchemaNode(origin, nots=none), origin)
+    for first in range(len(branches)):
+        for second in range(first + 1, len(branches)):
+            both = Sub((*branches[first].parts, *branches[second].parts), origin)
+            yield ("oneOf", origin, id(negated), first, second), both
+
+
 def _made(node: SchemaNode, origin: str) -> Sub:
     return Sub((node,), origin)
 
 
-def _type_parts(rest: SchemaNode, negated: SchemaNode, origin: str) -> Iterator[Part]:
-    """The values of the types `negated` does not allow."""
+def _type_parts(allowed: tuple[str, ...], negated: SchemaNode, origin: str) -> Iterator[Part]:
+    """The values of the `allowed` types (those generated) that `negated` does not allow."""
     if negated.types is None:
         return
     banned = set(negated.types)
     if "integer" in banned and "number" not in banned:
-        if "number" in generated_types(rest):
+        if "number" in allowed:
             raise Inexpressible("excluding integers from numbers is not supported")
-        banned.add("number")  # `rest` generates no numbers but integers: none are left
-    kept = tuple(name for name in ALL_TYPES if name not in banned and not (name == "integer" and "number" in banned))
+        banned.add("number")  # no numbers but integers are generated: none are left
+    kept = tuple(name for name in allowed if name not in banned and not (name == "integer" and "number" in banned))
     if kept:
         yield ("type", kept), _made(SchemaNode(origin, types=kept), origin)
 
@@ -188,14 +212,17 @@ def _array_parts(conjunction: Conjunction, rest: SchemaNode, array: ArrayNode, o
     if array.max_items is not None:
         more = ArrayNode(origin, frozenset({"minItems"}), min_items=array.max_items + 1)
         yield ("minItems", more.min_items), _typed(origin, "array", array=more)
-    if array.rest is not None and not array.rest.is_true():
-        # Some item fails `items`: exact where every item `rest` generates is of a kind `items` rejects.
+    if array.rest is not None and not accepts_all(conjunction, array.rest):
+        # Some item fails `items`: where every item `rest` generates is of a kind `items`
+        # rejects, any item does; otherwise one item at least is made to.
         own = rest.array.items if rest.array is not None and rest.array.prefix is None else None
         mine = None if own is None else conjunction.resolve(own)
-        theirs = conjunction.resolve(array.rest)
-        if mine is None or mine is False or generated_kinds(mine) & value_kinds(theirs):
-            raise Inexpressible(f"`{array.rest_keyword}` cannot be negated")
-        yield ("minItems", 1), _typed(origin, "array", array=ArrayNode(origin, frozenset({"minItems"}), min_items=1))
+        if mine is not None and mine is not False and not generated_kinds(mine) & value_kinds(conjunction.resolve(array.rest)):
+            yield ("minItems", 1), _typed(origin, "array", array=ArrayNode(origin, frozenset({"minItems"}), min_items=1))
+            return
+        failing = _made(negated_node(origin, Sub(array.rest.parts, origin)), origin)
+        holding = ArrayNode(origin, frozenset({"items"}), contains=failing)
+        yield ("contains", array.rest.key), _typed(origin, "array", array=holding)
 
 
 def _object_parts(build: Build, conjunction: Conjunction, rest: SchemaNode, obj: ObjectNode, origin: str) -> Iterator[Part]:
@@ -214,12 +241,12 @@ def _object_parts(build: Build, conjunction: Conjunction, rest: SchemaNode, obj:
         raise Inexpressible("a schema for undeclared properties cannot be negated where keys are generated")
     for name in dict.fromkeys([*(name for name, _ in obj.properties), *declared, *required]):
         constraint = conjunction.constraint(obj, name)
-        if _accepts_all(conjunction, constraint):
+        if accepts_all(conjunction, constraint):
             continue
         mine = conjunction.constraint(own, name) if own is not None else None
-        if mine is not None and (mine.is_false() or _within(build, conjunction, mine, constraint)):
+        if mine is not None and (mine.is_false() or within(build, conjunction, mine, constraint)):
             continue  # `rest` never writes it, or writes only values the negated schema accepts
-        if constraint.is_false() or (mine is not None and _apart(build, conjunction, mine, constraint)):
+        if constraint.is_false() or (mine is not None and apart(build, conjunction, mine, constraint)):
             # Any value `rest` writes for it fails the negated schema: only its presence matters.
             yield ("present", name), _typed(origin, "object", object=_object(origin, required=(name,)))
             continue
@@ -248,49 +275,23 @@ def _typed(origin: str, name: str, **fields: Any) -> Sub:
     return _made(SchemaNode(origin, types=(name,), **fields), origin)
 
 
-def _accepts_all(conjunction: Conjunction, sub: Sub) -> bool:
-    """Whether `sub` accepts every value (true, or keywords that assert nothing)."""
-    if sub.is_true():
-        return True
-    node = conjunction.resolve(sub)
-    return node is True or (isinstance(node, SchemaNode) and not node.keywords())
+def _types_of(kinds: frozenset[str]) -> tuple[str, ...]:
+    """The types naming the values of `kinds` (integers and fractions: number)."""
+    names = {"fraction": "number"}
+    found = {names.get(kind, kind) for kind in kinds}
+    return tuple(
+        name
+        for name in ("null", "boolean", "integer", "number", "string", "array", "object")
+        if name in found and not (name == "integer" and "number" in found)
+    )
 
 
-def _within(build: Build, conjunction: Conjunction, mine: Sub, theirs: Sub) -> bool:
-    """Whether every value generated for `mine` meets `theirs` (False where that is unknown)."""
-    if mine.is_false() or _accepts_all(conjunction, theirs):
-        return True
-    node, judge = conjunction.resolve(mine), conjunction.resolve(theirs)
-    if node is False:
-        return True
-    if node is True or isinstance(judge, bool):
-        return judge is True
-    listed = _finite(node)
-    if listed is not None:
-        return all(build.accepts(judge, value) is True for value in listed)
-    return judge.keywords() == {"type"} and generated_kinds(node) <= value_kinds(judge)
-
-
-def _apart(build: Build, conjunction: Conjunction, mine: Sub, theirs: Sub) -> bool:
-    """Whether no value generated for `mine` meets `theirs` (False where that is unknown)."""
-    node, judge = conjunction.resolve(mine), conjunction.resolve(theirs)
-    if node is False or judge is False:
-        return True
-    if node is True or judge is True:
-        return False
-    listed = _finite(node)
-    if listed is not None:
-        return all(build.accepts(judge, value) is False for value in listed)
-    return not generated_kinds(node) & value_kinds(judge)
-
-
-def _finite(node: Resolved) -> list[Any] | None:
-    """Every value generated for `node`, where that is a short list."""
-    if not isinstance(node, SchemaNode):
-        return None
-    if node.values is not None:
-        return list(node.values.items)
-    names = generated_types(node)
-    if set(names) <= {"boolean", "null"}:
-        return [value for name in names for value in ((True, False) if name == "boolean" else (None,))]
-    return None
+def _type_of(value: Any) -> str:
+    """The JSON Schema type naming `value` (whole numbers: integer)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return "integer"
+    return {float: "number", str: "string", list: "array", dict: "object"}[type(value)]

@@ -122,3 +122,31 @@ def any_value(depth: int) -> Node:
         return alt(*scalars)
     inner = any_value(depth - 1)
     return alt(*scalars, array_of(inner, 0, None), generic_object(inner))
+
+
+MAX_CONTAINING_COUNT = 32  # item counts a containing array spells out, one branch each
+
+
+def containing_array(item: Node, contained: Node, low: int, high: int | None) -> Node:
+    """`[` items separated by `", "` `]`, between low and high of them, one of which at least is
+    a `contained` (an item too). One branch per count of items before the first `contained` one
+    where the counts bind (the caller keeps them within MAX_CONTAINING_COUNT)."""
+    if high is not None and (high < 1 or low > high):
+        raise SchemaError("no array holds the item it must within its item counts")
+    before = seq(item, lit(", "))
+    after = seq(lit(", "), item)
+    low = max(low, 1)
+    if low == 1 and high is None:
+        body = seq(Repeat(before, 0, None), contained, Repeat(after, 0, None))
+    else:
+        last = high if high is not None else low
+        options = []
+        for ahead in range(last):
+            fewest = max(low - 1 - ahead, 0)
+            most = None if high is None else high - 1 - ahead
+            options.append(seq(Repeat(before, ahead, ahead), contained, Repeat(after, fewest, most)))
+        if high is None:  # more than `low - 1` items ahead: any number after
+            options.append(seq(Repeat(before, low, None), contained, Repeat(after, 0, None)))
+        body = alt(*options)
+    return seq(lit("["), body, lit("]"))
+

@@ -158,6 +158,11 @@ class Conjunction:
             # Positional item schemas would have to meet the other side's per-position schema.
             self.refuse("prefixItems", "tuple arrays cannot be merged with other array schemas yet")
             prefix, prefix_keyword, rest, rest_keyword = None, "", None, "items"
+        contains = first.contains if second.contains is None else second.contains
+        if first.contains is not None and second.contains is not None and first.contains.key != second.contains.key:
+            # One item meeting both is not all: each may be met by another item.
+            self.refuse("items", "two arrays that must each hold an item failing their items schema cannot be merged exactly")
+            contains = None
         return ArrayNode(
             self.pointer,
             first.keywords | second.keywords,
@@ -168,6 +173,7 @@ class Conjunction:
             max(first.min_items, second.min_items),
             _smaller(first.max_items, second.max_items),
             first.unique or second.unique,
+            contains,
         )
 
     def _objects(self, first: ObjectNode, second: ObjectNode) -> ObjectNode:

@@ -66,7 +66,7 @@ def _separated(
 ) -> bool:
     """Whether what `first` generates can be kept from matching `second`, recording what
     branch `index` must leave out for that."""
-    shared = generated_kinds(first) & value_kinds(second)
+    shared = generated_kinds(first, document) & value_kinds(second)
     if not shared or (shared == {"object"} and _discriminated(document, first, second)):
         return True
     # `first` generates only its listed values, or `second` accepts only its own: either way
@@ -95,11 +95,40 @@ def _leaves_out(listed: list[Any] | None, judge: Branch, accepts: Accepts, left_
     return True
 
 
-def generated_kinds(branch: Branch) -> frozenset[str]:
-    """Kinds of value compiled for `branch`: its types, or those implied by its keywords."""
+def generated_kinds(branch: Branch, document: SchemaDocument | None = None) -> frozenset[str]:
+    """Kinds of value compiled for `branch` (a superset): its types, or those implied by its
+    keywords; listed values of any kind the keywords beside them accept (the validator filters
+    them, whatever types the keywords imply); and where it has no types but anyOf or oneOf
+    branches, each merged with it and built on its own, also the kinds each branch implies (read
+    from `document`; without it, every kind the node accepts)."""
     if isinstance(branch, bool):
         return ALL_KINDS if branch else frozenset()
-    return value_kinds(branch) & frozenset().union(*(TYPE_KINDS[t] for t in generated_types(branch)))
+    if branch.values is not None:
+        return value_kinds(branch)
+    kinds = value_kinds(branch) & _type_kinds(generated_types(branch))
+    if branch.types is None:
+        for union in (branch.any_of, branch.one_of):
+            for sub in union.branches if union is not None else ():
+                kinds |= value_kinds(branch) & _implied_kinds(document, sub)
+    return kinds
+
+
+def _type_kinds(types: tuple[str, ...]) -> frozenset[str]:
+    return frozenset().union(*(TYPE_KINDS[name] for name in types))
+
+
+def _implied_kinds(document: SchemaDocument | None, sub: Sub) -> frozenset[str]:
+    """The kinds a branch of one part generates merged with another node: its own types, or
+    those its keywords imply (a superset; every kind where that is unknown)."""
+    if document is None or len(sub.parts) != 1:
+        return ALL_KINDS
+    part = sub.parts[0]
+    node = document.peek(part) if isinstance(part, str) else part
+    if isinstance(node, bool):
+        return ALL_KINDS if node else frozenset()
+    if node.ref is not None or node.all_of or node.values is not None:
+        return ALL_KINDS  # what the reference or the list brings is not read here
+    return generated_kinds(node, document)
 
 
 def value_kinds(branch: Branch) -> frozenset[str]:

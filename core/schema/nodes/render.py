@@ -60,7 +60,7 @@ def render(node: SchemaNode, dialect: Dialect) -> dict[str, Any]:
     if node.number is not None:
         _number(node.number, out, dialect)
     if node.array is not None:
-        _array(node.array, out, dialect)
+        _array(node.array, out, conjuncts, dialect)
     if node.object is not None:
         _object(node.object, out, conjuncts, dialect)
     for union in (node.any_of, node.one_of):
@@ -105,7 +105,7 @@ def _bound(bound: Bound | None, inclusive: str, exclusive: str, out: dict[str, A
         out[exclusive if bound.exclusive else inclusive] = bound.value
 
 
-def _array(array: ArrayNode, out: dict[str, Any], dialect: Dialect) -> None:
+def _array(array: ArrayNode, out: dict[str, Any], conjuncts: list[Any], dialect: Dialect) -> None:
     if array.prefix is not None:
         out[array.prefix_keyword] = [render_sub(sub, dialect) for sub in array.prefix]
     if array.rest is not None:
@@ -116,6 +116,8 @@ def _array(array: ArrayNode, out: dict[str, Any], dialect: Dialect) -> None:
         out["maxItems"] = array.max_items
     if array.unique:
         out["uniqueItems"] = True
+    if array.contains is not None:  # as every draft reads it (draft 4 has no `contains`)
+        conjuncts.append({"not": {"items": {"not": render_sub(array.contains, dialect)}}})
 
 
 def _object(node: ObjectNode, out: dict[str, Any], conjuncts: list[Any], dialect: Dialect) -> None:

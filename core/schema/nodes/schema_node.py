@@ -106,7 +106,8 @@ class NumberNode:
 class ArrayNode:
     """Positional item schemas (`prefix`, None for the plain form) under `prefix_keyword`
     (2020-12 `prefixItems`, draft-07 array-valued `items`), the schema of the rest under
-    `rest_keyword`, the item counts and uniqueItems."""
+    `rest_keyword`, the item counts, uniqueItems, and a schema one item at least must meet
+    (`contains`: made by a `not` of `items` folded as a complement, core/schema/build/complement.py)."""
 
     pointer: str
     keywords: frozenset[str]
@@ -117,6 +118,7 @@ class ArrayNode:
     min_items: int = 0
     max_items: int | None = None
     unique: bool = False
+    contains: Sub | None = None
 
     @property
     def items(self) -> Sub:
@@ -255,8 +257,7 @@ def subschemas(node: SchemaNode) -> Iterator[Sub]:
     """Every Sub `node` holds, in any field."""
     if node.array is not None:
         yield from node.array.prefix or ()
-        if node.array.rest is not None:
-            yield node.array.rest
+        yield from (sub for sub in (node.array.rest, node.array.contains) if sub is not None)
     obj = node.object
     if obj is not None:
         yield from (sub for _, sub in (*obj.properties, *obj.patterns, *obj.dependent_schemas))
