@@ -9,10 +9,12 @@ one kind of value, so the made node carries that kind's type):
 - `required`: an object without one of the names;
 - a property's schema (declared, patternProperties, additionalProperties): an object with that
   property, whose value fails it (a `not` of the property's schema, folded in turn when that
-  value is built). The names considered are those either schema declares or `rest` requires: the
-  generator writes no others (docs/schema-support.md's departures), so this is exact for what is
-  generated, except where `rest` generates keys of its own (no declared properties): there a
-  schema for undeclared names cannot be negated;
+  value is built). The names considered are those `rest` declares or requires: the generator
+  writes no others (docs/schema-support.md's departures), so this is exact for what is
+  generated; where that leaves no value and `rest` allows other properties, also those the
+  negated schema declares. Where `rest` generates keys of its own (no declared properties),
+  those the negated schema declares, each written alone, and a schema for the names it does
+  not declare cannot be negated;
 - `items`: arrays holding an item that fails it (any item, where the items `rest` generates are
   all of kinds the negated items reject);
 - `anyOf`: a made node with a `not` of each branch; `oneOf`: that, or two branches at once;
@@ -71,12 +73,24 @@ def complement(
     value is left. `origin` is where the negation was written (made nodes carry it)."""
     if nodes_apart(build, conjunction, rest, negated):
         return [(("apart",), rest)]  # every value generated for `rest` fails `negated`
+    kept = _kept(build, conjunction, rest, negated, origin, wide=False)
+    if kept or negated.object is None or (rest.object is not None and rest.object.extra.is_false()):
+        return kept
+    # Only objects with a property `rest` does not declare are left: written where it allows them.
+    return _kept(build, conjunction, rest, negated, origin, wide=True)
+
+
+def _kept(
+    build: Build, conjunction: Conjunction, rest: SchemaNode, negated: SchemaNode, origin: str, wide: bool
+) -> list[tuple[Hashable, SchemaNode]]:
+    """The parts of the complement no value is shut out of; `wide`: properties the negated
+    schema declares are considered, not only those `rest` declares or requires."""
     kept: list[tuple[Hashable, SchemaNode]] = []
     # Each kind's keywords hold for every value of another kind: only the types `rest` generates
     # matter, and the made nodes stay within them (as oneOf branches are told apart by their kinds).
     allowed = _types_of(generated_kinds(rest, build.document))
     within = () if rest.types is not None else (SchemaNode(origin, types=allowed),)
-    for key, part in _disjuncts(build, conjunction, rest, negated, origin, allowed):
+    for key, part in _disjuncts(build, conjunction, rest, negated, origin, allowed, wide):
         try:
             merged = conjunction.resolve(Sub((rest, *within, *part.parts), origin))
         except UnsupportedSchema:
@@ -91,7 +105,13 @@ def complement(
 
 
 def _disjuncts(
-    build: Build, conjunction: Conjunction, rest: SchemaNode, negated: SchemaNode, origin: str, allowed: tuple[str, ...]
+    build: Build,
+    conjunction: Conjunction,
+    rest: SchemaNode,
+    negated: SchemaNode,
+    origin: str,
+    allowed: tuple[str, ...],
+    wide: bool,
 ) -> Iterator[Part]:
     yield from _type_parts(allowed, negated, origin)
     if negated.values is not None:
@@ -110,7 +130,7 @@ def _disjuncts(
     if negated.array is not None and "array" in kinds:
         yield from _array_parts(conjunction, rest, negated.array, origin)
     if negated.object is not None and "object" in kinds:
-        yield from _object_parts(build, conjunction, rest, negated.object, origin)
+        yield from _object_parts(build, conjunction, rest, negated.object, origin, wide)
     if negated.any_of is not None:
         branches = tuple(Sub(branch.parts, origin) for branch in negated.any_of.branches)
         yield ("anyOf", origin, id(negated)), _made(SchemaNode(origin, nots=branches), origin)
@@ -225,21 +245,27 @@ def _array_parts(conjunction: Conjunction, rest: SchemaNode, array: ArrayNode, o
         yield ("contains", array.rest.key), _typed(origin, "array", array=holding)
 
 
-def _object_parts(build: Build, conjunction: Conjunction, rest: SchemaNode, obj: ObjectNode, origin: str) -> Iterator[Part]:
+def _object_parts(
+    build: Build, conjunction: Conjunction, rest: SchemaNode, obj: ObjectNode, origin: str, wide: bool
+) -> Iterator[Part]:
     if obj.names is not None:
         raise Inexpressible("`propertyNames` cannot be negated")
     if obj.dependent_names or obj.dependent_schemas:
         raise Inexpressible("dependencies cannot be negated")
     own = rest.object
     required = own.required if own is not None else ()
+    declared = [name for name, _ in own.properties] if own is not None else []
+    keyed = not declared and not required  # `rest` generates keys of its own (objects.py's _map)
     for name in obj.required:
         if name not in required:
-            yield ("absent", name), _typed(origin, "object", object=_object(origin, properties=((name, false_sub(origin)),)))
-    declared = [name for name, _ in own.properties] if own is not None else []
-    if (not declared and not required) and (obj.patterns or not obj.extra.is_true()):
-        # `rest` generates keys of its own: one that the negated schema does not declare may be any.
+            yield ("absent", name), _typed(origin, "object", object=_without(origin, name, keyed))
+    if keyed and (obj.patterns or not obj.extra.is_true()):
+        # A generated key the negated schema does not declare may be any.
         raise Inexpressible("a schema for undeclared properties cannot be negated where keys are generated")
-    for name in dict.fromkeys([*(name for name, _ in obj.properties), *declared, *required]):
+    # The names `rest` writes (where its keys are generated, or `wide`, those the negated schema declares).
+    theirs = [name for name, _ in obj.properties]
+    names = theirs if keyed else [*declared, *required, *(theirs if wide else ())]
+    for name in dict.fromkeys(names):
         constraint = conjunction.constraint(obj, name)
         if accepts_all(conjunction, constraint):
             continue
@@ -261,11 +287,19 @@ def _object_parts(build: Build, conjunction: Conjunction, rest: SchemaNode, obj:
         yield ("minProperties", more.min_properties), _typed(origin, "object", object=more)
 
 
+def _without(origin: str, name: str, keyed: bool) -> ObjectNode:
+    """Objects without `name`: a key generated as any other name, or a declared one not written."""
+    if keyed:
+        return _object(origin, names=Sub((SchemaNode(origin, excluded=(name,)),), origin))
+    return _object(origin, properties=((name, false_sub(origin)),))
+
+
 def _object(origin: str, **fields: Any) -> ObjectNode:
     keywords = {
         "properties": "properties",
         "required": "required",
         "min_properties": "minProperties",
+        "names": "propertyNames",
         "max_properties": "maxProperties",
     }
     return ObjectNode(origin, frozenset(keywords[name] for name in fields), **fields)

@@ -262,7 +262,8 @@ def _key_node(build: Build, key_sub: Sub) -> Node | None:
     if node.values is not None:
         names = [value for value in listed_values(build, node) if isinstance(value, str)]
         return alt(*(json_literal(json_text(name)) for name in names)) if names else None
-    if node.keywords() - {"type", "minLength", "maxLength", "format", "pattern"}:
+    # Names left out by a folded `not` (excluded) are taken, not a `not` itself.
+    if node.keywords() - {"type", "minLength", "maxLength", "format", "pattern", *(("not",) if not node.nots else ())}:
         build.refuse("propertyNames", key_sub.pointer, "only string keywords (pattern, lengths, format) or enum/const")
         return string_node()
     string = node.string or StringNode(node.pointer, frozenset())
