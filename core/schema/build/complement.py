@@ -22,9 +22,10 @@ one kind of value, so the made node carries that kind's type):
 Each made node is merged with `rest`, and those no value meets (types or listed values apart, a
 property `rest` requires left out, a property whose generated values all meet the negated
 schema) are dropped. A `pattern` is negated as the strings it does not match (of characters from the Basic
-Multilingual Plane: lexical/pattern.py's pattern_unmatched). What cannot be negated exactly
-(`format`, `multipleOf`, `uniqueItems`, `propertyNames`, dependencies, tuples) raises
-Inexpressible.
+Multilingual Plane: lexical/pattern.py's pattern_unmatched); a `format` only where every string
+`rest` generates has it (strings_overlap.py), as formats are generated from subsets. What cannot
+be negated exactly (other formats, `multipleOf`, `uniqueItems`, `propertyNames`, dependencies,
+tuples) raises Inexpressible.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from ..nodes.schema_node import (
 )
 from .overlap import accepts_all, apart, nodes_apart, within
 from .protocol import Build
+from .strings_overlap import strings_within
 from .values import listed_values
 
 MAX_DISJUNCTS = 64  # branches a negation may leave; more are refused, not enumerated
@@ -124,7 +126,7 @@ def _disjuncts(
         values = Values(origin, excluded, frozenset({"enum"}))
         yield ("excluded", origin, id(negated)), _made(SchemaNode(origin, values=values), origin)
     if negated.string is not None and "string" in kinds:
-        yield from _string_parts(negated.string, origin)
+        yield from _string_parts(rest, negated.string, origin)
     if negated.number is not None and kinds & {"integer", "number"}:
         yield from _number_parts(negated.number, origin)
     if negated.array is not None and "array" in kinds:
@@ -185,10 +187,9 @@ def _type_parts(allowed: tuple[str, ...], negated: SchemaNode, origin: str) -> I
         yield ("type", kept), _made(SchemaNode(origin, types=kept), origin)
 
 
-def _string_parts(string: StringNode, origin: str) -> Iterator[Part]:
-    if string.unmatched:
-        raise Inexpressible("`not` of `pattern` cannot be negated")
-    if string.format is not None:
+def _string_parts(rest: SchemaNode, string: StringNode, origin: str) -> Iterator[Part]:
+    if string.format is not None and not strings_within(rest, StringNode(origin, frozenset({"format"}), format=string.format)):
+        # Formats are generated from subsets: what they leave out is no string a checker rejects.
         raise Inexpressible(f"format {string.format!r} cannot be negated")
     if string.min_length > 0:
         shorter = StringNode(origin, frozenset({"maxLength"}), max_length=string.min_length - 1)
@@ -199,6 +200,9 @@ def _string_parts(string: StringNode, origin: str) -> Iterator[Part]:
     for pattern in string.patterns:
         unmatched = StringNode(origin, frozenset({"pattern"}), unmatched=(pattern,))
         yield ("unmatched", pattern.source), _typed(origin, "string", string=unmatched)
+    for pattern in string.unmatched:  # not (not pattern): strings it matches
+        matched = StringNode(origin, frozenset({"pattern"}), patterns=(pattern,))
+        yield ("pattern", pattern.source), _typed(origin, "string", string=matched)
 
 
 def _number_parts(number: NumberNode, origin: str) -> Iterator[Part]:

@@ -15,6 +15,7 @@ from ..nodes.conjunction import Conjunction, Resolved
 from ..nodes.disjoint import generated_kinds, value_kinds
 from ..nodes.schema_node import SchemaNode, Sub
 from .protocol import Build
+from .strings_overlap import strings_apart, strings_within
 
 APART_DEPTH = 3  # subschemas looked into, through properties and branches
 
@@ -39,7 +40,19 @@ def within(build: Build, conjunction: Conjunction, mine: Sub, theirs: Sub) -> bo
     listed = finite(build, node)
     if listed is not None:
         return all(build.accepts(judge, value) is True for value in listed)
-    return judge.keywords() == {"type"} and generated_kinds(node, build.document) <= value_kinds(judge)
+    kinds = generated_kinds(node, build.document)
+    if not kinds <= value_kinds(judge):
+        return False
+    if judge.keywords() <= {"type"}:
+        return True
+    # Strings only, judged by string keywords alone (and a type that takes them).
+    string_keywords = judge.string.keywords if judge.string is not None else frozenset()
+    return (
+        kinds == {"string"}
+        and judge.string is not None
+        and judge.keywords() <= string_keywords | {"type"}
+        and strings_within(node, judge.string)
+    )
 
 
 def apart(build: Build, conjunction: Conjunction, mine: Sub, theirs: Sub, depth: int = 0) -> bool:
@@ -61,6 +74,8 @@ def nodes_apart(build: Build, conjunction: Conjunction, node: Resolved, judge: R
         return all(build.accepts(judge, value) is False for value in listed)
     shared = generated_kinds(node, build.document) & value_kinds(judge)
     if not shared:
+        return True
+    if shared == {"string"} and judge.string is not None and strings_apart(node, judge.string):
         return True
     if depth >= APART_DEPTH:
         return False

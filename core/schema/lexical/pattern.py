@@ -44,7 +44,7 @@ from ...automaton.charnfa import complement as complement_machine
 from ...automaton.regex import EMPTY, Chars, Lit, Machine, Node, Repeat, Seq, alt, lit, seq
 from .char_sets import ANY_STAR, BMP, CLASS_ESCAPES, DOT, WIDE_DOT, ClassSet, complement, exact, intersect, normalize
 
-__all__ = ["MAX_COUNT", "UnsupportedPattern", "pattern_tree", "pattern_unmatched"]
+__all__ = ["MAX_COUNT", "UnsupportedPattern", "pattern_either", "pattern_tree", "pattern_unmatched"]
 
 MAX_COUNT = 1000  # larger repetition counts would unroll into too many automaton states
 MAX_DEPTH = 100  # group nesting; deeper patterns would exhaust the parser's recursion
@@ -430,13 +430,19 @@ def pattern_tree(pattern: str) -> Node:
     return _search(parser, parser.parse(), start=False, end=False)
 
 
+def pattern_either(pattern: str) -> Node:
+    """The regex tree of the strings of Basic Multilingual Plane characters EITHER engine's search
+    may find `pattern` in (a superset): each class as the wider of its two readings, `.` as
+    Python's, `$` also before a final newline as Python's. Raises UnsupportedPattern as
+    pattern_tree does."""
+    parser = _Parser(pattern, wide=True)
+    return _search(parser, parser.parse(), start=False, end=False)
+
+
 def pattern_unmatched(pattern: str, state_limit: int = MACHINE_STATE_LIMIT) -> Machine:
     """Every string of characters from the Basic Multilingual Plane (surrogates excluded) that
-    neither engine's search finds `pattern` in: the complement of the strings EITHER engine may
-    match (each class as the wider of its two readings, `.` as Python's, `$` also before a final
-    newline as Python's). Astral characters are left out: without the `u` flag ECMA-262 reads
-    them as two code units that classes and `.` may match one at a time. Raises
-    UnsupportedPattern as pattern_tree does, and AutomatonTooLarge past `state_limit`."""
-    parser = _Parser(pattern, wide=True)
-    either = machine_from_tree(_search(parser, parser.parse(), start=False, end=False), state_limit)
-    return complement_machine(either, BMP, state_limit)
+    neither engine's search finds `pattern` in: the complement of pattern_either. Astral
+    characters are left out: without the `u` flag ECMA-262 reads them as two code units that
+    classes and `.` may match one at a time. Raises UnsupportedPattern as pattern_tree does, and
+    AutomatonTooLarge past `state_limit`."""
+    return complement_machine(machine_from_tree(pattern_either(pattern), state_limit), BMP, state_limit)
