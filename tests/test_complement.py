@@ -128,6 +128,15 @@ def test_overlapping_one_of_is_exact(schema: Any, instances: list[Any]) -> None:
             [[], [1], ["a"], [1, "a"]],
         ),
         ({"type": "string", "not": {"oneOf": [{"minLength": 2}, {"maxLength": 3}]}}, ["a", "ab", "abcd"]),
+        # Two items schemas failed: one item may fail both, or one each.
+        (
+            {
+                "type": "array",
+                "items": {"type": ["integer", "string", "boolean"]},
+                "not": {"anyOf": [{"items": {"type": "integer"}}, {"items": {"type": "string"}}]},
+            },
+            [[], [1], ["a"], [True], [1, "a"], ["a", 1], [1, 2, "a", True]],
+        ),
         (
             {"type": "object", "properties": {"b": {}}, "not": {"anyOf": [{"required": ["a"]}, {"maxProperties": 0}]}},
             [{}, {"a": 1}, {"b": 1}],
@@ -181,6 +190,11 @@ def test_formats_told_apart_by_what_their_checkers_accept(schema: Any, instances
 def test_ifs_negated_as_complements(conditional: dict[str, Any]) -> None:
     schema = {"$schema": DRAFT_07, "type": "object", **conditional}
     assert_exact(schema, [{}, {"name": "regex"}, {"name": "regex", "pattern": 1}, {"kind": "run"}, {"kind": None, "cmd": 1}])
+
+
+def test_two_different_one_of_merged_are_both_enforced() -> None:
+    schema = {"allOf": [{"oneOf": [{"type": "string"}, {"minLength": 3}]}, {"oneOf": [{"maxLength": 5}, {"type": "integer"}]}]}
+    assert_exact(schema, ["", "ab", "abc", "abcdef", 1])
 
 
 def test_kinds_of_a_branch_with_a_union_or_a_list_are_all_it_generates() -> None:

@@ -288,8 +288,10 @@ def test_one_of_written_alike_in_two_places_merges() -> None:
         "additionalProperties": False,
     }
     compile_automaton(schema)
-    with pytest.raises(UnsupportedSchema, match="two different 'oneOf' values"):
-        merge({"allOf": [token, {"oneOf": [{"type": "string"}, {"type": "integer"}]}]})
+    # Two different ones: the second is kept as the anyOf it means (each branch, not the others).
+    merged = merge({"allOf": [token, {"oneOf": [{"type": "string"}, {"type": "integer"}]}]})
+    assert isinstance(merged, SchemaNode) and merged.one_of is not None and merged.any_of is not None
+    assert [len(branch.parts) for branch in merged.any_of.branches] == [2, 2]
 
 
 def test_an_any_of_met_again_is_not_multiplied_out() -> None:

@@ -13,7 +13,7 @@ from ..nodes.schema_node import ArrayNode, SchemaNode, conjoin
 from ..refusals import DepthCut
 from ..work_limits import MAX_OBJECT_NODES
 from .protocol import Build
-from .trees import MAX_CONTAINING_COUNT, array_of, containing_array, object_nodes, object_of, tuple_array
+from .trees import MAX_CONTAINING_COUNT, array_of, containing_array, holding_two, object_nodes, object_of, tuple_array
 from .values import finite_texts
 
 
@@ -39,11 +39,11 @@ def _array_node(build: Build, array: ArrayNode) -> Node:
         if tree is not None:
             return tree
         array = replace(array, unique=False)  # refused, and lenient: left out
-    if array.contains is not None:
+    if array.contains:
         tree = _containing(build, array)
         if tree is not None:
             return tree
-        array = replace(array, contains=None)  # refused, and lenient: left out
+        array = replace(array, contains=())  # refused, and lenient: left out
     rest = array.items
     if array.prefix is not None:
         heads = [build.value(sub) for sub in array.prefix[:high]]
@@ -67,19 +67,26 @@ def _array_node(build: Build, array: ArrayNode) -> Node:
 
 
 def _containing(build: Build, array: ArrayNode) -> Node | None:
-    """Arrays of `items` holding one item at least that meets `contains` too. None when refused
-    (lenient): beside positional items or uniqueItems, or with counts that bind beyond
-    MAX_CONTAINING_COUNT."""
-    assert array.contains is not None
+    """Arrays of `items` holding, for each `contains` schema, an item that meets it too (one item
+    may meet both of two). None when refused (lenient): beside positional items or uniqueItems,
+    with counts that bind beyond MAX_CONTAINING_COUNT, or (for two) that bind at all, or more
+    than two."""
     low, high = array.min_items, array.max_items
     binding = high if high is not None else low
-    if array.prefix is not None or array.unique or binding > MAX_CONTAINING_COUNT:
+    two = len(array.contains) == 2 and high is None and low <= 1
+    built = len(array.contains) == 1 or two
+    if array.prefix is not None or array.unique or binding > MAX_CONTAINING_COUNT or not built:
         where = join_pointer(array.pointer, array.rest_keyword)
-        reason = "an array that must hold an item failing its items schema, beside positional items, uniqueItems"
-        build.refuse("items", where, f"{reason} or more than {MAX_CONTAINING_COUNT} items counted, cannot be built")
+        reason = "an array that must hold items failing items schemas, beside positional items or uniqueItems, with"
+        counted = f"more than {MAX_CONTAINING_COUNT} items counted, or more than one binding"
+        build.refuse("items", where, f"{reason} {counted}, cannot be built")
         return None
-    contained = build.value(conjoin(array.items, array.contains, array.pointer))
-    return containing_array(build.value(array.items), contained, low, high)
+    item = build.value(array.items)
+    contained = [build.value(conjoin(array.items, sub, array.pointer)) for sub in array.contains]
+    if len(contained) == 1:
+        return containing_array(item, contained[0], low, high)
+    both = conjoin(conjoin(array.items, array.contains[0], array.pointer), array.contains[1], array.pointer)
+    return holding_two(item, contained[0], contained[1], build.value(both))
 
 
 def _unique_array(build: Build, array: ArrayNode) -> Node | None:

@@ -245,7 +245,7 @@ def _array_parts(conjunction: Conjunction, rest: SchemaNode, array: ArrayNode, o
             yield ("minItems", 1), _typed(origin, "array", array=ArrayNode(origin, frozenset({"minItems"}), min_items=1))
             return
         failing = _made(negated_node(origin, Sub(array.rest.parts, origin)), origin)
-        holding = ArrayNode(origin, frozenset({"items"}), contains=failing)
+        holding = ArrayNode(origin, frozenset({"items"}), contains=(failing,))
         yield ("contains", array.rest.key), _typed(origin, "array", array=holding)
 
 

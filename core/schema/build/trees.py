@@ -150,3 +150,12 @@ def containing_array(item: Node, contained: Node, low: int, high: int | None) ->
         body = alt(*options)
     return seq(lit("["), body, lit("]"))
 
+
+def holding_two(item: Node, first: Node, second: Node, both: Node) -> Node:
+    """`[` items separated by `", "` `]`, one of which at least is a `first` and one a `second`
+    (`both` is an item that is both): any number of items, one at least."""
+    before = Repeat(seq(item, lit(", ")), 0, None)
+    after = Repeat(seq(lit(", "), item), 0, None)
+    apart = [seq(one, after, lit(", "), other) for one, other in ((first, second), (second, first))]
+    return seq(lit("["), before, alt(both, *apart), after, lit("]"))
+

@@ -6,8 +6,9 @@ types intersect, bounds and counts tighten, patterns and required names add up, 
 schemas conjoin per name (a side's patternProperties and additionalProperties standing in
 for names it does not declare), anyOf unions multiply out, dependencies and `not`s add up.
 Subschemas are conjoined as Subs and merged only when compiled, so recursive schemas stay
-finite. A pair with no exact merge (two formats, two multipleOf, two oneOf, tuples) is
-refused naming the keyword; a pair that no value satisfies is a SchemaError.
+finite. Two different oneOf: the second as the anyOf it means (each branch and not the others).
+A pair with no exact merge (two formats, two multipleOf, tuples) is refused naming the keyword;
+a pair that no value satisfies is a SchemaError.
 """
 
 from __future__ import annotations
@@ -95,8 +96,8 @@ class Conjunction:
             object=_both(first.object, second.object, self._objects),
             values=_both(first.values, second.values, self._values),
             excluded=tuple(distinct_values([*first.excluded, *second.excluded])),
-            any_of=self._any_of(first.any_of, second.any_of),
-            one_of=self._one_of(first.one_of, second.one_of),
+            any_of=self._any_of(self._any_of(first.any_of, second.any_of), self._exclusive(first.one_of, second.one_of)),
+            one_of=first.one_of or second.one_of,
             nots=(*first.nots, *second.nots),
             grounded=_grounded(first.grounded, second.grounded),
         )
@@ -158,11 +159,7 @@ class Conjunction:
             # Positional item schemas would have to meet the other side's per-position schema.
             self.refuse("prefixItems", "tuple arrays cannot be merged with other array schemas yet")
             prefix, prefix_keyword, rest, rest_keyword = None, "", None, "items"
-        contains = first.contains if second.contains is None else second.contains
-        if first.contains is not None and second.contains is not None and first.contains.key != second.contains.key:
-            # One item meeting both is not all: each may be met by another item.
-            self.refuse("items", "two arrays that must each hold an item failing their items schema cannot be merged exactly")
-            contains = None
+        contains = tuple({sub.key: sub for sub in (*first.contains, *second.contains)}.values())
         return ArrayNode(
             self.pointer,
             first.keywords | second.keywords,
@@ -255,11 +252,20 @@ class Conjunction:
             return None
         return Sub(() if merged is True else (merged,), first.pointer)
 
-    def _one_of(self, first: UnionNode | None, second: UnionNode | None) -> UnionNode | None:
+    def _exclusive(self, first: UnionNode | None, second: UnionNode | None) -> UnionNode | None:
+        """Where both sides hold a oneOf, and they differ, the second as the anyOf it means:
+        each branch with `not` of every other (the first stays the node's oneOf)."""
         if first is None or second is None or self._content(first) == self._content(second):
-            return second if first is None else first
-        self.refuse("oneOf", "two different 'oneOf' values cannot be merged exactly")
-        return None
+            return None
+        branches = second.branches
+        return UnionNode(
+            second.pointer,
+            tuple(
+                Sub((*branch.parts, _none_of(second.pointer, branches, index)), branch.pointer)
+                for index, branch in enumerate(branches)
+            ),
+            exclusive=False,
+        )
 
     def _content(self, union: UnionNode) -> Hashable:
         """Equal for branches written alike (wherever they are written: references are to
@@ -271,6 +277,13 @@ class Conjunction:
             )
             for branch in union.branches
         )
+
+
+def _none_of(pointer: str, branches: tuple[Sub, ...], index: int) -> SchemaNode:
+    """A made node: none of the oneOf `branches` but the one at `index` (each negated as a oneOf
+    branch, so a refusal names the oneOf: core/schema/build/negation.py)."""
+    others = [Sub(branch.parts, join_pointer(pointer, str(other))) for other, branch in enumerate(branches) if other != index]
+    return SchemaNode(pointer, nots=tuple(others))
 
 
 def _both(first: Kind | None, second: Kind | None, merge: Callable[[Kind, Kind], Kind]) -> Kind | None:

@@ -116,8 +116,8 @@ def _array(array: ArrayNode, out: dict[str, Any], conjuncts: list[Any], dialect:
         out["maxItems"] = array.max_items
     if array.unique:
         out["uniqueItems"] = True
-    if array.contains is not None:  # as every draft reads it (draft 4 has no `contains`)
-        conjuncts.append({"not": {"items": {"not": render_sub(array.contains, dialect)}}})
+    for sub in array.contains:  # as every draft reads it (draft 4 has no `contains`)
+        conjuncts.append({"not": {"items": {"not": render_sub(sub, dialect)}}})
 
 
 def _object(node: ObjectNode, out: dict[str, Any], conjuncts: list[Any], dialect: Dialect) -> None:

@@ -106,7 +106,7 @@ class NumberNode:
 class ArrayNode:
     """Positional item schemas (`prefix`, None for the plain form) under `prefix_keyword`
     (2020-12 `prefixItems`, draft-07 array-valued `items`), the schema of the rest under
-    `rest_keyword`, the item counts, uniqueItems, and a schema one item at least must meet
+    `rest_keyword`, the item counts, uniqueItems, and schemas each met by one item at least
     (`contains`: made by a `not` of `items` folded as a complement, core/schema/build/complement.py)."""
 
     pointer: str
@@ -118,7 +118,7 @@ class ArrayNode:
     min_items: int = 0
     max_items: int | None = None
     unique: bool = False
-    contains: Sub | None = None
+    contains: tuple[Sub, ...] = ()
 
     @property
     def items(self) -> Sub:
@@ -257,7 +257,8 @@ def subschemas(node: SchemaNode) -> Iterator[Sub]:
     """Every Sub `node` holds, in any field."""
     if node.array is not None:
         yield from node.array.prefix or ()
-        yield from (sub for sub in (node.array.rest, node.array.contains) if sub is not None)
+        yield from (sub for sub in (node.array.rest,) if sub is not None)
+        yield from node.array.contains
     obj = node.object
     if obj is not None:
         yield from (sub for _, sub in (*obj.properties, *obj.patterns, *obj.dependent_schemas))
