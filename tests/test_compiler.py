@@ -205,7 +205,7 @@ def test_valid_canonical_documents_are_accepted(name: str, value: Any, vocab: Vo
         ({"type": "string", "pattern": "(?=a)b"}, "pattern", "/pattern"),
         ({"type": "object", "properties": {"x": {"type": "string", "format": "uri-template"}}}, "format", "/properties/x/format"),
         (
-            {"type": "object", "properties": {"a": {"oneOf": [{"type": "integer"}, {"type": "number"}]}}},
+            {"type": "object", "properties": {"a": {"oneOf": [{"type": "integer", "multipleOf": 2}, {"minimum": 0}]}}},
             "oneOf",
             "/properties/a/oneOf",
         ),

@@ -122,6 +122,9 @@ def test_overlapping_one_of_is_exact(schema: Any, instances: list[Any]) -> None:
         ({"type": "string", "not": {"minLength": 3}}, ["", "ab", "abc"]),
         ({"type": "string", "not": {"pattern": "//"}}, ["a/b", "a//b", ""]),
         ({"type": "integer", "not": {"minimum": 3, "maximum": 5}}, [2, 3, 5, 6]),
+        # Numbers that are no integer: written with a nonzero fraction digit.
+        ({"type": "number", "not": {"type": "integer"}, "maximum": 3}, [1, 1.0, 1.5, 2.25, 3.5]),
+        ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, [1, 1.5, "a"]),
         ({"type": "object", "not": {"properties": {"a": {"type": "string"}}, "required": ["a"]}}, [{}, {"a": "s"}, {"a": 1}]),
         (
             {"type": "array", "items": {"type": ["integer", "string"]}, "not": {"items": {"type": "integer"}}},
@@ -212,7 +215,7 @@ def test_kinds_of_a_branch_with_a_union_or_a_list_are_all_it_generates() -> None
         ({"oneOf": [{"type": "string", "format": "date"}, {"type": "string", "maxLength": 12}]}, "oneOf", "/oneOf"),
         ({"oneOf": [{"type": "integer", "multipleOf": 3}, {"type": "integer"}]}, "oneOf", "/oneOf"),
         ({"type": "string", "not": {"format": "email"}}, "not", "/not"),
-        ({"not": {"type": "integer"}}, "not", "/not"),
+        ({"type": "number", "not": {"multipleOf": 2}}, "not", "/not"),
         ({"type": "array", "not": {"uniqueItems": True}}, "not", "/not"),
     ],
 )

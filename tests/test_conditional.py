@@ -157,8 +157,15 @@ def test_a_boolean_if_always_takes_one_branch(condition: bool, taken: str) -> No
     _generated(schema)
 
 
-def test_an_if_of_a_type_is_refused_as_if_where_integers_would_leave_numbers() -> None:
+def test_an_if_of_a_type_leaves_the_numbers_that_are_no_integer() -> None:
     schema = {"$schema": DRAFT7, "type": "number", "if": {"type": "integer"}, "then": {"minimum": 0}}
+    accepts = _acceptor(schema)
+    assert accepts(3) and not accepts(-3) and accepts(-2.5)
+    _generated(schema)
+
+
+def test_an_if_of_a_divisor_is_refused_as_if() -> None:
+    schema = {"$schema": DRAFT7, "type": "integer", "if": {"multipleOf": 2}, "then": {"minimum": 0}}
     with pytest.raises(UnsupportedSchema) as refusal:
         compile_automaton(schema)
     assert (refusal.value.keyword, refusal.value.pointer) == ("if", "/if")

@@ -399,7 +399,7 @@ def test_recursion_depth_is_a_parameter() -> None:
             "$ref",
             "/$defs/n/properties/next/$ref",
         ),
-        ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, "oneOf", "/oneOf"),
+        ({"oneOf": [{"type": "number", "multipleOf": 2}, {"type": "number", "minimum": 0}]}, "oneOf", "/oneOf"),
         ({"oneOf": [{"type": "integer", "multipleOf": 3}, {"type": "integer", "maximum": 10}]}, "oneOf", "/oneOf"),
         ({"type": "object", "additionalProperties": {"type": "string"}, "minProperties": 2}, "minProperties", "/minProperties"),
         ({"type": "number", "multipleOf": 0.3}, "multipleOf", "/multipleOf"),

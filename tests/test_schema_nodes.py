@@ -245,7 +245,7 @@ def test_lenient_compilation_collects_every_refusal_in_one_pass(monkeypatch: pyt
         "type": "object",
         "properties": {
             "a": {"type": "string", "pattern": "(?=x)a", "if": {"format": "date"}, "then": {"minLength": 1}},
-            "b": {"oneOf": [{"type": "integer"}, {"type": "number"}]},
+            "b": {"oneOf": [{"type": "integer", "multipleOf": 2}, {"type": "integer"}]},
             "c": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
             "d": {"type": "number", "multipleOf": 0.3},
             "e": {"allOf": [{"format": "date"}, {"format": "email"}]},

@@ -179,9 +179,10 @@ def _type_parts(allowed: tuple[str, ...], negated: SchemaNode, origin: str) -> I
         return
     banned = set(negated.types)
     if "integer" in banned and "number" not in banned:
-        if "number" in allowed:
-            raise Inexpressible("excluding integers from numbers is not supported")
-        banned.add("number")  # no numbers but integers are generated: none are left
+        if "number" in allowed:  # the numbers left are those that are no integer
+            fractions = NumberNode(origin, frozenset({"not"}), fraction=True)
+            yield ("fraction",), _made(SchemaNode(origin, types=("number",), number=fractions), origin)
+        banned.add("number")
     kept = tuple(name for name in allowed if name not in banned and not (name == "integer" and "number" in banned))
     if kept:
         yield ("type", kept), _made(SchemaNode(origin, types=kept), origin)

@@ -194,12 +194,10 @@ def _other_value(build: Build, rest: SchemaNode, negated: ObjectNode, pointer: s
     return merged
 
 
-def _without_types(build: Build, rest: SchemaNode, banned: frozenset[str], pointer: str) -> SchemaNode:
+def _without_types(build: Build, rest: SchemaNode, banned: frozenset[str], pointer: str) -> SchemaNode | None:
     kept = [t for t in generated_types(rest) if t not in banned and not (t == "integer" and "number" in banned)]
     if "integer" in banned and "number" in kept:
-        # The numbers left are the non-integral ones (1.0 and 1E2 are integers).
-        _refuse(build, pointer, "excluding integers from numbers is not supported")
-        return rest
+        return None  # the numbers left are the non-integral ones (1.0 and 1E2 are integers): a complement
     if not kept:
         raise SchemaError(f"`not` at {rest.pointer or '/'} excludes every type the schema allows")
     return rest.without(types=tuple(kept))

@@ -148,6 +148,7 @@ class Conjunction:
             tighter(first.minimum, second.minimum, True),
             tighter(first.maximum, second.maximum, False),
             divisor,
+            first.fraction or second.fraction,
         )
 
     def _arrays(self, first: ArrayNode, second: ArrayNode) -> ArrayNode:

@@ -59,6 +59,7 @@ def render(node: SchemaNode, dialect: Dialect) -> dict[str, Any]:
         _string(node.string, out, conjuncts)
     if node.number is not None:
         _number(node.number, out, dialect)
+        conjuncts += [{"not": {"type": "integer"}}] if node.number.fraction else []
     if node.array is not None:
         _array(node.array, out, conjuncts, dialect)
     if node.object is not None:

@@ -93,13 +93,15 @@ class StringNode:
 
 @dataclass(frozen=True, eq=False, slots=True)
 class NumberNode:
-    """Bounds and multipleOf, for integers and numbers alike."""
+    """Bounds and multipleOf, for integers and numbers alike; `fraction`: no integer (a
+    `not` of `type: integer` folded as a complement, core/schema/build/complement.py)."""
 
     pointer: str
     keywords: frozenset[str]
     minimum: Bound | None = None
     maximum: Bound | None = None
     multiple_of: int | float | None = None
+    fraction: bool = False
 
 
 @dataclass(frozen=True, eq=False, slots=True)
