@@ -115,6 +115,13 @@ def generic_object(value: Node, min_count: int = 0, max_count: int | None = None
 
 
 @functools.cache
+def free_value(depth: int) -> Node:
+    """Any JSON value, generated nesting at most `depth` levels and accepted (by the automaton
+    taking every valid text) nesting up to ACCEPTED_DEPTH."""
+    return Either(any_value(depth), any_value(max(depth, ACCEPTED_DEPTH - 1)))
+
+
+@functools.cache
 def any_value(depth: int) -> Node:
     """Any JSON value, with objects and arrays nested at most `depth` levels."""
     scalars = [lit("null"), lit("true"), lit("false"), number_node(), string_node()]
