@@ -276,6 +276,9 @@ def _map(build: Build, obj: ObjectNode) -> Node:
     return Either(generated, seq(lit("{"), AnyOrder((), frozenset(), other), lit("}")))
 
 
+UNMATCHED_STATES = 4_000  # the names no pattern finds, beyond which they are not taken
+
+
 @dataclass(frozen=True)
 class PatternMapMember:
     """Makes a member of an object whose names come from patterns (the generator's `member`), or
@@ -289,7 +292,7 @@ class PatternMapMember:
 
     def __call__(self) -> Node:
         try:
-            machines = [pattern_unmatched(pattern) for pattern in self.patterns]
+            machines = [pattern_unmatched(pattern, UNMATCHED_STATES) for pattern in self.patterns]
             names = machines[0]
             for machine in machines[1:]:
                 names = intersect(names, machine)
