@@ -257,26 +257,21 @@ def complement(machine: Machine, alphabet: tuple[tuple[int, int], ...], state_li
     """Every string of `alphabet`'s code points that `machine` does not match: its subset
     automaton (one state per set of the machine's states a string reaches, the empty set a sink
     that takes any character), accepting where no state of the set accepts."""
-    start = frozenset({machine.start})
-    ids = {start: 0}
-    sets = [start]
+    ids: dict[frozenset[int], int] = {}
+    sets: list[frozenset[int]] = []
+
+    def number(states: frozenset[int]) -> int:
+        if states not in ids:
+            if len(sets) >= state_limit:
+                raise AutomatonTooLarge(state_limit)
+            ids[states] = len(sets)
+            sets.append(states)
+        return ids[states]
+
+    number(frozenset({machine.start}))
     edges: list[list[Edge]] = []
-    queue = deque([0])
-    while queue:
-        set_id = queue.popleft()
-        row: list[Edge] = []
-        for low, high, targets in _moves(machine, sets[set_id], alphabet):
-            target = ids.get(targets)
-            if target is None:
-                if len(sets) >= state_limit:
-                    raise AutomatonTooLarge(state_limit)
-                target = ids[targets] = len(sets)
-                sets.append(targets)
-                queue.append(target)
-            row.append((low, high, target))
-        edges.extend([] for _ in range(set_id + 1 - len(edges)))
-        edges[set_id] = row
-    edges.extend([] for _ in range(len(sets) - len(edges)))
+    while len(edges) < len(sets):  # each set numbered is explored in turn, once
+        edges.append([(low, high, number(targets)) for low, high, targets in _moves(machine, sets[len(edges)], alphabet)])
     accepts = {i for i, states in enumerate(sets) if not states & machine.accepts}
     return _trimmed(edges, 0, accepts)
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from ...errors import SchemaError, UnsupportedSchema
 from ..nodes.conjunction import Conjunction
-from ..nodes.disjoint import generated_kinds, value_kinds
+from ..nodes.disjoint import generated_kinds, kind_of, value_kinds
 from ..nodes.schema_node import (
     ArrayNode,
     Bound,
@@ -121,7 +121,7 @@ def _disjuncts(
         yield ("values", origin, id(negated)), _made(SchemaNode(origin, excluded=listed), origin)
     kinds = set(allowed)
     typed = kinds | ({"integer"} if "number" in kinds else set())
-    excluded = tuple(value for value in negated.excluded if _type_of(value) in typed)
+    excluded = tuple(value for value in negated.excluded if _KIND_TYPES.get(kind_of(value), kind_of(value)) in typed)
     if excluded:
         values = Values(origin, excluded, frozenset({"enum"}))
         yield ("excluded", origin, id(negated)), _made(SchemaNode(origin, values=values), origin)
@@ -192,12 +192,9 @@ def _string_parts(rest: SchemaNode, string: StringNode, origin: str) -> Iterator
     if string.format is not None and not strings_within(rest, StringNode(origin, frozenset({"format"}), format=string.format)):
         # Formats are generated from subsets: what they leave out is no string a checker rejects.
         raise Inexpressible(f"format {string.format!r} cannot be negated")
-    if string.min_length > 0:
-        shorter = StringNode(origin, frozenset({"maxLength"}), max_length=string.min_length - 1)
-        yield ("maxLength", shorter.max_length), _typed(origin, "string", string=shorter)
-    if string.max_length is not None:
-        longer = StringNode(origin, frozenset({"minLength"}), min_length=string.max_length + 1)
-        yield ("minLength", longer.min_length), _typed(origin, "string", string=longer)
+    for keyword, low, high in _turned_counts(string.min_length, string.max_length, "Length"):
+        counted = StringNode(origin, frozenset({keyword}), min_length=low, max_length=high)
+        yield (keyword, low, high), _typed(origin, "string", string=counted)
     for pattern in string.patterns:
         unmatched = StringNode(origin, frozenset({"pattern"}), unmatched=(pattern,))
         yield ("unmatched", pattern.source), _typed(origin, "string", string=unmatched)
@@ -219,6 +216,15 @@ def _number_parts(number: NumberNode, origin: str) -> Iterator[Part]:
         yield ("minimum", above.value, above.exclusive), _typed(origin, "number", number=numbers)
 
 
+def _turned_counts(low: int, high: int | None, noun: str) -> Iterator[tuple[str, int, int | None]]:
+    """The counts on the other side of `low` and `high` (of lengths, items, properties), each
+    as the keyword and the counts it leaves: a value fails `minItems: 2` with 0 to 1 items."""
+    if low > 0:
+        yield "max" + noun, 0, low - 1
+    if high is not None:
+        yield "min" + noun, high + 1, None
+
+
 def _turned(bound: Bound, side: str, origin: str) -> Bound:
     """The bound on the other side of `bound`'s value: a value fails `minimum: 2` when below 2."""
     exclusive = not bound.exclusive
@@ -231,12 +237,9 @@ def _array_parts(conjunction: Conjunction, rest: SchemaNode, array: ArrayNode, o
         raise Inexpressible("`uniqueItems` cannot be negated")
     if array.prefix is not None:
         raise Inexpressible(f"`{array.prefix_keyword}` cannot be negated")
-    if array.min_items > 0:
-        fewer = ArrayNode(origin, frozenset({"maxItems"}), max_items=array.min_items - 1)
-        yield ("maxItems", fewer.max_items), _typed(origin, "array", array=fewer)
-    if array.max_items is not None:
-        more = ArrayNode(origin, frozenset({"minItems"}), min_items=array.max_items + 1)
-        yield ("minItems", more.min_items), _typed(origin, "array", array=more)
+    for keyword, low, high in _turned_counts(array.min_items, array.max_items, "Items"):
+        counted = ArrayNode(origin, frozenset({keyword}), min_items=low, max_items=high)
+        yield (keyword, low, high), _typed(origin, "array", array=counted)
     if array.rest is not None and not accepts_all(conjunction, array.rest):
         # Some item fails `items`: where every item `rest` generates is of a kind `items`
         # rejects, any item does; otherwise one item at least is made to.
@@ -284,12 +287,9 @@ def _object_parts(
         value = _made(negated_node(origin, Sub(constraint.parts, origin)), origin)
         present = _object(origin, properties=((name, value),), required=(name,))
         yield ("value", name, constraint.key), _typed(origin, "object", object=present)
-    if obj.min_properties > 0:
-        fewer = _object(origin, max_properties=obj.min_properties - 1)
-        yield ("maxProperties", fewer.max_properties), _typed(origin, "object", object=fewer)
-    if obj.max_properties is not None:
-        more = _object(origin, min_properties=obj.max_properties + 1)
-        yield ("minProperties", more.min_properties), _typed(origin, "object", object=more)
+    for keyword, low, high in _turned_counts(obj.min_properties, obj.max_properties, "Properties"):
+        counted = _object(origin, min_properties=low, max_properties=high)
+        yield (keyword, low, high), _typed(origin, "object", object=counted)
 
 
 def _without(origin: str, name: str, keyed: bool) -> ObjectNode:
@@ -314,23 +314,14 @@ def _typed(origin: str, name: str, **fields: Any) -> Sub:
     return _made(SchemaNode(origin, types=(name,), **fields), origin)
 
 
+_KIND_TYPES = {"fraction": "number"}  # the type of a kind of value, where its name differs
+
+
 def _types_of(kinds: frozenset[str]) -> tuple[str, ...]:
     """The types naming the values of `kinds` (integers and fractions: number)."""
-    names = {"fraction": "number"}
-    found = {names.get(kind, kind) for kind in kinds}
+    found = {_KIND_TYPES.get(kind, kind) for kind in kinds}
     return tuple(
         name
         for name in ("null", "boolean", "integer", "number", "string", "array", "object")
         if name in found and not (name == "integer" and "number" in found)
     )
-
-
-def _type_of(value: Any) -> str:
-    """The JSON Schema type naming `value` (whole numbers: integer)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
-        return "integer"
-    return {float: "number", str: "string", list: "array", dict: "object"}[type(value)]

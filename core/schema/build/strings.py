@@ -152,19 +152,8 @@ DATE_FORMATS = ("date", "date-time")
 # values a document writes as they are. Not `time`, `duration`, `regex` or the JSON pointers
 # (written otherwise in prose: held, as a pattern is, to the spans of the document their
 # automaton accepts, where it writes any).
-TERM_FORMATS = (
-    "email",
-    "idn-email",
-    "hostname",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "uri",
-    "uri-reference",
-    "iri",
-    "iri-reference",
-    "uuid",
-)
+_ASCII_TERMS = ("email", "hostname", "ipv4", "ipv6", "uri", "uri-reference", "uuid")
+TERM_FORMATS = (*_ASCII_TERMS, "idn-email", "idn-hostname", "iri", "iri-reference")
 HELD_FORMATS = DATE_FORMATS + TERM_FORMATS
 
 

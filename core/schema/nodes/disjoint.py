@@ -139,7 +139,7 @@ def value_kinds(branch: Branch) -> frozenset[str]:
     if branch.types is not None:
         kinds &= set().union(*(TYPE_KINDS[name] for name in branch.types))
     if branch.values is not None:
-        kinds &= {_kind_of(value) for value in branch.values.items}
+        kinds &= {kind_of(value) for value in branch.values.items}
     return frozenset(kinds)
 
 
@@ -220,7 +220,8 @@ def _part_values(document: SchemaDocument, part: str | bool | SchemaNode, hops: 
     return keep_values(own, found)
 
 
-def _kind_of(value: Any) -> str:
+def kind_of(value: Any) -> str:
+    """The kind of a JSON value: its type, whole numbers `integer`, others `fraction`."""
     if value is None:
         return "null"
     if isinstance(value, bool):
