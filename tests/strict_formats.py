@@ -17,7 +17,10 @@ import re
 from collections.abc import Callable
 
 import idna
+import rfc3987
 from rfc3986_validator import validate_rfc3986
+
+from gguf_extract.core.schema.lexical.pattern import UnsupportedPattern, pattern_tree
 
 _DIGIT = "[0-9]"
 _HEXDIG = "[0-9A-Fa-f]"
@@ -209,6 +212,41 @@ def uri_reference(text: str) -> bool:
     return "\n" not in text and bool(validate_rfc3986(text, rule="URI_reference"))
 
 
+# --- ECMA-262 regular expressions, as Python's `re` also compiles them -------------------------
+
+
+def regex(text: str) -> bool:
+    """A pattern both engines compile: Python's `re`, and the project's pattern reader, which
+    takes only what ECMA-262 (without the `u` flag) and `re` read alike (and refuses a class
+    that matches no character, `[^\\s\\S]`, which both compile)."""
+    try:
+        re.compile(text)
+        pattern_tree(text)
+    except re.error:
+        return False
+    except UnsupportedPattern as error:
+        return "matches no character" in str(error)
+    return True
+
+
+# --- RFC 3987: IRI and IRI-reference; RFC 6901: JSON Pointer and its relative form -------------
+
+
+def iri(text: str) -> bool:
+    return "\n" not in text and rfc3987.match(text, rule="IRI") is not None
+
+
+def iri_reference(text: str) -> bool:
+    return "\n" not in text and rfc3987.match(text, rule="IRI_reference") is not None
+
+
+# json-pointer = *( "/" reference-token ); reference-token = *( unescaped / escaped )
+# escaped = "~" ( "0" / "1" ); unescaped = any character but "/" and "~"
+json_pointer = _whole(r"(?:/(?:[^/~]|~[01])*)*", re.DOTALL)
+# relative-json-pointer = non-negative-integer ( "#" / json-pointer )
+relative_json_pointer = _whole(r"(?:0|[1-9][0-9]*)(?:#|(?:/(?:[^/~]|~[01])*)*)", re.DOTALL)
+
+
 STRICT: dict[str, Callable[[str], bool]] = {
     "date": rfc3339_date,
     "time": rfc3339_time,
@@ -222,4 +260,10 @@ STRICT: dict[str, Callable[[str], bool]] = {
     "uri": uri,
     "uri-reference": uri_reference,
     "uuid": uuid,
+    "regex": regex,
+    "iri": iri,
+    "iri-reference": iri_reference,
+    "idn-email": email,
+    "json-pointer": json_pointer,
+    "relative-json-pointer": relative_json_pointer,
 }

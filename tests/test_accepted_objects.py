@@ -3,9 +3,12 @@ the public Guide accepts a text that has them (declared members in any order, un
 anywhere among them with any value; an array of distinct listed values in any order), exactly
 when jsonschema says valid, through `compiled.guide(every_valid_text=True)`; the default Guide
 (what the decoder writes) takes declared members in schema order and no undeclared ones.
-Where the counts bind, or patternProperties, propertyNames or an additionalProperties schema
-decide, the rest stays refused, and so does a name written twice (RFC 8259: names should be unique; parsers differ on
-which value counts): the departures of docs/schema-support.md."""
+Names that patternProperties taking any value find (`"^x-": {}` beside a closed object), names
+no pattern finds in an object whose keys come from patterns, and free-form values nesting up to
+8 levels are accepted too. Where the counts bind, or other patternProperties, propertyNames or
+an additionalProperties schema decide, the rest stays refused, and so does a name written twice
+(RFC 8259: names should be unique; parsers differ on which value counts): the departures of
+docs/schema-support.md."""
 
 from __future__ import annotations
 
@@ -27,6 +30,8 @@ OPEN = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type":
 CLOSED = {**OPEN, "additionalProperties": False}
 NESTED = {"type": "object", "properties": {"inner": OPEN, "café": {"type": "null"}}}
 UNIQUE = {"type": "array", "items": {"enum": ["a", "b", "c"]}, "uniqueItems": True}
+EXTENSIONS = {**CLOSED, "patternProperties": {"^x-": {}}}
+MAP = {"type": "object", "properties": {"m": {"type": "object", "patternProperties": {"^[a-z]+$": {"type": "integer"}}}, "f": {}}}
 ONE_OF = {
     "type": "object",
     "properties": {"a": {"type": "null"}, "b": {"type": "null"}},
@@ -63,10 +68,21 @@ TEXTS: list[tuple[Any, list[str]]] = [
         ],
     ),
     (ONE_OF, ['{"a": null, "x": 1}', '{"x": 1, "b": null}', '{"a": null, "b": null}', '{"x": 1}']),
+    (EXTENSIONS, ['{"a": 1, "x-b": [2]}', '{"x-": {}, "a": 1}', '{"a": 1, "y": 2}', '{"x-b": 1}']),
+    (
+        MAP,
+        [
+            '{"m": {"ab": 1, "x-y": "s"}}',
+            '{"m": {"X": [1, {"y": null}]}}',
+            '{"m": {"ab": "s"}}',
+            '{"f": [[[[[1]]]]], "m": {}}',
+            '{"f": {"a": {"b": {"c": {"d": [1]}}}}}',
+        ],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("schema", "texts"), TEXTS, ids=["open", "closed", "unique", "nested", "one-of"])
+@pytest.mark.parametrize(("schema", "texts"), TEXTS, ids=["open", "closed", "unique", "nested", "one-of", "extensions", "map"])
 def test_objects_and_unique_arrays_are_accepted_exactly_when_valid(schema: Any, texts: list[str], vocab: Vocabulary) -> None:
     compiled = compile_for(schema, vocab)
     for text in texts:
@@ -118,7 +134,9 @@ def test_the_departures_stay_refused_though_valid(schema: Any, text: str, vocab:
     assert not walks(compile_for(schema, vocab), text, every_valid_text=True)
 
 
-@pytest.mark.parametrize("schema", [OPEN, NESTED, ONE_OF, UNIQUE, {"properties": {"k": {"enum": [1, 2]}}, "minProperties": 0}])
+@pytest.mark.parametrize(
+    "schema", [OPEN, NESTED, ONE_OF, UNIQUE, EXTENSIONS, MAP, {"properties": {"k": {"enum": [1, 2]}}, "minProperties": 0}]
+)
 def test_every_text_the_accepting_automaton_samples_is_valid(schema: Any, vocab: Vocabulary) -> None:
     """Soundness of what is only accepted: random walks of the accepting automaton, which
     take other orders and undeclared members as often as the rest, each validate, and some

@@ -30,7 +30,7 @@ def test_bad_schema_json(tmp_path: Path) -> None:
 
 def test_unsupported_keyword_names_keyword_and_pointer(tmp_path: Path) -> None:
     schema = tmp_path / "conditional.json"
-    conditional = {"type": "object", "if": {"properties": {"a": {"minimum": 3}}}, "then": {"required": ["b"]}}
+    conditional = {"type": "object", "if": {"properties": {"a": {"multipleOf": 3}}}, "then": {"required": ["b"]}}
     schema.write_text(json.dumps({"type": "object", "properties": {"zip": conditional}}))
     code, out, err = invoke("--schema", str(schema), str(PERSON_DOC))
     assert (code, out) == (3, "")

@@ -23,7 +23,7 @@ REFUSED = {
     "type": "object",
     "properties": {"a": {"type": "string", "maxLength": 5}, "b": {"type": "integer", "x-unit": "cm"}},
     "required": ["a"],
-    "if": {"properties": {"a": {"maxLength": 3}}},
+    "if": {"properties": {"a": {"format": "date"}}},
     "then": {"required": ["a"]},
     "contains": {"type": "null"},
 }

@@ -114,18 +114,27 @@ def test_nested_in_allof_and_under_properties() -> None:
 
 
 @pytest.mark.parametrize(
-    ("conditional", "pointer"),
+    "conditional",
     [
-        ({"if": {"properties": {"scheme": {"maxLength": 4}}}, "then": {"required": ["cert"]}}, "/if"),
-        ({"if": {"properties": {"scheme": {"const": "https"}, "cert": {"const": "abc"}}}, "else": {"required": ["cert"]}}, "/if"),
-        ({"if": {"minProperties": 2}, "then": {"required": ["cert"]}}, "/if"),
+        {"if": {"properties": {"scheme": {"maxLength": 4}}}, "then": {"required": ["cert"]}},
+        {"if": {"properties": {"scheme": {"const": "https"}, "cert": {"const": "abc"}}}, "else": {"required": ["cert"]}},
+        {"if": {"minProperties": 2}, "then": {"required": ["cert"]}},
     ],
 )
-def test_other_ifs_are_refused_by_name(conditional: dict[str, Any], pointer: str) -> None:
-    schema = {"$schema": DRAFT7, "type": "object", **conditional}
+def test_other_ifs_are_negated_as_complements(conditional: dict[str, Any]) -> None:
+    schema = {"$schema": DRAFT7, "type": "object", "properties": {"scheme": {"type": "string"}, "cert": {}}, **conditional}
+    accepts = _acceptor(schema)
+    validator = validator_for_schema(schema)
+    for value in ({"scheme": "https"}, {"scheme": "ftp"}, {"scheme": "https", "cert": "abc"}, {"cert": 1}, {}):
+        assert accepts(value) == validator.is_valid(value), value
+    _generated(schema)
+
+
+def test_an_if_that_cannot_be_negated_is_refused_by_name() -> None:
+    schema = {"$schema": DRAFT7, "type": "object", "if": {"properties": {"at": {"format": "date"}}}, "else": {"required": ["x"]}}
     with pytest.raises(UnsupportedSchema) as refusal:
         compile_automaton(schema)
-    assert (refusal.value.keyword, refusal.value.pointer) == ("if", pointer)
+    assert (refusal.value.keyword, refusal.value.pointer) == ("if", "/if")
 
 
 def test_if_alone_asserts_nothing_and_then_alone_is_ignored() -> None:
@@ -148,8 +157,15 @@ def test_a_boolean_if_always_takes_one_branch(condition: bool, taken: str) -> No
     _generated(schema)
 
 
-def test_an_if_of_a_type_is_refused_as_if_where_integers_would_leave_numbers() -> None:
+def test_an_if_of_a_type_leaves_the_numbers_that_are_no_integer() -> None:
     schema = {"$schema": DRAFT7, "type": "number", "if": {"type": "integer"}, "then": {"minimum": 0}}
+    accepts = _acceptor(schema)
+    assert accepts(3) and not accepts(-3) and accepts(-2.5)
+    _generated(schema)
+
+
+def test_an_if_of_a_divisor_is_refused_as_if() -> None:
+    schema = {"$schema": DRAFT7, "type": "integer", "if": {"multipleOf": 2}, "then": {"minimum": 0}}
     with pytest.raises(UnsupportedSchema) as refusal:
         compile_automaton(schema)
     assert (refusal.value.keyword, refusal.value.pointer) == ("if", "/if")

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import json
 import random
 import re
+import shutil
+import subprocess
 from collections.abc import Callable
 
 import jsonschema
@@ -22,7 +25,7 @@ from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
 from gguf_extract.core.automaton.nfa import build_nfa
 from gguf_extract.core.automaton.regex import Alt, Chars, Lit, Node, Repeat, Seq
 from gguf_extract.core.automaton.sample import sample_accepted
-from gguf_extract.core.schema.lexical.formats import FORMATS
+from gguf_extract.core.schema.lexical.formats import ESCAPED_FORMATS, FORMATS
 
 SAMPLES_PER_FORMAT = 2_000
 AUTOMATON_SAMPLES_PER_FORMAT = 150
@@ -54,6 +57,12 @@ CHECKS: dict[str, tuple[tuple[str, ...], str | None, str]] = {
     "uri": (_ALL, "rfc3987", "not a uri"),
     "uri-reference": (_FROM_6, "rfc3987", "not a uri reference"),
     "duration": (_FROM_2019, "isoduration", "P1"),
+    "regex": (_ALL, None, "(unclosed"),
+    "iri": (_FROM_7, "rfc3987", "not an iri"),
+    "iri-reference": (_FROM_7, "rfc3987", "not an iri reference"),
+    "idn-email": (_FROM_7, None, "no at sign"),
+    "json-pointer": (_FROM_6, "jsonpointer", "no/leading/slash"),
+    "relative-json-pointer": (_FROM_7, "jsonpointer", "01/a"),
 }
 
 # Values a writer would naturally produce, each of which must be in the tree's language.
@@ -106,6 +115,12 @@ REALISTIC: dict[str, list[str]] = {
         "mailto:someone@example.com",
     ],
     "duration": ["P3D", "PT1H30M", "P1Y2M3DT4H5M6S", "P2W", "PT30S", "P1M", "PT36H", "P1Y", "P0D"],
+    "iri": ["https://example.com/a/b?x=1#f", "urn:isbn:0451450523", "mailto:john.doe@example.com"],
+    "iri-reference": ["/a/b", "../up/one.html", "#section-1", "", "https://example.com/"],
+    "idn-email": ["john.doe@example.com", "a+tag@mail.example.co.uk"],
+    "json-pointer": ["", "/a", "/a/b~1c/0", "/", "/~0tilde", "/definitions/item"],
+    "relative-json-pointer": ["0", "1/a", "2#", "0/b/c", "10"],
+    "regex": ["^[a-z]+$", "\\d{3}-\\d{4}", "(foo|bar)", "^https?://", ".*\\.json$", "^[A-Za-z0-9_-]+$", "", "[^\\s]+"],
 }
 
 # Values the checkers reject, which the trees must therefore reject (the translation works).
@@ -115,6 +130,9 @@ INVALID: dict[str, list[str]] = {
     "uri": ["not a uri", "example.com", "//example.com", "https://exa mple.com", "http://x.com/%zz"],
     "uri-reference": ["a b", "%", "http://x.com/<", "1a:b/c d"],
     "duration": ["P", "PT", "P1", "1D", "P1DT", "PT1D", "P1W2D"],
+    "json-pointer": ["a", "/~2", "/a~"],
+    "relative-json-pointer": ["", "01", "-1/a", "#", "1a"],
+    "regex": ["(", "[a", "a{2,1}", "*a", "a)", "\\"],
 }
 
 
@@ -245,13 +263,15 @@ def test_checker_activity_is_detected() -> None:
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_formats_are_ascii_without_quote_or_backslash(name: str) -> None:
+    # Those that need them (a regex's backslashes) are written through a machine, with escapes.
+    escaped = name in ESCAPED_FORMATS
     for leaf in _leaves(FORMATS[name]()):
         if isinstance(leaf, Lit):
-            assert leaf.data.isascii() and b'"' not in leaf.data and b"\\" not in leaf.data, leaf
+            assert leaf.data.isascii() and (escaped or (b'"' not in leaf.data and b"\\" not in leaf.data)), leaf
         else:
             for low, high in leaf.ranges:
                 assert 0x20 <= low <= high < 0x7F, leaf
-                assert not low <= 0x22 <= high and not low <= 0x5C <= high, leaf
+                assert escaped or (not low <= 0x22 <= high and not low <= 0x5C <= high), leaf
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
@@ -348,3 +368,18 @@ def test_idn_hostname_leaves_out_reserved_hyphen_labels() -> None:
     in_language = _matcher("idn-hostname")
     assert not in_language("ab--c.example.com") and not in_language("xn--nxasmq6b.com")
     assert in_language("a--b.example.com") and in_language("ab-c-d.example.com")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node.js to compile ECMA-262 regular expressions with")
+def test_regex_samples_compile_as_ecma_262() -> None:
+    """The `regex` format's strings compile in ECMA-262 itself (node's RegExp, without the `u`
+    flag), beside Python's `re`."""
+    dfa = LazyDFA(build_nfa(FORMATS["regex"]()))
+    rng = random.Random("regex/ecma")
+    texts = sorted({sample_accepted(dfa, rng).decode("utf-8") for _ in range(300)})
+    script = "const t=JSON.parse(require('fs').readFileSync(0,'utf8'));"
+    script += "console.log(JSON.stringify(t.filter(s=>{try{new RegExp(s);return false}catch(e){return true}})))"
+    found = subprocess.run(["node", "-e", script], input=json.dumps(texts), capture_output=True, text=True, check=True)
+    assert json.loads(found.stdout) == []
+    for text in texts:
+        re.compile(text)

@@ -54,6 +54,12 @@ RFC_INVALID: dict[str, list[str]] = {
     "uri": ["not a uri", "example.com", "//example.com", "https://exa mple.com", "http://x.com/%zz", "1http://a.com", "a:b\n"],
     "uri-reference": ["a b", "%", "http://x.com/<", "1a:b/c d", "a#b#c"],
     "uuid": ["123e4567-e89b-12d3-a456-42661417400", "123e4567e89b12d3a456426614174000", "g23e4567-e89b-12d3-a456-426614174000"],
+    "iri": ["not an iri", "example.com", "//example.com", "https://exa mple.com", "http://x.com/%zz"],
+    "iri-reference": ["a b", "%", "http://x.com/<", "a#b#c"],
+    "idn-email": [".a@example.com", "a..b@example.com", "a@b@example.com", "a@"],
+    "json-pointer": ["a", "/~2", "/a~", "a/b"],
+    "relative-json-pointer": ["", "01", "-1/a", "#", "1a", "0##"],
+    "regex": ["(", "[a", "a{2,1}", "*a", "a)", "\\", "(?<n>a)", "a{,2}", "(?=a)"],
 }
 
 # Strings the RFC grammar accepts, including forms the subsets never generate: the checkers
@@ -71,6 +77,12 @@ RFC_VALID: dict[str, list[str]] = {
     "uri": ["https://example.com", "about:", "file:/x", "urn:isbn:0451450523", "http://[v1.x]/"],
     "uri-reference": ["", "#top", "?page=2", "../a", "//host"],
     "uuid": ["00000000-0000-0000-0000-000000000000", "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF"],
+    "iri": ["https://example.com", "urn:isbn:0451450523", "http://b\u00fccher.example/\u00e9"],
+    "iri-reference": ["", "#top", "../a", "//host/caf\u00e9"],
+    "idn-email": ["john.doe@example.com", "a+tag@mail.example.co.uk"],
+    "json-pointer": ["", "/", "/a~0b~1c", "/caf\u00e9/0"],
+    "relative-json-pointer": ["0", "0#", "12/a", "3"],
+    "regex": ["", "^a$", "[a-z]+", "(foo|bar)*", "\\d{2,}", "caf\u00e9"],
 }
 
 

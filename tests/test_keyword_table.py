@@ -52,7 +52,8 @@ ROWS = [
     ),
     Row(
         "`minProperties`, `maxProperties`",
-        "exactly over declared properties; above 1 on objects without declared properties: refused",
+        "exactly over declared properties; above 1 on objects without declared properties: refused (generated keys"
+        " may repeat, and objects of distinct keys are no regular language)",
         {"properties": {"a": {"type": "null"}, "b": {"type": "null"}}, "minProperties": 1},
         {"b": None},
         {},
@@ -76,27 +77,28 @@ ROWS = [
     Row("`anyOf`", "exactly", {"anyOf": [{"type": "string", "maxLength": 1}, {"type": "boolean"}]}, True, "ab"),
     Row(
         "`oneOf`",
-        "exactly when branches are made exclusive: different kinds of value, a required property with disjoint values,"
-        " or different required properties (a branch then never writes the others'); otherwise refused",
-        {
-            "type": "object",
-            "properties": {"a": {"type": "null"}, "b": {"type": "null"}},
-            "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
-        },
-        {"a": None},
-        {"a": None, "b": None},
+        "exactly: branches made exclusive by different kinds of value, listed values, a required property with disjoint"
+        " values, or different required properties (a branch then never writes the others'); otherwise each branch"
+        " with `not` of the others (below), refused where one cannot be negated",
+        {"type": "object", "oneOf": [{"properties": {"a": {"type": "string"}}}, {"properties": {"b": {"type": "string"}}}]},
+        {"a": 1},
+        {"a": "x"},
     ),
     Row(
         "`not`",
-        "types, `const`/`enum` values (excluded from strings, integers, booleans, null), `required` (one of the names"
-        " is never written), and any `not` beside `enum`/`const`; others refused",
-        {"type": ["string", "null"], "not": {"type": "null"}, "maxLength": 2},
+        "exactly, as the values failing one keyword of the negated schema: types, `const`/`enum` (excluded from strings,"
+        " integers, booleans, null), lengths, bounds, item and property counts, `required` (where `not` holds only"
+        " `required`: one of the names is never written), property values, `items` (an array holding an item that fails"
+        " them), `pattern` (strings of the Basic Multilingual Plane it does not match), `anyOf`, `oneOf`, `not`; a"
+        " `format` only where every string generated has it; `multipleOf`, `uniqueItems`, `propertyNames`,"
+        " dependencies, tuples, other formats and non-integral numbers refused; any `not` beside `enum`/`const`",
+        {"type": "string", "not": {"pattern": "^a", "maxLength": 3}},
+        "abcd",
         "ab",
-        None,
     ),
     Row(
         "`if`, `then`, `else`",
-        "as `anyOf`: `if` and `then`, or `not: if` and `else` (so where `not` can take the `if`, and an `if` of one"
+        "as `anyOf`: `if` and `then`, or `not: if` and `else`, so where `not` can take the `if` (an `if` of one"
         " property's `const`/`enum`: objects whose property is another value); others refused",
         {
             "properties": {"kind": {"enum": ["a", "b"]}, "n": {"type": "integer"}},
@@ -166,11 +168,13 @@ ROWS = [
         16,
     ),
     Row(
-        "`format`: `date`, `date-time`, `time`, `duration`, `email`, `hostname`, `idn-hostname`, `ipv4`, `ipv6`, `uri`,"
-        " `uri-reference`, `uuid`",
+        "`format`: `date`, `date-time`, `time`, `duration`, `email`, `idn-email`, `hostname`, `idn-hostname`, `ipv4`,"
+        " `ipv6`, `uri`, `uri-reference`, `iri`, `iri-reference`, `uuid`, `json-pointer`, `relative-json-pointer`,"
+        " `regex`",
         "exactly against every draft's format checker and, where that checker is lenient, the format's RFC grammar (an"
         " email's local part is an RFC 5321 dot-atom), each from a conservative subset (calendar dates with leap years,"
-        " RFC 3339 times, ASCII host names, integer durations); other formats JSON Schema defines are refused; names it"
+        " RFC 3339 times, ASCII host names, integer durations, URIs for IRIs, regular expressions both ECMA-262 and"
+        " Python compile); other formats JSON Schema defines are refused; names it"
         " does not define (`int32`, `byte`) are ignored, as validators do, with a warning where one is close to a name it"
         " defines (`emial`: `did you mean 'email'?`; `datetime`, `Date`, `url`)",
         {"type": "string", "format": "date"},

@@ -244,8 +244,8 @@ def test_lenient_compilation_collects_every_refusal_in_one_pass(monkeypatch: pyt
     schema = {
         "type": "object",
         "properties": {
-            "a": {"type": "string", "pattern": "(?=x)a", "if": {"maxLength": 1}, "then": {"minLength": 1}},
-            "b": {"oneOf": [{"type": "integer"}, {"type": "number"}]},
+            "a": {"type": "string", "pattern": "(?=x)a", "if": {"format": "date"}, "then": {"minLength": 1}},
+            "b": {"oneOf": [{"type": "integer", "multipleOf": 2}, {"type": "integer"}]},
             "c": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
             "d": {"type": "number", "multipleOf": 0.3},
             "e": {"allOf": [{"format": "date"}, {"format": "email"}]},
@@ -288,8 +288,10 @@ def test_one_of_written_alike_in_two_places_merges() -> None:
         "additionalProperties": False,
     }
     compile_automaton(schema)
-    with pytest.raises(UnsupportedSchema, match="two different 'oneOf' values"):
-        merge({"allOf": [token, {"oneOf": [{"type": "string"}, {"type": "integer"}]}]})
+    # Two different ones: the second is kept as the anyOf it means (each branch, not the others).
+    merged = merge({"allOf": [token, {"oneOf": [{"type": "string"}, {"type": "integer"}]}]})
+    assert isinstance(merged, SchemaNode) and merged.one_of is not None and merged.any_of is not None
+    assert [len(branch.parts) for branch in merged.any_of.branches] == [2, 2]
 
 
 def test_an_any_of_met_again_is_not_multiplied_out() -> None:

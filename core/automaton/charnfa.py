@@ -303,3 +303,51 @@ def _merged(edges: Iterable[Edge]) -> list[Edge]:
             out.append(edge)
             first, last, joined = edge
     return out
+
+
+def complement(machine: Machine, alphabet: tuple[tuple[int, int], ...], state_limit: int = MACHINE_STATE_LIMIT) -> Machine:
+    """Every string of `alphabet`'s code points that `machine` does not match: its subset
+    automaton (one state per set of the machine's states a string reaches, the empty set a sink
+    that takes any character), accepting where no state of the set accepts."""
+    ids: dict[frozenset[int], int] = {}
+    sets: list[frozenset[int]] = []
+
+    def number(states: frozenset[int]) -> int:
+        if states not in ids:
+            if len(sets) >= state_limit:
+                raise AutomatonTooLarge(state_limit)
+            ids[states] = len(sets)
+            sets.append(states)
+        return ids[states]
+
+    number(frozenset({machine.start}))
+    edges: list[list[Edge]] = []
+    while len(edges) < len(sets):  # each set numbered is explored in turn, once
+        edges.append([(low, high, number(targets)) for low, high, targets in _moves(machine, sets[len(edges)], alphabet)])
+    accepts = {i for i, states in enumerate(sets) if not states & machine.accepts}
+    return _trimmed(edges, 0, accepts)
+
+
+def _moves(
+    machine: Machine, states: frozenset[int], alphabet: tuple[tuple[int, int], ...]
+) -> list[tuple[int, int, frozenset[int]]]:
+    """The alphabet cut into ranges, each with the set of states its characters lead to from
+    `states` (adjacent ranges leading to one set joined)."""
+    ranges = [edge for state in states for edge in machine.edges[state]]
+    bounds = [*alphabet, *((low, high) for low, high, _ in ranges)]
+    cuts = sorted({low for low, _ in bounds} | {high + 1 for _, high in bounds})
+    moves: list[tuple[int, int, frozenset[int]]] = []
+    allowed = iter(alphabet)
+    span = next(allowed, None)
+    for low, following in itertools.pairwise(cuts):
+        high = following - 1
+        while span is not None and span[1] < low:
+            span = next(allowed, None)
+        if span is None or span[0] > low:
+            continue  # outside the alphabet (cuts fall on its bounds, so a piece is wholly in or out)
+        targets = frozenset(target for start, end, target in ranges if start <= low and high <= end)
+        if moves and moves[-1][2] == targets and moves[-1][1] + 1 == low:
+            moves[-1] = (moves[-1][0], high, targets)
+        else:
+            moves.append((low, high, targets))
+    return moves

@@ -1,5 +1,6 @@
 """Arrays as regex trees: items (or positional items and the rest) within minItems and
-maxItems, and uniqueItems over a finite set of item values."""
+maxItems, uniqueItems over a finite set of item values, and arrays that must hold an item of
+a schema (a `not` of `items` folded as a complement)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from dataclasses import replace
 from ...automaton.regex import Node, json_literal, lit
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import join_pointer
-from ..nodes.schema_node import ArrayNode, SchemaNode
+from ..nodes.schema_node import ArrayNode, SchemaNode, conjoin
 from ..refusals import DepthCut
 from ..work_limits import MAX_OBJECT_NODES
 from .protocol import Build
-from .trees import array_of, object_nodes, object_of, tuple_array
+from .trees import MAX_CONTAINING_COUNT, array_of, containing_array, holding_two, object_nodes, object_of, tuple_array
 from .values import finite_texts
 
 
@@ -38,6 +39,11 @@ def _array_node(build: Build, array: ArrayNode) -> Node:
         if tree is not None:
             return tree
         array = replace(array, unique=False)  # refused, and lenient: left out
+    if array.contains:
+        tree = _containing(build, array)
+        if tree is not None:
+            return tree
+        array = replace(array, contains=())  # refused, and lenient: left out
     rest = array.items
     if array.prefix is not None:
         heads = [build.value(sub) for sub in array.prefix[:high]]
@@ -58,6 +64,29 @@ def _array_node(build: Build, array: ArrayNode) -> Node:
             raise
         return lit("[]")  # items past the recursion depth, or with no valid value: only the empty array
     return array_of(item, low, high)
+
+
+def _containing(build: Build, array: ArrayNode) -> Node | None:
+    """Arrays of `items` holding, for each `contains` schema, an item that meets it too (one item
+    may meet both of two). None when refused (lenient): beside positional items or uniqueItems,
+    with counts that bind beyond MAX_CONTAINING_COUNT, or (for two) that bind at all, or more
+    than two."""
+    low, high = array.min_items, array.max_items
+    binding = high if high is not None else low
+    two = len(array.contains) == 2 and high is None and low <= 1
+    built = len(array.contains) == 1 or two
+    if array.prefix is not None or array.unique or binding > MAX_CONTAINING_COUNT or not built:
+        where = join_pointer(array.pointer, array.rest_keyword)
+        reason = "an array that must hold items failing items schemas, beside positional items or uniqueItems, with"
+        counted = f"more than {MAX_CONTAINING_COUNT} items counted, or more than one binding"
+        build.refuse("items", where, f"{reason} {counted}, cannot be built")
+        return None
+    item = build.value(array.items)
+    contained = [build.value(conjoin(array.items, sub, array.pointer)) for sub in array.contains]
+    if len(contained) == 1:
+        return containing_array(item, contained[0], low, high)
+    both = conjoin(conjoin(array.items, array.contains[0], array.pointer), array.contains[1], array.pointer)
+    return holding_two(item, contained[0], contained[1], build.value(both))
 
 
 def _unique_array(build: Build, array: ArrayNode) -> Node | None:

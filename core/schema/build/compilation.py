@@ -29,7 +29,7 @@ from .objects import object_tree
 from .protocol import Build
 from .reach import References
 from .strings import string_tree
-from .trees import GENERIC_DEPTH, any_value
+from .trees import GENERIC_DEPTH, free_value
 from .unions import any_of_tree, one_of_tree
 from .values import enum_tree
 
@@ -81,7 +81,7 @@ class Compilation:
     def value(self, sub: Sub) -> Node:
         """The tree of `sub`; memoised per (parts, references being expanded)."""
         if sub.is_true():
-            return any_value(GENERIC_DEPTH)
+            return free_value(GENERIC_DEPTH)
         key = ("sub", sub.key, sub.pointer, self._expanding(self._sub_reach(sub)) if self._refs_written else ())
         found = self.memo.get(key)
         if found is None:
@@ -104,7 +104,7 @@ class Compilation:
     def resolved(self, node: Resolved, pointer: str) -> Node:
         """The tree of a merged node; memoised per (node, references being expanded)."""
         if node is True:
-            return any_value(GENERIC_DEPTH)
+            return free_value(GENERIC_DEPTH)
         if node is False:
             raise SchemaError(f"the schema at {pointer or '/'} is `false`: no value can satisfy it")
         key = ("node", id(node), self._expanding(self._node_reach(node)) if self._refs_written else ())
@@ -193,7 +193,8 @@ class Compilation:
     def _dispatch(self, node: SchemaNode) -> Node:
         if node.nots and node.values is None:
             # Beside enum/const, `not` is enforced exactly by filtering the listed values.
-            return self.resolved(fold_not(self, node), node.pointer)
+            folded, refs = fold_not(self, node)
+            return self.inside_refs(refs, lambda: self.resolved(folded, node.pointer))
         if node.any_of is not None:
             return any_of_tree(self, node)
         if node.one_of is not None:

@@ -59,6 +59,8 @@ def integer_tree(build: Build, node: SchemaNode) -> Node:
     """The integers `node` allows, without its excluded values, in every form the validator
     reads as an integer: `1.0` too after draft 4, whose type checker takes whole floats."""
     number = node.number or NumberNode(node.pointer, frozenset())
+    if number.fraction:
+        raise SchemaError(f"`not` at {node.pointer or '/'} excludes every integer the schema allows")
     banned = [json.dumps(int(value)) for value in node.excluded if _is_whole(value)]
     fractions = whole_floats_are_integers(build.document)
     tree = _relaxed(build, number, lambda current: integer_values(current, node.pointer, fractions, banned))
@@ -71,7 +73,32 @@ def number_tree(build: Build, node: SchemaNode) -> Node:
     tree = _relaxed(
         build, number, lambda current: number_values(current, node.pointer, lambda value: bool(build.accepts(node, value)))
     )
+    if number.fraction:
+        tree = _non_integral(tree, node.pointer)
     return seq(mark(ValueLabel(node.pointer, "number", node.grounded)), tree)  # where grounding holds it
+
+
+# Numbers that are no integer, written without exponent: a nonzero digit after the point.
+_FRACTION = seq(
+    alt(lit("-"), Seq(())),
+    alt(lit("0"), seq(Chars(((0x31, 0x39),)), Repeat(Chars(((0x30, 0x39),)), 0, None))),
+    lit("."),
+    Repeat(Chars(((0x30, 0x39),)), 0, None),
+    Chars(((0x31, 0x39),)),
+    Repeat(Chars(((0x30, 0x39),)), 0, None),
+)
+
+
+def _non_integral(tree: Node, pointer: str) -> Node:
+    """The texts of `tree` that are no integer, without exponent (a subset of the non-integral
+    numbers: `1.5e1` is left out with `1.5e-1`)."""
+    try:
+        found = intersect(machine_from_tree(tree), machine_from_tree(_FRACTION))
+    except AutomatonTooLarge:
+        raise SchemaError(f"the numbers that are no integer at {pointer or '/'} need too large an automaton") from None
+    if is_empty(found):
+        raise SchemaError(f"`not` at {pointer or '/'} excludes every number the schema allows")
+    return found
 
 
 _WHOLE_FLOATS: weakref.WeakKeyDictionary[SchemaDocument, bool] = weakref.WeakKeyDictionary()

@@ -8,10 +8,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ...automaton.charnfa import excluding_machine
-from ...automaton.regex import Node, alt, json_literal, lit, seq
+from ...automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, machine_from_tree
+from ...automaton.regex import Alt, AnyOrder, Either, Node, alt, json_literal, lit, seq
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import join_pointer
+from ..lexical.pattern import UnsupportedPattern, pattern_tree, pattern_unmatched
 from ..lexical.scalars import QUOTE, json_text, string_node
 from ..nodes.schema_node import (
     ObjectNode,
@@ -31,7 +32,7 @@ from ..refusals import DepthCut
 from ..work_limits import MAX_OBJECT_NODES
 from .protocol import Build
 from .strings import strings
-from .trees import ACCEPTED_DEPTH, GENERIC_DEPTH, any_value, count_bounds, generic_object, object_nodes, object_of
+from .trees import ACCEPTED_DEPTH, GENERIC_DEPTH, any_value, count_bounds, free_value, generic_object, object_nodes, object_of
 from .values import listed_values
 
 Member = tuple[Node, bool]  # a property's tree and whether it is required
@@ -55,7 +56,7 @@ def object_tree(build: Build, node: SchemaNode) -> Node:
     low, high = _counts(build, obj, members)
     build.fuel.burn(obj.pointer, "member", object_nodes(members, low, high))
     try:
-        return object_of(members, low, high, undeclared=_undeclared_member(obj, properties))
+        return object_of(members, low, high, undeclared=_undeclared_member(build, obj, properties))
     except SchemaError:
         raise SchemaError(f"no object at {obj.pointer or '/'} can have between {low} and {high} of its properties") from None
 
@@ -96,26 +97,46 @@ def _valueless_hint(obj: ObjectNode, name: str) -> str:
     )
 
 
-def _undeclared_member(obj: ObjectNode, properties: dict[str, Sub]) -> Callable[[], Node] | None:
+def _undeclared_member(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> Callable[[], Node] | None:
     """What makes a member whose name is none the object declares or requires (`properties`
     holds them all), with any value, which the automaton accepts but never generates, where
-    additionalProperties is absent or true; None elsewhere (a schema there, patternProperties
-    or propertyNames would decide the values or names: a departure, see docs/schema-support.md)."""
-    if obj.patterns or obj.names is not None or not obj.extra.is_true() or obj.max_properties is not None:
+    additionalProperties is absent or true, or where only patternProperties that take any
+    value allow it (`"^x-": {}`: names they find); None elsewhere (a schema there, or
+    propertyNames, would decide the values or names: a departure, see docs/schema-support.md)."""
+    if obj.names is not None or obj.max_properties is not None:
         return None  # (undeclared members would count towards maxProperties)
-    return UndeclaredMember(tuple(properties))
+    free = all(_takes_any(build, sub) for _, sub in obj.patterns)
+    if not free:
+        return None
+    if obj.extra.is_true():
+        return UndeclaredMember(tuple(properties))
+    return UndeclaredMember(tuple(properties), tuple(pattern for pattern, _ in obj.patterns)) if obj.patterns else None
+
+
+def _takes_any(build: Build, sub: Sub) -> bool:
+    """Whether `sub` asserts nothing (true, or no keyword its draft defines)."""
+    node = build.conjunction(sub.pointer).resolve(sub)
+    return node is True or (isinstance(node, SchemaNode) and not node.keywords())
 
 
 @dataclass(frozen=True)
 class UndeclaredMember:
-    """Makes a member whose name is none of `names`, with any value: only the accepting
-    automaton needs it, so it is made then. A class, not a closure, so that an automaton
-    holding it can be pickled."""
+    """Makes a member whose name is none of `names` (and, given `patterns`, one of them finds:
+    both engines' search), with any value: only the accepting automaton needs it, so it is
+    made then. A class, not a closure, so that an automaton holding it can be pickled."""
 
     names: tuple[str, ...]
+    patterns: tuple[str, ...] = ()
 
     def __call__(self) -> Node:
-        key = seq(QUOTE, excluding_machine(list(self.names)), QUOTE) if self.names else string_node()
+        if self.patterns:
+            try:
+                found = machine_from_tree(alt(*(pattern_tree(pattern) for pattern in self.patterns)))
+                key: Node = seq(QUOTE, intersect(found, excluding_machine(list(self.names))), QUOTE)
+            except (UnsupportedPattern, AutomatonTooLarge):
+                return Alt(())  # matches nothing: no name is taken
+        else:
+            key = seq(QUOTE, excluding_machine(list(self.names)), QUOTE) if self.names else string_node()
         return seq(key, lit(": "), any_value(ACCEPTED_DEPTH - 1))
 
 
@@ -241,12 +262,43 @@ def _map(build: Build, obj: ObjectNode) -> Node:
     if key is None:
         return _no_keys(obj, low)
     try:
-        tree = any_value(GENERIC_DEPTH - 1) if value.is_true() else build.value(value)
+        tree = free_value(GENERIC_DEPTH - 1) if value.is_true() else build.value(value)
     except DepthCut:
         if low:
             raise
         return lit("{}")
-    return generic_object(tree, low, high, key)
+    generated = generic_object(tree, low, high, key)
+    if not obj.patterns or obj.names is not None or not obj.extra.is_true() or low > 0 or high is not None:
+        return generated
+    # The automaton accepting every valid text also takes names no pattern finds, with any value.
+    member = seq(key, lit(": "), tree)
+    other = PatternMapMember(member, tuple(pattern for pattern, _ in obj.patterns))
+    return Either(generated, seq(lit("{"), AnyOrder((), frozenset(), other), lit("}")))
+
+
+UNMATCHED_STATES = 4_000  # the names no pattern finds, beyond which they are not taken
+
+
+@dataclass(frozen=True)
+class PatternMapMember:
+    """Makes a member of an object whose names come from patterns (the generator's `member`), or
+    one whose name no pattern finds (neither engine's search: lexical/pattern.py's
+    pattern_unmatched, names of the Basic Multilingual Plane) with any value: only the accepting
+    automaton needs it, so it is made then. A class, not a closure, so that an automaton holding
+    it can be pickled."""
+
+    member: Node
+    patterns: tuple[str, ...]
+
+    def __call__(self) -> Node:
+        try:
+            machines = [pattern_unmatched(pattern, UNMATCHED_STATES) for pattern in self.patterns]
+            names = machines[0]
+            for machine in machines[1:]:
+                names = intersect(names, machine)
+        except (UnsupportedPattern, AutomatonTooLarge):
+            return self.member  # names the patterns leave out are not taken
+        return alt(self.member, seq(QUOTE, names, QUOTE, lit(": "), any_value(ACCEPTED_DEPTH - 1)))
 
 
 def _key_node(build: Build, key_sub: Sub) -> Node | None:
@@ -262,7 +314,8 @@ def _key_node(build: Build, key_sub: Sub) -> Node | None:
     if node.values is not None:
         names = [value for value in listed_values(build, node) if isinstance(value, str)]
         return alt(*(json_literal(json_text(name)) for name in names)) if names else None
-    if node.keywords() - {"type", "minLength", "maxLength", "format", "pattern"}:
+    # Names left out by a folded `not` (excluded) are taken, not a `not` itself.
+    if node.keywords() - {"type", "minLength", "maxLength", "format", "pattern", *(("not",) if not node.nots else ())}:
         build.refuse("propertyNames", key_sub.pointer, "only string keywords (pattern, lengths, format) or enum/const")
         return string_node()
     string = node.string or StringNode(node.pointer, frozenset())

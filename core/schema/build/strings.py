@@ -1,5 +1,6 @@
-"""Strings as regex trees: lengths, patterns, a format and excluded values intersected into
-one automaton over code points (a product of machines), written as a JSON string.
+"""Strings as regex trees: lengths, patterns, patterns that must not match, a format and
+excluded values intersected into one automaton over code points (a product of machines),
+written as a JSON string.
 
 Formats are generated from conservative subsets (lexical/formats.py); where a subset, not the schema,
 leaves no string, the error names that departure.
@@ -7,6 +8,7 @@ leaves no string, the error names that departure.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
@@ -15,8 +17,8 @@ from ...automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect
 from ...automaton.regex import Machine, Node, Seq, TextLabel, ValueLabel, length_range, mark, seq
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import join_pointer
-from ..lexical.formats import COMPACT_FORMATS, FORMATS, SUBSETS
-from ..lexical.pattern import UnsupportedPattern, pattern_tree
+from ..lexical.formats import COMPACT_FORMATS, ESCAPED_FORMATS, FORMATS, SUBSETS
+from ..lexical.pattern import UnsupportedPattern, pattern_tree, pattern_unmatched
 from ..lexical.scalars import QUOTE, string_node
 from ..nodes.schema_node import SchemaNode, StringNode
 from ..refusals import departure
@@ -34,7 +36,7 @@ class _Refused(Exception):
 
 # The fields of a StringNode without each keyword (for lenient compilation).
 _WITHOUT: dict[str, dict[str, Any]] = {
-    "pattern": {"patterns": ()},
+    "pattern": {"patterns": (), "unmatched": ()},
     "format": {"format": None},
     "minLength": {"min_length": 0},
     "maxLength": {"max_length": None},
@@ -52,17 +54,27 @@ def strings(build: Build, string: StringNode, excluded: list[str], label: TextLa
     """A JSON string meeting `string`'s keywords and none of `excluded`; `label` marks a plain
     string value's body for grounding (property names get none). Memoised by those contents
     (a pattern or format written in many places costs one automaton)."""
-    plain = not (string.patterns or string.format or excluded)  # only a plain string's or a held format's tree holds its label
+    # Only a plain string's or a held format's tree holds its label.
+    plain = not (string.patterns or string.unmatched or string.format or excluded)
     patterns = tuple(pattern.source for pattern in string.patterns)
+    unmatched = tuple(pattern.source for pattern in string.unmatched)
     labelled = plain or string.format in HELD_FORMATS
-    key: Hashable = (string.min_length, string.max_length, patterns, string.format, tuple(excluded), label if labelled else None)
+    key: Hashable = (
+        string.min_length,
+        string.max_length,
+        patterns,
+        unmatched,
+        string.format,
+        tuple(excluded),
+        label if labelled else None,
+    )
     found = build.strings.get(key)
     if found is None:
         refusals = len(build.document.refusals.found)
         found = _strings(build, string, excluded, label)
         if len(build.document.refusals.found) == refusals:  # so each place lists its own refusals
             build.strings[key] = found
-    if label is None or string.format in HELD_FORMATS or not (string.patterns or string.format):
+    if label is None or string.format in HELD_FORMATS or not (string.patterns or string.unmatched or string.format):
         return found
     marked_key = ("marked", key, label)  # one node per place, as for a plain string
     marked = build.strings.get(marked_key)
@@ -113,6 +125,7 @@ def _string_node(build: Build, string: StringNode, excluded: list[str], label: T
         reason = f"minLength {low} is above the limit of {MAX_FLOOR_TEXT} characters a string may be required to have"
         _refuse(build, string, "minLength", reason, min_length=0)
     bodies = [_pattern_body(build, string, index) for index in range(len(string.patterns))]
+    bodies += [_unmatched_body(build, string, index) for index in range(len(string.unmatched))]
     format_body = _format_body(build, string)
     if format_body is not None:
         bodies.append(format_body)
@@ -136,11 +149,11 @@ def _string_node(build: Build, string: StringNode, excluded: list[str], label: T
 
 DATE_FORMATS = ("date", "date-time")
 # Formats grounding holds to one of the document's terms (core.grounding.document_values):
-# values a document writes as they are. Not `time` or `duration` (written otherwise in prose:
-# held, as a pattern is, to the spans of the document their automaton accepts, where it
-# writes any); `idn-email`, `iri` and `iri-reference` have no generator here (refused before
-# grounding).
-TERM_FORMATS = ("email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "uuid")
+# values a document writes as they are. Not `time`, `duration`, `regex` or the JSON pointers
+# (written otherwise in prose: held, as a pattern is, to the spans of the document their
+# automaton accepts, where it writes any).
+_ASCII_TERMS = ("email", "hostname", "ipv4", "ipv6", "uri", "uri-reference", "uuid")
+TERM_FORMATS = (*_ASCII_TERMS, "idn-email", "idn-hostname", "iri", "iri-reference")
 HELD_FORMATS = DATE_FORMATS + TERM_FORMATS
 
 
@@ -162,6 +175,19 @@ def _pattern_body(build: Build, string: StringNode, index: int) -> Node:
         raise AssertionError("unreachable") from None  # _refuse raises
 
 
+def _unmatched_body(build: Build, string: StringNode, index: int) -> Machine:
+    """The strings a pattern the string must not match finds nothing in (see
+    lexical/pattern.py's pattern_unmatched: characters from the Basic Multilingual Plane)."""
+    pattern = string.unmatched[index]
+    try:
+        return pattern_unmatched(pattern.source)
+    except (UnsupportedPattern, AutomatonTooLarge) as error:
+        reason = str(error) if isinstance(error, UnsupportedPattern) else f"the strings it does not match need {error}"
+        kept = tuple(p for p in string.unmatched if p is not pattern)
+        _refuse(build, string, "pattern", reason, pattern.pointer, unmatched=kept)
+        raise AssertionError("unreachable") from None  # _refuse raises
+
+
 def _format_body(build: Build, string: StringNode) -> Node | None:
     """The format's tree; None without a format (or one JSON Schema does not define)."""
     name = string.format
@@ -169,6 +195,8 @@ def _format_body(build: Build, string: StringNode) -> Node | None:
         return None
     if name not in FORMATS:
         _refuse(build, string, "format", f"format {name!r} is not supported", format=None)
+    if name in ESCAPED_FORMATS:
+        return _escaped_format(name)
     body = FORMATS[name]()
     high = string.max_length
     longest = length_range(body)[1]
@@ -176,6 +204,12 @@ def _format_body(build: Build, string: StringNode) -> Node | None:
         compact = COMPACT_FORMATS[name]()
         body = compact if (length_range(compact)[1] or 0) <= high else body
     return body
+
+
+@functools.cache
+def _escaped_format(name: str) -> Machine:
+    """A format whose text holds characters JSON escapes, as a machine (written with escapes)."""
+    return machine_from_tree(FORMATS[name]())
 
 
 def _string_machine(build: Build, string: StringNode, bodies: list[Node], low: int, high: int | None) -> Machine:

@@ -115,6 +115,13 @@ def generic_object(value: Node, min_count: int = 0, max_count: int | None = None
 
 
 @functools.cache
+def free_value(depth: int) -> Node:
+    """Any JSON value, generated nesting at most `depth` levels and accepted (by the automaton
+    taking every valid text) nesting up to ACCEPTED_DEPTH."""
+    return Either(any_value(depth), any_value(max(depth, ACCEPTED_DEPTH - 1)))
+
+
+@functools.cache
 def any_value(depth: int) -> Node:
     """Any JSON value, with objects and arrays nested at most `depth` levels."""
     scalars = [lit("null"), lit("true"), lit("false"), number_node(), string_node()]
@@ -122,3 +129,40 @@ def any_value(depth: int) -> Node:
         return alt(*scalars)
     inner = any_value(depth - 1)
     return alt(*scalars, array_of(inner, 0, None), generic_object(inner))
+
+
+MAX_CONTAINING_COUNT = 32  # item counts a containing array spells out, one branch each
+
+
+def containing_array(item: Node, contained: Node, low: int, high: int | None) -> Node:
+    """`[` items separated by `", "` `]`, between low and high of them, one of which at least is
+    a `contained` (an item too). One branch per count of items before the first `contained` one
+    where the counts bind (the caller keeps them within MAX_CONTAINING_COUNT)."""
+    if high is not None and (high < 1 or low > high):
+        raise SchemaError("no array holds the item it must within its item counts")
+    before = seq(item, lit(", "))
+    after = seq(lit(", "), item)
+    low = max(low, 1)
+    if low == 1 and high is None:
+        body = seq(Repeat(before, 0, None), contained, Repeat(after, 0, None))
+    else:
+        last = high if high is not None else low
+        options = []
+        for ahead in range(last):
+            fewest = max(low - 1 - ahead, 0)
+            most = None if high is None else high - 1 - ahead
+            options.append(seq(Repeat(before, ahead, ahead), contained, Repeat(after, fewest, most)))
+        if high is None:  # more than `low - 1` items ahead: any number after
+            options.append(seq(Repeat(before, low, None), contained, Repeat(after, 0, None)))
+        body = alt(*options)
+    return seq(lit("["), body, lit("]"))
+
+
+def holding_two(item: Node, first: Node, second: Node, both: Node) -> Node:
+    """`[` items separated by `", "` `]`, one of which at least is a `first` and one a `second`
+    (`both` is an item that is both): any number of items, one at least."""
+    before = Repeat(seq(item, lit(", ")), 0, None)
+    after = Repeat(seq(lit(", "), item), 0, None)
+    apart = [seq(one, after, lit(", "), other) for one, other in ((first, second), (second, first))]
+    return seq(lit("["), before, alt(both, *apart), after, lit("]"))
+

@@ -1,6 +1,6 @@
 """anyOf and oneOf as regex trees: each branch merged with the keywords beside it, the
 branches that can be built joined; oneOf once its branches are made exclusive
-(nodes/disjoint.py), otherwise refused."""
+(nodes/disjoint.py, and `not` of the branches no argument separates: negation.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from ...automaton.regex import Node, alt
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import join_pointer
 from ..nodes.conjunction import Resolved
-from ..nodes.disjoint import Overlap, exclusions
+from ..nodes.disjoint import exclusions
 from ..nodes.schema_node import Reference, SchemaNode, Sub, excluding, forbidding
+from .complement import negated_node
 from .protocol import Build
 
 
@@ -28,23 +29,15 @@ def any_of_tree(build: Build, node: SchemaNode) -> Node:
 
 def one_of_tree(build: Build, node: SchemaNode) -> Node:
     """Exactly one branch must match: compiled as anyOf once the branches are made
-    exclusive (see nodes/disjoint.py), otherwise refused (lenient: the oneOf is left out)."""
+    exclusive (see nodes/disjoint.py): a branch that no argument separates from another is
+    given `not` of it, folded when built (refused there, naming the oneOf, where it cannot be)."""
     assert node.one_of is not None
     build.fuel.burn(node.pointer, "branch", len(node.one_of.branches) ** 2)  # made exclusive pair by pair
     keyword_pointer = node.one_of.pointer
     rest = node.without(one_of=None)
     merged = [_merged(build, rest, branch) for branch in node.one_of.branches]
     kept = [(index, found) for index, found in enumerate(merged) if found is not None]
-    try:
-        separation = exclusions(build.document, [branch for _, (branch, _) in kept], build.accepts)
-    except Overlap as overlap:
-        build.refuse(
-            "oneOf",
-            keyword_pointer,
-            f"{_renumbered(overlap, kept)}; use anyOf, or make them exclusive (different types, a required property"
-            " with different const values, or different required properties)",
-        )
-        return build.resolved(rest, node.pointer)
+    separation = exclusions(build.document, [branch for _, (branch, _) in kept], build.accepts)
     builders: list[Callable[[], Node]] = []
     # Each branch is built inside the references of the branches merged before it too: a
     # recursive oneOf stops sooner (fewer documents, never invalid ones), as it always has.
@@ -57,6 +50,10 @@ def one_of_tree(build: Build, node: SchemaNode) -> Node:
             branch = conjunction.pair(branch, forbidding(node.pointer, tuple(names)))
         if values:
             branch = conjunction.pair(branch, excluding(node.pointer, tuple(values)))
+        for other in separation.negated[position]:
+            written = kept[other][0]
+            where = join_pointer(keyword_pointer, str(written))
+            branch = conjunction.pair(branch, negated_node(where, Sub(node.one_of.branches[written].parts, where)))
         builders.append(build.resolved_builder(branch, join_pointer(keyword_pointer, index), list(counted)))
     return alt(*build.surviving(builders))
 
@@ -72,8 +69,3 @@ def _merged(build: Build, rest: SchemaNode, branch: Sub) -> tuple[Resolved, list
     except SchemaError:
         return None
     return None if merged is False else (merged, conjunction.refs)
-
-
-def _renumbered(overlap: Overlap, kept: list[tuple[int, tuple[Resolved, list[Reference]]]]) -> str:
-    """The overlap message with branch numbers as written."""
-    return f"branches {kept[overlap.first][0]} and {kept[overlap.second][0]} may both match one value"

@@ -111,4 +111,5 @@ CLASS_ESCAPES: dict[str, ClassSet] = {"d": _d, "D": _D, "w": _w, "W": _W, "s": _
 
 _LINE_TERMINATORS = points("\n\r\u2028\u2029")  # ECMA-262's `.` skips these; Python's only \n
 DOT = Chars(intersect(complement(_LINE_TERMINATORS), BMP))
+WIDE_DOT = Chars(intersect(complement(points("\n")), BMP))  # what either engine's `.` may match
 ANY_STAR: Node = Repeat(Chars(UNIVERSE), 0, None)

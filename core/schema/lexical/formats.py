@@ -328,12 +328,73 @@ def _once(build: Callable[[], Node]) -> Callable[[], Node]:
     return functools.cache(build)
 
 
+# JSON Pointer (RFC 6901) reference tokens: characters but `/` and `~`, or `~0` and `~1`; kept to
+# printable ASCII without quote or backslash (a subset), at most 8 tokens of 32 characters.
+_POINTER_CHAR = alt(char_set("".join(chr(c) for c in range(0x20, 0x7F) if chr(c) not in '/~"\\')), lit("~0"), lit("~1"))
+
+
+def json_pointer_node() -> Node:
+    """RFC 6901 JSON Pointers: `/`-prefixed reference tokens (`/a/b~1c/0`), or the empty string."""
+    return Repeat(seq(lit("/"), Repeat(_POINTER_CHAR, 0, 32)), 0, 8)
+
+
+def relative_json_pointer_node() -> Node:
+    """Relative JSON Pointers (draft-handrews-relative-json-pointer-01): a non-negative integer
+    without leading zeros, then `#` or a JSON Pointer (`0`, `1/a`, `20#`). The integer has at
+    most 6 digits and a zero only as its last: jsonschema's checker rejects any digit after a 0."""
+    number = alt(lit("0"), seq(Repeat(chars((0x31, 0x39)), 1, 5), optional(lit("0"))))
+    return seq(number, alt(lit("#"), json_pointer_node()))
+
+
+# Characters a regular expression takes as themselves, outside a class and inside one: printable
+# ASCII but the metacharacters (and, in a class, what Python warns may become set operations).
+_REGEX_LITERAL = char_set("".join(chr(c) for c in range(0x20, 0x7F) if chr(c) not in "\\^$.|?*+()[]{}"))
+_CLASS_LITERAL = char_set("".join(chr(c) for c in range(0x20, 0x7F) if chr(c) not in "\\^[]-&~|"))
+_REGEX_GROUP_DEPTH = 2
+
+
+def regex_node() -> Node:
+    """Regular expressions both ECMA-262 (without the `u` flag) and Python's `re` compile, as
+    JSON Schema's `regex` format names ECMA-262's and jsonschema's checker compiles with `re`:
+    a subset of printable ASCII. Branches joined by `|` of literals, escaped metacharacters and
+    class escapes (`\\.`, `\\d`), `.`, classes (`[^a-z_-]`: literal characters, class escapes
+    and the ranges a-z, a-f, A-Z, A-F and 0-9, a `-` last) and groups (`(...)`, `(?:...)`, at
+    most two deep), each with at most one quantifier (`*`, `+`, `?`, `{n}`, `{n,}`, `{n,m}` with
+    single digits n <= m); `^` may open and `$` close the whole. Its text holds backslashes:
+    written through a machine (core/schema/build/strings.py), which escapes them for JSON."""
+    escaped = seq(lit("\\"), char_set("\\^$.|?*+()[]{}/-dDwWsSnrt"))
+    class_escape = seq(lit("\\"), char_set("dDwWsS\\]-[^."))
+    ranges = alt(*(lit(text) for text in ("a-z", "a-f", "A-Z", "A-F", "0-9")))
+    member = alt(_CLASS_LITERAL, class_escape, ranges)
+    klass = seq(lit("["), optional(lit("^")), Repeat(member, 1, None), optional(lit("-")), lit("]"))
+    counts = [f"{{{low},{high}}}" for low in range(10) for high in range(low, 10)]
+    counts += [f"{{{low}}}" for low in range(10)] + [f"{{{low},}}" for low in range(10)]
+    quantifier = alt(char_set("*+?"), *(lit(text) for text in counts))
+    atoms: list[Node] = [_REGEX_LITERAL, escaped, lit("."), klass]
+    alternation: Node = EMPTY
+    for _ in range(_REGEX_GROUP_DEPTH + 1):
+        piece = seq(alt(*atoms), optional(quantifier))
+        branch = Repeat(piece, 0, None)
+        alternation = seq(branch, Repeat(seq(lit("|"), branch), 0, None))
+        atoms = [_REGEX_LITERAL, escaped, lit("."), klass, seq(lit("("), optional(lit("?:")), alternation, lit(")"))]
+    return seq(optional(lit("^")), alternation, optional(lit("$")))
+
+
 # Shorter subsets used when a maxLength is below the full tree's longest string, so the length
 # bound holds by construction instead of by a (much larger) product automaton.
-COMPACT_FORMATS = {"email": _once(compact_email_node)}
+_BUILDS: dict[Callable[[], Node], Callable[[], Node]] = {}
+
+
+def _shared(build: Callable[[], Node]) -> Callable[[], Node]:
+    """`_once(build)`, one per builder, so formats built by the same function (uri and iri)
+    share one tree as well."""
+    return _BUILDS.setdefault(build, _once(build))
+
+
+COMPACT_FORMATS = {"email": _shared(compact_email_node), "idn-email": _shared(compact_email_node)}
 
 FORMATS = {
-    name: _once(build)
+    name: _shared(build)
     for name, build in {
         "date": date_node,
         "date-time": date_time_node,
@@ -347,8 +408,19 @@ FORMATS = {
         "uri": uri_node,
         "uri-reference": uri_reference_node,
         "duration": duration_node,
+        "regex": regex_node,
+        # Every URI is an IRI (RFC 3987) and every ASCII mailbox an internationalized one (RFC 6531):
+        # their subsets are generated from the ASCII formats'.
+        "iri": uri_node,
+        "iri-reference": uri_reference_node,
+        "idn-email": email_node,
+        "json-pointer": json_pointer_node,
+        "relative-json-pointer": relative_json_pointer_node,
     }.items()
 }
+# Formats whose text holds characters JSON escapes (backslashes): built as a machine over
+# characters, never written as raw bytes.
+ESCAPED_FORMATS = frozenset({"regex"})
 
 # What each inexact format's subset leaves out, for refusals where the subset, not the schema,
 # leaves no string (`format: email` with `maxLength: 3`). date, ipv4 and uuid are exact.
@@ -362,4 +434,10 @@ SUBSETS = {
     "duration": "whole-number durations",
     "date-time": "upper-case T and Z, no leap second",
     "time": "upper-case Z, no leap second",
+    "iri": "URIs of the uri subset",
+    "iri-reference": "URI references of the uri-reference subset",
+    "idn-email": "ASCII addresses of the email subset",
+    "json-pointer": "printable ASCII tokens without quote or backslash, at most 8 of 32 characters",
+    "relative-json-pointer": "a number of at most 6 digits, 0 only last, then # or a pointer of the json-pointer subset",
+    "regex": "printable ASCII expressions of literals, escapes, classes, groups two deep and one quantifier per atom",
 }

@@ -39,10 +39,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NoReturn
 
-from ...automaton.regex import EMPTY, Chars, Lit, Node, Repeat, Seq, alt, lit, seq
-from .char_sets import ANY_STAR, BMP, CLASS_ESCAPES, DOT, ClassSet, complement, exact, intersect, normalize
+from ...automaton.charnfa import MACHINE_STATE_LIMIT, machine_from_tree
+from ...automaton.charnfa import complement as complement_machine
+from ...automaton.regex import EMPTY, Chars, Lit, Machine, Node, Repeat, Seq, alt, lit, seq
+from .char_sets import ANY_STAR, BMP, CLASS_ESCAPES, DOT, WIDE_DOT, ClassSet, complement, exact, intersect, normalize
 
-__all__ = ["MAX_COUNT", "UnsupportedPattern", "pattern_tree"]
+__all__ = ["MAX_COUNT", "UnsupportedPattern", "pattern_either", "pattern_tree", "pattern_unmatched"]
 
 MAX_COUNT = 1000  # larger repetition counts would unroll into too many automaton states
 MAX_DEPTH = 100  # group nesting; deeper patterns would exhaust the parser's recursion
@@ -92,10 +94,11 @@ def _has_anchor(terms: Iterable[_Term]) -> bool:
 class _Parser:
     """Recursive descent over the pattern text; every refusal names the construct and position."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, wide: bool = False) -> None:
         self.text = pattern
         self.pos = 0
         self.depth = 0
+        self.wide = wide  # sets of what either engine may match (pattern_unmatched), not what both do
 
     def fail(self, what: str, pos: int | None = None) -> NoReturn:
         where = self.pos if pos is None else pos
@@ -209,7 +212,7 @@ class _Parser:
             self.fail(f"quantifier {char!r} with nothing to repeat")
         self.pos += 1
         if char == ".":
-            return DOT
+            return WIDE_DOT if self.wide else DOT
         return Lit(self.literal_char(char).encode("utf-8"))
 
     def literal_char(self, char: str) -> str:
@@ -254,7 +257,7 @@ class _Parser:
         member = self.escape(in_class=False)
         if isinstance(member, str):
             return Lit(member.encode("utf-8"))
-        return Chars(intersect(member.sure, BMP))
+        return Chars(intersect(member.maybe if self.wide else member.sure, BMP))
 
     # --- escapes ---
 
@@ -325,9 +328,9 @@ class _Parser:
 
     def class_node(self, members: list[ClassSet], negated: bool, start: int) -> Node:
         if negated:
-            ranges = complement(normalize(r for member in members for r in member.maybe))
+            ranges = complement(normalize(r for member in members for r in (member.sure if self.wide else member.maybe)))
         else:
-            ranges = normalize(r for member in members for r in member.sure)
+            ranges = normalize(r for member in members for r in (member.maybe if self.wide else member.sure))
         ranges = intersect(ranges, BMP)
         if not ranges:
             self.fail("a character class that matches no character", start)
@@ -411,7 +414,9 @@ def _search_branch(parser: _Parser, branch: tuple[_Term, ...], start: bool, end:
     core = parser.sequence(terms)
     if not start and not end and core is EMPTY:
         return ANY_STAR
-    return seq(*([] if start else [ANY_STAR]), core, *([] if end else [ANY_STAR]))
+    # Python's `$` also matches before a newline that ends the string (ECMA-262's only at the end).
+    ending = [alt(EMPTY, lit("\n"))] if parser.wide else []
+    return seq(*([] if start else [ANY_STAR]), core, *(ending if end else [ANY_STAR]))
 
 
 def pattern_tree(pattern: str) -> Node:
@@ -423,3 +428,21 @@ def pattern_tree(pattern: str) -> Node:
     produced. Raises UnsupportedPattern for constructs that cannot be compiled that way."""
     parser = _Parser(pattern)
     return _search(parser, parser.parse(), start=False, end=False)
+
+
+def pattern_either(pattern: str) -> Node:
+    """The regex tree of the strings of Basic Multilingual Plane characters EITHER engine's search
+    may find `pattern` in (a superset): each class as the wider of its two readings, `.` as
+    Python's, `$` also before a final newline as Python's. Raises UnsupportedPattern as
+    pattern_tree does."""
+    parser = _Parser(pattern, wide=True)
+    return _search(parser, parser.parse(), start=False, end=False)
+
+
+def pattern_unmatched(pattern: str, state_limit: int = MACHINE_STATE_LIMIT) -> Machine:
+    """Every string of characters from the Basic Multilingual Plane (surrogates excluded) that
+    neither engine's search finds `pattern` in: the complement of pattern_either. Astral
+    characters are left out: without the `u` flag ECMA-262 reads them as two code units that
+    classes and `.` may match one at a time. Raises UnsupportedPattern as pattern_tree does, and
+    AutomatonTooLarge past `state_limit`."""
+    return complement_machine(machine_from_tree(pattern_either(pattern), state_limit), BMP, state_limit)

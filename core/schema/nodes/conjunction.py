@@ -6,8 +6,9 @@ types intersect, bounds and counts tighten, patterns and required names add up, 
 schemas conjoin per name (a side's patternProperties and additionalProperties standing in
 for names it does not declare), anyOf unions multiply out, dependencies and `not`s add up.
 Subschemas are conjoined as Subs and merged only when compiled, so recursive schemas stay
-finite. A pair with no exact merge (two formats, two multipleOf, two oneOf, tuples) is
-refused naming the keyword; a pair that no value satisfies is a SchemaError.
+finite. Two different oneOf: the second as the anyOf it means (each branch and not the others).
+A pair with no exact merge (two formats, two multipleOf, tuples) is refused naming the keyword;
+a pair that no value satisfies is a SchemaError.
 """
 
 from __future__ import annotations
@@ -95,8 +96,8 @@ class Conjunction:
             object=_both(first.object, second.object, self._objects),
             values=_both(first.values, second.values, self._values),
             excluded=tuple(distinct_values([*first.excluded, *second.excluded])),
-            any_of=self._any_of(first.any_of, second.any_of),
-            one_of=self._one_of(first.one_of, second.one_of),
+            any_of=self._any_of(self._any_of(first.any_of, second.any_of), self._exclusive(first.one_of, second.one_of)),
+            one_of=first.one_of or second.one_of,
             nots=(*first.nots, *second.nots),
             grounded=_grounded(first.grounded, second.grounded),
         )
@@ -125,6 +126,7 @@ class Conjunction:
             self.refuse("format", "two different 'format' values cannot be merged exactly")
             form = None
         patterns = {pattern.source: pattern for pattern in (*first.patterns, *second.patterns)}
+        unmatched = {pattern.source: pattern for pattern in (*first.unmatched, *second.unmatched)}
         return StringNode(
             self.pointer,
             first.keywords | second.keywords,
@@ -132,6 +134,7 @@ class Conjunction:
             _smaller(first.max_length, second.max_length),
             tuple(patterns.values()),
             form,
+            tuple(unmatched.values()),
         )
 
     def _numbers(self, first: NumberNode, second: NumberNode) -> NumberNode:
@@ -145,6 +148,7 @@ class Conjunction:
             tighter(first.minimum, second.minimum, True),
             tighter(first.maximum, second.maximum, False),
             divisor,
+            first.fraction or second.fraction,
         )
 
     def _arrays(self, first: ArrayNode, second: ArrayNode) -> ArrayNode:
@@ -156,6 +160,7 @@ class Conjunction:
             # Positional item schemas would have to meet the other side's per-position schema.
             self.refuse("prefixItems", "tuple arrays cannot be merged with other array schemas yet")
             prefix, prefix_keyword, rest, rest_keyword = None, "", None, "items"
+        contains = tuple({sub.key: sub for sub in (*first.contains, *second.contains)}.values())
         return ArrayNode(
             self.pointer,
             first.keywords | second.keywords,
@@ -166,6 +171,7 @@ class Conjunction:
             max(first.min_items, second.min_items),
             _smaller(first.max_items, second.max_items),
             first.unique or second.unique,
+            contains,
         )
 
     def _objects(self, first: ObjectNode, second: ObjectNode) -> ObjectNode:
@@ -247,11 +253,20 @@ class Conjunction:
             return None
         return Sub(() if merged is True else (merged,), first.pointer)
 
-    def _one_of(self, first: UnionNode | None, second: UnionNode | None) -> UnionNode | None:
+    def _exclusive(self, first: UnionNode | None, second: UnionNode | None) -> UnionNode | None:
+        """Where both sides hold a oneOf, and they differ, the second as the anyOf it means:
+        each branch with `not` of every other (the first stays the node's oneOf)."""
         if first is None or second is None or self._content(first) == self._content(second):
-            return second if first is None else first
-        self.refuse("oneOf", "two different 'oneOf' values cannot be merged exactly")
-        return None
+            return None
+        branches = second.branches
+        return UnionNode(
+            second.pointer,
+            tuple(
+                Sub((*branch.parts, _none_of(second.pointer, branches, index)), branch.pointer)
+                for index, branch in enumerate(branches)
+            ),
+            exclusive=False,
+        )
 
     def _content(self, union: UnionNode) -> Hashable:
         """Equal for branches written alike (wherever they are written: references are to
@@ -263,6 +278,13 @@ class Conjunction:
             )
             for branch in union.branches
         )
+
+
+def _none_of(pointer: str, branches: tuple[Sub, ...], index: int) -> SchemaNode:
+    """A made node: none of the oneOf `branches` but the one at `index` (each negated as a oneOf
+    branch, so a refusal names the oneOf: core/schema/build/negation.py)."""
+    others = [Sub(branch.parts, join_pointer(pointer, str(other))) for other, branch in enumerate(branches) if other != index]
+    return SchemaNode(pointer, nots=tuple(others))
 
 
 def _both(first: Kind | None, second: Kind | None, merge: Callable[[Kind, Kind], Kind]) -> Kind | None:

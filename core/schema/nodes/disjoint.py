@@ -8,8 +8,10 @@ branches (i, j) the values generated for i must fail j, by one of three sound ar
   validator says which of them i accepts; i leaves those out;
 - a discriminator: i requires a property whose allowed values j's schema for it rejects;
 - a required property: j requires a property i does not, and i is told never to write it.
-The last two change what i generates (fewer documents, never invalid ones). When no argument
-is found for some pair, the caller refuses the `oneOf`. Branches are merged typed nodes.
+The last two change what i generates (fewer documents, never invalid ones). Where no argument
+is found for a pair, i is given `not j` (folded as a complement when built, or refused naming
+the `oneOf` where j cannot be negated: core/schema/build/negation.py). Branches are merged
+typed nodes.
 """
 
 from __future__ import annotations
@@ -37,32 +39,25 @@ Branch = SchemaNode | bool
 Accepts = Callable[[Branch, Any], "bool | None"]
 
 
-class Overlap(Exception):
-    """Branches `first` and `second` may both match one generated value."""
-
-    def __init__(self, first: int, second: int) -> None:
-        super().__init__(f"branches {first} and {second} may both match one value")
-        self.first, self.second = first, second
-
-
 @dataclass
 class Separation:
-    """What each oneOf branch must leave out: properties it must not write, and listed
-    values (enum/const) it must not produce because another branch accepts them too."""
+    """What each oneOf branch must leave out: properties it must not write, listed values
+    (enum/const) it must not produce because another branch accepts them too, and the other
+    branches (by position) whose values it must not produce, where no argument above holds."""
 
     properties: list[list[str]]
     values: list[list[Any]]
+    negated: list[list[int]]
 
 
 def exclusions(document: SchemaDocument, branches: list[Branch], accepts: Accepts) -> Separation:
     """How to keep each generated value inside exactly one branch; `accepts(branch, value)`
-    is the validator's verdict (None when it cannot tell). Raises Overlap for the first
-    pair with no argument."""
-    separation = Separation([[] for _ in branches], [[] for _ in branches])
+    is the validator's verdict (None when it cannot tell)."""
+    separation = Separation([[] for _ in branches], [[] for _ in branches], [[] for _ in branches])
     for i, first in enumerate(branches):
         for j, second in enumerate(branches):
             if i != j and not _separated(document, first, second, accepts, separation, i):
-                raise Overlap(min(i, j), max(i, j))
+                separation.negated[i].append(j)
     return separation
 
 
@@ -71,7 +66,7 @@ def _separated(
 ) -> bool:
     """Whether what `first` generates can be kept from matching `second`, recording what
     branch `index` must leave out for that."""
-    shared = generated_kinds(first) & value_kinds(second)
+    shared = generated_kinds(first, document) & value_kinds(second)
     if not shared or (shared == {"object"} and _discriminated(document, first, second)):
         return True
     # `first` generates only its listed values, or `second` accepts only its own: either way
@@ -100,11 +95,40 @@ def _leaves_out(listed: list[Any] | None, judge: Branch, accepts: Accepts, left_
     return True
 
 
-def generated_kinds(branch: Branch) -> frozenset[str]:
-    """Kinds of value compiled for `branch`: its types, or those implied by its keywords."""
+def generated_kinds(branch: Branch, document: SchemaDocument | None = None) -> frozenset[str]:
+    """Kinds of value compiled for `branch` (a superset): its types, or those implied by its
+    keywords; listed values of any kind the keywords beside them accept (the validator filters
+    them, whatever types the keywords imply); and where it has no types but anyOf or oneOf
+    branches, each merged with it and built on its own, also the kinds each branch implies (read
+    from `document`; without it, every kind the node accepts)."""
     if isinstance(branch, bool):
         return ALL_KINDS if branch else frozenset()
-    return value_kinds(branch) & frozenset().union(*(TYPE_KINDS[t] for t in generated_types(branch)))
+    if branch.values is not None:
+        return value_kinds(branch)
+    kinds = value_kinds(branch) & _type_kinds(generated_types(branch))
+    if branch.types is None:
+        for union in (branch.any_of, branch.one_of):
+            for sub in union.branches if union is not None else ():
+                kinds |= value_kinds(branch) & _implied_kinds(document, sub)
+    return kinds
+
+
+def _type_kinds(types: tuple[str, ...]) -> frozenset[str]:
+    return frozenset().union(*(TYPE_KINDS[name] for name in types))
+
+
+def _implied_kinds(document: SchemaDocument | None, sub: Sub) -> frozenset[str]:
+    """The kinds a branch of one part generates merged with another node: its own types, or
+    those its keywords imply (a superset; every kind where that is unknown)."""
+    if document is None or len(sub.parts) != 1:
+        return ALL_KINDS
+    part = sub.parts[0]
+    node = document.peek(part) if isinstance(part, str) else part
+    if isinstance(node, bool):
+        return ALL_KINDS if node else frozenset()
+    if node.ref is not None or node.all_of or node.values is not None:
+        return ALL_KINDS  # what the reference or the list brings is not read here
+    return generated_kinds(node, document)
 
 
 def value_kinds(branch: Branch) -> frozenset[str]:
@@ -115,7 +139,7 @@ def value_kinds(branch: Branch) -> frozenset[str]:
     if branch.types is not None:
         kinds &= set().union(*(TYPE_KINDS[name] for name in branch.types))
     if branch.values is not None:
-        kinds &= {_kind_of(value) for value in branch.values.items}
+        kinds &= {kind_of(value) for value in branch.values.items}
     return frozenset(kinds)
 
 
@@ -196,7 +220,8 @@ def _part_values(document: SchemaDocument, part: str | bool | SchemaNode, hops: 
     return keep_values(own, found)
 
 
-def _kind_of(value: Any) -> str:
+def kind_of(value: Any) -> str:
+    """The kind of a JSON value: its type, whole numbers `integer`, others `fraction`."""
     if value is None:
         return "null"
     if isinstance(value, bool):

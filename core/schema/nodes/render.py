@@ -59,8 +59,9 @@ def render(node: SchemaNode, dialect: Dialect) -> dict[str, Any]:
         _string(node.string, out, conjuncts)
     if node.number is not None:
         _number(node.number, out, dialect)
+        conjuncts += [{"not": {"type": "integer"}}] if node.number.fraction else []
     if node.array is not None:
-        _array(node.array, out, dialect)
+        _array(node.array, out, conjuncts, dialect)
     if node.object is not None:
         _object(node.object, out, conjuncts, dialect)
     for union in (node.any_of, node.one_of):
@@ -83,6 +84,7 @@ def _string(string: StringNode, out: dict[str, Any], conjuncts: list[Any]) -> No
     if string.max_length is not None:
         out["maxLength"] = string.max_length
     conjuncts += [{"pattern": pattern.source} for pattern in string.patterns]
+    conjuncts += [{"not": {"pattern": pattern.source}} for pattern in string.unmatched]
     if string.format is not None:
         out["format"] = string.format
 
@@ -104,7 +106,7 @@ def _bound(bound: Bound | None, inclusive: str, exclusive: str, out: dict[str, A
         out[exclusive if bound.exclusive else inclusive] = bound.value
 
 
-def _array(array: ArrayNode, out: dict[str, Any], dialect: Dialect) -> None:
+def _array(array: ArrayNode, out: dict[str, Any], conjuncts: list[Any], dialect: Dialect) -> None:
     if array.prefix is not None:
         out[array.prefix_keyword] = [render_sub(sub, dialect) for sub in array.prefix]
     if array.rest is not None:
@@ -115,6 +117,8 @@ def _array(array: ArrayNode, out: dict[str, Any], dialect: Dialect) -> None:
         out["maxItems"] = array.max_items
     if array.unique:
         out["uniqueItems"] = True
+    for sub in array.contains:  # as every draft reads it (draft 4 has no `contains`)
+        conjuncts.append({"not": {"items": {"not": render_sub(sub, dialect)}}})
 
 
 def _object(node: ObjectNode, out: dict[str, Any], conjuncts: list[Any], dialect: Dialect) -> None:

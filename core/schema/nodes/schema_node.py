@@ -79,7 +79,8 @@ class Pattern:
 @dataclass(frozen=True, eq=False, slots=True)
 class StringNode:
     """minLength, maxLength, every pattern that must match, format (None when absent or a
-    name JSON Schema does not define, which validators ignore)."""
+    name JSON Schema does not define, which validators ignore), and the patterns that must
+    not match (from a `not` folded as a complement: core/schema/build/complement.py)."""
 
     pointer: str
     keywords: frozenset[str]
@@ -87,24 +88,28 @@ class StringNode:
     max_length: int | None = None
     patterns: tuple[Pattern, ...] = ()
     format: str | None = None
+    unmatched: tuple[Pattern, ...] = ()
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class NumberNode:
-    """Bounds and multipleOf, for integers and numbers alike."""
+    """Bounds and multipleOf, for integers and numbers alike; `fraction`: no integer (a
+    `not` of `type: integer` folded as a complement, core/schema/build/complement.py)."""
 
     pointer: str
     keywords: frozenset[str]
     minimum: Bound | None = None
     maximum: Bound | None = None
     multiple_of: int | float | None = None
+    fraction: bool = False
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class ArrayNode:
     """Positional item schemas (`prefix`, None for the plain form) under `prefix_keyword`
     (2020-12 `prefixItems`, draft-07 array-valued `items`), the schema of the rest under
-    `rest_keyword`, the item counts and uniqueItems."""
+    `rest_keyword`, the item counts, uniqueItems, and schemas each met by one item at least
+    (`contains`: made by a `not` of `items` folded as a complement, core/schema/build/complement.py)."""
 
     pointer: str
     keywords: frozenset[str]
@@ -115,6 +120,7 @@ class ArrayNode:
     min_items: int = 0
     max_items: int | None = None
     unique: bool = False
+    contains: tuple[Sub, ...] = ()
 
     @property
     def items(self) -> Sub:
@@ -253,8 +259,8 @@ def subschemas(node: SchemaNode) -> Iterator[Sub]:
     """Every Sub `node` holds, in any field."""
     if node.array is not None:
         yield from node.array.prefix or ()
-        if node.array.rest is not None:
-            yield node.array.rest
+        yield from (sub for sub in (node.array.rest,) if sub is not None)
+        yield from node.array.contains
     obj = node.object
     if obj is not None:
         yield from (sub for _, sub in (*obj.properties, *obj.patterns, *obj.dependent_schemas))

@@ -1,0 +1,112 @@
+"""Whether the strings generated for one schema meet another's string keywords: none (apart) or
+all (within), decided on character automata, soundly: "apart" holds for a superset of what
+the judging keywords accept (each pattern as either engine may read it, each format as the
+superset of lexical/format_bounds.py), "within" for a subset (each pattern as both engines read
+it, each format as its generated subset or the wider set every checker surely accepts). Where
+an automaton would be too large, or a keyword is not read here, the answer is "unknown",
+said as False.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ...automaton.charnfa import AutomatonTooLarge, complement, intersect, is_empty, length_machine, machine_from_tree
+from ...automaton.regex import Machine
+from ..lexical.char_sets import UNIVERSE
+from ..lexical.format_bounds import SUPERSETS, SURELY, SURELY_MOST
+from ..lexical.formats import FORMATS
+from ..lexical.pattern import UnsupportedPattern, pattern_either, pattern_tree, pattern_unmatched
+from ..nodes.schema_node import SchemaNode, StringNode
+
+STATE_LIMIT = 20_000  # states an automaton built for a decision may have; beyond, "unknown"
+
+
+class _Unknown(Exception):
+    """An automaton this decision needs is too large, or a keyword is not read here."""
+
+
+def strings_apart(node: SchemaNode, judge: StringNode) -> bool:
+    """Whether no string generated for `node` meets the string keywords `judge` holds."""
+    try:
+        generated = _generated(node.string)
+        wider = [_machine("either", pattern.source) for pattern in judge.patterns]
+        if judge.format in SUPERSETS:
+            wider.append(_machine("superset", judge.format))
+        wider += [_machine("pattern", pattern.source, negated=True) for pattern in judge.unmatched]
+        if judge.min_length or judge.max_length is not None:
+            wider.append(length_machine(judge.min_length, judge.max_length))
+        return any(is_empty(intersect(generated, machine, STATE_LIMIT)) for machine in wider)
+    except _Unknown:
+        return False
+
+
+def strings_within(node: SchemaNode, judge: StringNode) -> bool:
+    """Whether every string generated for `node` meets the string keywords `judge` holds."""
+    try:
+        generated = _generated(node.string)
+        outside = [_machine("pattern", pattern.source, negated=True) for pattern in judge.patterns]
+        outside += [_machine("either", pattern.source) for pattern in judge.unmatched]
+        if judge.format is not None:
+            outside.append(_machine("surely", judge.format, negated=True))
+            if judge.format in SURELY_MOST:
+                outside.append(length_machine(SURELY_MOST[judge.format] + 1, None))
+        if judge.min_length:
+            outside.append(length_machine(0, judge.min_length - 1))
+        if judge.max_length is not None:
+            outside.append(length_machine(judge.max_length + 1, None))
+        return all(is_empty(intersect(generated, machine, STATE_LIMIT)) for machine in outside)
+    except _Unknown:
+        return False
+
+
+def _generated(string: StringNode | None) -> Machine:
+    """The strings generated for `string`'s keywords (excluded values aside: a superset)."""
+    if string is None:
+        return length_machine(0, None)
+    machines = [_machine("pattern", pattern.source) for pattern in string.patterns]
+    machines += [_machine("unmatched", pattern.source) for pattern in string.unmatched]
+    if string.format is not None:
+        machines.append(_machine("format", string.format))
+    if string.min_length or string.max_length is not None:
+        machines.append(length_machine(string.min_length, string.max_length))
+    if not machines:
+        return length_machine(0, None)
+    found = machines[0]
+    try:
+        for machine in machines[1:]:
+            found = intersect(found, machine, STATE_LIMIT)
+    except AutomatonTooLarge:
+        raise _Unknown() from None
+    return found
+
+
+def _machine(kind: str, key: str, negated: bool = False) -> Machine:
+    found = _machines(kind, key, negated)
+    if found is None:
+        raise _Unknown()
+    return found
+
+
+@functools.lru_cache(maxsize=512)
+def _machines(kind: str, key: str, negated: bool) -> Machine | None:
+    """One automaton, by what it is of: a pattern as both engines read it, as either may, the
+    strings it leaves out; a format's generated subset, its superset, what surely passes; or
+    (`negated`) every other string. None where too large or not read here."""
+    try:
+        if negated:
+            found = _machines(kind, key, False)
+            return None if found is None else complement(found, UNIVERSE, STATE_LIMIT)
+        if kind == "pattern":
+            return machine_from_tree(pattern_tree(key), STATE_LIMIT)
+        if kind == "either":
+            return machine_from_tree(pattern_either(key), STATE_LIMIT)
+        if kind == "unmatched":
+            return pattern_unmatched(key, STATE_LIMIT)
+        if kind == "superset":
+            return machine_from_tree(SUPERSETS[key], STATE_LIMIT)
+        if key not in FORMATS:
+            return None
+        return machine_from_tree(SURELY[key] if kind == "surely" and key in SURELY else FORMATS[key](), STATE_LIMIT)
+    except (UnsupportedPattern, AutomatonTooLarge):
+        return None
