@@ -32,6 +32,7 @@ class LazyDFA:
         self.distance_array: npt.NDArray[np.int32] = np.full(0, -1, dtype=np.int32)
         self._forced: dict[int, bytes] = {}
         self._singles: dict[int, int] = {}
+        self._covers: dict[int, tuple[int | None, int]] = {}
         self.table: npt.NDArray[np.int32] = np.full((0, 256), UNKNOWN, dtype=np.int32)
         self._reserve(64)
         self.table[DEAD] = DEAD
@@ -135,6 +136,28 @@ class LazyDFA:
         """Whether `state` is the start of a string body of free text (no character yet)."""
         member = self._single_member(state)
         return member is not None and self._nfa.starts_text(member)
+
+    def text_cover(self, state: int) -> tuple[int | None, int]:
+        """What the NFA states `state` stands for tell of text (see NFA.text_reach): the most
+        characters of text such that some of them takes every string of up to that many and
+        none of them takes a longer one (-1: any number; None where none tells), and the state
+        of the others (DEAD: none; `state` itself where none tells). Its tokens are then the
+        text tokens of up to that many characters, those the state takes among the others (of
+        no text: quotes, escapes, partial characters), and those the other members' state
+        takes. Cached."""
+        found = self._covers.get(state)
+        if found is None:
+            reach: int | None = None
+            others = []
+            for member in self._sets[state]:
+                taken = self._nfa.text_reach(member)
+                if taken is None:
+                    others.append(member)
+                else:
+                    reach = taken if reach is None else -1 if min(reach, taken) < 0 else max(reach, taken)
+            found = (None, state) if reach is None else (reach, self.state_for(frozenset(others)))
+            self._covers[state] = found
+        return found
 
     def _single_member(self, state: int) -> int | None:
         members = self._sets[state]

@@ -24,7 +24,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..automaton.dfa import DEAD
-from .token_index import TokenIndex, mask_words
+from .bitmasks import mask_words
+from .token_index import TokenIndex
 
 if TYPE_CHECKING:
     from ..automaton.dfa import LazyDFA
@@ -166,7 +167,7 @@ class Guide:
         if self.state == _STOPPED:
             bitmask[:] = 0
             return
-        bitmask[:] = self._index.packed_mask(self.state)
+        self._index.fill_mask(self.state, bitmask)
         if self.is_accepting():
             unsigned = bitmask.view(np.uint32)
             for token in self._eog_ids().tolist():
