@@ -65,7 +65,7 @@ def test_undeclared_names_take_any_text_and_the_guide_s_mask_agrees(vocab: Vocab
     for token in (b'{"', b"ab"):  # a declared name's prefix: undeclared names go on from here too
         guide.advance(vocab.pieces.index(token))
     dfa = compiled.accepting[0]
-    reach, _ = dfa.text_cover(guide.state)
+    reach, _, _ = dfa.text_cover(guide.state)
     assert reach == -1
     bitmask = new_bitmask(vocab.size)
     guide.fill_mask(bitmask)

@@ -23,6 +23,9 @@ from ..automaton.dfa import DEAD, UNKNOWN, LazyDFA
 from ..vocab.token_table import IdArray, TokenTable
 
 PackedMask = npt.NDArray[np.int32]
+# Where the state after a run allows at most this many bytes, the tokens going on past the run
+# are taken by those bytes (a search each); else all are walked.
+_FEW_FOLLOWING = 16
 
 
 def mask_words(vocabulary_size: int) -> int:
@@ -79,12 +82,12 @@ def gather(dfa: LazyDFA, states: IdArray, column: npt.NDArray[np.uint8]) -> IdAr
     return following
 
 
-def alive(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray) -> IdArray:
-    """The tokens among `ids` whose bytes `dfa` takes from `state`."""
+def alive(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, position: int = 0) -> IdArray:
+    """The tokens among `ids` (each longer than `position` bytes) whose bytes from `position`
+    on `dfa` takes from `state`."""
     lengths = table.lengths[ids]
     states = np.full(len(ids), state, dtype=np.int32)
     kept: list[IdArray] = []
-    position = 0
     while len(ids):
         states = gather(dfa, states, table.bytes[:, position][ids])
         position += 1
@@ -95,10 +98,65 @@ def alive(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray) -> IdArray:
     return np.concatenate(kept) if kept else np.empty(0, dtype=np.int32)
 
 
+def literal(dfa: LazyDFA, table: TokenTable, state: int) -> tuple[list[int], int]:
+    """The tokens allowed by the NFA states of `state`'s closure that allow one byte only (a
+    literal: a property name, `": `, `true`), and the state of the others (DEAD: none; `state`
+    itself where none is so). Each literal is followed through the vocabulary's sorted pieces
+    as down a trie, a search per byte, until no token goes on: no row is built for the states
+    along it, and a branch no token takes is left at once."""
+    found: list[int] = []
+    others: list[int] = []
+    closure = dfa.closure(state)
+    for member in closure:
+        if dfa.single_byte(member) is None:
+            others.append(member)
+        else:
+            found += _along(dfa, table, member, b"", table.everything())
+    if len(others) == len(closure):
+        return found, state
+    return found, dfa.state_for(frozenset(others))
+
+
+def _along(dfa: LazyDFA, table: TokenTable, member: int, start: bytes, span: tuple[int, int]) -> list[int]:
+    """The tokens of `span` (those starting with `start`, longer) that NFA state `member`
+    allows after `start`: down the trie while it allows one byte at a time, then as the DFA
+    state of where it got to allows."""
+    found: list[int] = []
+    current = member
+    while (step := dfa.single_byte(current)) is not None:
+        byte, current = step
+        start += bytes((byte,))
+        ending, span = table.narrowed(start, span)
+        found += ending
+        if span[0] == span[1]:
+            return found
+    return found + _going_on(dfa, table, dfa.state_for(frozenset((current,))), start, span)
+
+
+def _going_on(dfa: LazyDFA, table: TokenTable, state: int, start: bytes, span: tuple[int, int]) -> list[int]:
+    """The tokens of `span` (those starting with `start`, longer) whose rest `state` allows."""
+    found: list[int] = []
+    others: list[int] = []
+    closure = dfa.closure(state)
+    for member in closure:
+        if dfa.single_byte(member) is None:
+            others.append(member)
+        else:
+            found += _along(dfa, table, member, start, span)
+    if others:
+        walked = state if len(others) == len(closure) else dfa.state_for(frozenset(others))
+        following = np.flatnonzero(dfa.row(walked)).tolist()
+        candidates = table.in_order(start, span, following if len(following) <= _FEW_FOLLOWING else None)
+        if len(candidates):
+            found += alive(dfa, table, walked, candidates, len(start)).tolist()
+    return found
+
+
 def text_covered(dfa: LazyDFA, table: TokenTable, state: int, reach: int) -> PackedMask:
-    """The tokens `state` allows, but for those its other members allow (see
-    LazyDFA.text_cover, which gives `reach`): every text token of up to `reach` characters,
-    and the tokens of no text whose bytes it takes (a walk of those its first bytes allow)."""
+    """The tokens allowed by `state`, the state of NFA states that take any text of up to
+    `reach` characters and no longer (see LazyDFA.text_cover): every text token of up to
+    `reach` characters, and the tokens of no text whose bytes it takes (a walk of those its
+    first bytes allow)."""
     first_bytes = np.flatnonzero(dfa.row(state)).tolist()
     candidates = [table.rest_by_first_byte[b] for b in first_bytes]
     walked = alive(dfa, table, state, np.concatenate([np.empty(0, dtype=np.int32), *candidates]))

@@ -30,7 +30,7 @@ import numpy.typing as npt
 from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.utf8 import utf8_sequences
 from ..vocab.token_table import TEXT_ASCII, IdArray, TextSlice, TokenTable
-from .bitmasks import StateMask, gather, mask_words, packed, text_covered
+from .bitmasks import StateMask, gather, literal, mask_words, packed, text_covered
 
 # States allowing at most this many first bytes are walked by their first two bytes.
 _FEW_FIRST_BYTES = 8
@@ -226,15 +226,21 @@ class TokenIndex:
         return _kept(self._packed, state, _PACKED_MASKS_KEPT, lambda: self._packed_mask(state)).copy()
 
     def _packed_mask(self, state: int) -> npt.NDArray[np.int32]:
-        reach, others = self.dfa.text_cover(state)
+        reach, telling, others = self.dfa.text_cover(state)
         base = None
         if reach is not None:
             base = self.table.text_mask(reach)
-            mask = text_covered(self.dfa, self.table, state, reach)
+            mask = text_covered(self.dfa, self.table, telling, reach)
             if others != DEAD:
                 mask |= self.packed_mask(others)
         else:
-            mask = packed((part.ids for part in self.transitions(state).parts), self.table.vocab.size)
+            found, others = literal(self.dfa, self.table, state)
+            if others != state:
+                mask = packed([np.asarray(found, dtype=np.int32)], self.table.vocab.size)
+                if others != DEAD:
+                    mask |= self.packed_mask(others)
+            else:
+                mask = packed((part.ids for part in self.transitions(state).parts), self.table.vocab.size)
         kept = StateMask.of(mask, base, len(mask) // 4)
         if kept is not None:
             self._masks[state] = kept

@@ -191,6 +191,39 @@ class TokenTable:
         masks.flags.writeable = False
         return masks
 
+    def narrowed(self, prefix: bytes, span: tuple[int, int]) -> tuple[list[int], tuple[int, int]]:
+        """Ids of the tokens whose bytes are `prefix`, and where the longer tokens that start with
+        it lie in byte order (see `in_order`); `span`: where those starting with `prefix` less its
+        last byte lie (`everything()` for a prefix of one byte). A trie's step down."""
+        pieces = self._sorted_pieces
+        low = bisect.bisect_left(pieces, prefix, *span)
+        high = bisect.bisect_left(pieces, _prefix_upper_bound(prefix), low, span[1])
+        found: list[int] = []
+        while low < high and pieces[low] == prefix:
+            found.append(int(self._sorted_ids[low]))
+            low += 1
+        return found, (low, high)
+
+    def everything(self) -> tuple[int, int]:
+        """Where every token lies in byte order: the trie's root for `narrowed`."""
+        return 0, len(self._sorted_pieces)
+
+    def in_order(self, data: bytes, span: tuple[int, int], following: list[int] | None = None) -> IdArray:
+        """The tokens in `span` (a range in byte order of tokens that start with `data` and are
+        longer, see `narrowed`) whose next byte is one of `following` (ascending; None:
+        any)."""
+        low, high = span
+        if following is None:
+            return self._sorted_ids[low:high]
+        pieces = self._sorted_pieces
+        parts: list[IdArray] = []
+        for byte in following:
+            start = bisect.bisect_left(pieces, data + bytes((byte,)), low, high)
+            low = high if byte == 255 else bisect.bisect_left(pieces, data + bytes((byte + 1,)), start, high)
+            if low > start:
+                parts.append(self._sorted_ids[start:low])
+        return np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
+
     def with_prefix(self, prefix: bytes) -> IdArray:
         """Ids of every token whose bytes start with `prefix`, ascending."""
         low = bisect.bisect_left(self._sorted_pieces, prefix)
