@@ -4,6 +4,7 @@ beside other alternatives, strings searched for a pattern, names other than the 
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import numpy as np
@@ -82,18 +83,25 @@ def test_free_positions_of_string_automata() -> None:
     assert other_names.start in free_positions(other_names)
 
 
-def test_text_masks_hold_the_text_tokens_by_length(vocab: Vocabulary) -> None:
+def test_text_masks_hold_the_tokens_beginning_a_text_of_so_many_characters(vocab: Vocabulary) -> None:
     table = TokenTable(vocab)
-    text = {t for t, piece in enumerate(vocab.pieces) if piece and _is_text(piece)}
-    lengths = {t: len(vocab.pieces[t].decode()) for t in text}
+    shortest = {t: _shortest_text(piece) for t, piece in enumerate(vocab.pieces) if piece}
     for characters in (0, 1, 2, 3, -1):
-        expected = {t for t in text if characters < 0 or lengths[t] <= characters}
+        expected = {t for t, n in shortest.items() if n is not None and (characters < 0 or n <= characters)}
         assert bits_of(table.text_mask(characters)) == expected
+    assert shortest[2 + 0xE6] == 1 and shortest[2 + 0x80] is None  # a lead byte begins a character, a continuation byte none
 
 
-def _is_text(piece: bytes) -> bool:
-    try:
-        decoded = piece.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return all(c >= " " and c not in '"\\' for c in decoded)
+def _shortest_text(piece: bytes) -> int | None:
+    """The fewest characters of a text (a JSON string's unescaped characters) `piece` begins,
+    by trying every completion of up to three continuation bytes."""
+    tails = [b""] + [bytes(t) for n in (1, 2, 3) for t in itertools.product((0x80, 0x90, 0xA0, 0xBF), repeat=n)]
+    lengths = []
+    for tail in tails:
+        try:
+            decoded = (piece + tail).decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if all(c >= " " and c not in '"\\' for c in decoded):
+            lengths.append(len(decoded))
+    return min(lengths, default=None)

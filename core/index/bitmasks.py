@@ -98,23 +98,26 @@ def alive(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, position: i
     return np.concatenate(kept) if kept else np.empty(0, dtype=np.int32)
 
 
-def literal(dfa: LazyDFA, table: TokenTable, state: int) -> tuple[list[int], int]:
-    """The tokens allowed by the NFA states of `state`'s closure that allow one byte only (a
-    literal: a property name, `": `, `true`), and the state of the others (DEAD: none; `state`
-    itself where none is so). Each literal is followed through the vocabulary's sorted pieces
-    as down a trie, a search per byte, until no token goes on: no row is built for the states
-    along it, and a branch no token takes is left at once."""
-    found: list[int] = []
-    others: list[int] = []
+def literal(dfa: LazyDFA, table: TokenTable, state: int) -> list[int] | None:
+    """The tokens `state` allows where every NFA state of its closure allows one byte only
+    (literals: property names, `": `, `true`), else None. Each literal is followed through the
+    vocabulary's sorted pieces as down a trie, a search per byte, until no token goes on: no
+    row is built for the states along it, and a branch no token takes is left at once."""
+    return _going_on(dfa, table, state, b"", table.everything())
+
+
+def _going_on(dfa: LazyDFA, table: TokenTable, state: int, start: bytes, span: tuple[int, int]) -> list[int] | None:
+    """The tokens of `span` (those starting with `start`, longer) whose rest `state` allows
+    (None at the root where some NFA state of `state`'s closure allows a choice: a string's
+    characters, a number's digits are better walked as a row)."""
     closure = dfa.closure(state)
-    for member in closure:
-        if dfa.single_byte(member) is None:
-            others.append(member)
-        else:
-            found += _along(dfa, table, member, b"", table.everything())
-    if len(others) == len(closure):
-        return found, state
-    return found, dfa.state_for(frozenset(others))
+    if all(dfa.single_byte(member) is not None for member in closure):
+        return [token for member in closure for token in _along(dfa, table, member, start, span)]
+    if not start:
+        return None
+    following = np.flatnonzero(dfa.row(state)).tolist()
+    candidates = table.in_order(start, span, following if len(following) <= _FEW_FOLLOWING else None)
+    return alive(dfa, table, state, candidates, len(start)).tolist() if len(candidates) else []
 
 
 def _along(dfa: LazyDFA, table: TokenTable, member: int, start: bytes, span: tuple[int, int]) -> list[int]:
@@ -130,35 +133,17 @@ def _along(dfa: LazyDFA, table: TokenTable, member: int, start: bytes, span: tup
         found += ending
         if span[0] == span[1]:
             return found
-    return found + _going_on(dfa, table, dfa.state_for(frozenset((current,))), start, span)
-
-
-def _going_on(dfa: LazyDFA, table: TokenTable, state: int, start: bytes, span: tuple[int, int]) -> list[int]:
-    """The tokens of `span` (those starting with `start`, longer) whose rest `state` allows."""
-    found: list[int] = []
-    others: list[int] = []
-    closure = dfa.closure(state)
-    for member in closure:
-        if dfa.single_byte(member) is None:
-            others.append(member)
-        else:
-            found += _along(dfa, table, member, start, span)
-    if others:
-        walked = state if len(others) == len(closure) else dfa.state_for(frozenset(others))
-        following = np.flatnonzero(dfa.row(walked)).tolist()
-        candidates = table.in_order(start, span, following if len(following) <= _FEW_FOLLOWING else None)
-        if len(candidates):
-            found += alive(dfa, table, walked, candidates, len(start)).tolist()
-    return found
+    return found + (_going_on(dfa, table, dfa.state_for(frozenset((current,))), start, span) or [])
 
 
 def text_covered(dfa: LazyDFA, table: TokenTable, state: int, reach: int) -> PackedMask:
     """The tokens allowed by `state`, the state of NFA states that take any text of up to
-    `reach` characters and no longer (see LazyDFA.text_cover): every text token of up to
-    `reach` characters, and the tokens of no text whose bytes it takes (a walk of those its
-    first bytes allow)."""
+    `reach` characters and no longer (see LazyDFA.text_cover): every token beginning a text of
+    up to `reach` characters (a precomputed row), and those of text then a quote or backslash
+    whose bytes it takes (a walk of those its first bytes allow). Text then a control
+    character, or a byte no UTF-8 text holds there, no string body takes."""
     first_bytes = np.flatnonzero(dfa.row(state)).tolist()
-    candidates = [table.rest_by_first_byte[b] for b in first_bytes]
+    candidates = [table.quoted_by_first_byte[b] for b in first_bytes]
     walked = alive(dfa, table, state, np.concatenate([np.empty(0, dtype=np.int32), *candidates]))
     mask = packed([walked], table.vocab.size)
     mask |= table.text_mask(reach)

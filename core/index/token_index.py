@@ -234,11 +234,9 @@ class TokenIndex:
             if others != DEAD:
                 mask |= self.packed_mask(others)
         else:
-            found, others = literal(self.dfa, self.table, state)
-            if others != state:
+            found = literal(self.dfa, self.table, state)
+            if found is not None:
                 mask = packed([np.asarray(found, dtype=np.int32)], self.table.vocab.size)
-                if others != DEAD:
-                    mask |= self.packed_mask(others)
             else:
                 mask = packed((part.ids for part in self.transitions(state).parts), self.table.vocab.size)
         kept = StateMask.of(mask, base, len(mask) // 4)

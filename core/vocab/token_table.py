@@ -15,8 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from ..automaton.utf8 import utf8_sequences
+
 IdArray = npt.NDArray[np.int32]
 
+# The byte ranges of each encoding of a character beyond ASCII.
+_NON_ASCII = utf8_sequences(0x80, 0x10FFFF)
 # The ASCII characters a JSON string holds without escapes (all but controls, quote, backslash).
 TEXT_ASCII = np.array([b for b in range(0x20, 0x80) if b not in (0x22, 0x5C)], dtype=np.uint8)
 
@@ -169,12 +173,34 @@ class TokenTable:
         self.wide_text = TextSlice.by_length(walkable[text & ~ascii_only & ~astral], characters[text & ~ascii_only & ~astral])
         self.astral_text = TextSlice.by_length(walkable[text & astral], characters[text & astral])
         self.rest_by_first_byte = _groups(*_ordered_by(walkable[characters == 0], first[characters == 0]))
+        self._lay_out_string_tails(walkable[characters == 0])
+
+    def _lay_out_string_tails(self, rest: IdArray) -> None:
+        """Sort the tokens that are not text by what a string body of free text makes of them:
+        text then a partial character (a prefix of text one character longer: `partial`, with
+        that length), text then a quote or backslash (`quoted_by_first_byte`: where the string
+        may close or an escape begin), and the others (text then a control character or a
+        byte no UTF-8 text holds there), which no string body takes."""
+        partial: list[tuple[int, int]] = []
+        quoted: list[int] = []
+        for token in rest.tolist():
+            piece = self.vocab.pieces[token]
+            end, characters = _text_prefix(piece)
+            if end < len(piece) and piece[end] in b'"\\':
+                quoted.append(token)
+            elif end < len(piece) and _is_partial_character(piece[end:]):
+                partial.append((token, characters + 1))
+        ids = np.asarray(quoted, dtype=np.int32)
+        self.quoted_by_first_byte = _groups(*_ordered_by(ids, self.bytes[:, 0][ids]))
+        self.partial = np.asarray([token for token, _ in partial], dtype=np.int32)
+        self.partial_lengths = np.asarray([length for _, length in partial], dtype=np.int32)
 
     def text_mask(self, characters: int) -> npt.NDArray[np.int32]:
-        """The text tokens (of all three slices) of at most `characters` characters (-1: of any
-        length) as a bitmask: bit t % 32 of 32-bit word t // 32 for token t. Read-only; the
-        masks of every length are laid out together on first use (a row per length, 82 rows of
-        6 KB for 49k tokens, of 32 KB for 262k)."""
+        """The tokens that begin a text of at most `characters` characters (-1: of any length):
+        the text tokens (of all three slices) of at most that many, and the `partial` ones one
+        character shorter, as a bitmask: bit t % 32 of 32-bit word t // 32 for token t.
+        Read-only; the masks of every length are laid out together on first use (a row per
+        length, 82 rows of 6 KB for 49k tokens, of 32 KB for 262k)."""
         if self._text_masks is None:
             self._text_masks = self._lay_out_text_masks()
         longest = len(self._text_masks) - 1
@@ -182,8 +208,8 @@ class TokenTable:
 
     def _lay_out_text_masks(self) -> npt.NDArray[np.int32]:
         slices = (self.ascii_text, self.wide_text, self.astral_text)
-        ids = np.concatenate([every.ids for every in slices]).astype(np.int64)
-        lengths = np.concatenate([every.lengths for every in slices]).astype(np.int64)
+        ids = np.concatenate([every.ids for every in slices] + [self.partial]).astype(np.int64)
+        lengths = np.concatenate([every.lengths for every in slices] + [self.partial_lengths]).astype(np.int64)
         longest = int(lengths.max(initial=0))
         words = np.zeros((longest + 1, -(-self.vocab.size // 32)), dtype=np.uint32)
         np.bitwise_or.at(words, (lengths, ids >> 5), np.left_shift(1, ids & 31).astype(np.uint32))
@@ -252,6 +278,28 @@ def _text_length(piece: bytes) -> int:
     if any(c < " " or c in '"\\' for c in text):
         return 0
     return len(text)
+
+
+def _text_prefix(piece: bytes) -> tuple[int, int]:
+    """How many bytes of `piece`, and characters, its longest prefix of whole text characters
+    (those a JSON string holds unescaped) takes."""
+    end = characters = 0
+    while end < len(piece):
+        lead = piece[end]
+        size = 1 if lead < 0x80 else 2 if lead >> 5 == 0b110 else 3 if lead >> 4 == 0b1110 else 4
+        if _text_length(piece[end : end + size]) != 1:
+            break
+        end += size
+        characters += 1
+    return end, characters
+
+
+def _is_partial_character(tail: bytes) -> bool:
+    """Whether `tail` is the beginning of the UTF-8 encoding of a character, not all of it."""
+    return any(
+        len(sequence) > len(tail) and all(low <= byte <= high for byte, (low, high) in zip(tail, sequence, strict=False))
+        for sequence in _NON_ASCII
+    )
 
 
 def _padded_matrix(blob: bytes, lengths: npt.NDArray[np.int32], width: int) -> npt.NDArray[np.uint8]:
