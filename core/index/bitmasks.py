@@ -1,31 +1,39 @@
 """A state's allowed tokens as a bitmask (bit `t % 32` of 32-bit word `t // 32` for token `t`),
-made without listing where each token leads.
+made once per state without listing where each token leads, and kept small.
 
-The Guide's `fill_mask` needs only which tokens a state allows. Where some of the NFA states a
-DFA state stands for take any text (a string body of free text, a string searched for a pattern,
-a property name other than the declared ones; see LazyDFA.text_cover), the text tokens they
-take are one precomputed mask of the vocabulary (every text token of up to so many characters,
-core.vocab.token_table), and only the few hundred tokens holding no text (quotes, escapes,
-partial characters) are walked, with no DFA state built for where the text tokens end. This
-is llguidance's slicer: a slice of the vocabulary wholly inside what the lexeme allows is
-added as a block, never walked.
+The Guide's `fill_mask` needs only which tokens a state allows, not the states they lead to
+(the token index lists those, for the decoder's budget). So a state's mask is made by the
+cheapest walk its NFA states allow (core.index.mask_walks): where some of them take any text
+(a string body of free text, a string searched for a pattern, a property name other than the
+declared ones; see LazyDFA.text_cover), the text tokens they take are one precomputed row of
+the vocabulary, as llguidance's slicer adds a slice wholly inside a lexeme as a block; where
+all are literals, the vocabulary is walked as a trie; else the token index's walk serves.
+
+Each mask is kept for good where it is small: a shared row (or none) and the few words it adds,
+a copy and a scatter to write out; the few large ones (a pattern's class over most of the
+vocabulary) are kept for the latest states only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from ..automaton.dfa import DEAD, UNKNOWN, LazyDFA
+from ..automaton.dfa import DEAD, LazyDFA
 from ..vocab.token_table import IdArray, TokenTable
+from .mask_walks import literal, quoted
 
 PackedMask = npt.NDArray[np.int32]
-# Where the state after a run allows at most this many bytes, the tokens going on past the run
-# are taken by those bytes (a search each); else all are walked.
-_FEW_FOLLOWING = 16
+# Masks adding more than a quarter of their words to their row are kept for the latest states
+# only (6 KB each for 49k tokens, 32 KB for 262k: a bounded string of a pattern passes through
+# a new state at every character).
+_LARGE_MASKS_KEPT = 256
+# Up to this many tokens are set bit by bit in Python (numpy's fixed cost is higher).
+_FEW_IDS = 64
 
 
 def mask_words(vocabulary_size: int) -> int:
@@ -35,22 +43,41 @@ def mask_words(vocabulary_size: int) -> int:
 
 @dataclass(frozen=True)
 class StateMask:
-    """A state's bitmask, kept small: a row shared by many states (the text tokens of up to so
-    many characters) or none, and the words in which the state's mask has more bits set, with
-    those bits. Filling a bitmask from it costs a copy and a scatter of a few words."""
+    """A state's bitmask: a row (shared by many states, such as the text tokens of up to so
+    many characters; the state's own where `large`) or none, and the words in which the
+    state's mask has more bits set, with those bits."""
 
     base: PackedMask | None
     words: IdArray
     bits: PackedMask
+    large: bool = False
 
     @staticmethod
-    def of(mask: PackedMask, base: PackedMask | None, most_words: int) -> StateMask | None:
-        """`mask` (which holds `base`) kept as what it adds to `base`; None where that is more
-        than `most_words` words."""
+    def of_ids(ids: Iterable[int], base: PackedMask | None = None) -> StateMask:
+        """The mask of `base` and the tokens `ids` (an id may come twice)."""
+        listed = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
+        if len(listed) > _FEW_IDS:
+            array = np.asarray(listed, dtype=np.int64)
+            words, where = np.unique(array >> 5, return_inverse=True)
+            bits = np.zeros(len(words), dtype=np.uint32)
+            np.bitwise_or.at(bits, where, np.left_shift(1, array & 31).astype(np.uint32))
+            return StateMask(base, words.astype(np.int32), bits.view(np.int32))
+        found: dict[int, int] = {}
+        for token in listed:
+            found[token >> 5] = found.get(token >> 5, 0) | 1 << (token & 31)
+        words_array = np.fromiter(found, dtype=np.int32, count=len(found))
+        bits_array = np.fromiter(found.values(), dtype=np.uint32, count=len(found)).view(np.int32)
+        return StateMask(base, words_array, bits_array)
+
+    @staticmethod
+    def of_packed(mask: PackedMask, base: PackedMask | None = None) -> StateMask:
+        """`mask` (which holds `base`) as what it adds to `base` where that is a quarter of its
+        words or fewer, else as a row of its own (`large`)."""
         added = mask if base is None else mask & ~base
         words = np.flatnonzero(added)
-        if len(words) > most_words:
-            return None
+        if len(words) > len(mask) // 4:
+            mask.flags.writeable = False
+            return StateMask(mask, np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32), large=True)
         return StateMask(base, words.astype(np.int32), added[words])
 
     def fill(self, bitmask: PackedMask) -> None:
@@ -70,81 +97,55 @@ def packed(id_arrays: Iterable[IdArray], vocabulary_size: int) -> PackedMask:
     return np.packbits(bits, bitorder="little").view("<i4").astype(np.int32)
 
 
-def gather(dfa: LazyDFA, states: IdArray, column: npt.NDArray[np.uint8]) -> IdArray:
-    """The state after byte `column[i]` from `states[i]`, for every i; rows missing are built."""
-    # One flat gather is several times cheaper than numpy's two-array fancy indexing.
-    offsets = states.astype(np.intp) * 256 + column
-    following = dfa.table.ravel()[offsets]
-    unknown = following == UNKNOWN
-    if unknown.any():
-        dfa.ensure_rows(set(states[unknown].tolist()))
-        following = dfa.table.ravel()[offsets]
-    return following
+class StateMasks:
+    """Each state's mask, made on first asking and kept (see the module). `walked` gives the
+    token index's list of a state's tokens, in parts, for states no cheaper walk serves."""
 
+    def __init__(self, dfa: LazyDFA, table: TokenTable, walked: Callable[[int], Iterable[IdArray]]) -> None:
+        self.dfa, self.table, self._walked = dfa, table, walked
+        self._words = mask_words(table.vocab.size)
+        self._kept: dict[int, StateMask] = {}
+        self._large: OrderedDict[int, StateMask] = OrderedDict()
 
-def alive(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, position: int = 0) -> IdArray:
-    """The tokens among `ids` (each longer than `position` bytes) whose bytes from `position`
-    on `dfa` takes from `state`."""
-    lengths = table.lengths[ids]
-    states = np.full(len(ids), state, dtype=np.int32)
-    kept: list[IdArray] = []
-    while len(ids):
-        states = gather(dfa, states, table.bytes[:, position][ids])
-        position += 1
-        live = states != DEAD
-        kept.append(ids[live & (lengths == position)])
-        going = live & (lengths > position)
-        ids, states, lengths = ids[going], states[going], lengths[going]
-    return np.concatenate(kept) if kept else np.empty(0, dtype=np.int32)
+    def fill(self, state: int, bitmask: PackedMask) -> None:
+        """Write the tokens `state` allows into `bitmask` (every bit, set or cleared)."""
+        self.mask(state).fill(bitmask)
 
+    def packed(self, state: int) -> PackedMask:
+        """The tokens `state` allows as a new bitmask."""
+        mask = np.empty(self._words, dtype=np.int32)
+        self.mask(state).fill(mask)
+        return mask
 
-def literal(dfa: LazyDFA, table: TokenTable, state: int) -> list[int] | None:
-    """The tokens `state` allows where every NFA state of its closure allows one byte only
-    (literals: property names, `": `, `true`), else None. Each literal is followed through the
-    vocabulary's sorted pieces as down a trie, a search per byte, until no token goes on: no
-    row is built for the states along it, and a branch no token takes is left at once."""
-    return _going_on(dfa, table, state, b"", table.everything())
-
-
-def _going_on(dfa: LazyDFA, table: TokenTable, state: int, start: bytes, span: tuple[int, int]) -> list[int] | None:
-    """The tokens of `span` (those starting with `start`, longer) whose rest `state` allows
-    (None at the root where some NFA state of `state`'s closure allows a choice: a string's
-    characters, a number's digits are better walked as a row)."""
-    closure = dfa.closure(state)
-    if all(dfa.single_byte(member) is not None for member in closure):
-        return [token for member in closure for token in _along(dfa, table, member, start, span)]
-    if not start:
-        return None
-    following = np.flatnonzero(dfa.row(state)).tolist()
-    candidates = table.in_order(start, span, following if len(following) <= _FEW_FOLLOWING else None)
-    return alive(dfa, table, state, candidates, len(start)).tolist() if len(candidates) else []
-
-
-def _along(dfa: LazyDFA, table: TokenTable, member: int, start: bytes, span: tuple[int, int]) -> list[int]:
-    """The tokens of `span` (those starting with `start`, longer) that NFA state `member`
-    allows after `start`: down the trie while it allows one byte at a time, then as the DFA
-    state of where it got to allows."""
-    found: list[int] = []
-    current = member
-    while (step := dfa.single_byte(current)) is not None:
-        byte, current = step
-        start += bytes((byte,))
-        ending, span = table.narrowed(start, span)
-        found += ending
-        if span[0] == span[1]:
+    def mask(self, state: int) -> StateMask:
+        """The tokens `state` allows (end-of-generation tokens left out)."""
+        found = self._kept.get(state)
+        if found is not None:
             return found
-    return found + (_going_on(dfa, table, dfa.state_for(frozenset((current,))), start, span) or [])
+        found = self._large.get(state)
+        if found is not None:
+            self._large.move_to_end(state)
+            return found
+        found = self._made(state)
+        if not found.large:
+            self._kept[state] = found
+        else:
+            self._large[state] = found
+            if len(self._large) > _LARGE_MASKS_KEPT:
+                self._large.popitem(last=False)
+        return found
 
-
-def text_covered(dfa: LazyDFA, table: TokenTable, state: int, reach: int) -> PackedMask:
-    """The tokens allowed by `state`, the state of NFA states that take any text of up to
-    `reach` characters and no longer (see LazyDFA.text_cover): every token beginning a text of
-    up to `reach` characters (a precomputed row), and those of text then a quote or backslash
-    whose bytes it takes (a walk of those its first bytes allow). Text then a control
-    character, or a byte no UTF-8 text holds there, no string body takes."""
-    first_bytes = np.flatnonzero(dfa.row(state)).tolist()
-    candidates = [table.quoted_by_first_byte[b] for b in first_bytes]
-    walked = alive(dfa, table, state, np.concatenate([np.empty(0, dtype=np.int32), *candidates]))
-    mask = packed([walked], table.vocab.size)
-    mask |= table.text_mask(reach)
-    return mask
+    def _made(self, state: int) -> StateMask:
+        reach, telling, others = self.dfa.text_cover(state)
+        if reach is not None:
+            base = self.table.text_mask(reach)
+            if others == DEAD:
+                return StateMask.of_ids(quoted(self.dfa, self.table, telling), base)
+            mask = self.packed(others)
+            mask[:] |= base
+            mask |= packed([quoted(self.dfa, self.table, telling)], self.table.vocab.size)
+            return StateMask.of_packed(mask, base)
+        found = literal(self.dfa, self.table, state)
+        if found is not None:
+            return StateMask.of_ids(found)
+        return StateMask.of_packed(packed(self._walked(state), self.table.vocab.size))

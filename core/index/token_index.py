@@ -30,7 +30,8 @@ import numpy.typing as npt
 from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.utf8 import utf8_sequences
 from ..vocab.token_table import TEXT_ASCII, IdArray, TextSlice, TokenTable
-from .bitmasks import StateMask, gather, literal, mask_words, packed, text_covered
+from .bitmasks import StateMasks
+from .mask_walks import gather
 
 # States allowing at most this many first bytes are walked by their first two bytes.
 _FEW_FIRST_BYTES = 8
@@ -45,12 +46,6 @@ _WIDE_SETS_KEPT = 16
 # Whole arrays (ids, and the fewest tokens each needs to close the document) are kept for the
 # latest few states: inside a string of free text the same state comes back token after token.
 _WHOLE_ARRAYS_KEPT = 4
-# A packed mask is 4 bytes per 32 tokens (6 KB for 49k tokens, 32 KB for 262k): a state's mask
-# is kept for good where it adds at most a quarter of its words to no row or to a row of text
-# tokens shared by all states (most do: few tokens, or text and a few others); the others only
-# for the latest states, as a bounded string of a pattern passes through a new state at every
-# character.
-_PACKED_MASKS_KEPT = 256
 # The ASCII text characters as a mask over bytes 0..127.
 _TEXT_ASCII_MEMBERS = np.zeros(128, dtype=bool)
 _TEXT_ASCII_MEMBERS[TEXT_ASCII] = True
@@ -168,8 +163,7 @@ class TokenIndex:
         self._multibyte_checked: dict[tuple[int, int, int], bool] = {}
         self._all_text = _TextClass((table.ascii_text, table.wide_text, table.astral_text), ())
         self._text_classes: dict[bytes, _TextClass] = {}
-        self._masks: dict[int, StateMask] = {}
-        self._packed: OrderedDict[int, npt.NDArray[np.int32]] = OrderedDict()
+        self._masks = StateMasks(dfa, table, lambda state: (part.ids for part in self.transitions(state).parts))
         self._whole: OrderedDict[int, TokenArrays] = OrderedDict()
 
     def computed(self) -> dict[int, Transitions]:
@@ -209,41 +203,12 @@ class TokenIndex:
     def fill_mask(self, state: int, bitmask: npt.NDArray[np.int32]) -> None:
         """Write the tokens `state` allows into `bitmask` (int32, `mask_words` words; bit
         t % 32 of word t // 32 for token t; end-of-generation tokens left out). A copy and a
-        few words where the state's mask was made before (see _PACKED_MASKS_KEPT)."""
-        kept = self._masks.get(state)
-        if kept is not None:
-            kept.fill(bitmask)
-        else:
-            bitmask[:] = self.packed_mask(state)
+        few words where the state's mask was made before (see core.index.bitmasks)."""
+        self._masks.fill(state, bitmask)
 
     def packed_mask(self, state: int) -> npt.NDArray[np.int32]:
         """The tokens `state` allows as a new bitmask (see fill_mask)."""
-        kept = self._masks.get(state)
-        if kept is not None:
-            mask = np.empty(mask_words(self.table.vocab.size), dtype=np.int32)
-            kept.fill(mask)
-            return mask
-        return _kept(self._packed, state, _PACKED_MASKS_KEPT, lambda: self._packed_mask(state)).copy()
-
-    def _packed_mask(self, state: int) -> npt.NDArray[np.int32]:
-        reach, telling, others = self.dfa.text_cover(state)
-        base = None
-        if reach is not None:
-            base = self.table.text_mask(reach)
-            mask = text_covered(self.dfa, self.table, telling, reach)
-            if others != DEAD:
-                mask |= self.packed_mask(others)
-        else:
-            found = literal(self.dfa, self.table, state)
-            if found is not None:
-                mask = packed([np.asarray(found, dtype=np.int32)], self.table.vocab.size)
-            else:
-                mask = packed((part.ids for part in self.transitions(state).parts), self.table.vocab.size)
-        kept = StateMask.of(mask, base, len(mask) // 4)
-        if kept is not None:
-            self._masks[state] = kept
-        mask.flags.writeable = False
-        return mask
+        return self._masks.packed(state)
 
     def _candidates(self, first_bytes: npt.NDArray[np.intp]) -> IdArray:
         """Tokens starting with one of `first_bytes`."""
