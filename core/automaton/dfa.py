@@ -135,6 +135,12 @@ class LazyDFA:
         member = self._single_member(state)
         return None if member is None else self._nfa.text_run(member)
 
+    def text_end(self, state: int) -> int:
+        """The state where the closing quote of the string body text-run `state` lies in is read."""
+        member = self._single_member(state)
+        assert member is not None, "not a text-run state"
+        return self._state_of(self._nfa.text_end(member))
+
     def after_text(self, state: int, most: int) -> list[int]:
         """The states 0, 1, ..., `most` text characters after text-run `state`."""
         member = self._single_member(state)

@@ -205,6 +205,12 @@ class NFA:
             return node.low, -1 if node.high is None else node.high - node.low
         return pending.count, pending.spare
 
+    def text_end(self, state: int) -> int:
+        """The state after the body text-run `state` lies in: where its closing quote is read."""
+        pending = self._pending[state]
+        assert self.text_run(state) is not None and pending is not None
+        return pending.next_state
+
     def after_text(self, state: int, most: int) -> list[int]:
         """The states 0, 1, ..., `most` text characters after text-run `state` (`most` at most
         as many as it allows)."""

@@ -106,6 +106,7 @@ class StateMasks:
         self._words = mask_words(table.vocab.size)
         self._kept: dict[int, StateMask] = {}
         self._large: OrderedDict[int, StateMask] = OrderedDict()
+        self._closings: dict[int, tuple[IdArray, IdArray]] = {}
 
     def fill(self, state: int, bitmask: PackedMask) -> None:
         """Write the tokens `state` allows into `bitmask` (every bit, set or cleared)."""
@@ -140,10 +141,10 @@ class StateMasks:
         if reach is not None:
             base = self.table.text_mask(reach)
             if others == DEAD:
-                return StateMask.of_ids(quoted(self.dfa, self.table, telling), base)
+                return StateMask.of_ids(quoted(self.dfa, self.table, telling, self._closings), base)
             mask = self.packed(others)
             mask[:] |= base
-            mask |= packed([quoted(self.dfa, self.table, telling)], self.table.vocab.size)
+            mask |= packed([quoted(self.dfa, self.table, telling, self._closings)], self.table.vocab.size)
             return StateMask.of_packed(mask, base)
         found = literal(self.dfa, self.table, state)
         if found is not None:

@@ -35,19 +35,28 @@ def gather(dfa: LazyDFA, states: IdArray, column: npt.NDArray[np.uint8]) -> IdAr
     return following
 
 
-def alive(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, position: int = 0) -> IdArray:
-    """The tokens among `ids` (each longer than `position` bytes) whose bytes from `position`
-    on `dfa` takes from `state`."""
+def alive(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, position: int | IdArray = 0) -> IdArray:
+    """The tokens among `ids` (each longer than its `position` in bytes: one for all, or one
+    each) whose bytes from there on `dfa` takes from `state`."""
     lengths = table.lengths[ids]
     states = np.full(len(ids), state, dtype=np.int32)
     kept: list[IdArray] = []
-    while len(ids):
-        states = gather(dfa, states, table.bytes[:, position][ids])
-        position += 1
-        live = states != DEAD
-        kept.append(ids[live & (lengths == position)])
-        going = live & (lengths > position)
-        ids, states, lengths = ids[going], states[going], lengths[going]
+    if isinstance(position, int):
+        while len(ids):
+            states = gather(dfa, states, table.bytes[:, position][ids])
+            position += 1
+            live = states != DEAD
+            kept.append(ids[live & (lengths == position)])
+            going = live & (lengths > position)
+            ids, states, lengths = ids[going], states[going], lengths[going]
+    else:
+        while len(ids):
+            states = gather(dfa, states, table.bytes[ids, position])
+            position = position + 1
+            live = states != DEAD
+            kept.append(ids[live & (lengths == position)])
+            going = live & (lengths > position)
+            ids, states, lengths, position = ids[going], states[going], lengths[going], position[going]
     return np.concatenate(kept) if kept else np.empty(0, dtype=np.int32)
 
 
@@ -89,12 +98,40 @@ def _along(dfa: LazyDFA, table: TokenTable, member: int, start: bytes, span: tup
     return found + (_going_on(dfa, table, dfa.state_for(frozenset((current,))), start, span) or [])
 
 
-def quoted(dfa: LazyDFA, table: TokenTable, state: int) -> IdArray:
+def quoted(dfa: LazyDFA, table: TokenTable, state: int, closings: dict[int, tuple[IdArray, IdArray]]) -> IdArray:
     """Of the tokens of text then a quote or backslash, those `state` allows, where `state`
     stands for NFA states inside a string body that take any text (see LazyDFA.text_cover):
     the text tokens they take are a precomputed row (TokenTable.text_mask), and text then a
-    control character, or a byte no UTF-8 text holds there, no string body takes. A walk of
-    those whose first byte `state` allows."""
+    control character, or a byte no UTF-8 text holds there, no string body takes. Inside a
+    string of free text, text then a quote closes it where the text fits the characters still
+    required and allowed, and then goes on as the state after the body allows: that much is
+    worked out once per string (`closings`, by that state), for all its positions (a string
+    with bounds passes through a state per character); the rest, and every token elsewhere,
+    is walked from the tokens whose first byte `state` allows."""
+    run = dfa.text_run(state)
+    if run is not None and run[0] == 0 and run[1] < 0:
+        run = None  # a string of any length: one state for all its positions, walked once
+    by_first_byte = table.quoted_by_first_byte if run is None else table.escaping_by_first_byte
     first_bytes = np.flatnonzero(dfa.row(state)).tolist()
-    candidates = [table.quoted_by_first_byte[b] for b in first_bytes]
-    return alive(dfa, table, state, np.concatenate([np.empty(0, dtype=np.int32), *candidates]))
+    candidates = np.concatenate([np.empty(0, dtype=np.int32), *(by_first_byte[b] for b in first_bytes)])
+    walked = alive(dfa, table, state, candidates)
+    if run is None:
+        return walked
+    end = dfa.text_end(state)
+    found = closings.get(end)
+    if found is None:
+        found = closings[end] = _closing(dfa, table, end)
+    ids, characters = found
+    count, spare = run
+    fits = characters >= count
+    if spare >= 0:
+        fits &= characters <= count + spare
+    return np.concatenate([walked, ids[fits]])
+
+
+def _closing(dfa: LazyDFA, table: TokenTable, end: int) -> tuple[IdArray, IdArray]:
+    """The tokens of text then a quote whose quote and rest `end` takes (where a string's
+    closing quote is read), with the characters of text before the quote."""
+    closing = table.closing
+    taken = np.isin(closing.ids, alive(dfa, table, end, closing.ids, closing.quote_at))
+    return closing.ids[taken], closing.characters[taken]

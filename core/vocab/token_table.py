@@ -70,6 +70,16 @@ class Vocabulary:
         return len(self.pieces)
 
 
+@dataclass(frozen=True)
+class Closing:
+    """Tokens of text then a quote: their ids, the characters of text before the quote and
+    the byte where it is."""
+
+    ids: IdArray
+    characters: IdArray
+    quote_at: IdArray
+
+
 class TextSlice:
     """Token ids ordered by their length in characters."""
 
@@ -179,21 +189,29 @@ class TokenTable:
         """Sort the tokens that are not text by what a string body of free text makes of them:
         text then a partial character (a prefix of text one character longer: `partial`, with
         that length), text then a quote or backslash (`quoted_by_first_byte`: where the string
-        may close or an escape begin), and the others (text then a control character or a
+        may close or an escape begin; those with a quote first are also `closing`, with the
+        characters and bytes before it), and the others (text then a control character or a
         byte no UTF-8 text holds there), which no string body takes."""
         partial: list[tuple[int, int]] = []
         quoted: list[int] = []
+        closing: list[tuple[int, int, int]] = []
         for token in rest.tolist():
             piece = self.vocab.pieces[token]
             end, characters = _text_prefix(piece)
             if end < len(piece) and piece[end] in b'"\\':
                 quoted.append(token)
+                if piece[end] == 0x22:
+                    closing.append((token, characters, end))
             elif end < len(piece) and _is_partial_character(piece[end:]):
                 partial.append((token, characters + 1))
         ids = np.asarray(quoted, dtype=np.int32)
         self.quoted_by_first_byte = _groups(*_ordered_by(ids, self.bytes[:, 0][ids]))
         self.partial = np.asarray([token for token, _ in partial], dtype=np.int32)
         self.partial_lengths = np.asarray([length for _, length in partial], dtype=np.int32)
+        columns = np.asarray(closing, dtype=np.int32).reshape(-1, 3)
+        self.closing = Closing(columns[:, 0].copy(), columns[:, 1].copy(), columns[:, 2].copy())
+        escaping = np.setdiff1d(ids, self.closing.ids).astype(np.int32)
+        self.escaping_by_first_byte = _groups(*_ordered_by(escaping, self.bytes[:, 0][escaping]))
 
     def text_mask(self, characters: int) -> npt.NDArray[np.int32]:
         """The tokens that begin a text of at most `characters` characters (-1: of any length):
