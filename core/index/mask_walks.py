@@ -35,28 +35,34 @@ def gather(dfa: LazyDFA, states: IdArray, column: npt.NDArray[np.uint8]) -> IdAr
     return following
 
 
-def alive(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, position: int | IdArray = 0) -> IdArray:
-    """The tokens among `ids` (each longer than its `position` in bytes: one for all, or one
-    each) whose bytes from there on `dfa` takes from `state`."""
+def alive(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, position: int = 0) -> IdArray:
+    """The tokens among `ids` (each longer than `position` bytes) whose bytes from `position`
+    on `dfa` takes from `state`."""
     lengths = table.lengths[ids]
     states = np.full(len(ids), state, dtype=np.int32)
     kept: list[IdArray] = []
-    if isinstance(position, int):
-        while len(ids):
-            states = gather(dfa, states, table.bytes[:, position][ids])
-            position += 1
-            live = states != DEAD
-            kept.append(ids[live & (lengths == position)])
-            going = live & (lengths > position)
-            ids, states, lengths = ids[going], states[going], lengths[going]
-    else:
-        while len(ids):
-            states = gather(dfa, states, table.bytes[ids, position])
-            position = position + 1
-            live = states != DEAD
-            kept.append(ids[live & (lengths == position)])
-            going = live & (lengths > position)
-            ids, states, lengths, position = ids[going], states[going], lengths[going], position[going]
+    while len(ids):
+        states = gather(dfa, states, table.bytes[:, position][ids])
+        position += 1
+        live = states != DEAD
+        kept.append(ids[live & (lengths == position)])
+        going = live & (lengths > position)
+        ids, states, lengths = ids[going], states[going], lengths[going]
+    return np.concatenate(kept) if kept else np.empty(0, dtype=np.int32)
+
+
+def alive_from(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, positions: IdArray) -> IdArray:
+    """`alive`, each token from a position of its own (`positions`, in bytes)."""
+    lengths = table.lengths[ids]
+    states = np.full(len(ids), state, dtype=np.int32)
+    kept: list[IdArray] = []
+    while len(ids):
+        states = gather(dfa, states, table.bytes[ids, positions])
+        positions = positions + 1
+        live = states != DEAD
+        kept.append(ids[live & (lengths == positions)])
+        going = live & (lengths > positions)
+        ids, states, lengths, positions = ids[going], states[going], lengths[going], positions[going]
     return np.concatenate(kept) if kept else np.empty(0, dtype=np.int32)
 
 
@@ -133,5 +139,5 @@ def _closing(dfa: LazyDFA, table: TokenTable, end: int) -> tuple[IdArray, IdArra
     """The tokens of text then a quote whose quote and rest `end` takes (where a string's
     closing quote is read), with the characters of text before the quote."""
     closing = table.closing
-    taken = np.isin(closing.ids, alive(dfa, table, end, closing.ids, closing.quote_at))
+    taken = np.isin(closing.ids, alive_from(dfa, table, end, closing.ids, closing.quote_at))
     return closing.ids[taken], closing.characters[taken]
