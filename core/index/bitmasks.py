@@ -32,6 +32,9 @@ PackedMask = npt.NDArray[np.int32]
 # only (6 KB each for 49k tokens, 32 KB for 262k: a bounded string of a pattern passes through
 # a new state at every character).
 _LARGE_MASKS_KEPT = 256
+# Lists of a state's tokens are kept for this many of the latest states (inside a string of
+# free text the same state comes back token after token).
+_IDS_KEPT = 4
 # Up to this many tokens are set bit by bit in Python (numpy's fixed cost is higher).
 _FEW_IDS = 64
 
@@ -80,6 +83,15 @@ class StateMask:
             return StateMask(mask, np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32), large=True)
         return StateMask(base, words.astype(np.int32), added[words])
 
+    def ids(self, words: int) -> IdArray:
+        """The tokens of this mask, ascending (`words`: the words of a whole mask)."""
+        if self.base is None:  # a few words: only those are read
+            rows, bits = np.nonzero(np.unpackbits(self.bits.view(np.uint8), bitorder="little").reshape(-1, 32))
+            return np.sort(self.words[rows] * 32 + bits.astype(np.int32))
+        whole = np.empty(words, dtype=np.int32)
+        self.fill(whole)
+        return np.flatnonzero(np.unpackbits(whole.view(np.uint8), bitorder="little")).astype(np.int32)
+
     def fill(self, bitmask: PackedMask) -> None:
         """Write this mask into `bitmask` (every bit, set or cleared)."""
         if self.base is None:
@@ -107,6 +119,7 @@ class StateMasks:
         self._kept: dict[int, StateMask] = {}
         self._large: OrderedDict[int, StateMask] = OrderedDict()
         self._closings: dict[int, tuple[IdArray, IdArray]] = {}
+        self._ids: OrderedDict[int, IdArray] = OrderedDict()
 
     def fill(self, state: int, bitmask: PackedMask) -> None:
         """Write the tokens `state` allows into `bitmask` (every bit, set or cleared)."""
@@ -117,6 +130,18 @@ class StateMasks:
         mask = np.empty(self._words, dtype=np.int32)
         self.mask(state).fill(mask)
         return mask
+
+    def ids(self, state: int) -> IdArray:
+        """The tokens `state` allows, ascending. Read-only; kept for the latest few states."""
+        found = self._ids.get(state)
+        if found is None:
+            found = self._ids[state] = self.mask(state).ids(self._words)
+            found.flags.writeable = False
+            if len(self._ids) > _IDS_KEPT:
+                self._ids.popitem(last=False)
+        else:
+            self._ids.move_to_end(state)
+        return found
 
     def mask(self, state: int) -> StateMask:
         """The tokens `state` allows (end-of-generation tokens left out)."""

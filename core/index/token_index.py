@@ -14,7 +14,9 @@ Only the remaining tokens (quotes, escapes, partial characters, longer ones) are
 A state's set is a few parts: the groups allowed by length are slices of the vocabulary's
 tables, kept by reference with the chain of states they end on, so a set of most of a 262k
 vocabulary costs a few hundred bytes; only walked tokens are listed one by one. Results are
-cached per state; DFA rows missing during a walk are built on the spot.
+cached per state; DFA rows missing during a walk are built on the spot. Where only which
+tokens are allowed is asked (the Guide's bitmask), core.index.bitmasks answers with cheaper
+walks that list no end state, and uses these lists only where none of those serves.
 """
 
 from __future__ import annotations
@@ -209,6 +211,11 @@ class TokenIndex:
     def packed_mask(self, state: int) -> npt.NDArray[np.int32]:
         """The tokens `state` allows as a new bitmask (see fill_mask)."""
         return self._masks.packed(state)
+
+    def allowed_ids(self, state: int) -> IdArray:
+        """The tokens `state` allows, ascending, read from its mask (no state each leads to is
+        worked out: see `arrays` for that). Read-only; kept for the latest few states."""
+        return self._masks.ids(state)
 
     def _candidates(self, first_bytes: npt.NDArray[np.intp]) -> IdArray:
         """Tokens starting with one of `first_bytes`."""
