@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from conftest import EOS, compile_for, random_walk
 
+from gguf_extract.core.index.bitmasks import mask_words
 from gguf_extract.core.index.guide import Guide, new_bitmask
-from gguf_extract.core.index.token_index import mask_words
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 SCHEMAS = [

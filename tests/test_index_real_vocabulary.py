@@ -15,6 +15,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from gguf_extract.core.automaton.sample import sample_accepted
@@ -64,5 +65,34 @@ def test_index_equals_a_plain_walk_of_the_whole_vocabulary(vocabulary: Vocabular
             assert allowed == dict(zip(plain.token_ids.tolist(), plain.end_states.tolist(), strict=True)), (
                 f"{entry['id']}: state {state}"
             )
+            checked += 1
+    assert checked > 1000
+
+
+@pytest.mark.model  # reads the bundled model's vocabulary
+@pytest.mark.skipif(not CORPUS.exists(), reason="the shared JSONSchemaBench corpus is not present")
+@pytest.mark.parametrize("every_valid_text", [False, True])
+def test_bitmasks_equal_a_plain_walk_of_the_whole_vocabulary(vocabulary: Vocabulary, every_valid_text: bool) -> None:
+    """The Guide's masks (core.index.bitmasks: text rows, literals down the sorted pieces,
+    string bodies' closings kept per string) against every token walked byte by byte, at the
+    states texts of either automaton pass through (members in any order, undeclared ones)."""
+    checked = 0
+    for entry in _sample():
+        try:
+            compiled = compile_schema(entry["schema"], vocabulary)
+        except SchemaError:
+            continue
+        dfa, index = compiled.accepting if every_valid_text else (compiled.automaton, compiled.token_index)
+        rng = random.Random(entry["id"])
+        visited: list[int] = []
+        for _ in range(2):
+            state = dfa.start
+            for byte in sample_accepted(dfa, rng, soft_limit=200, prefer=TEXT_BYTES):
+                visited.append(state)
+                state = dfa.step(state, byte)
+        for state in list(dict.fromkeys(visited))[:STATES_PER_SCHEMA]:
+            bits = np.unpackbits(index.packed_mask(state).view(np.uint8), bitorder="little")
+            plain = index._walk_tokens(state, index.table.walkable)
+            assert set(np.flatnonzero(bits).tolist()) == set(plain.token_ids.tolist()), f"{entry['id']}: state {state}"
             checked += 1
     assert checked > 1000

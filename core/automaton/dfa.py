@@ -32,6 +32,8 @@ class LazyDFA:
         self.distance_array: npt.NDArray[np.int32] = np.full(0, -1, dtype=np.int32)
         self._forced: dict[int, bytes] = {}
         self._singles: dict[int, int] = {}
+        self._covers: dict[int, tuple[int | None, int, int]] = {}
+        self._singles_after: dict[int, tuple[int, int] | None] = {}
         self.table: npt.NDArray[np.int32] = np.full((0, 256), UNKNOWN, dtype=np.int32)
         self._reserve(64)
         self.table[DEAD] = DEAD
@@ -102,7 +104,20 @@ class LazyDFA:
         return self.table[state]
 
     def step(self, state: int, byte: int) -> int:
-        return int(self.row(state)[byte])
+        """The state after `byte` from `state` (DEAD where it is not allowed). Where the row of
+        `state` is not built yet, only this byte's successor is worked out, and kept in the
+        row (a token's walk needs one byte of each state it passes; byte 0's cell stays
+        UNKNOWN until the whole row is built, so `row` still builds it when asked)."""
+        found = int(self.table[state, byte])
+        if found != UNKNOWN:
+            return found
+        if byte == 0:
+            return int(self.row(state)[0])
+        members = self._closure_of(self._sets[state])
+        targets = frozenset(t for m in members for low, high, t in self._nfa.edges_of(m) if low <= byte <= high)
+        found = self.state_for(targets) if targets else DEAD
+        self.table[state, byte] = found
+        return found
 
     def walk(self, state: int, data: bytes) -> int:
         for byte in data:
@@ -120,6 +135,12 @@ class LazyDFA:
         member = self._single_member(state)
         return None if member is None else self._nfa.text_run(member)
 
+    def text_end(self, state: int) -> int:
+        """The state where the closing quote of the string body text-run `state` lies in is read."""
+        member = self._single_member(state)
+        assert member is not None, "not a text-run state"
+        return self._state_of(self._nfa.text_end(member))
+
     def after_text(self, state: int, most: int) -> list[int]:
         """The states 0, 1, ..., `most` text characters after text-run `state`."""
         member = self._single_member(state)
@@ -135,6 +156,52 @@ class LazyDFA:
         """Whether `state` is the start of a string body of free text (no character yet)."""
         member = self._single_member(state)
         return member is not None and self._nfa.starts_text(member)
+
+    def closure(self, state: int) -> frozenset[int]:
+        """The NFA states with byte edges `state` reaches by epsilon edges: its row is theirs."""
+        return self._closure_of(self._sets[state])
+
+    def single_byte(self, member: int) -> tuple[int, int] | None:
+        """The one byte NFA state `member` allows next and the NFA state after it, where it
+        allows no choice (its closure is one state with one edge of one byte); None where it
+        does. A walk along a literal (a property name, `": `, `true`) needs no row of the DFA
+        states between. Cached."""
+        if member in self._singles_after:
+            return self._singles_after[member]
+        found = None
+        closure = self._closure(member)
+        if len(closure) == 1:
+            edges = self._nfa.edges_of(next(iter(closure)))
+            if len(edges) == 1 and edges[0][0] == edges[0][1]:
+                found = (edges[0][0], edges[0][2])
+        self._singles_after[member] = found
+        return found
+
+    def text_cover(self, state: int) -> tuple[int | None, int, int]:
+        """What the NFA states `state` stands for tell of text (see NFA.text_reach): the most
+        characters of text such that some of them takes every string of up to that many and
+        none of them takes a longer one (-1: any number; None where none tells), the state of
+        those that tell and the state of the others (DEAD: none; `state` itself where none
+        tells). The tokens `state` allows are then the text tokens of up to that many
+        characters, those of no text (quotes, escapes, partial characters) the first of the two
+        states allows, and those the second allows. Cached."""
+        found = self._covers.get(state)
+        if found is None:
+            reach: int | None = None
+            telling, others = [], []
+            for member in self._sets[state]:
+                taken = self._nfa.text_reach(member)
+                if taken is None:
+                    others.append(member)
+                else:
+                    telling.append(member)
+                    reach = taken if reach is None else -1 if min(reach, taken) < 0 else max(reach, taken)
+            if reach is None:
+                found = (None, DEAD, state)
+            else:
+                found = (reach, self.state_for(frozenset(telling)), self.state_for(frozenset(others)))
+            self._covers[state] = found
+        return found
 
     def _single_member(self, state: int) -> int | None:
         members = self._sets[state]

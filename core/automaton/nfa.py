@@ -19,6 +19,7 @@ from typing import Any
 
 from ..jsontext import MUST_ESCAPE
 from .escapes import FIRST_WIDE_ESCAPED, SHORT_ESCAPES, BytePosition, code_point_runs, hex_escape_sequences, without_escaped
+from .free_text import free_positions
 from .measure import GENERATED, ShortestMatch, all_nodes, most_to_finish
 from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Mark, Node, Repeat, Seq, Text, TextLabel, ValueLabel
 from .utf8 import utf8_sequences
@@ -158,6 +159,21 @@ class NFA:
             self._text_runs[state] = self._find_text_run(state)
         return self._text_runs[state]
 
+    def text_reach(self, state: int) -> int | None:
+        """How many text characters (those a JSON string holds unescaped) `state` surely takes:
+        every string of up to that many begins a match from here (-1: of any length), and no
+        longer one does unless it is -1. None where that is not known: a state neither inside a
+        text run (its characters still allowed) nor at a free position of a string automaton
+        (any length, see core.automaton.free_text)."""
+        run = self.text_run(state)
+        if run is not None:
+            count, spare = run
+            return -1 if spare < 0 else count + spare
+        pending = self._pending[state]
+        if pending is not None and isinstance(pending.node, Machine) and pending.position in free_positions(pending.node):
+            return -1
+        return None
+
     def text_label(self, state: int) -> TextLabel | None:
         """The label of the plain string value whose body text-run `state` lies in (None for
         other states and unlabelled strings)."""
@@ -192,6 +208,12 @@ class NFA:
             node = pending.node
             return node.low, -1 if node.high is None else node.high - node.low
         return pending.count, pending.spare
+
+    def text_end(self, state: int) -> int:
+        """The state after the body text-run `state` lies in: where its closing quote is read."""
+        pending = self._pending[state]
+        assert self.text_run(state) is not None and pending is not None
+        return pending.next_state
 
     def after_text(self, state: int, most: int) -> list[int]:
         """The states 0, 1, ..., `most` text characters after text-run `state` (`most` at most

@@ -24,7 +24,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..automaton.dfa import DEAD
-from .token_index import TokenIndex, mask_words
+from .bitmasks import mask_words
+from .token_index import TokenIndex
 
 if TYPE_CHECKING:
     from ..automaton.dfa import LazyDFA
@@ -98,9 +99,12 @@ class Guide:
         one included), only tokens after which the document can still close in time: each
         byte still needed may take a token, as no token is shorter than a byte. With
         `starting_with`, only tokens whose bytes start with it (and no end of generation).
-        Whole arrays of the latest few states are kept, so asking again is cheap."""
+        With neither, ascending, read from the state's mask (see fill_mask). Whole arrays of
+        the latest few states are kept, so asking again is cheap."""
         if self.state == _STOPPED:
             return Allowed(np.zeros(0, dtype=np.int32), may_end=False)
+        if budget is None and not starting_with:  # the mask's tokens: none need their end states
+            return Allowed(self._index.allowed_ids(self.state), may_end=self.is_accepting())
         arrays = self._index.arrays(self.state)
         ids, needed = arrays.ids, arrays.needed
         if starting_with:
@@ -157,16 +161,17 @@ class Guide:
     def fill_mask(self, bitmask: npt.NDArray[np.int32]) -> None:
         """Write the allowed tokens into `bitmask` (int32, `mask_words(vocabulary_size)` words,
         owned by the caller): bit t % 32 of word t // 32 set for each allowed token t, every
-        other bit cleared. About a microsecond where this state's mask was packed before;
-        the first time, a pass over the state's token set. Raises ValueError for a bitmask of
-        another shape or type."""
+        other bit cleared. A copy and a few words where this state's mask was made before
+        (kept for good, but for large masks of patterns: for the latest states); the first
+        time, the walk its lexeme needs (core.index.bitmasks). Raises ValueError for a bitmask
+        of another shape or type."""
         words = mask_words(self.vocabulary_size)
         if bitmask.dtype != np.int32 or bitmask.shape != (words,):
             raise ValueError(f"fill_mask needs an int32 array of shape ({words},), not {bitmask.dtype} {bitmask.shape}")
         if self.state == _STOPPED:
             bitmask[:] = 0
             return
-        bitmask[:] = self._index.packed_mask(self.state)
+        self._index.fill_mask(self.state, bitmask)
         if self.is_accepting():
             unsigned = bitmask.view(np.uint32)
             for token in self._eog_ids().tolist():

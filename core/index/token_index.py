@@ -14,7 +14,9 @@ Only the remaining tokens (quotes, escapes, partial characters, longer ones) are
 A state's set is a few parts: the groups allowed by length are slices of the vocabulary's
 tables, kept by reference with the chain of states they end on, so a set of most of a 262k
 vocabulary costs a few hundred bytes; only walked tokens are listed one by one. Results are
-cached per state; DFA rows missing during a walk are built on the spot.
+cached per state; DFA rows missing during a walk are built on the spot. Where only which
+tokens are allowed is asked (the Guide's bitmask), core.index.bitmasks answers with cheaper
+walks that list no end state, and uses these lists only where none of those serves.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ..automaton.dfa import DEAD, UNKNOWN, LazyDFA
+from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.utf8 import utf8_sequences
 from ..vocab.token_table import TEXT_ASCII, IdArray, TextSlice, TokenTable
+from .bitmasks import StateMasks
+from .mask_walks import gather
 
 # States allowing at most this many first bytes are walked by their first two bytes.
 _FEW_FIRST_BYTES = 8
@@ -44,9 +48,6 @@ _WIDE_SETS_KEPT = 16
 # Whole arrays (ids, and the fewest tokens each needs to close the document) are kept for the
 # latest few states: inside a string of free text the same state comes back token after token.
 _WHOLE_ARRAYS_KEPT = 4
-# A packed mask is 4 bytes per 32 tokens (6 KB for 49k tokens, 32 KB for 262k): kept for the
-# latest states only, as a bounded string passes through a new state at every character.
-_PACKED_MASKS_KEPT = 256
 # The ASCII text characters as a mask over bytes 0..127.
 _TEXT_ASCII_MEMBERS = np.zeros(128, dtype=bool)
 _TEXT_ASCII_MEMBERS[TEXT_ASCII] = True
@@ -164,7 +165,7 @@ class TokenIndex:
         self._multibyte_checked: dict[tuple[int, int, int], bool] = {}
         self._all_text = _TextClass((table.ascii_text, table.wide_text, table.astral_text), ())
         self._text_classes: dict[bytes, _TextClass] = {}
-        self._packed: OrderedDict[int, npt.NDArray[np.int32]] = OrderedDict()
+        self._masks = StateMasks(dfa, table, lambda state: (part.ids for part in self.transitions(state).parts))
         self._whole: OrderedDict[int, TokenArrays] = OrderedDict()
 
     def computed(self) -> dict[int, Transitions]:
@@ -201,18 +202,20 @@ class TokenIndex:
         ids.flags.writeable = False  # handed out again and again: one state, one unchanging array
         return TokenArrays(ids, needed, int(needed.max(initial=0)))
 
-    def packed_mask(self, state: int) -> npt.NDArray[np.int32]:
-        """The tokens `state` allows as a bitmask (bit t % 32 of 32-bit word t // 32 for token
-        t; end-of-generation tokens left out). Read-only; kept for the latest states."""
-        return _kept(self._packed, state, _PACKED_MASKS_KEPT, lambda: self._packed_mask(state))
+    def fill_mask(self, state: int, bitmask: npt.NDArray[np.int32]) -> None:
+        """Write the tokens `state` allows into `bitmask` (int32, `mask_words` words; bit
+        t % 32 of word t // 32 for token t; end-of-generation tokens left out). A copy and a
+        few words where the state's mask was made before (see core.index.bitmasks)."""
+        self._masks.fill(state, bitmask)
 
-    def _packed_mask(self, state: int) -> npt.NDArray[np.int32]:
-        bits = np.zeros(mask_words(self.table.vocab.size) * 32, dtype=bool)
-        for part in self.transitions(state).parts:
-            bits[part.ids] = True
-        packed = np.packbits(bits, bitorder="little").view("<i4").astype(np.int32)
-        packed.flags.writeable = False
-        return packed
+    def packed_mask(self, state: int) -> npt.NDArray[np.int32]:
+        """The tokens `state` allows as a new bitmask (see fill_mask)."""
+        return self._masks.packed(state)
+
+    def allowed_ids(self, state: int) -> IdArray:
+        """The tokens `state` allows, ascending, read from its mask (no state each leads to is
+        worked out: see `arrays` for that). Read-only; kept for the latest few states."""
+        return self._masks.ids(state)
 
     def _candidates(self, first_bytes: npt.NDArray[np.intp]) -> IdArray:
         """Tokens starting with one of `first_bytes`."""
@@ -396,7 +399,7 @@ class TokenIndex:
         done_states: list[IdArray] = [states[finished]]
         ids, states, lengths = ids[~finished], states[~finished], lengths[~finished]
         while len(ids):
-            following = self._gather(states, self.table.bytes[:, position][ids])
+            following = gather(self.dfa, states, self.table.bytes[:, position][ids])
             position += 1
             alive = following != DEAD
             finished = alive & (lengths == position)
@@ -405,22 +408,6 @@ class TokenIndex:
             going = alive ^ finished
             ids, states, lengths = ids[going], following[going], lengths[going]
         return Transitions.of(np.concatenate(done_ids), np.concatenate(done_states))
-
-    def _gather(self, states: IdArray, column: npt.NDArray[np.uint8]) -> IdArray:
-        # One flat gather is several times cheaper than numpy's two-array fancy indexing.
-        offsets = states.astype(np.intp) * 256 + column
-        following = self.dfa.table.ravel()[offsets]
-        unknown = following == UNKNOWN
-        if unknown.any():
-            self.dfa.ensure_rows(set(states[unknown].tolist()))
-            following = self.dfa.table.ravel()[offsets]
-        return following
-
-
-def mask_words(vocabulary_size: int) -> int:
-    """How many 32-bit words a bitmask over a vocabulary of this size needs."""
-    return -(-vocabulary_size // 32)
-
 
 def _by_length(ends: IdArray, groups: list[tuple[IdArray, IdArray]], walked: Transitions) -> Transitions:
     """Groups of tokens allowed by length (each ending at `ends[length]`) and the walked rest."""

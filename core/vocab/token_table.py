@@ -15,8 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from ..automaton.utf8 import utf8_sequences
+
 IdArray = npt.NDArray[np.int32]
 
+# The byte ranges of each encoding of a character beyond ASCII.
+_NON_ASCII = utf8_sequences(0x80, 0x10FFFF)
 # The ASCII characters a JSON string holds without escapes (all but controls, quote, backslash).
 TEXT_ASCII = np.array([b for b in range(0x20, 0x80) if b not in (0x22, 0x5C)], dtype=np.uint8)
 
@@ -66,6 +70,16 @@ class Vocabulary:
         return len(self.pieces)
 
 
+@dataclass(frozen=True)
+class Closing:
+    """Tokens of text then a quote: their ids, the characters of text before the quote and
+    the byte where it is."""
+
+    ids: IdArray
+    characters: IdArray
+    quote_at: IdArray
+
+
 class TextSlice:
     """Token ids ordered by their length in characters."""
 
@@ -111,6 +125,7 @@ class TokenTable:
         self._lay_out_text_slices(layout, walkable, first)
         self._sorted_ids = layout.sorted_ids
         self._sorted_pieces = [vocab.pieces[i] for i in layout.sorted_ids.tolist()]
+        self._text_masks: npt.NDArray[np.int32] | None = None
 
     def _lay_out_byte_sets(self) -> None:
         """Each token's set of ASCII bytes as a 128-bit mask (two words); other bytes are left
@@ -168,6 +183,92 @@ class TokenTable:
         self.wide_text = TextSlice.by_length(walkable[text & ~ascii_only & ~astral], characters[text & ~ascii_only & ~astral])
         self.astral_text = TextSlice.by_length(walkable[text & astral], characters[text & astral])
         self.rest_by_first_byte = _groups(*_ordered_by(walkable[characters == 0], first[characters == 0]))
+        self._lay_out_string_tails(walkable[characters == 0])
+
+    def _lay_out_string_tails(self, rest: IdArray) -> None:
+        """Sort the tokens that are not text by what a string body of free text makes of them:
+        text then a partial character (a prefix of text one character longer: `partial`, with
+        that length), text then a quote or backslash (`quoted_by_first_byte`: where the string
+        may close or an escape begin; those with a quote first are also `closing`, with the
+        characters and bytes before it), and the others (text then a control character or a
+        byte no UTF-8 text holds there), which no string body takes."""
+        partial: list[tuple[int, int]] = []
+        quoted: list[int] = []
+        closing: list[tuple[int, int, int]] = []
+        for token in rest.tolist():
+            piece = self.vocab.pieces[token]
+            end, characters = _text_prefix(piece)
+            if end < len(piece) and piece[end] in b'"\\':
+                quoted.append(token)
+                if piece[end] == 0x22:
+                    closing.append((token, characters, end))
+            elif end < len(piece) and _is_partial_character(piece[end:]):
+                partial.append((token, characters + 1))
+        ids = np.asarray(quoted, dtype=np.int32)
+        self.quoted_by_first_byte = _groups(*_ordered_by(ids, self.bytes[:, 0][ids]))
+        self.partial = np.asarray([token for token, _ in partial], dtype=np.int32)
+        self.partial_lengths = np.asarray([length for _, length in partial], dtype=np.int32)
+        columns = np.asarray(closing, dtype=np.int32).reshape(-1, 3)
+        self.closing = Closing(columns[:, 0].copy(), columns[:, 1].copy(), columns[:, 2].copy())
+        escaping = np.setdiff1d(ids, self.closing.ids).astype(np.int32)
+        self.escaping_by_first_byte = _groups(*_ordered_by(escaping, self.bytes[:, 0][escaping]))
+
+    def text_mask(self, characters: int) -> npt.NDArray[np.int32]:
+        """The tokens that begin a text of at most `characters` characters (-1: of any length):
+        the text tokens (of all three slices) of at most that many, and the `partial` ones one
+        character shorter, as a bitmask: bit t % 32 of 32-bit word t // 32 for token t.
+        Read-only; the masks of every length are laid out together on first use (a row per
+        length, 82 rows of 6 KB for 49k tokens, of 32 KB for 262k)."""
+        if self._text_masks is None:
+            self._text_masks = self._lay_out_text_masks()
+        longest = len(self._text_masks) - 1
+        return self._text_masks[longest if characters < 0 else min(characters, longest)]
+
+    def _lay_out_text_masks(self) -> npt.NDArray[np.int32]:
+        slices = (self.ascii_text, self.wide_text, self.astral_text)
+        ids = np.concatenate([every.ids for every in slices] + [self.partial]).astype(np.int64)
+        lengths = np.concatenate([every.lengths for every in slices] + [self.partial_lengths]).astype(np.int64)
+        longest = int(lengths.max(initial=0))
+        words = np.zeros((longest + 1, -(-self.vocab.size // 32)), dtype=np.uint32)
+        np.bitwise_or.at(words, (lengths, ids >> 5), np.left_shift(1, ids & 31).astype(np.uint32))
+        masks = np.bitwise_or.accumulate(words, axis=0).view(np.int32)
+        masks.flags.writeable = False
+        return masks
+
+    def narrowed(self, prefix: bytes, span: tuple[int, int]) -> tuple[list[int], tuple[int, int]]:
+        """Ids of the tokens whose bytes are `prefix`, and where the longer tokens that start with
+        it lie in byte order (see `in_order`); `span`: where those starting with `prefix` less its
+        last byte lie (`everything()` for a prefix of one byte). A trie's step down."""
+        pieces = self._sorted_pieces
+        low = bisect.bisect_left(pieces, prefix, *span)
+        last = prefix[-1]
+        upper = prefix[:-1] + bytes((last + 1,)) if last < 0xFF else _prefix_upper_bound(prefix)
+        high = bisect.bisect_left(pieces, upper, low, span[1])
+        found: list[int] = []
+        while low < high and pieces[low] == prefix:
+            found.append(int(self._sorted_ids[low]))
+            low += 1
+        return found, (low, high)
+
+    def everything(self) -> tuple[int, int]:
+        """Where every token lies in byte order: the trie's root for `narrowed`."""
+        return 0, len(self._sorted_pieces)
+
+    def in_order(self, data: bytes, span: tuple[int, int], following: list[int] | None = None) -> IdArray:
+        """The tokens in `span` (a range in byte order of tokens that start with `data` and are
+        longer, see `narrowed`) whose next byte is one of `following` (ascending; None:
+        any)."""
+        low, high = span
+        if following is None:
+            return self._sorted_ids[low:high]
+        pieces = self._sorted_pieces
+        parts: list[IdArray] = []
+        for byte in following:
+            start = bisect.bisect_left(pieces, data + bytes((byte,)), low, high)
+            low = high if byte == 255 else bisect.bisect_left(pieces, data + bytes((byte + 1,)), start, high)
+            if low > start:
+                parts.append(self._sorted_ids[start:low])
+        return np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
 
     def with_prefix(self, prefix: bytes) -> IdArray:
         """Ids of every token whose bytes start with `prefix`, ascending."""
@@ -197,6 +298,28 @@ def _text_length(piece: bytes) -> int:
     if any(c < " " or c in '"\\' for c in text):
         return 0
     return len(text)
+
+
+def _text_prefix(piece: bytes) -> tuple[int, int]:
+    """How many bytes of `piece`, and characters, its longest prefix of whole text characters
+    (those a JSON string holds unescaped) takes."""
+    end = characters = 0
+    while end < len(piece):
+        lead = piece[end]
+        size = 1 if lead < 0x80 else 2 if lead >> 5 == 0b110 else 3 if lead >> 4 == 0b1110 else 4
+        if _text_length(piece[end : end + size]) != 1:
+            break
+        end += size
+        characters += 1
+    return end, characters
+
+
+def _is_partial_character(tail: bytes) -> bool:
+    """Whether `tail` is the beginning of the UTF-8 encoding of a character, not all of it."""
+    return any(
+        len(sequence) > len(tail) and all(low <= byte <= high for byte, (low, high) in zip(tail, sequence, strict=False))
+        for sequence in _NON_ASCII
+    )
 
 
 def _padded_matrix(blob: bytes, lengths: npt.NDArray[np.int32], width: int) -> npt.NDArray[np.uint8]:

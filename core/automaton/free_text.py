@@ -1,0 +1,67 @@
+"""Where a string automaton takes any text: the positions of a `Machine` from which every
+string of text characters (those a JSON string holds unescaped) still begins a match.
+
+A string searched for a pattern (`.*wpc-[0-9]+.*`), or a property name that must differ from
+the declared ones, leaves its writer free: whatever text comes, more can follow and the
+string can still be finished. The token index then allows every text token there without
+walking one (core.index.bitmasks). A position is free when every text character has an edge
+from it to a free position (a greatest fixed point, from the positions that can still reach
+acceptance); the set is computed once per machine and kept on it.
+"""
+
+from __future__ import annotations
+
+from .regex import Machine
+
+# The characters a JSON string holds unescaped, less the surrogates no text can encode.
+TEXT_CHARACTERS = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0xD7FF), (0xE000, 0x10FFFF))
+_FREE = "_free_positions"
+
+
+def free_positions(machine: Machine) -> frozenset[int]:
+    """The positions of `machine` from which every string of text characters begins a match."""
+    kept = machine.__dict__
+    if _FREE not in kept:
+        kept[_FREE] = _free_positions(machine)
+    found: frozenset[int] = kept[_FREE]
+    return found
+
+
+def _free_positions(machine: Machine) -> frozenset[int]:
+    before: list[set[int]] = [set() for _ in machine.edges]
+    for source, row in enumerate(machine.edges):
+        for _, _, target in row:
+            before[target].add(source)
+    free = _finishing(machine, before)
+    unsure = list(free)
+    while unsure:
+        position = unsure.pop()
+        if position in free and not _covers_text(machine, position, free):
+            free.discard(position)
+            unsure.extend(before[position] & free)
+    return frozenset(free)
+
+
+def _finishing(machine: Machine, before: list[set[int]]) -> set[int]:
+    """The positions from which acceptance can be reached."""
+    reached = set(machine.accepts)
+    stack = list(reached)
+    while stack:
+        for source in before[stack.pop()]:
+            if source not in reached:
+                reached.add(source)
+                stack.append(source)
+    return reached
+
+
+def _covers_text(machine: Machine, position: int, free: set[int]) -> bool:
+    """Whether every text character has an edge from `position` to a position in `free`."""
+    ranges = sorted((low, high) for low, high, target in machine.edges[position] if target in free)
+    for low, high in TEXT_CHARACTERS:
+        for first, last in ranges:
+            if first > low:
+                break
+            low = max(low, last + 1)
+        if low <= high:
+            return False
+    return True

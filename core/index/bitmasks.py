@@ -1,0 +1,177 @@
+"""A state's allowed tokens as a bitmask (bit `t % 32` of 32-bit word `t // 32` for token `t`),
+made once per state without listing where each token leads, and kept small.
+
+The Guide's `fill_mask` needs only which tokens a state allows, not the states they lead to
+(the token index lists those, for the decoder's budget). So a state's mask is made by the
+cheapest walk its NFA states allow (core.index.mask_walks): where some of them take any text
+(a string body of free text, a string searched for a pattern, a property name other than the
+declared ones; see LazyDFA.text_cover), the text tokens they take are one precomputed row of
+the vocabulary, as llguidance's slicer adds a slice wholly inside a lexeme as a block; where
+all are literals, the vocabulary is walked as a trie; else the token index's walk serves.
+
+Each mask is kept for good where it is small: a shared row (or none) and the few words it adds,
+a copy and a scatter to write out; the few large ones (a pattern's class over most of the
+vocabulary) are kept for the latest states only.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ..automaton.dfa import DEAD, LazyDFA
+from ..vocab.token_table import IdArray, TokenTable
+from .mask_walks import literal, quoted
+
+PackedMask = npt.NDArray[np.int32]
+# Masks adding more than a quarter of their words to their row are kept for the latest states
+# only (6 KB each for 49k tokens, 32 KB for 262k: a bounded string of a pattern passes through
+# a new state at every character).
+_LARGE_MASKS_KEPT = 256
+# Lists of a state's tokens are kept for this many of the latest states (inside a string of
+# free text the same state comes back token after token).
+_IDS_KEPT = 4
+# Up to this many tokens are set bit by bit in Python (numpy's fixed cost is higher).
+_FEW_IDS = 64
+
+
+def mask_words(vocabulary_size: int) -> int:
+    """How many 32-bit words a bitmask over a vocabulary of this size needs."""
+    return -(-vocabulary_size // 32)
+
+
+@dataclass(frozen=True)
+class StateMask:
+    """A state's bitmask: a row (shared by many states, such as the text tokens of up to so
+    many characters; the state's own where `large`) or none, and the words in which the
+    state's mask has more bits set, with those bits."""
+
+    base: PackedMask | None
+    words: IdArray
+    bits: PackedMask
+    large: bool = False
+
+    @staticmethod
+    def of_ids(ids: Iterable[int], base: PackedMask | None = None) -> StateMask:
+        """The mask of `base` and the tokens `ids` (an id may come twice)."""
+        listed = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
+        if len(listed) > _FEW_IDS:
+            array = np.asarray(listed, dtype=np.int64)
+            words, where = np.unique(array >> 5, return_inverse=True)
+            bits = np.zeros(len(words), dtype=np.uint32)
+            np.bitwise_or.at(bits, where, np.left_shift(1, array & 31).astype(np.uint32))
+            return StateMask(base, words.astype(np.int32), bits.view(np.int32))
+        found: dict[int, int] = {}
+        for token in listed:
+            found[token >> 5] = found.get(token >> 5, 0) | 1 << (token & 31)
+        words_array = np.fromiter(found, dtype=np.int32, count=len(found))
+        bits_array = np.fromiter(found.values(), dtype=np.uint32, count=len(found)).view(np.int32)
+        return StateMask(base, words_array, bits_array)
+
+    @staticmethod
+    def of_packed(mask: PackedMask, base: PackedMask | None = None) -> StateMask:
+        """`mask` (which holds `base`) as what it adds to `base` where that is a quarter of its
+        words or fewer, else as a row of its own (`large`)."""
+        added = mask if base is None else mask & ~base
+        words = np.flatnonzero(added)
+        if len(words) > len(mask) // 4:
+            mask.flags.writeable = False
+            return StateMask(mask, np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32), large=True)
+        return StateMask(base, words.astype(np.int32), added[words])
+
+    def ids(self, words: int) -> IdArray:
+        """The tokens of this mask, ascending (`words`: the words of a whole mask)."""
+        if self.base is None:  # a few words: only those are read
+            rows, bits = np.nonzero(np.unpackbits(self.bits.view(np.uint8), bitorder="little").reshape(-1, 32))
+            return np.sort(self.words[rows] * 32 + bits.astype(np.int32))
+        whole = np.empty(words, dtype=np.int32)
+        self.fill(whole)
+        return np.flatnonzero(np.unpackbits(whole.view(np.uint8), bitorder="little")).astype(np.int32)
+
+    def fill(self, bitmask: PackedMask) -> None:
+        """Write this mask into `bitmask` (every bit, set or cleared)."""
+        if self.base is None:
+            bitmask[:] = 0
+        else:
+            bitmask[:] = self.base
+        bitmask[self.words] |= self.bits
+
+
+def packed(id_arrays: Iterable[IdArray], vocabulary_size: int) -> PackedMask:
+    """A new bitmask with the bits of every id in `id_arrays` set (an id may come twice)."""
+    bits = np.zeros(mask_words(vocabulary_size) * 32, dtype=bool)
+    for ids in id_arrays:
+        bits[ids] = True
+    return np.packbits(bits, bitorder="little").view("<i4").astype(np.int32)
+
+
+class StateMasks:
+    """Each state's mask, made on first asking and kept (see the module). `walked` gives the
+    token index's list of a state's tokens, in parts, for states no cheaper walk serves."""
+
+    def __init__(self, dfa: LazyDFA, table: TokenTable, walked: Callable[[int], Iterable[IdArray]]) -> None:
+        self.dfa, self.table, self._walked = dfa, table, walked
+        self._words = mask_words(table.vocab.size)
+        self._kept: dict[int, StateMask] = {}
+        self._large: OrderedDict[int, StateMask] = OrderedDict()
+        self._closings: dict[int, tuple[IdArray, IdArray]] = {}
+        self._ids: OrderedDict[int, IdArray] = OrderedDict()
+
+    def fill(self, state: int, bitmask: PackedMask) -> None:
+        """Write the tokens `state` allows into `bitmask` (every bit, set or cleared)."""
+        self.mask(state).fill(bitmask)
+
+    def packed(self, state: int) -> PackedMask:
+        """The tokens `state` allows as a new bitmask."""
+        mask = np.empty(self._words, dtype=np.int32)
+        self.mask(state).fill(mask)
+        return mask
+
+    def ids(self, state: int) -> IdArray:
+        """The tokens `state` allows, ascending. Read-only; kept for the latest few states."""
+        found = self._ids.get(state)
+        if found is None:
+            found = self._ids[state] = self.mask(state).ids(self._words)
+            found.flags.writeable = False
+            if len(self._ids) > _IDS_KEPT:
+                self._ids.popitem(last=False)
+        else:
+            self._ids.move_to_end(state)
+        return found
+
+    def mask(self, state: int) -> StateMask:
+        """The tokens `state` allows (end-of-generation tokens left out)."""
+        found = self._kept.get(state)
+        if found is not None:
+            return found
+        found = self._large.get(state)
+        if found is not None:
+            self._large.move_to_end(state)
+            return found
+        found = self._made(state)
+        if not found.large:
+            self._kept[state] = found
+        else:
+            self._large[state] = found
+            if len(self._large) > _LARGE_MASKS_KEPT:
+                self._large.popitem(last=False)
+        return found
+
+    def _made(self, state: int) -> StateMask:
+        reach, telling, others = self.dfa.text_cover(state)
+        if reach is not None:
+            base = self.table.text_mask(reach)
+            if others == DEAD:
+                return StateMask.of_ids(quoted(self.dfa, self.table, telling, self._closings), base)
+            mask = self.packed(others)
+            mask[:] |= base
+            mask |= packed([quoted(self.dfa, self.table, telling, self._closings)], self.table.vocab.size)
+            return StateMask.of_packed(mask, base)
+        found = literal(self.dfa, self.table, state)
+        if found is not None:
+            return StateMask.of_ids(found)
+        return StateMask.of_packed(packed(self._walked(state), self.table.vocab.size))

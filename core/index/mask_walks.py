@@ -1,0 +1,143 @@
+"""The walks of tokens through the automaton that make a state's bitmask (core.index.bitmasks),
+none of which lists where a token leads.
+
+- literals (a property name, `": `, `true`, the keys an object may take next): each is
+  followed down the vocabulary's sorted pieces as down a trie, a search per byte, left as soon
+  as no token goes on; no DFA row is built for the states along it;
+- string bodies that take any text: only the tokens of text then a quote or backslash are
+  walked (the text tokens are a precomputed row);
+- the rest: the tokens a state's first bytes allow, walked a byte position at a time with
+  numpy gathers through the lazy DFA.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from ..automaton.dfa import DEAD, UNKNOWN, LazyDFA
+from ..vocab.token_table import IdArray, TokenTable
+
+# Where the state after a run allows at most this many bytes, the tokens going on past the run
+# are taken by those bytes (a search each); else all are walked.
+_FEW_FOLLOWING = 16
+
+
+def gather(dfa: LazyDFA, states: IdArray, column: npt.NDArray[np.uint8]) -> IdArray:
+    """The state after byte `column[i]` from `states[i]`, for every i; rows missing are built."""
+    # One flat gather is several times cheaper than numpy's two-array fancy indexing.
+    offsets = states.astype(np.intp) * 256 + column
+    following = dfa.table.ravel()[offsets]
+    unknown = following == UNKNOWN
+    if unknown.any():
+        dfa.ensure_rows(set(states[unknown].tolist()))
+        following = dfa.table.ravel()[offsets]
+    return following
+
+
+def alive(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, position: int = 0) -> IdArray:
+    """The tokens among `ids` (each longer than `position` bytes) whose bytes from `position`
+    on `dfa` takes from `state`."""
+    lengths = table.lengths[ids]
+    states = np.full(len(ids), state, dtype=np.int32)
+    kept: list[IdArray] = []
+    while len(ids):
+        states = gather(dfa, states, table.bytes[:, position][ids])
+        position += 1
+        live = states != DEAD
+        kept.append(ids[live & (lengths == position)])
+        going = live & (lengths > position)
+        ids, states, lengths = ids[going], states[going], lengths[going]
+    return np.concatenate(kept) if kept else np.empty(0, dtype=np.int32)
+
+
+def alive_from(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, positions: IdArray) -> IdArray:
+    """`alive`, each token from a position of its own (`positions`, in bytes)."""
+    lengths = table.lengths[ids]
+    states = np.full(len(ids), state, dtype=np.int32)
+    kept: list[IdArray] = []
+    while len(ids):
+        states = gather(dfa, states, table.bytes[ids, positions])
+        positions = positions + 1
+        live = states != DEAD
+        kept.append(ids[live & (lengths == positions)])
+        going = live & (lengths > positions)
+        ids, states, lengths, positions = ids[going], states[going], lengths[going], positions[going]
+    return np.concatenate(kept) if kept else np.empty(0, dtype=np.int32)
+
+
+def literal(dfa: LazyDFA, table: TokenTable, state: int) -> list[int] | None:
+    """The tokens `state` allows where every NFA state of its closure allows one byte only
+    (literals: property names, `": `, `true`), else None. Each literal is followed through the
+    vocabulary's sorted pieces as down a trie, a search per byte, until no token goes on: no
+    row is built for the states along it, and a branch no token takes is left at once."""
+    return _going_on(dfa, table, state, b"", table.everything())
+
+
+def _going_on(dfa: LazyDFA, table: TokenTable, state: int, start: bytes, span: tuple[int, int]) -> list[int] | None:
+    """The tokens of `span` (those starting with `start`, longer) whose rest `state` allows
+    (None at the root where some NFA state of `state`'s closure allows a choice: a string's
+    characters, a number's digits are better walked as a row)."""
+    closure = dfa.closure(state)
+    if all(dfa.single_byte(member) is not None for member in closure):
+        return [token for member in closure for token in _along(dfa, table, member, start, span)]
+    if not start:
+        return None
+    following = np.flatnonzero(dfa.row(state)).tolist()
+    candidates = table.in_order(start, span, following if len(following) <= _FEW_FOLLOWING else None)
+    return alive(dfa, table, state, candidates, len(start)).tolist() if len(candidates) else []
+
+
+def _along(dfa: LazyDFA, table: TokenTable, member: int, start: bytes, span: tuple[int, int]) -> list[int]:
+    """The tokens of `span` (those starting with `start`, longer) that NFA state `member`
+    allows after `start`: down the trie while it allows one byte at a time, then as the DFA
+    state of where it got to allows."""
+    found: list[int] = []
+    current = member
+    while (step := dfa.single_byte(current)) is not None:
+        byte, current = step
+        start += bytes((byte,))
+        ending, span = table.narrowed(start, span)
+        found += ending
+        if span[0] == span[1]:
+            return found
+    return found + (_going_on(dfa, table, dfa.state_for(frozenset((current,))), start, span) or [])
+
+
+def quoted(dfa: LazyDFA, table: TokenTable, state: int, closings: dict[int, tuple[IdArray, IdArray]]) -> IdArray:
+    """Of the tokens of text then a quote or backslash, those `state` allows, where `state`
+    stands for NFA states inside a string body that take any text (see LazyDFA.text_cover):
+    the text tokens they take are a precomputed row (TokenTable.text_mask), and text then a
+    control character, or a byte no UTF-8 text holds there, no string body takes. Inside a
+    string of free text, text then a quote closes it where the text fits the characters still
+    required and allowed, and then goes on as the state after the body allows: that much is
+    worked out once per string (`closings`, by that state), for all its positions (a string
+    with bounds passes through a state per character); the rest, and every token elsewhere,
+    is walked from the tokens whose first byte `state` allows."""
+    run = dfa.text_run(state)
+    if run is not None and run[0] == 0 and run[1] < 0:
+        run = None  # a string of any length: one state for all its positions, walked once
+    by_first_byte = table.quoted_by_first_byte if run is None else table.escaping_by_first_byte
+    first_bytes = np.flatnonzero(dfa.row(state)).tolist()
+    candidates = np.concatenate([np.empty(0, dtype=np.int32), *(by_first_byte[b] for b in first_bytes)])
+    walked = alive(dfa, table, state, candidates)
+    if run is None:
+        return walked
+    end = dfa.text_end(state)
+    found = closings.get(end)
+    if found is None:
+        found = closings[end] = _closing(dfa, table, end)
+    ids, characters = found
+    count, spare = run
+    fits = characters >= count
+    if spare >= 0:
+        fits &= characters <= count + spare
+    return np.concatenate([walked, ids[fits]])
+
+
+def _closing(dfa: LazyDFA, table: TokenTable, end: int) -> tuple[IdArray, IdArray]:
+    """The tokens of text then a quote whose quote and rest `end` takes (where a string's
+    closing quote is read), with the characters of text before the quote."""
+    closing = table.closing
+    taken = np.isin(closing.ids, alive_from(dfa, table, end, closing.ids, closing.quote_at))
+    return closing.ids[taken], closing.characters[taken]
