@@ -177,6 +177,18 @@ class LazyDFA:
         self._singles_after[member] = found
         return found
 
+    def literal_rest(self, member: int) -> tuple[bytes, int] | None:
+        """Where NFA state `member`, or the one state its closure holds, lies inside a literal:
+        the literal's bytes from there on and the NFA state after them (see NFA.literal_rest);
+        None elsewhere. Of the many keys an object may take next, each is then read as bytes,
+        without building the states along it for every set of members already written."""
+        found = self._nfa.literal_rest(member)
+        if found is None:
+            closure = self._closure(member)
+            if len(closure) == 1:
+                found = self._nfa.literal_rest(next(iter(closure)))
+        return found
+
     def text_cover(self, state: int) -> tuple[int | None, int, int]:
         """What the NFA states `state` stands for tell of text (see NFA.text_reach): the most
         characters of text such that some of them takes every string of up to that many and

@@ -28,12 +28,25 @@ Edge = tuple[int, int, int]  # low byte, high byte, target state
 
 
 @dataclass(frozen=True)
+class _Escaped:
+    """The JSON escapes of the characters in [low, high] (see NFA._after_backslash), with the
+    fewest and the most bytes one takes, backslash included. Position 0 is before the
+    backslash, 1 after it: what follows the backslash is built only when a walk reads one
+    (of the escapes every position of a string may take, a walk reads few)."""
+
+    low: int
+    high: int
+    shortest: int
+    longest: int
+
+
+@dataclass(frozen=True)
 class _Pending:
     """What a named state stands for until it is expanded. For a repeat, position 0 is its
     entry and position 1 a point between copies, with `count` copies still required and
     `spare` still optional (-1: unbounded); for a machine, position is the machine's state."""
 
-    node: Node
+    node: Node | _Escaped
     next_state: int
     count: int = 0
     spare: int = 0
@@ -55,6 +68,7 @@ class NFA:
         self.distance: list[int] = []
         self._memo: dict[tuple[int, int, int, int, int], int] = {}
         self._text_runs: dict[int, tuple[int, int] | None] = {}
+        self._escaped: dict[tuple[int, int], _Escaped | None] = {}  # by character range
         self._shortest = ShortestMatch(accepting_all)
         self._shortest.measure(tree)
         self._tree = tree  # keeps every node alive, so ids in the memo stay unique
@@ -106,7 +120,9 @@ class NFA:
         if pending is None or self.distance[pending.next_state] < 0:
             return max(self.distance[state], after)
         node = pending.node
-        if isinstance(node, Lit):
+        if isinstance(node, _Escaped):
+            own = node.longest - pending.position
+        elif isinstance(node, Lit):
             own = len(node.data) - pending.position
         elif isinstance(node, Repeat) and pending.position == 1:
             item = GENERATED.measure(node.item) or 0
@@ -125,7 +141,8 @@ class NFA:
     # -- pickling: dictionaries keyed by node ids are stored keyed by the nodes themselves ------
 
     def __getstate__(self) -> dict[str, Any]:
-        nodes = {id(node): node for node in all_nodes(self._tree)}
+        nodes: dict[int, Node | _Escaped] = {id(node): node for node in all_nodes(self._tree)}
+        nodes.update((id(node), node) for node in self._escaped.values() if node is not None)
         state = self.__dict__.copy()
         state["_memo"] = [(nodes[key[0]], *key[1:], found) for key, found in self._memo.items()]
         return state
@@ -230,6 +247,15 @@ class NFA:
             states.append(self._named_repeat(node, nxt, max(count - characters, 0), spare if spare < 0 else spare - over))
         return states
 
+    def literal_rest(self, state: int) -> tuple[bytes, int] | None:
+        """For a live state inside a literal (a property name, `", "`): the literal's bytes from
+        there on and the state after them, read without naming the states between; None for
+        any other state. A walk down the vocabulary along a literal needs nothing more."""
+        pending = self._pending[state]
+        if pending is None or not isinstance(pending.node, Lit) or not pending.node.data or self.distance[state] < 0:
+            return None
+        return pending.node.data[pending.position :], pending.next_state
+
     # -- naming ----------------------------------------------------------------------------
 
     def named(self, node: Node, next_state: int) -> int:
@@ -237,7 +263,7 @@ class NFA:
         first use."""
         return self._state(node, next_state, position=node.start if isinstance(node, Machine) else 0)
 
-    def _state(self, node: Node, next_state: int, count: int = 0, spare: int = 0, position: int = 0) -> int:
+    def _state(self, node: Node | _Escaped, next_state: int, count: int = 0, spare: int = 0, position: int = 0) -> int:
         key = (id(node), next_state, count, spare, position)
         found = self._memo.get(key)
         if found is not None:
@@ -253,10 +279,12 @@ class NFA:
             return next_state
         return self._state(node, next_state, count, spare, position=1)
 
-    def _distance_of(self, node: Node, next_state: int, count: int, position: int) -> int:
+    def _distance_of(self, node: Node | _Escaped, next_state: int, count: int, position: int) -> int:
         after = self.distance[next_state]
         if after < 0:
             return -1
+        if isinstance(node, _Escaped):
+            return node.shortest - position + after
         if isinstance(node, Lit):  # a position inside the literal: the bytes from there on
             return len(node.data) - position + after
         if isinstance(node, Repeat) and position == 1:
@@ -300,7 +328,12 @@ class NFA:
 
     def _expand_into(self, pending: _Pending, edges: list[Edge], epsilons: list[int]) -> None:
         node, nxt = pending.node, pending.next_state
-        if isinstance(node, Lit):
+        if isinstance(node, _Escaped):
+            if pending.position == 0:
+                edges.append((0x5C, 0x5C, self._state(node, nxt, position=1)))
+            else:
+                edges.extend(self._after_backslash(node.low, node.high, nxt))
+        elif isinstance(node, Lit):
             self._literal(node, pending.position, nxt, edges, epsilons)
         elif isinstance(node, Chars):
             self._chars(node.ranges, nxt, edges)
@@ -384,32 +417,35 @@ class NFA:
                 entry: list[Edge] = []
                 self._chars(tuple(plain), following, entry)
                 epsilons.append(self._built_state(entry))
-            escapes = self._escapes(low, high, following)
-            if escapes is not None:
-                epsilons.append(escapes)
+            escaped = self._escaped_of(low, high)
+            if escaped is not None:
+                epsilons.append(self._state(escaped, following))
         if position in node.accepts:
             epsilons.append(nxt)
 
-    def _escapes(self, low: int, high: int, nxt: int) -> int | None:
-        """The escapes of the characters in [low, high] as a trie from the backslash: a short
+    def _escaped_of(self, low: int, high: int) -> _Escaped | None:
+        """What names the escapes of the characters in [low, high] (None: none has one), with
+        their lengths; one per range, so states naming it share the memo."""
+        key = (low, high)
+        if key not in self._escaped:
+            lengths = [1 + len(sequence) for sequence in _escape_sequences(low, high)]
+            self._escaped[key] = _Escaped(low, high, min(lengths), max(lengths)) if lengths else None
+        return self._escaped[key]
+
+    def _after_backslash(self, low: int, high: int, nxt: int) -> list[Edge]:
+        """The escapes of the characters in [low, high] after the backslash, as a trie: a short
         letter where one exists, and `u` with four hex digits (either case; a surrogate pair
-        beyond U+FFFF) for the characters JSON must escape and those from U+007F up. None
-        when no character there has an escape here."""
+        beyond U+FFFF) for the characters JSON must escape and those from U+007F up."""
         after: list[Edge] = []
         escaped = [c for c in MUST_ESCAPE if low <= c <= high]
         for character in escaped:
             short = SHORT_ESCAPES.get(character)
             if short:
                 after.append((short[1], short[1], nxt))
-        code_points = code_point_runs(escaped)
-        if high >= FIRST_WIDE_ESCAPED:
-            code_points.append((max(low, FIRST_WIDE_ESCAPED), high))
-        sequences = [sequence for first, last in code_points for sequence in hex_escape_sequences(first, last)]
+        sequences = _hex_sequences(escaped, low, high)
         if sequences:
             after.append((0x75, 0x75, self._positions_trie(sequences, nxt)))
-        if not after:
-            return None
-        return self._built_state([(0x5C, 0x5C, self._built_state(after))])
+        return after
 
     def _positions_trie(self, sequences: list[tuple[BytePosition, ...]], nxt: int) -> int:
         """A state matching any of `sequences` (byte positions) then going on to `nxt`;
@@ -425,6 +461,23 @@ class NFA:
                 target = state
             entry += [(low, high, target) for low, high in sequence[0]]
         return self._built_state(entry)
+
+
+def _hex_sequences(escaped: list[int], low: int, high: int) -> list[tuple[BytePosition, ...]]:
+    """The byte positions after `\\u` of the escapes of `escaped` (characters JSON must escape)
+    and of the characters in [low, high] from U+007F up."""
+    code_points = code_point_runs(escaped)
+    if high >= FIRST_WIDE_ESCAPED:
+        code_points.append((max(low, FIRST_WIDE_ESCAPED), high))
+    return [sequence for first, last in code_points for sequence in hex_escape_sequences(first, last)]
+
+
+def _escape_sequences(low: int, high: int) -> list[bytes | tuple[BytePosition, ...]]:
+    """Every escape of the characters in [low, high] after its backslash, by shape: a short
+    letter's bytes, or `u` and the hex positions (only their lengths are read)."""
+    escaped = [c for c in MUST_ESCAPE if low <= c <= high]
+    shorts: list[bytes | tuple[BytePosition, ...]] = [SHORT_ESCAPES[c][1:] for c in escaped if SHORT_ESCAPES.get(c)]
+    return shorts + [(((0x75, 0x75),), *sequence) for sequence in _hex_sequences(escaped, low, high)]
 
 
 def build_nfa(tree: Node, accepting_all: bool = False) -> NFA:

@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from ..automaton.dfa import DEAD, LazyDFA
 from ..vocab.token_table import IdArray, TokenTable
-from .mask_walks import literal, quoted
+from .mask_walks import LiteralWalks, literal, quoted
 
 PackedMask = npt.NDArray[np.int32]
 # Masks adding more than a quarter of their words to their row are kept for the latest states
@@ -119,6 +119,7 @@ class StateMasks:
         self._kept: dict[int, StateMask] = {}
         self._large: OrderedDict[int, StateMask] = OrderedDict()
         self._closings: dict[int, tuple[IdArray, IdArray]] = {}
+        self._literal_walks: LiteralWalks = {}
         self._ids: OrderedDict[int, IdArray] = OrderedDict()
 
     def fill(self, state: int, bitmask: PackedMask) -> None:
@@ -171,7 +172,7 @@ class StateMasks:
             mask[:] |= base
             mask |= packed([quoted(self.dfa, self.table, telling, self._closings)], self.table.vocab.size)
             return StateMask.of_packed(mask, base)
-        found = literal(self.dfa, self.table, state)
+        found = literal(self.dfa, self.table, state, self._literal_walks)
         if found is not None:
             return StateMask.of_ids(found)
         return StateMask.of_packed(packed(self._walked(state), self.table.vocab.size))

@@ -66,21 +66,31 @@ def alive_from(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, positi
     return np.concatenate(kept) if kept else np.empty(0, dtype=np.int32)
 
 
-def literal(dfa: LazyDFA, table: TokenTable, state: int) -> list[int] | None:
+# What the vocabulary takes along a literal from a prefix (see `_along_literal`), by prefix and
+# literal: the keys an object may take next come again for every set of members written.
+LiteralWalks = dict[tuple[bytes, bytes], tuple[list[int], tuple[int, int]]]
+# Walks kept at most (a bound on memory for a schema of very many names); then forgotten.
+_LITERAL_WALKS_KEPT = 65_536
+
+
+def literal(dfa: LazyDFA, table: TokenTable, state: int, walks: LiteralWalks) -> list[int] | None:
     """The tokens `state` allows where every NFA state of its closure allows one byte only
     (literals: property names, `": `, `true`), else None. Each literal is followed through the
     vocabulary's sorted pieces as down a trie, a search per byte, until no token goes on: no
-    row is built for the states along it, and a branch no token takes is left at once."""
-    return _going_on(dfa, table, state, b"", table.everything())
+    row is built for the states along it, and a branch no token takes is left at once.
+    `walks` keeps each literal's walk from each prefix."""
+    return _going_on(dfa, table, state, b"", table.everything(), walks)
 
 
-def _going_on(dfa: LazyDFA, table: TokenTable, state: int, start: bytes, span: tuple[int, int]) -> list[int] | None:
+def _going_on(
+    dfa: LazyDFA, table: TokenTable, state: int, start: bytes, span: tuple[int, int], walks: LiteralWalks
+) -> list[int] | None:
     """The tokens of `span` (those starting with `start`, longer) whose rest `state` allows
     (None at the root where some NFA state of `state`'s closure allows a choice: a string's
     characters, a number's digits are better walked as a row)."""
     closure = dfa.closure(state)
-    if all(dfa.single_byte(member) is not None for member in closure):
-        return [token for member in closure for token in _along(dfa, table, member, start, span)]
+    if all(dfa.literal_rest(member) is not None or dfa.single_byte(member) is not None for member in closure):
+        return [token for member in closure for token in _along(dfa, table, member, start, span, walks)]
     if not start:
         return None
     following = np.flatnonzero(dfa.row(state)).tolist()
@@ -88,20 +98,54 @@ def _going_on(dfa: LazyDFA, table: TokenTable, state: int, start: bytes, span: t
     return alive(dfa, table, state, candidates, len(start)).tolist() if len(candidates) else []
 
 
-def _along(dfa: LazyDFA, table: TokenTable, member: int, start: bytes, span: tuple[int, int]) -> list[int]:
+def _along(
+    dfa: LazyDFA, table: TokenTable, member: int, start: bytes, span: tuple[int, int], walks: LiteralWalks
+) -> list[int]:
     """The tokens of `span` (those starting with `start`, longer) that NFA state `member`
-    allows after `start`: down the trie while it allows one byte at a time, then as the DFA
-    state of where it got to allows."""
+    allows after `start`: down the trie along literals and while it allows one byte at a
+    time, then as the DFA state of where it got to allows."""
     found: list[int] = []
     current = member
-    while (step := dfa.single_byte(current)) is not None:
-        byte, current = step
-        start += bytes((byte,))
-        ending, span = table.narrowed(start, span)
-        found += ending
+    while True:
+        rest = dfa.literal_rest(current)
+        if rest is not None:
+            data, current = rest
+            ending, span = _along_literal(table, start, span, data, walks)
+            found += ending
+            start += data
+        else:
+            step = dfa.single_byte(current)
+            if step is None:
+                break
+            byte, current = step
+            start += bytes((byte,))
+            ending, span = table.narrowed(start, span)
+            found += ending
         if span[0] == span[1]:
             return found
-    return found + (_going_on(dfa, table, dfa.state_for(frozenset((current,))), start, span) or [])
+    return found + (_going_on(dfa, table, dfa.state_for(frozenset((current,))), start, span, walks) or [])
+
+
+def _along_literal(
+    table: TokenTable, start: bytes, span: tuple[int, int], data: bytes, walks: LiteralWalks
+) -> tuple[list[int], tuple[int, int]]:
+    """The tokens that are `start` then part of `data` (`span`: where those starting with
+    `start`, longer, lie), and where those starting with `start` and all of `data`, longer, lie
+    (empty where none does). Kept in `walks`."""
+    key = (start, data)
+    found = walks.get(key)
+    if found is None:
+        ending: list[int] = []
+        for byte in data:
+            start += bytes((byte,))
+            taken, span = table.narrowed(start, span)
+            ending += taken
+            if span[0] == span[1]:
+                break
+        if len(walks) >= _LITERAL_WALKS_KEPT:
+            walks.clear()
+        found = walks[key] = (ending, span)
+    return found
 
 
 def quoted(dfa: LazyDFA, table: TokenTable, state: int, closings: dict[int, tuple[IdArray, IdArray]]) -> IdArray:
