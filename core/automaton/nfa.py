@@ -41,12 +41,24 @@ class _Escaped:
 
 
 @dataclass(frozen=True)
+class _Tail:
+    """The bytes after the first of a character's UTF-8 encoding, one range each. A state
+    naming them with its continuation is expanded only when a walk reads the first byte, and
+    tails the same from some byte on share their states from there."""
+
+    ranges: tuple[tuple[int, int], ...]
+
+
+_Helper = _Escaped | _Tail
+
+
+@dataclass(frozen=True)
 class _Pending:
     """What a named state stands for until it is expanded. For a repeat, position 0 is its
     entry and position 1 a point between copies, with `count` copies still required and
     `spare` still optional (-1: unbounded); for a machine, position is the machine's state."""
 
-    node: Node | _Escaped
+    node: Node | _Helper
     next_state: int
     count: int = 0
     spare: int = 0
@@ -69,6 +81,7 @@ class NFA:
         self._memo: dict[tuple[int, int, int, int, int], int] = {}
         self._text_runs: dict[int, tuple[int, int] | None] = {}
         self._escaped: dict[tuple[int, int], _Escaped | None] = {}  # by character range
+        self._tails: dict[tuple[tuple[int, int], ...], _Tail] = {}
         self._shortest = ShortestMatch(accepting_all)
         self._shortest.measure(tree)
         self._tree = tree  # keeps every node alive, so ids in the memo stay unique
@@ -122,6 +135,8 @@ class NFA:
         node = pending.node
         if isinstance(node, _Escaped):
             own = node.longest - pending.position
+        elif isinstance(node, _Tail):
+            own = len(node.ranges)
         elif isinstance(node, Lit):
             own = len(node.data) - pending.position
         elif isinstance(node, Repeat) and pending.position == 1:
@@ -141,8 +156,9 @@ class NFA:
     # -- pickling: dictionaries keyed by node ids are stored keyed by the nodes themselves ------
 
     def __getstate__(self) -> dict[str, Any]:
-        nodes: dict[int, Node | _Escaped] = {id(node): node for node in all_nodes(self._tree)}
+        nodes: dict[int, Node | _Helper] = {id(node): node for node in all_nodes(self._tree)}
         nodes.update((id(node), node) for node in self._escaped.values() if node is not None)
+        nodes.update((id(node), node) for node in self._tails.values())
         state = self.__dict__.copy()
         state["_memo"] = [(nodes[key[0]], *key[1:], found) for key, found in self._memo.items()]
         return state
@@ -263,7 +279,7 @@ class NFA:
         first use."""
         return self._state(node, next_state, position=node.start if isinstance(node, Machine) else 0)
 
-    def _state(self, node: Node | _Escaped, next_state: int, count: int = 0, spare: int = 0, position: int = 0) -> int:
+    def _state(self, node: Node | _Helper, next_state: int, count: int = 0, spare: int = 0, position: int = 0) -> int:
         key = (id(node), next_state, count, spare, position)
         found = self._memo.get(key)
         if found is not None:
@@ -279,12 +295,14 @@ class NFA:
             return next_state
         return self._state(node, next_state, count, spare, position=1)
 
-    def _distance_of(self, node: Node | _Escaped, next_state: int, count: int, position: int) -> int:
+    def _distance_of(self, node: Node | _Helper, next_state: int, count: int, position: int) -> int:
         after = self.distance[next_state]
         if after < 0:
             return -1
         if isinstance(node, _Escaped):
             return node.shortest - position + after
+        if isinstance(node, _Tail):
+            return len(node.ranges) + after
         if isinstance(node, Lit):  # a position inside the literal: the bytes from there on
             return len(node.data) - position + after
         if isinstance(node, Repeat) and position == 1:
@@ -328,7 +346,10 @@ class NFA:
 
     def _expand_into(self, pending: _Pending, edges: list[Edge], epsilons: list[int]) -> None:
         node, nxt = pending.node, pending.next_state
-        if isinstance(node, _Escaped):
+        if isinstance(node, _Tail):
+            first, last = node.ranges[0]
+            edges.append((first, last, self._tail_state(node.ranges[1:], nxt)))
+        elif isinstance(node, _Escaped):
             if pending.position == 0:
                 edges.append((0x5C, 0x5C, self._state(node, nxt, position=1)))
             else:
@@ -366,20 +387,21 @@ class NFA:
         edges.append((data[position], data[position], following))
 
     def _chars(self, ranges: tuple[tuple[int, int], ...], nxt: int, edges: list[Edge]) -> None:
-        # Sequences share their tails ([80-BF] then nxt, ...): one state per distinct tail.
-        tails: dict[Edge, int] = {}
+        """Edges for the first byte of each character's UTF-8 encoding; the bytes after it are
+        a state named by their ranges (see _Tail), expanded only when a walk goes there."""
         for low, high in ranges:
             for sequence in utf8_sequences(low, high):
-                target = nxt
-                for byte_low, byte_high in reversed(sequence[1:]):
-                    key = (byte_low, byte_high, target)
-                    state = tails.get(key)
-                    if state is None:
-                        state = self._built_state([key])
-                        tails[key] = state
-                    target = state
                 first_low, first_high = sequence[0]
-                edges.append((first_low, first_high, target))
+                edges.append((first_low, first_high, self._tail_state(sequence[1:], nxt)))
+
+    def _tail_state(self, ranges: tuple[tuple[int, int], ...], nxt: int) -> int:
+        """The state reading one byte from each of `ranges` in turn, then going on to `nxt`."""
+        if not ranges:
+            return nxt
+        tail = self._tails.get(ranges)
+        if tail is None:
+            tail = self._tails[ranges] = _Tail(ranges)
+        return self._state(tail, nxt)
 
     def _repeat_step(self, node: Repeat, nxt: int, count: int, spare: int, epsilons: list[int]) -> None:
         if count > 0:
