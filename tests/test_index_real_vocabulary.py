@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from gguf_extract.core.automaton.dfa import LazyDFA
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.errors import SchemaError
 from gguf_extract.core.index.compiled import compile_schema
@@ -40,6 +41,19 @@ def _sample() -> list[dict[str, Any]]:
         return [json.loads(line) for number, line in enumerate(lines) if number % SAMPLE_EVERY == 0]
 
 
+def _visited(dfa: LazyDFA, seed: str, soft_limit: int = 400) -> list[int]:
+    """The states two documents sampled from `dfa` (seeded by `seed`) pass through, each once,
+    in the order first met."""
+    rng = random.Random(seed)
+    visited: list[int] = []
+    for _ in range(2):
+        state = dfa.start
+        for byte in sample_accepted(dfa, rng, soft_limit=soft_limit, prefer=TEXT_BYTES):
+            visited.append(state)
+            state = dfa.step(state, byte)
+    return list(dict.fromkeys(visited))
+
+
 @pytest.mark.model  # reads the bundled model's vocabulary
 @pytest.mark.skipif(not CORPUS.exists(), reason="the shared JSONSchemaBench corpus is not present")
 def test_index_equals_a_plain_walk_of_the_whole_vocabulary(vocabulary: Vocabulary) -> None:
@@ -50,14 +64,7 @@ def test_index_equals_a_plain_walk_of_the_whole_vocabulary(vocabulary: Vocabular
         except SchemaError:
             continue
         dfa, index = compiled.automaton, compiled.token_index
-        rng = random.Random(entry["id"])
-        visited: set[int] = set()
-        for _ in range(2):
-            state = dfa.start
-            for byte in sample_accepted(dfa, rng, prefer=TEXT_BYTES):
-                visited.add(state)
-                state = dfa.step(state, byte)
-        for state in sorted(visited)[:STATES_PER_SCHEMA]:
+        for state in sorted(_visited(dfa, entry["id"]))[:STATES_PER_SCHEMA]:
             found = index.transitions(state)
             plain = index._walk_tokens(state, index.table.walkable)
             allowed = dict(zip(found.token_ids.tolist(), found.end_states.tolist(), strict=True))
@@ -83,14 +90,7 @@ def test_bitmasks_equal_a_plain_walk_of_the_whole_vocabulary(vocabulary: Vocabul
         except SchemaError:
             continue
         dfa, index = compiled.accepting if every_valid_text else (compiled.automaton, compiled.token_index)
-        rng = random.Random(entry["id"])
-        visited: list[int] = []
-        for _ in range(2):
-            state = dfa.start
-            for byte in sample_accepted(dfa, rng, soft_limit=200, prefer=TEXT_BYTES):
-                visited.append(state)
-                state = dfa.step(state, byte)
-        for state in list(dict.fromkeys(visited))[:STATES_PER_SCHEMA]:
+        for state in _visited(dfa, entry["id"], soft_limit=200)[:STATES_PER_SCHEMA]:
             bits = np.unpackbits(index.packed_mask(state).view(np.uint8), bitorder="little")
             plain = index._walk_tokens(state, index.table.walkable)
             assert set(np.flatnonzero(bits).tolist()) == set(plain.token_ids.tolist()), f"{entry['id']}: state {state}"
