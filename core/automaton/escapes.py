@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from math import prod
 
-from ..jsontext import UNESCAPED_RANGES
+from ..jsontext import MUST_ESCAPE, UNESCAPED_RANGES
 
 # One byte position: the byte ranges allowed there.
 BytePosition = tuple[tuple[int, int], ...]
@@ -98,6 +98,28 @@ def _hex_position(first: int, last: int) -> BytePosition:
 
 
 SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t"}
+
+
+def must_escape(low: int, high: int) -> list[int]:
+    """The characters in [low, high] JSON must escape, ascending."""
+    return [c for c in MUST_ESCAPE if low <= c <= high]
+
+
+def escape_hex_sequences(low: int, high: int) -> list[tuple[BytePosition, ...]]:
+    """The byte positions after `\\u` of every `\\u` escape of a character in [low, high]:
+    those JSON must escape, and those from U+007F up (as serializers with ASCII output write)."""
+    code_points = code_point_runs(must_escape(low, high))
+    if high >= FIRST_WIDE_ESCAPED:
+        code_points.append((max(low, FIRST_WIDE_ESCAPED), high))
+    return [sequence for first, last in code_points for sequence in hex_escape_sequences(first, last)]
+
+
+def escape_lengths(low: int, high: int) -> tuple[int, int] | None:
+    """The fewest and the most bytes an escape of a character in [low, high] takes, backslash
+    included (`\\n` 2, `\\u00e9` 6, a surrogate pair 12); None where none has one."""
+    lengths = [2 for c in must_escape(low, high) if c in SHORT_ESCAPES]
+    lengths += [2 + len(sequence) for sequence in escape_hex_sequences(low, high)]
+    return (min(lengths), max(lengths)) if lengths else None
 
 
 def code_point_runs(code_points: list[int]) -> list[tuple[int, int]]:

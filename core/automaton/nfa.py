@@ -17,8 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..jsontext import MUST_ESCAPE
-from .escapes import FIRST_WIDE_ESCAPED, SHORT_ESCAPES, BytePosition, code_point_runs, hex_escape_sequences, without_escaped
+from .escapes import SHORT_ESCAPES, BytePosition, escape_hex_sequences, escape_lengths, must_escape, without_escaped
 from .free_text import free_positions
 from .measure import GENERATED, ShortestMatch, all_nodes, most_to_finish
 from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Mark, Node, Repeat, Seq, Text, TextLabel, ValueLabel
@@ -450,8 +449,8 @@ class NFA:
         their lengths; one per range, so states naming it share the memo."""
         key = (low, high)
         if key not in self._escaped:
-            lengths = [1 + len(sequence) for sequence in _escape_sequences(low, high)]
-            self._escaped[key] = _Escaped(low, high, min(lengths), max(lengths)) if lengths else None
+            lengths = escape_lengths(low, high)
+            self._escaped[key] = None if lengths is None else _Escaped(low, high, *lengths)
         return self._escaped[key]
 
     def _after_backslash(self, low: int, high: int, nxt: int) -> list[Edge]:
@@ -459,12 +458,11 @@ class NFA:
         letter where one exists, and `u` with four hex digits (either case; a surrogate pair
         beyond U+FFFF) for the characters JSON must escape and those from U+007F up."""
         after: list[Edge] = []
-        escaped = [c for c in MUST_ESCAPE if low <= c <= high]
-        for character in escaped:
+        for character in must_escape(low, high):
             short = SHORT_ESCAPES.get(character)
             if short:
                 after.append((short[1], short[1], nxt))
-        sequences = _hex_sequences(escaped, low, high)
+        sequences = escape_hex_sequences(low, high)
         if sequences:
             after.append((0x75, 0x75, self._positions_trie(sequences, nxt)))
         return after
@@ -483,23 +481,6 @@ class NFA:
                 target = state
             entry += [(low, high, target) for low, high in sequence[0]]
         return self._built_state(entry)
-
-
-def _hex_sequences(escaped: list[int], low: int, high: int) -> list[tuple[BytePosition, ...]]:
-    """The byte positions after `\\u` of the escapes of `escaped` (characters JSON must escape)
-    and of the characters in [low, high] from U+007F up."""
-    code_points = code_point_runs(escaped)
-    if high >= FIRST_WIDE_ESCAPED:
-        code_points.append((max(low, FIRST_WIDE_ESCAPED), high))
-    return [sequence for first, last in code_points for sequence in hex_escape_sequences(first, last)]
-
-
-def _escape_sequences(low: int, high: int) -> list[bytes | tuple[BytePosition, ...]]:
-    """Every escape of the characters in [low, high] after its backslash, by shape: a short
-    letter's bytes, or `u` and the hex positions (only their lengths are read)."""
-    escaped = [c for c in MUST_ESCAPE if low <= c <= high]
-    shorts: list[bytes | tuple[BytePosition, ...]] = [SHORT_ESCAPES[c][1:] for c in escaped if SHORT_ESCAPES.get(c)]
-    return shorts + [(((0x75, 0x75),), *sequence) for sequence in _hex_sequences(escaped, low, high)]
 
 
 def build_nfa(tree: Node, accepting_all: bool = False) -> NFA:
