@@ -32,7 +32,8 @@ def all_nodes(tree: Node) -> list[Node]:
             stack.extend(node.members)
             if made.get("undeclared") is not None:
                 stack.append(made["undeclared"])
-            stack.extend(made.get("later", ()))
+            if made.get("separator") is not None:
+                stack.append(made["separator"])
     return list(seen.values())
 
 
@@ -111,14 +112,19 @@ class ShortestMatch:
         found: list[int | None] = kept[_DISTANCES]
         return found
 
-    def any_order(self, node: AnyOrder, written: int, wrote: bool) -> int | None:
+    def any_order(self, node: AnyOrder, written: int, wrote: bool, separated: bool = False) -> int | None:
         """Fewest bytes to finish members in any order, `written` (bits) written so far:
-        each required member not yet written, `", "` before each but a first."""
+        each required member not yet written, `", "` before each but a first; `separated`:
+        just after a `", "`, where a member must come (the shortest of those left where no
+        required one is)."""
         missing = [self.measure(node.members[index]) for index in node.required if not written >> index & 1]
         total = _sum(missing)
+        if separated and not missing:
+            left = [member for index, member in enumerate(node.members) if not written >> index & 1]
+            return _least(self._parts((*left, node.undeclared) if node.undeclared is not None else tuple(left)))
         if total is None or not missing:
             return total
-        return total + 2 * len(missing) - (0 if wrote else 2)
+        return total + 2 * len(missing) - (0 if wrote and not separated else 2)
 
     def measure(self, node: Node) -> int | None:
         """The node's fewest bytes, measured on first asking (a node AnyOrder makes later too)."""

@@ -313,7 +313,7 @@ class NFA:
             inside = self._shortest.machine(node)[position]
             return -1 if inside is None else inside + after
         if isinstance(node, AnyOrder):
-            inside = self._shortest.any_order(node, position >> 1, bool(position & 1))
+            inside = self._shortest.any_order(node, position >> 2, bool(position & 2), bool(position & 1))
             return -1 if inside is None else inside + after
         shortest = self._shortest.measure(node)
         return -1 if shortest is None else shortest + after
@@ -412,19 +412,24 @@ class NFA:
         epsilons.append(nxt)
 
     def _any_order(self, node: AnyOrder, position: int, nxt: int, epsilons: list[int]) -> None:
-        """One state of members in any order: the position's bits above the lowest say which
-        members were written, the lowest whether anything was (so `", "` comes first)."""
-        written, wrote = position >> 1, position & 1
-        forms = node.later if wrote else node.written_first
-        for index, form in enumerate(forms):
-            if index < len(node.members):
-                if written >> index & 1:
-                    continue
-                following = self._state(node, nxt, position=((written | 1 << index) << 1) | 1)
-            else:  # an undeclared member: any number of them
-                following = self._state(node, nxt, position=(written << 1) | 1)
-            epsilons.append(self.named(form, following))
-        if all(written >> index & 1 for index in node.required):
+        """One state of members in any order: the position's bits above the lowest two say
+        which members were written, the second whether anything was, the lowest whether the
+        `", "` after it was (a member must come). After a member, one state reads `", "` for
+        all that may come next: a state after a value, whose walks read the separator and
+        rarely more, names no state per member."""
+        written, wrote, separated = position >> 2, position & 2, position & 1
+        if wrote and not separated:
+            epsilons.append(self.named(node.separator, self._state(node, nxt, position=position | 1)))
+        else:
+            for index, form in enumerate(node.written_first):
+                if index < len(node.members):
+                    if written >> index & 1:
+                        continue
+                    following = self._state(node, nxt, position=(written | 1 << index) << 2 | 2)
+                else:  # an undeclared member: any number of them
+                    following = self._state(node, nxt, position=written << 2 | 2)
+                epsilons.append(self.named(form, following))
+        if not separated and all(written >> index & 1 for index in node.required):
             epsilons.append(nxt)
 
     def _machine_state(self, node: Machine, position: int, nxt: int, edges: list[Edge], epsilons: list[int]) -> None:

@@ -146,11 +146,10 @@ class AnyOrder:
         return None if self.make_undeclared is None else self.make_undeclared()
 
     @functools.cached_property
-    def later(self) -> tuple[Node, ...]:
-        """Each member, then the undeclared one, written after another (`", "` before it):
-        made on first use (only the accepting automaton reads them) and kept, so the NFA
-        names the same nodes every time."""
-        return tuple(seq(lit(", "), member) for member in self.written_first)
+    def separator(self) -> Lit:
+        """`", "`, written before each member but the first: one node, kept, so the NFA names one
+        state for it after a member, whichever members may come next."""
+        return lit(", ")
 
     @property
     def written_first(self) -> tuple[Node, ...]:
