@@ -10,9 +10,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from conftest import compile_for
 
 from gguf_extract.core.errors import SchemaError
 from gguf_extract.core.index.compiled import compile_automaton
+from gguf_extract.core.index.guide import new_bitmask
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 _REFUSED = {"type": "object", "properties": {"a": {"type": "string", "format": "no-such-format-here"}}, "required": ["a"]}
 # An anyOf branch that no value satisfies is left out (the failure is kept, then dropped).
@@ -41,3 +44,28 @@ def test_compiling_leaves_no_reference_cycle(collector_paused: None, schema: Any
     with contextlib.suppress(SchemaError):  # no name bound to the error: this frame holds nothing of it
         compile_automaton(schema, lenient=lenient)
     assert gc.collect() == 0
+
+
+def _walk_guide(vocab: Vocabulary, every_valid_text: bool) -> None:
+    schema = {"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"}}, "required": ["name"]}
+    compiled = compile_for(schema, vocab)
+    guide = compiled.guide(every_valid_text=every_valid_text)
+    bitmask = new_bitmask(vocab.size)
+    for byte in b'{"name": "ab", "n": 12}':
+        guide.fill_mask(bitmask)
+        guide.allowed_token_ids()
+        guide.advance(2 + byte)  # the hand vocabulary's one-byte tokens (tests/conftest.py)
+
+
+@pytest.mark.parametrize("every_valid_text", [False, True])
+def test_guides_walked_leave_no_reference_cycle(vocab: Vocabulary, every_valid_text: bool) -> None:
+    """A schema's automata, token index and kept masks are freed with their last reference:
+    walked through a Guide (masks, the token index's walks), they hold no cycle either."""
+    _walk_guide(vocab, every_valid_text)  # first: what a process makes once (cached parsers) is made
+    gc.collect()
+    gc.disable()
+    try:
+        _walk_guide(vocab, every_valid_text)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -21,6 +21,7 @@ walks that list no end state, and uses these lists only where none of those serv
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -165,7 +166,11 @@ class TokenIndex:
         self._multibyte_checked: dict[tuple[int, int, int], bool] = {}
         self._all_text = _TextClass((table.ascii_text, table.wide_text, table.astral_text), ())
         self._text_classes: dict[bytes, _TextClass] = {}
-        self._masks = StateMasks(dfa, table, lambda state: (part.ids for part in self.transitions(state).parts))
+        # The masks read this index's walk through a weak reference: a strong one would make a
+        # cycle, and a dropped schema's automata would wait for the cyclic collector (whose
+        # passes over them, tens of thousands of objects a schema, land in a later schema's calls).
+        index = weakref.proxy(self)
+        self._masks = StateMasks(dfa, table, lambda state: (part.ids for part in index.transitions(state).parts))
         self._whole: OrderedDict[int, TokenArrays] = OrderedDict()
 
     def computed(self) -> dict[int, Transitions]:
