@@ -387,6 +387,12 @@ REGRESSIONS: list[Any] = [
     },
     {"anyOf": [{"$ref": "#/$defs/missing"}, {"type": "integer"}]},
     {"$defs": {"d0": {"anyOf": [{"$ref": "#/$defs/d0"}, {"type": "string"}]}}, "$ref": "#/$defs/d0"},
+    # A negated items schema's "an item failing them" beside uniqueItems (was left out: [1] generated).
+    {"type": "array", "items": {"enum": [1, 2]}, "uniqueItems": True, "not": {"type": "array", "items": {"enum": [1, 2]}}},
+    # Raised an automaton-size error, not a refusal, while deciding whether a format can be negated.
+    {"type": "string", "format": "hostname", "not": {"type": "string", "format": "hostname"}},
+    # Crashed: the numbers that are no integer, read from a tree holding a machine (multipleOf).
+    {"type": "number", "minimum": -1.5, "multipleOf": 1, "not": {"type": "integer"}},
 ]
 WALKS = 5
 

@@ -69,6 +69,13 @@ class _Builder:
             return entry
         if isinstance(node, Repeat) and not isinstance(node, Text):  # a Text is written in bytes, escapes and all
             return self._repeat(node, exit_state)
+        if isinstance(node, Machine):  # a machine already over characters (a number's digits, bounds)
+            states = [self.state() for _ in node.edges]
+            for position, row in enumerate(node.edges):
+                self.edges[states[position]].extend((low, high, states[target]) for low, high, target in row)
+            for position in node.accepts:
+                self.epsilons[states[position]].append(exit_state)
+            return states[node.start]
         raise TypeError(f"a string body cannot contain {type(node).__name__}")
 
     def _repeat(self, node: Repeat, exit_state: int) -> int:

@@ -34,6 +34,11 @@ def _array_node(build: Build, array: ArrayNode) -> Node:
     pointer = array.pointer
     if high is not None and low > high:
         raise SchemaError(f"minItems exceeds maxItems at {pointer or '/'}")
+    if array.unique and array.contains:
+        # Distinct values are built from the item values alone: an item the array must also hold
+        # (a negated items schema's) would be left out. Refused by name; lenient: left out.
+        _containing(build, array)
+        array = replace(array, contains=())
     if array.unique:
         tree = _unique_array(build, array)
         if tree is not None:

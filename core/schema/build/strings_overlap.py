@@ -37,7 +37,7 @@ def strings_apart(node: SchemaNode, judge: StringNode) -> bool:
         if judge.min_length or judge.max_length is not None:
             wider.append(length_machine(judge.min_length, judge.max_length))
         return any(is_empty(intersect(generated, machine, STATE_LIMIT)) for machine in wider)
-    except _Unknown:
+    except (_Unknown, AutomatonTooLarge):  # not known to be apart: as if not
         return False
 
 
@@ -56,7 +56,7 @@ def strings_within(node: SchemaNode, judge: StringNode) -> bool:
         if judge.max_length is not None:
             outside.append(length_machine(judge.max_length + 1, None))
         return all(is_empty(intersect(generated, machine, STATE_LIMIT)) for machine in outside)
-    except _Unknown:
+    except (_Unknown, AutomatonTooLarge):  # not known to be within: as if not
         return False
 
 
