@@ -89,7 +89,8 @@ ROWS = [
         "exactly, as the values failing one keyword of the negated schema: types, `const`/`enum` (excluded from strings,"
         " integers, booleans, null), lengths, bounds, item and property counts, `required` (where `not` holds only"
         " `required`: one of the names is never written), property values, `items` (an array holding an item that fails"
-        " them), `pattern` (strings of the Basic Multilingual Plane it does not match), `anyOf`, `oneOf`, `not`; a"
+        " them; refused beside `uniqueItems`), `pattern` (strings of the Basic Multilingual Plane it does not match),"
+        " `anyOf`, `oneOf`, `not`; a"
         " `format` only where every string generated has it; `multipleOf`, `uniqueItems`, `propertyNames`,"
         " dependencies, tuples, other formats and non-integral numbers refused; any `not` beside `enum`/`const`",
         {"type": "string", "not": {"pattern": "^a", "maxLength": 3}},
