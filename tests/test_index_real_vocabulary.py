@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ import pytest
 from gguf_extract.core.automaton.dfa import LazyDFA
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.errors import SchemaError
-from gguf_extract.core.index.compiled import compile_schema
+from gguf_extract.core.index.compiled import CompiledSchema, compile_schema
 from gguf_extract.core.model import GGUFModel, bundled_model_path
 from gguf_extract.core.vocab.token_table import Vocabulary
 
@@ -41,6 +42,15 @@ def _sample() -> list[dict[str, Any]]:
         return [json.loads(line) for number, line in enumerate(lines) if number % SAMPLE_EVERY == 0]
 
 
+def _compiled_sample(vocabulary: Vocabulary) -> Iterator[tuple[str, CompiledSchema]]:
+    """Each sampled schema that compiles, with its id."""
+    for entry in _sample():
+        try:
+            yield entry["id"], compile_schema(entry["schema"], vocabulary)
+        except SchemaError:
+            continue
+
+
 def _visited(dfa: LazyDFA, seed: str, soft_limit: int = 400) -> list[int]:
     """The states two documents sampled from `dfa` (seeded by `seed`) pass through, each once,
     in the order first met."""
@@ -58,19 +68,15 @@ def _visited(dfa: LazyDFA, seed: str, soft_limit: int = 400) -> list[int]:
 @pytest.mark.skipif(not CORPUS.exists(), reason="the shared JSONSchemaBench corpus is not present")
 def test_index_equals_a_plain_walk_of_the_whole_vocabulary(vocabulary: Vocabulary) -> None:
     checked = 0
-    for entry in _sample():
-        try:
-            compiled = compile_schema(entry["schema"], vocabulary)
-        except SchemaError:
-            continue
+    for schema_id, compiled in _compiled_sample(vocabulary):
         dfa, index = compiled.automaton, compiled.token_index
-        for state in sorted(_visited(dfa, entry["id"]))[:STATES_PER_SCHEMA]:
+        for state in sorted(_visited(dfa, schema_id))[:STATES_PER_SCHEMA]:
             found = index.transitions(state)
             plain = index._walk_tokens(state, index.table.walkable)
             allowed = dict(zip(found.token_ids.tolist(), found.end_states.tolist(), strict=True))
-            assert len(allowed) == found.size, f"{entry['id']}: a token listed twice at state {state}"
+            assert len(allowed) == found.size, f"{schema_id}: a token listed twice at state {state}"
             assert allowed == dict(zip(plain.token_ids.tolist(), plain.end_states.tolist(), strict=True)), (
-                f"{entry['id']}: state {state}"
+                f"{schema_id}: state {state}"
             )
             checked += 1
     assert checked > 1000
@@ -84,15 +90,11 @@ def test_bitmasks_equal_a_plain_walk_of_the_whole_vocabulary(vocabulary: Vocabul
     string bodies' closings kept per string) against every token walked byte by byte, at the
     states texts of either automaton pass through (members in any order, undeclared ones)."""
     checked = 0
-    for entry in _sample():
-        try:
-            compiled = compile_schema(entry["schema"], vocabulary)
-        except SchemaError:
-            continue
+    for schema_id, compiled in _compiled_sample(vocabulary):
         dfa, index = compiled.accepting if every_valid_text else (compiled.automaton, compiled.token_index)
-        for state in _visited(dfa, entry["id"], soft_limit=200)[:STATES_PER_SCHEMA]:
+        for state in _visited(dfa, schema_id, soft_limit=200)[:STATES_PER_SCHEMA]:
             bits = np.unpackbits(index.packed_mask(state).view(np.uint8), bitorder="little")
             plain = index._walk_tokens(state, index.table.walkable)
-            assert set(np.flatnonzero(bits).tolist()) == set(plain.token_ids.tolist()), f"{entry['id']}: state {state}"
+            assert set(np.flatnonzero(bits).tolist()) == set(plain.token_ids.tolist()), f"{schema_id}: state {state}"
             checked += 1
     assert checked > 1000
