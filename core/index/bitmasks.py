@@ -9,9 +9,9 @@ declared ones; see LazyDFA.text_cover), the text tokens they take are one precom
 the vocabulary, as llguidance's slicer adds a slice wholly inside a lexeme as a block; where
 all are literals, the vocabulary is walked as a trie; else the token index's walk serves.
 
-Each mask is kept for good where it is small: a shared row (or none) and the few words it adds,
-a copy and a scatter to write out; the few large ones (a pattern's class over most of the
-vocabulary) are kept for the latest states only.
+A small mask is kept as a shared row (or none) and the few words it adds, a copy and a scatter
+to write out, for the latest many thousand states (within a budget of words); the few large
+ones (a pattern's class over most of the vocabulary) for the latest few hundred.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +36,11 @@ _LARGE_MASKS_KEPT = 256
 # Lists of a state's tokens are kept for this many of the latest states (inside a string of
 # free text the same state comes back token after token).
 _IDS_KEPT = 4
+# Masks that add a quarter of their words or fewer to their row are kept for this many states,
+# and while the words they add come to no more than this (a schema is untrusted: a pattern's
+# states are many, and a mask over Gemma 3's 262k tokens may add 2,048 words).
+_SMALL_MASKS_KEPT = 65_536
+_SMALL_MASK_WORDS_KEPT = 4_000_000
 # Up to this many tokens are set bit by bit in Python (numpy's fixed cost is higher).
 _FEW_IDS = 64
 
@@ -109,70 +115,95 @@ def packed(id_arrays: Iterable[IdArray], vocabulary_size: int) -> PackedMask:
     return np.packbits(bits, bitorder="little").view("<i4").astype(np.int32)
 
 
-class StateMasks:
-    """Each state's mask, made on first asking and kept (see the module). `walked` gives the
-    token index's list of a state's tokens, in parts, for states no cheaper walk serves."""
+# A state's tokens listed in parts by the token index's walk, for states no cheaper walk serves.
+Walked = Callable[[int], Iterable[IdArray]]
 
-    def __init__(self, dfa: LazyDFA, table: TokenTable, walked: Callable[[int], Iterable[IdArray]]) -> None:
-        self.dfa, self.table, self._walked = dfa, table, walked
+
+class StateMasks:
+    """Each state's mask, made on first asking and kept (see the module). The token index's
+    walk (`walked`) is handed in with each call, not held: holding it would hold the index,
+    which holds these masks, and a cycle would keep a dropped schema's automata alive until
+    the cyclic collector found them."""
+
+    def __init__(self, dfa: LazyDFA, table: TokenTable) -> None:
+        self.dfa, self.table = dfa, table
         self._words = mask_words(table.vocab.size)
-        self._kept: dict[int, StateMask] = {}
+        self._small: OrderedDict[int, StateMask] = OrderedDict()
+        self._small_words = 0  # the words the small masks kept add to their rows, together
         self._large: OrderedDict[int, StateMask] = OrderedDict()
-        self._closings: dict[int, tuple[IdArray, IdArray]] = {}
+        self._closings: OrderedDict[int, tuple[IdArray, IdArray]] = OrderedDict()
         self._literal_walks: LiteralWalks = {}
         self._ids: OrderedDict[int, IdArray] = OrderedDict()
 
-    def fill(self, state: int, bitmask: PackedMask) -> None:
+    def fill(self, state: int, bitmask: PackedMask, walked: Walked) -> None:
         """Write the tokens `state` allows into `bitmask` (every bit, set or cleared)."""
-        self.mask(state).fill(bitmask)
+        self.mask(state, walked).fill(bitmask)
 
-    def packed(self, state: int) -> PackedMask:
+    def packed(self, state: int, walked: Walked) -> PackedMask:
         """The tokens `state` allows as a new bitmask."""
         mask = np.empty(self._words, dtype=np.int32)
-        self.mask(state).fill(mask)
+        self.mask(state, walked).fill(mask)
         return mask
 
-    def ids(self, state: int) -> IdArray:
+    def ids(self, state: int, walked: Walked) -> IdArray:
         """The tokens `state` allows, ascending. Read-only; kept for the latest few states."""
-        found = self._ids.get(state)
-        if found is None:
-            found = self._ids[state] = self.mask(state).ids(self._words)
-            found.flags.writeable = False
-            if len(self._ids) > _IDS_KEPT:
-                self._ids.popitem(last=False)
-        else:
-            self._ids.move_to_end(state)
-        return found
 
-    def mask(self, state: int) -> StateMask:
+        def listed() -> IdArray:
+            found = self.mask(state, walked).ids(self._words)
+            found.flags.writeable = False
+            return found
+
+        return latest_kept(self._ids, state, _IDS_KEPT, listed)
+
+    def mask(self, state: int, walked: Walked) -> StateMask:
         """The tokens `state` allows (end-of-generation tokens left out)."""
-        found = self._kept.get(state)
+        found = self._small.get(state)
         if found is not None:
+            self._small.move_to_end(state)
             return found
         found = self._large.get(state)
         if found is not None:
             self._large.move_to_end(state)
             return found
-        found = self._made(state)
-        if not found.large:
-            self._kept[state] = found
-        else:
-            self._large[state] = found
-            if len(self._large) > _LARGE_MASKS_KEPT:
-                self._large.popitem(last=False)
+        found = self._made(state, walked)
+        if found.large:
+            return latest_kept(self._large, state, _LARGE_MASKS_KEPT, lambda: found)
+        self._small[state] = found
+        self._small_words += len(found.words)
+        while len(self._small) > _SMALL_MASKS_KEPT or self._small_words > _SMALL_MASK_WORDS_KEPT:
+            _, dropped = self._small.popitem(last=False)
+            self._small_words -= len(dropped.words)
         return found
 
-    def _made(self, state: int) -> StateMask:
+    def _made(self, state: int, walked: Walked) -> StateMask:
         reach, telling, others = self.dfa.text_cover(state)
         if reach is not None:
             base = self.table.text_mask(reach)
+            string_tokens = quoted(self.dfa, self.table, telling, self._closings)
             if others == DEAD:
-                return StateMask.of_ids(quoted(self.dfa, self.table, telling, self._closings), base)
-            mask = self.packed(others)
-            mask[:] |= base
-            mask |= packed([quoted(self.dfa, self.table, telling, self._closings)], self.table.vocab.size)
+                return StateMask.of_ids(string_tokens, base)
+            mask = self.packed(others, walked)
+            mask |= base
+            added = StateMask.of_ids(string_tokens)
+            mask[added.words] |= added.bits
             return StateMask.of_packed(mask, base)
         found = literal(self.dfa, self.table, state, self._literal_walks)
         if found is not None:
             return StateMask.of_ids(found)
-        return StateMask.of_packed(packed(self._walked(state), self.table.vocab.size))
+        return StateMask.of_packed(packed(walked(state), self.table.vocab.size))
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def latest_kept(cache: OrderedDict[_K, _V], key: _K, limit: int, build: Callable[[], _V]) -> _V:
+    """`cache[key]`, built where missing; the `limit` latest used are kept."""
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = build()
+        if len(cache) > limit:
+            cache.popitem(last=False)
+    else:
+        cache.move_to_end(key)
+    return found

@@ -12,6 +12,8 @@ none of which lists where a token leads.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 import numpy.typing as npt
 
@@ -69,6 +71,8 @@ def alive_from(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, positi
 # What the vocabulary takes along a literal from a prefix (see `_along_literal`), by prefix and
 # literal: the keys an object may take next come again for every set of members written.
 LiteralWalks = dict[tuple[bytes, bytes], tuple[list[int], tuple[int, int]]]
+# Strings whose closings are kept (the latest ones reached: a schema may hold very many strings).
+_CLOSINGS_KEPT = 4_096
 # Walks kept at most (a bound on memory for a schema of very many names); then forgotten.
 _LITERAL_WALKS_KEPT = 65_536
 
@@ -148,7 +152,7 @@ def _along_literal(
     return found
 
 
-def quoted(dfa: LazyDFA, table: TokenTable, state: int, closings: dict[int, tuple[IdArray, IdArray]]) -> IdArray:
+def quoted(dfa: LazyDFA, table: TokenTable, state: int, closings: OrderedDict[int, tuple[IdArray, IdArray]]) -> IdArray:
     """Of the tokens of text then a quote or backslash, those `state` allows, where `state`
     stands for NFA states inside a string body that take any text (see LazyDFA.text_cover):
     the text tokens they take are a precomputed row (TokenTable.text_mask), and text then a
@@ -171,6 +175,10 @@ def quoted(dfa: LazyDFA, table: TokenTable, state: int, closings: dict[int, tupl
     found = closings.get(end)
     if found is None:
         found = closings[end] = _closing(dfa, table, end)
+        if len(closings) > _CLOSINGS_KEPT:
+            closings.popitem(last=False)
+    else:
+        closings.move_to_end(end)
     ids, characters = found
     count, spare = run
     fits = characters >= count

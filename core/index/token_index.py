@@ -21,11 +21,9 @@ walks that list no end state, and uses these lists only where none of those serv
 
 from __future__ import annotations
 
-import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -33,7 +31,7 @@ import numpy.typing as npt
 from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.utf8 import utf8_sequences
 from ..vocab.token_table import TEXT_ASCII, IdArray, TextSlice, TokenTable
-from .bitmasks import StateMasks
+from .bitmasks import StateMasks, latest_kept
 from .mask_walks import gather
 
 # States allowing at most this many first bytes are walked by their first two bytes.
@@ -166,12 +164,13 @@ class TokenIndex:
         self._multibyte_checked: dict[tuple[int, int, int], bool] = {}
         self._all_text = _TextClass((table.ascii_text, table.wide_text, table.astral_text), ())
         self._text_classes: dict[bytes, _TextClass] = {}
-        # The masks read this index's walk through a weak reference: a strong one would make a
-        # cycle, and a dropped schema's automata would wait for the cyclic collector (whose
-        # passes over them, tens of thousands of objects a schema, land in a later schema's calls).
-        index = weakref.proxy(self)
-        self._masks = StateMasks(dfa, table, lambda state: (part.ids for part in index.transitions(state).parts))
+        self._masks = StateMasks(dfa, table)
         self._whole: OrderedDict[int, TokenArrays] = OrderedDict()
+
+    def _walked_ids(self, state: int) -> Iterable[IdArray]:
+        """The tokens `state` allows, in parts, as the walk lists them (for masks no cheaper walk
+        makes)."""
+        return (part.ids for part in self.transitions(state).parts)
 
     def computed(self) -> dict[int, Transitions]:
         """The token sets computed so far and kept, by state."""
@@ -198,7 +197,7 @@ class TokenIndex:
     def arrays(self, state: int) -> TokenArrays:
         """`transitions(state)` as whole arrays, with what each token needs to close the
         document. Kept for the latest few states."""
-        return _kept(self._whole, state, _WHOLE_ARRAYS_KEPT, lambda: self._arrays(state))
+        return latest_kept(self._whole, state, _WHOLE_ARRAYS_KEPT, lambda: self._arrays(state))
 
     def _arrays(self, state: int) -> TokenArrays:
         transitions = self.transitions(state)
@@ -211,16 +210,16 @@ class TokenIndex:
         """Write the tokens `state` allows into `bitmask` (int32, `mask_words` words; bit
         t % 32 of word t // 32 for token t; end-of-generation tokens left out). A copy and a
         few words where the state's mask was made before (see core.index.bitmasks)."""
-        self._masks.fill(state, bitmask)
+        self._masks.fill(state, bitmask, self._walked_ids)
 
     def packed_mask(self, state: int) -> npt.NDArray[np.int32]:
         """The tokens `state` allows as a new bitmask (see fill_mask)."""
-        return self._masks.packed(state)
+        return self._masks.packed(state, self._walked_ids)
 
     def allowed_ids(self, state: int) -> IdArray:
         """The tokens `state` allows, ascending, read from its mask (no state each leads to is
         worked out: see `arrays` for that). Read-only; kept for the latest few states."""
-        return self._masks.ids(state)
+        return self._masks.ids(state, self._walked_ids)
 
     def _candidates(self, first_bytes: npt.NDArray[np.intp]) -> IdArray:
         """Tokens starting with one of `first_bytes`."""
@@ -418,19 +417,3 @@ def _by_length(ends: IdArray, groups: list[tuple[IdArray, IdArray]], walked: Tra
     """Groups of tokens allowed by length (each ending at `ends[length]`) and the walked rest."""
     parts = [Part(ids, ends, lengths) for ids, lengths in groups if len(ids)]
     return Transitions((*parts, *walked.parts))
-
-
-_K = TypeVar("_K")
-_V = TypeVar("_V")
-
-
-def _kept(cache: OrderedDict[_K, _V], key: _K, limit: int, build: Callable[[], _V]) -> _V:
-    """`cache[key]`, built where missing; the `limit` latest used are kept."""
-    found = cache.get(key)
-    if found is None:
-        found = cache[key] = build()
-        if len(cache) > limit:
-            cache.popitem(last=False)
-    else:
-        cache.move_to_end(key)
-    return found
