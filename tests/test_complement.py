@@ -249,3 +249,23 @@ def test_pattern_unmatched_leaves_out_what_either_engine_matches(pattern: str, u
     machine = pattern_unmatched(pattern)
     assert all(_matches(machine, text) for text in unmatched)
     assert not any(_matches(machine, text) for text in matched)
+
+
+def test_two_negated_items_no_one_item_meets_are_held_by_two() -> None:
+    """An array holding an item failing each of two items schemas, where no item fails both:
+    satisfiable (`[-1, 11]`), so compiled, one item for each."""
+    schema = {
+        "type": "array",
+        "items": {"type": "integer"},
+        "not": {"items": {"type": "integer", "minimum": 0}},
+        "allOf": [{"not": {"items": {"type": "integer", "maximum": 10}}}],
+    }
+    assert_exact(schema, [[-1, 11], [11, -1], [-1], [11], [], [5, -1, 20]])
+
+
+def test_no_integer_beside_a_fractional_multiple_is_refused_by_name() -> None:
+    """multipleOf 0.25 is written as its whole multiples: none is left that is no integer, though
+    the schema allows 0.25. Refused by the `not` that asks for it, never called unsatisfiable."""
+    with pytest.raises(UnsupportedSchema) as refusal:
+        compile_automaton({"type": "number", "multipleOf": 0.25, "not": {"type": "integer"}})
+    assert "at /not" in str(refusal.value) and "fractional multipleOf" in str(refusal.value)

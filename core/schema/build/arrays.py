@@ -37,7 +37,9 @@ def _array_node(build: Build, array: ArrayNode) -> Node:
     if array.unique and array.contains:
         # Distinct values are built from the item values alone: an item the array must also hold
         # (a negated items schema's) would be left out. Refused by name; lenient: left out.
-        _containing(build, array)
+        where = join_pointer(array.pointer, array.rest_keyword)
+        reason = "an array that must hold an item failing an items schema, beside uniqueItems, cannot be built"
+        build.refuse("items", where, reason)
         array = replace(array, contains=())
     if array.unique:
         tree = _unique_array(build, array)
@@ -91,7 +93,13 @@ def _containing(build: Build, array: ArrayNode) -> Node | None:
     if len(contained) == 1:
         return containing_array(item, contained[0], low, high)
     both = conjoin(conjoin(array.items, array.contains[0], array.pointer), array.contains[1], array.pointer)
-    return holding_two(item, contained[0], contained[1], build.value(both))
+    try:
+        one_for_both: Node | None = build.value(both)
+    except UnsupportedSchema:
+        raise
+    except SchemaError:  # no item meets both: each is held by an item of its own
+        one_for_both = None
+    return holding_two(item, contained[0], contained[1], one_for_both)
 
 
 def _unique_array(build: Build, array: ArrayNode) -> Node | None:

@@ -74,7 +74,16 @@ def number_tree(build: Build, node: SchemaNode) -> Node:
         build, number, lambda current: number_values(current, node.pointer, lambda value: bool(build.accepts(node, value)))
     )
     if number.fraction:
-        tree = _non_integral(tree, node.pointer)
+        whole_multiples = number.multiple_of is not None and not float(number.multiple_of).is_integer()
+        try:
+            tree = _non_integral(tree, node.pointer)
+        except SchemaError:
+            if not whole_multiples:
+                raise
+            # A fractional multipleOf is generated as its whole multiples (a subset): none is
+            # left that is no integer, though the schema allows some. Refused by name.
+            reason = "numbers that are no integer beside a fractional multipleOf (written as its whole multiples)"
+            build.refuse("not", node.pointer, reason)
     return seq(mark(ValueLabel(node.pointer, "number", node.grounded)), tree)  # where grounding holds it
 
 

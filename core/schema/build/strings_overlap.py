@@ -88,11 +88,27 @@ def _machine(kind: str, key: str, negated: bool = False) -> Machine:
     return found
 
 
-@functools.lru_cache(maxsize=512)
 def _machines(kind: str, key: str, negated: bool) -> Machine | None:
     """One automaton, by what it is of: a pattern as both engines read it, as either may, the
     strings it leaves out; a format's generated subset, its superset, what surely passes; or
-    (`negated`) every other string. None where too large or not read here."""
+    (`negated`) every other string. None where too large or not read here. Kept for the
+    process: those of formats (a few hundred at most), and the latest few of patterns (a
+    schema's own, each of up to STATE_LIMIT states: megabytes)."""
+    kept = _pattern_machines if kind in ("pattern", "either", "unmatched") else _format_machines
+    return kept(kind, key, negated)
+
+
+@functools.lru_cache(maxsize=16)
+def _pattern_machines(kind: str, key: str, negated: bool) -> Machine | None:
+    return _machine_built(kind, key, negated)
+
+
+@functools.lru_cache(maxsize=256)
+def _format_machines(kind: str, key: str, negated: bool) -> Machine | None:
+    return _machine_built(kind, key, negated)
+
+
+def _machine_built(kind: str, key: str, negated: bool) -> Machine | None:
     try:
         if negated:
             found = _machines(kind, key, False)

@@ -158,11 +158,11 @@ def containing_array(item: Node, contained: Node, low: int, high: int | None) ->
     return seq(lit("["), body, lit("]"))
 
 
-def holding_two(item: Node, first: Node, second: Node, both: Node) -> Node:
+def holding_two(item: Node, first: Node, second: Node, both: Node | None) -> Node:
     """`[` items separated by `", "` `]`, one of which at least is a `first` and one a `second`
-    (`both` is an item that is both): any number of items, one at least."""
+    (`both` is an item that is both; None: no item is): any number of items, one at least."""
     before = Repeat(seq(item, lit(", ")), 0, None)
     after = Repeat(seq(lit(", "), item), 0, None)
     apart = [seq(one, after, lit(", "), other) for one, other in ((first, second), (second, first))]
-    return seq(lit("["), before, alt(both, *apart), after, lit("]"))
+    return seq(lit("["), before, alt(*([both] if both is not None else []), *apart), after, lit("]"))
 
