@@ -116,7 +116,8 @@ def test_a_scalar_that_ends_the_text_ends_with_finish() -> None:
 def test_a_reader_marks_only_the_kinds_asked_for() -> None:
     data = b'[{"k": "v"}, 1]'
     brackets = OBJECT | ARRAY | END_OBJECT | END_ARRAY | COMMA
-    assert marks_of(data, [], brackets) == [mark for mark in marks_of(data, []) if mark[0] & brackets]
+    every = marks_of(data, [])  # first: read with a cache keyed without the kinds, both would be these
+    assert marks_of(data, [], brackets) == [mark for mark in every if mark[0] & brackets]
 
 
 def test_where_the_text_ends_is_told_and_copied() -> None:

@@ -273,7 +273,9 @@ class Grounding:
         """Per body of `bodies`: the document spans (character offsets, as evidence gives them)
         of the occurrences it may have been copied from, those the decoder followed while
         writing it; none for a body released from grounding, or empty. Builds a map of the
-        document's bytes on first call (a few passes over the document)."""
+        document's bytes on first call (a few passes over the document), where there is a body."""
+        if not self.bodies:
+            return []
         origins = self._byte_origins()
         found: list[tuple[tuple[int, int], ...]] = []
         for (start, end, _), ends in zip(self.bodies, self.followed, strict=True):

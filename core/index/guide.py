@@ -155,8 +155,8 @@ class Guide:
         Allocates: `fill_mask` is the fast way to ask at every step."""
         allowed = self.allowed(budget, starting_with)
         if allowed.may_end:
-            return np.union1d(allowed.ids, self._eog_ids()).astype(np.int32)
-        return np.sort(allowed.ids).astype(np.int32)
+            return np.union1d(allowed.ids, self._eog_ids()).astype(np.int32, copy=False)
+        return np.sort(allowed.ids).astype(np.int32, copy=False)
 
     def fill_mask(self, bitmask: npt.NDArray[np.int32]) -> None:
         """Write the allowed tokens into `bitmask` (int32, `mask_words(vocabulary_size)` words,

@@ -241,9 +241,7 @@ class TokenTable:
         last byte lie (`everything()` for a prefix of one byte). A trie's step down."""
         pieces = self._sorted_pieces
         low = bisect.bisect_left(pieces, prefix, *span)
-        last = prefix[-1]
-        upper = prefix[:-1] + bytes((last + 1,)) if last < 0xFF else _prefix_upper_bound(prefix)
-        high = bisect.bisect_left(pieces, upper, low, span[1])
+        high = bisect.bisect_left(pieces, _prefix_upper_bound(prefix), low, span[1])
         found: list[int] = []
         while low < high and pieces[low] == prefix:
             found.append(int(self._sorted_ids[low]))
