@@ -139,3 +139,18 @@ def test_compile_work_is_weighted_by_kind() -> None:
     with pytest.raises(CompileWorkExceeded) as refusal:
         fuel.burn("/b", "state", 100)
     assert refusal.value.pointer == "/b"
+
+
+def test_many_negated_patterns_are_compile_work() -> None:
+    """Each pattern a string must not match is a complement automaton of thousands of states, a
+    second or more to build: counted as compile work, so a schema of many is refused by the
+    work limit after a few instead of compiling for as long as it has them."""
+    patterns = [f"[^{skip}]*{letter}[^\u0100]{{13}}$" for skip, letter in zip("xyzwvuts", "abcdefgh", strict=True)]
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "string", "maxLength": 20}},
+        "required": ["a"],
+        "allOf": [{"not": {"properties": {"a": {"pattern": pattern}}}} for pattern in patterns],
+    }
+    with pytest.raises(CompileWorkExceeded):
+        compile_automaton(schema)

@@ -180,12 +180,15 @@ def _unmatched_body(build: Build, string: StringNode, index: int) -> Machine:
     lexical/pattern.py's pattern_unmatched: characters from the Basic Multilingual Plane)."""
     pattern = string.unmatched[index]
     try:
-        return pattern_unmatched(pattern.source)
+        machine = pattern_unmatched(pattern.source)
     except (UnsupportedPattern, AutomatonTooLarge) as error:
         reason = str(error) if isinstance(error, UnsupportedPattern) else f"the strings it does not match need {error}"
         kept = tuple(p for p in string.unmatched if p is not pattern)
         _refuse(build, string, "pattern", reason, pattern.pointer, unmatched=kept)
         raise AssertionError("unreachable") from None  # _refuse raises
+    # Each complement may take seconds: counted, so that a schema of many is refused in bounded time.
+    build.fuel.burn(pattern.pointer, "state", len(machine.edges))
+    return machine
 
 
 def _format_body(build: Build, string: StringNode) -> Node | None:
