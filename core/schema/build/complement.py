@@ -126,7 +126,7 @@ def _disjuncts(
         values = Values(origin, excluded, frozenset({"enum"}))
         yield ("excluded", origin, id(negated)), _made(SchemaNode(origin, values=values), origin)
     if negated.string is not None and "string" in kinds:
-        yield from _string_parts(build, rest, negated.string, origin)
+        yield from _string_parts(rest, negated.string, origin)
     if negated.number is not None and kinds & {"integer", "number"}:
         yield from _number_parts(negated.number, origin)
     if negated.array is not None and "array" in kinds:
@@ -188,9 +188,8 @@ def _type_parts(allowed: tuple[str, ...], negated: SchemaNode, origin: str) -> I
         yield ("type", kept), _made(SchemaNode(origin, types=kept), origin)
 
 
-def _string_parts(build: Build, rest: SchemaNode, string: StringNode, origin: str) -> Iterator[Part]:
-    judge = StringNode(origin, frozenset({"format"}), format=string.format)
-    if string.format is not None and not strings_within(build, rest, judge):
+def _string_parts(rest: SchemaNode, string: StringNode, origin: str) -> Iterator[Part]:
+    if string.format is not None and not strings_within(rest, StringNode(origin, frozenset({"format"}), format=string.format)):
         # Formats are generated from subsets: what they leave out is no string a checker rejects.
         raise Inexpressible(f"format {string.format!r} cannot be negated")
     for keyword, low, high in _turned_counts(string.min_length, string.max_length, "Length"):

@@ -51,7 +51,7 @@ def within(build: Build, conjunction: Conjunction, mine: Sub, theirs: Sub) -> bo
         kinds == {"string"}
         and judge.string is not None
         and judge.keywords() <= string_keywords | {"type"}
-        and strings_within(build, node, judge.string)
+        and strings_within(node, judge.string)
     )
 
 
@@ -75,7 +75,7 @@ def nodes_apart(build: Build, conjunction: Conjunction, node: Resolved, judge: R
     shared = generated_kinds(node, build.document) & value_kinds(judge)
     if not shared:
         return True
-    if shared == {"string"} and judge.string is not None and strings_apart(build, node, judge.string):
+    if shared == {"string"} and judge.string is not None and strings_apart(node, judge.string):
         return True
     if depth >= APART_DEPTH:
         return False

@@ -18,7 +18,6 @@ from ..lexical.format_bounds import SUPERSETS, SURELY, SURELY_MOST
 from ..lexical.formats import FORMATS
 from ..lexical.pattern import UnsupportedPattern, pattern_either, pattern_tree, pattern_unmatched
 from ..nodes.schema_node import SchemaNode, StringNode
-from .protocol import Build
 
 STATE_LIMIT = 20_000  # states an automaton built for a decision may have; beyond, "unknown"
 
@@ -27,27 +26,25 @@ class _Unknown(Exception):
     """An automaton this decision needs is too large, or a keyword is not read here."""
 
 
-def strings_apart(build: Build, node: SchemaNode, judge: StringNode) -> bool:
-    """Whether no string generated for `node` meets the string keywords `judge` holds. The
-    automata built count as compile work (a schema is untrusted, and each may take a second)."""
+def strings_apart(node: SchemaNode, judge: StringNode) -> bool:
+    """Whether no string generated for `node` meets the string keywords `judge` holds."""
     try:
-        generated = _counted(build, node, _generated(node.string))
+        generated = _generated(node.string)
         wider = [_machine("either", pattern.source) for pattern in judge.patterns]
         if judge.format in SUPERSETS:
             wider.append(_machine("superset", judge.format))
         wider += [_machine("pattern", pattern.source, negated=True) for pattern in judge.unmatched]
         if judge.min_length or judge.max_length is not None:
             wider.append(length_machine(judge.min_length, judge.max_length))
-        return any(is_empty(_counted(build, node, intersect(generated, machine, STATE_LIMIT))) for machine in wider)
+        return any(is_empty(intersect(generated, machine, STATE_LIMIT)) for machine in wider)
     except (_Unknown, AutomatonTooLarge):  # not known to be apart: as if not
         return False
 
 
-def strings_within(build: Build, node: SchemaNode, judge: StringNode) -> bool:
-    """Whether every string generated for `node` meets the string keywords `judge` holds (the
-    automata built count as compile work, as for strings_apart)."""
+def strings_within(node: SchemaNode, judge: StringNode) -> bool:
+    """Whether every string generated for `node` meets the string keywords `judge` holds."""
     try:
-        generated = _counted(build, node, _generated(node.string))
+        generated = _generated(node.string)
         outside = [_machine("pattern", pattern.source, negated=True) for pattern in judge.patterns]
         outside += [_machine("either", pattern.source) for pattern in judge.unmatched]
         if judge.format is not None:
@@ -58,15 +55,9 @@ def strings_within(build: Build, node: SchemaNode, judge: StringNode) -> bool:
             outside.append(length_machine(0, judge.min_length - 1))
         if judge.max_length is not None:
             outside.append(length_machine(judge.max_length + 1, None))
-        return all(is_empty(_counted(build, node, intersect(generated, machine, STATE_LIMIT))) for machine in outside)
+        return all(is_empty(intersect(generated, machine, STATE_LIMIT)) for machine in outside)
     except (_Unknown, AutomatonTooLarge):  # not known to be within: as if not
         return False
-
-
-def _counted(build: Build, node: SchemaNode, machine: Machine) -> Machine:
-    """`machine`, its states spent as compile work on `node`'s schema."""
-    build.fuel.burn(node.pointer, "state", len(machine.edges))
-    return machine
 
 
 def _generated(string: StringNode | None) -> Machine:
