@@ -48,7 +48,20 @@ class _Tail:
     ranges: tuple[tuple[int, int], ...]
 
 
-_Helper = _Escaped | _Tail
+@dataclass(frozen=True)
+class _Hex:
+    """What follows `\\u` in the escapes of a set of characters: byte positions, one sequence
+    per run of code points, with the fewest and the most bytes a sequence takes. A state naming
+    it with its continuation is expanded only when a walk reads a hex digit; the sequences
+    after each first position are a `_Hex` of their own (a trie built as far as walks go: of the
+    escapes a string's every character may take, walks read few past the `u`)."""
+
+    sequences: tuple[tuple[BytePosition, ...], ...]
+    shortest: int
+    longest: int
+
+
+_Helper = _Escaped | _Tail | _Hex
 
 
 @dataclass(frozen=True)
@@ -81,6 +94,7 @@ class NFA:
         self._text_runs: dict[int, tuple[int, int] | None] = {}
         self._escaped: dict[tuple[int, int], _Escaped | None] = {}  # by character range
         self._tails: dict[tuple[tuple[int, int], ...], _Tail] = {}
+        self._hexes: dict[tuple[tuple[BytePosition, ...], ...], _Hex] = {}
         self._shortest = ShortestMatch(accepting_all)
         self._shortest.measure(tree)
         self._tree = tree  # keeps every node alive, so ids in the memo stay unique
@@ -136,6 +150,8 @@ class NFA:
             own = node.longest - pending.position
         elif isinstance(node, _Tail):
             own = len(node.ranges)
+        elif isinstance(node, _Hex):
+            own = node.longest
         elif isinstance(node, Lit):
             own = len(node.data) - pending.position
         elif isinstance(node, Repeat) and pending.position == 1:
@@ -158,6 +174,7 @@ class NFA:
         nodes: dict[int, Node | _Helper] = {id(node): node for node in all_nodes(self._tree)}
         nodes.update((id(node), node) for node in self._escaped.values() if node is not None)
         nodes.update((id(node), node) for node in self._tails.values())
+        nodes.update((id(node), node) for node in self._hexes.values())
         state = self.__dict__.copy()
         state["_memo"] = [(nodes[key[0]], *key[1:], found) for key, found in self._memo.items()]
         return state
@@ -302,6 +319,8 @@ class NFA:
             return node.shortest - position + after
         if isinstance(node, _Tail):
             return len(node.ranges) + after
+        if isinstance(node, _Hex):
+            return node.shortest + after
         if isinstance(node, Lit):  # a position inside the literal: the bytes from there on
             return len(node.data) - position + after
         if isinstance(node, Repeat) and position == 1:
@@ -325,13 +344,6 @@ class NFA:
         self.distance.append(distance)
         return len(self.distance) - 1
 
-    def _built_state(self, edges: list[Edge]) -> int:
-        """A helper state created expanded, with only byte edges to states that exist."""
-        reachable = [self.distance[target] for _, _, target in edges if self.distance[target] >= 0]
-        state = self._new_state(1 + min(reachable) if reachable else -1)
-        self._edges[state] = edges
-        return state
-
     # -- expansion -------------------------------------------------------------------------
 
     def _expand(self, state: int) -> None:
@@ -348,6 +360,8 @@ class NFA:
         if isinstance(node, _Tail):
             first, last = node.ranges[0]
             edges.append((first, last, self._tail_state(node.ranges[1:], nxt)))
+        elif isinstance(node, _Hex):
+            self._hex_edges(node, nxt, edges)
         elif isinstance(node, _Escaped):
             if pending.position == 0:
                 edges.append((0x5C, 0x5C, self._state(node, nxt, position=1)))
@@ -440,9 +454,7 @@ class NFA:
             following = self._state(node, nxt, position=target)
             plain = without_escaped(low, high)
             if plain:
-                entry: list[Edge] = []
-                self._chars(tuple(plain), following, entry)
-                epsilons.append(self._built_state(entry))
+                self._chars(tuple(plain), following, edges)
             escaped = self._escaped_of(low, high)
             if escaped is not None:
                 epsilons.append(self._state(escaped, following))
@@ -469,23 +481,30 @@ class NFA:
                 after.append((short[1], short[1], nxt))
         sequences = escape_hex_sequences(low, high)
         if sequences:
-            after.append((0x75, 0x75, self._positions_trie(sequences, nxt)))
+            after.append((0x75, 0x75, self._hex_state(tuple(sequences), nxt)))
         return after
 
-    def _positions_trie(self, sequences: list[tuple[BytePosition, ...]], nxt: int) -> int:
-        """A state matching any of `sequences` (byte positions) then going on to `nxt`;
-        sequences share their tails (one state per distinct position and target)."""
-        tails: dict[tuple[BytePosition, int], int] = {}
-        entry: list[Edge] = []
-        for sequence in sequences:
-            target = nxt
-            for position in reversed(sequence[1:]):
-                state = tails.get((position, target))
-                if state is None:
-                    state = tails[(position, target)] = self._built_state([(low, high, target) for low, high in position])
-                target = state
-            entry += [(low, high, target) for low, high in sequence[0]]
-        return self._built_state(entry)
+    def _hex_state(self, sequences: tuple[tuple[BytePosition, ...], ...], nxt: int) -> int:
+        """The state matching any of `sequences` (byte positions) then going on to `nxt`,
+        named now and built when a walk reads it (see _Hex). No sequence is empty."""
+        hexes = self._hexes.get(sequences)
+        if hexes is None:
+            lengths = [len(sequence) for sequence in sequences]
+            hexes = self._hexes[sequences] = _Hex(sequences, min(lengths), max(lengths))
+        return self._state(hexes, nxt)
+
+    def _hex_edges(self, node: _Hex, nxt: int, edges: list[Edge]) -> None:
+        """The first byte of each of `node`'s sequences, the sequences sharing a first position
+        going on together."""
+        rests: dict[BytePosition, list[tuple[BytePosition, ...]]] = {}
+        for sequence in node.sequences:
+            rests.setdefault(sequence[0], []).append(sequence[1:])
+        for position, following in rests.items():
+            going = tuple(rest for rest in following if rest)
+            targets = [self._hex_state(going, nxt)] if going else []
+            if len(going) < len(following):  # a sequence ends here
+                targets.append(nxt)
+            edges.extend((low, high, target) for target in targets for low, high in position)
 
 
 def build_nfa(tree: Node, accepting_all: bool = False) -> NFA:
