@@ -14,67 +14,15 @@ trees (objects with optional properties) stay linear.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from .escapes import SHORT_ESCAPES, BytePosition, escape_hex_sequences, escape_lengths, must_escape, without_escaped
+from .escapes import SHORT_ESCAPES, BytePosition, escape_hex_sequences, escape_lengths, must_escape
 from .free_text import free_positions
 from .measure import GENERATED, ShortestMatch, all_nodes, most_to_finish
+from .pending import Escaped, Helper, Hex, Pending, Tail, first_bytes, unescaped_first_bytes
 from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Mark, Node, Repeat, Seq, Text, TextLabel, ValueLabel
-from .utf8 import utf8_sequences
 
 Edge = tuple[int, int, int]  # low byte, high byte, target state
-
-
-@dataclass(frozen=True)
-class _Escaped:
-    """The JSON escapes of the characters in [low, high] (see NFA._after_backslash), with the
-    fewest and the most bytes one takes, backslash included. Position 0 is before the
-    backslash, 1 after it: what follows the backslash is built only when a walk reads one
-    (of the escapes every position of a string may take, a walk reads few)."""
-
-    low: int
-    high: int
-    shortest: int
-    longest: int
-
-
-@dataclass(frozen=True)
-class _Tail:
-    """The bytes after the first of a character's UTF-8 encoding, one range each. A state
-    naming them with its continuation is expanded only when a walk reads the first byte, and
-    tails the same from some byte on share their states from there."""
-
-    ranges: tuple[tuple[int, int], ...]
-
-
-@dataclass(frozen=True)
-class _Hex:
-    """What follows `\\u` in the escapes of a set of characters: byte positions, one sequence
-    per run of code points, with the fewest and the most bytes a sequence takes. A state naming
-    it with its continuation is expanded only when a walk reads a hex digit; the sequences
-    after each first position are a `_Hex` of their own (a trie built as far as walks go: of the
-    escapes a string's every character may take, walks read few past the `u`)."""
-
-    sequences: tuple[tuple[BytePosition, ...], ...]
-    shortest: int
-    longest: int
-
-
-_Helper = _Escaped | _Tail | _Hex
-
-
-@dataclass(frozen=True)
-class _Pending:
-    """What a named state stands for until it is expanded. For a repeat, position 0 is its
-    entry and position 1 a point between copies, with `count` copies still required and
-    `spare` still optional (-1: unbounded); for a machine, position is the machine's state."""
-
-    node: Node | _Helper
-    next_state: int
-    count: int = 0
-    spare: int = 0
-    position: int = 0
 
 
 class NFA:
@@ -88,13 +36,13 @@ class NFA:
         self.accepting_all = accepting_all
         self._edges: list[list[Edge] | None] = []
         self._epsilons: list[list[int]] = []
-        self._pending: list[_Pending | None] = []
+        self._pending: list[Pending | None] = []
         self.distance: list[int] = []
         self._memo: dict[tuple[int, int, int, int, int], int] = {}
         self._text_runs: dict[int, tuple[int, int] | None] = {}
-        self._escaped: dict[tuple[int, int], _Escaped | None] = {}  # by character range
-        self._tails: dict[tuple[tuple[int, int], ...], _Tail] = {}
-        self._hexes: dict[tuple[tuple[BytePosition, ...], ...], _Hex] = {}
+        self._escaped: dict[tuple[int, int], Escaped | None] = {}  # by character range
+        self._tails: dict[tuple[tuple[int, int], ...], Tail] = {}
+        self._hexes: dict[tuple[tuple[BytePosition, ...], ...], Hex] = {}
         self._shortest = ShortestMatch(accepting_all)
         self._shortest.measure(tree)
         self._tree = tree  # keeps every node alive, so ids in the memo stay unique
@@ -146,11 +94,11 @@ class NFA:
         if pending is None or self.distance[pending.next_state] < 0:
             return max(self.distance[state], after)
         node = pending.node
-        if isinstance(node, _Escaped):
+        if isinstance(node, Escaped):
             own = node.longest - pending.position
-        elif isinstance(node, _Tail):
+        elif isinstance(node, Tail):
             own = len(node.ranges)
-        elif isinstance(node, _Hex):
+        elif isinstance(node, Hex):
             own = node.longest
         elif isinstance(node, Lit):
             own = len(node.data) - pending.position
@@ -171,7 +119,7 @@ class NFA:
     # -- pickling: dictionaries keyed by node ids are stored keyed by the nodes themselves ------
 
     def __getstate__(self) -> dict[str, Any]:
-        nodes: dict[int, Node | _Helper] = {id(node): node for node in all_nodes(self._tree)}
+        nodes: dict[int, Node | Helper] = {id(node): node for node in all_nodes(self._tree)}
         nodes.update((id(node), node) for node in self._escaped.values() if node is not None)
         nodes.update((id(node), node) for node in self._tails.values())
         nodes.update((id(node), node) for node in self._hexes.values())
@@ -295,13 +243,13 @@ class NFA:
         first use."""
         return self._state(node, next_state, position=node.start if isinstance(node, Machine) else 0)
 
-    def _state(self, node: Node | _Helper, next_state: int, count: int = 0, spare: int = 0, position: int = 0) -> int:
+    def _state(self, node: Node | Helper, next_state: int, count: int = 0, spare: int = 0, position: int = 0) -> int:
         key = (id(node), next_state, count, spare, position)
         found = self._memo.get(key)
         if found is not None:
             return found
         state = self._new_state(self._distance_of(node, next_state, count, position))
-        self._pending[state] = _Pending(node, next_state, count, spare, position)
+        self._pending[state] = Pending(node, next_state, count, spare, position)
         self._memo[key] = state
         return state
 
@@ -311,15 +259,15 @@ class NFA:
             return next_state
         return self._state(node, next_state, count, spare, position=1)
 
-    def _distance_of(self, node: Node | _Helper, next_state: int, count: int, position: int) -> int:
+    def _distance_of(self, node: Node | Helper, next_state: int, count: int, position: int) -> int:
         after = self.distance[next_state]
         if after < 0:
             return -1
-        if isinstance(node, _Escaped):
+        if isinstance(node, Escaped):
             return node.shortest - position + after
-        if isinstance(node, _Tail):
+        if isinstance(node, Tail):
             return len(node.ranges) + after
-        if isinstance(node, _Hex):
+        if isinstance(node, Hex):
             return node.shortest + after
         if isinstance(node, Lit):  # a position inside the literal: the bytes from there on
             return len(node.data) - position + after
@@ -355,14 +303,14 @@ class NFA:
         self._edges[state] = edges
         self._epsilons[state] = epsilons
 
-    def _expand_into(self, pending: _Pending, edges: list[Edge], epsilons: list[int]) -> None:
+    def _expand_into(self, pending: Pending, edges: list[Edge], epsilons: list[int]) -> None:
         node, nxt = pending.node, pending.next_state
-        if isinstance(node, _Tail):
+        if isinstance(node, Tail):
             first, last = node.ranges[0]
             edges.append((first, last, self._tail_state(node.ranges[1:], nxt)))
-        elif isinstance(node, _Hex):
+        elif isinstance(node, Hex):
             self._hex_edges(node, nxt, edges)
-        elif isinstance(node, _Escaped):
+        elif isinstance(node, Escaped):
             if pending.position == 0:
                 edges.append((0x5C, 0x5C, self._state(node, nxt, position=1)))
             else:
@@ -401,11 +349,9 @@ class NFA:
 
     def _chars(self, ranges: tuple[tuple[int, int], ...], nxt: int, edges: list[Edge]) -> None:
         """Edges for the first byte of each character's UTF-8 encoding; the bytes after it are
-        a state named by their ranges (see _Tail), expanded only when a walk goes there."""
-        for low, high in ranges:
-            for sequence in utf8_sequences(low, high):
-                first_low, first_high = sequence[0]
-                edges.append((first_low, first_high, self._tail_state(sequence[1:], nxt)))
+        a state named by their ranges (see Tail), expanded only when a walk goes there."""
+        for first_low, first_high, tail in first_bytes(ranges):
+            edges.append((first_low, first_high, self._tail_state(tail, nxt)))
 
     def _tail_state(self, ranges: tuple[tuple[int, int], ...], nxt: int) -> int:
         """The state reading one byte from each of `ranges` in turn, then going on to `nxt`."""
@@ -413,7 +359,7 @@ class NFA:
             return nxt
         tail = self._tails.get(ranges)
         if tail is None:
-            tail = self._tails[ranges] = _Tail(ranges)
+            tail = self._tails[ranges] = Tail(ranges)
         return self._state(tail, nxt)
 
     def _repeat_step(self, node: Repeat, nxt: int, count: int, spare: int, epsilons: list[int]) -> None:
@@ -452,22 +398,21 @@ class NFA:
         with ASCII output writes for characters from U+007F up."""
         for low, high, target in node.edges[position]:
             following = self._state(node, nxt, position=target)
-            plain = without_escaped(low, high)
-            if plain:
-                self._chars(tuple(plain), following, edges)
+            for first_low, first_high, tail in unescaped_first_bytes(low, high):
+                edges.append((first_low, first_high, self._tail_state(tail, following)))
             escaped = self._escaped_of(low, high)
             if escaped is not None:
                 epsilons.append(self._state(escaped, following))
         if position in node.accepts:
             epsilons.append(nxt)
 
-    def _escaped_of(self, low: int, high: int) -> _Escaped | None:
+    def _escaped_of(self, low: int, high: int) -> Escaped | None:
         """What names the escapes of the characters in [low, high] (None: none has one), with
         their lengths; one per range, so states naming it share the memo."""
         key = (low, high)
         if key not in self._escaped:
             lengths = escape_lengths(low, high)
-            self._escaped[key] = None if lengths is None else _Escaped(low, high, *lengths)
+            self._escaped[key] = None if lengths is None else Escaped(low, high, *lengths)
         return self._escaped[key]
 
     def _after_backslash(self, low: int, high: int, nxt: int) -> list[Edge]:
@@ -486,14 +431,14 @@ class NFA:
 
     def _hex_state(self, sequences: tuple[tuple[BytePosition, ...], ...], nxt: int) -> int:
         """The state matching any of `sequences` (byte positions) then going on to `nxt`,
-        named now and built when a walk reads it (see _Hex). No sequence is empty."""
+        named now and built when a walk reads it (see Hex). No sequence is empty."""
         hexes = self._hexes.get(sequences)
         if hexes is None:
             lengths = [len(sequence) for sequence in sequences]
-            hexes = self._hexes[sequences] = _Hex(sequences, min(lengths), max(lengths))
+            hexes = self._hexes[sequences] = Hex(sequences, min(lengths), max(lengths))
         return self._state(hexes, nxt)
 
-    def _hex_edges(self, node: _Hex, nxt: int, edges: list[Edge]) -> None:
+    def _hex_edges(self, node: Hex, nxt: int, edges: list[Edge]) -> None:
         """The first byte of each of `node`'s sequences, the sequences sharing a first position
         going on together."""
         rests: dict[BytePosition, list[tuple[BytePosition, ...]]] = {}

@@ -1,0 +1,78 @@
+"""What a state of the lazy NFA (core.automaton.nfa) stands for until it is expanded: a piece
+of the regex tree, or one of the helpers the byte layer adds for what JSON writes (escapes,
+the bytes after a character's first, the hex digits after `\\u`), each expanded only when a walk
+reads into it; and the first bytes of characters, kept by character class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .escapes import BytePosition, without_escaped
+from .regex import Node
+from .utf8 import utf8_sequences
+
+
+@dataclass(frozen=True)
+class Escaped:
+    """The JSON escapes of the characters in [low, high] (see NFA._after_backslash), with the
+    fewest and the most bytes one takes, backslash included. Position 0 is before the
+    backslash, 1 after it: what follows the backslash is built only when a walk reads one
+    (of the escapes every position of a string may take, a walk reads few)."""
+
+    low: int
+    high: int
+    shortest: int
+    longest: int
+
+
+@dataclass(frozen=True)
+class Tail:
+    """The bytes after the first of a character's UTF-8 encoding, one range each. A state
+    naming them with its continuation is expanded only when a walk reads the first byte, and
+    tails the same from some byte on share their states from there."""
+
+    ranges: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Hex:
+    """What follows `\\u` in the escapes of a set of characters: byte positions, one sequence
+    per run of code points, with the fewest and the most bytes a sequence takes. A state naming
+    it with its continuation is expanded only when a walk reads a hex digit; the sequences
+    after each first position are a `Hex` of their own (a trie built as far as walks go: of the
+    escapes a string's every character may take, walks read few past the `u`)."""
+
+    sequences: tuple[tuple[BytePosition, ...], ...]
+    shortest: int
+    longest: int
+
+
+Helper = Escaped | Tail | Hex
+
+
+@dataclass(frozen=True)
+class Pending:
+    """What a named state stands for until it is expanded. For a repeat, position 0 is its
+    entry and position 1 a point between copies, with `count` copies still required and
+    `spare` still optional (-1: unbounded); for a machine, position is the machine's state."""
+
+    node: Node | Helper
+    next_state: int
+    count: int = 0
+    spare: int = 0
+    position: int = 0
+
+
+@lru_cache(maxsize=4096)
+def first_bytes(ranges: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...]:
+    """The characters of `ranges` in UTF-8: each sequence's first byte range and the ranges of
+    the bytes after it. Kept: a character class comes back in state after state."""
+    return tuple((sequence[0][0], sequence[0][1], sequence[1:]) for low, high in ranges for sequence in utf8_sequences(low, high))
+
+
+@lru_cache(maxsize=4096)
+def unescaped_first_bytes(low: int, high: int) -> tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...]:
+    """`first_bytes` of the characters in [low, high] a JSON string holds without an escape."""
+    return first_bytes(tuple(without_escaped(low, high)))
