@@ -8,6 +8,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gguf_extract.core.automaton.dfa import DEAD
 from gguf_extract.core.automaton.nfa import NFA, build_nfa
 from gguf_extract.core.automaton.regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, Text
 from gguf_extract.core.automaton.sample import sample_accepted
@@ -137,3 +138,18 @@ def test_long_bounded_strings_build_only_visited_states() -> None:
     text = sample_accepted(automaton.dfa, random.Random(0), soft_limit=30)
     assert len(text) >= 2
     assert automaton.dfa.state_count < 200 and automaton.dfa.nfa_state_count < 2_000
+
+
+def test_hex_digits_after_a_backslash_are_named_only_as_far_as_a_walk_reads() -> None:
+    # The `\u` escapes of a class of nearly every character are tens of states of hex digits; a
+    # row after the backslash names the states of its next byte, not the whole trie of digits.
+    automaton = compile_automaton({"type": "string", "pattern": "^[^x]+$"}).dfa
+    inside = automaton.walk(automaton.start, b'"')
+    automaton.row(inside)
+    named = automaton.nfa_state_count
+    after_backslash = automaton.walk(inside, b"\\")
+    automaton.row(after_backslash)
+    assert automaton.nfa_state_count - named <= 5
+    for escaped in (b"\\u00e9", b"\\u4E2D", b"\\n"):
+        assert automaton.is_accepting(automaton.walk(inside, escaped + b'"'))
+    assert automaton.walk(inside, b"\\u0078") == DEAD  # x, escaped, is still x
