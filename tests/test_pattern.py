@@ -542,3 +542,20 @@ def test_refusals_name_the_construct(pattern: str, fragment: str) -> None:
         pattern_tree(pattern)
     assert fragment in str(caught.value)
     assert "at position" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "fewest"),
+    [("[a-z]{1,255}", "[a-z]"), ("x[0-9]+", "x[0-9]"), ("^ab*", "^a"), ("a{2,5}b?c{0,3}", "a{2}"), (".*a.*", "a"), ("a*", "")],
+)
+def test_repeats_at_an_unanchored_edge_are_searched_for_as_their_fewest_copies(pattern: str, fewest: str) -> None:
+    # A text holds a match of `[a-z]{1,255}` exactly where it holds one of `[a-z]`: the tree is
+    # the shorter search's (one class, not 255 positions), and the language is the same.
+    tree = pattern_tree(pattern)
+    assert to_python_regex(tree) == to_python_regex(pattern_tree(fewest))
+    assert not any(isinstance(node, Repeat) and node.high not in (None, node.low) for node in walk(tree))
+    rng = random.Random(7)
+    drawn = ("".join(rng.choice("abcx09-") for _ in range(rng.randint(0, 8))) for _ in range(300))
+    texts = ["", "a", "x1", "ab", "aab", "-", "A" * 300, "aacc", "xx9", *drawn]
+    for text in texts:
+        assert in_language(tree, text) == python_accepts(pattern, text), text

@@ -411,12 +411,33 @@ def _search_branch(parser: _Parser, branch: tuple[_Term, ...], start: bool, end:
     if len(terms) == 1 and isinstance(terms[0], _Group) and _has_anchor(terms):
         # `^(a|b$)`: a group forming the whole alternative is itself a top-level alternation.
         return _search(parser, terms[0].branches, start, end)
+    if not end:
+        _fewest_at(terms, -1)
+    if not start:
+        _fewest_at(terms, 0)
     core = parser.sequence(terms)
     if not start and not end and core is EMPTY:
         return ANY_STAR
     # Python's `$` also matches before a newline that ends the string (ECMA-262's only at the end).
     ending = [alt(EMPTY, lit("\n"))] if parser.wide else []
     return seq(*([] if start else [ANY_STAR]), core, *(ending if end else [ANY_STAR]))
+
+
+def _fewest_at(terms: list[_Term], edge: int) -> None:
+    """Repeats at an unanchored edge of a searched pattern cut to their fewest copies (none
+    where they may be absent): a text holds a match of `ab{1,255}` exactly where it holds one of
+    `ab`, the rest of a longer match lying outside the part searched for. The language is the
+    same; the automaton of `[a-z]{1,255}` searched for, or of the names it finds none in, is
+    one class, not 255 states."""
+    while terms and type(terms[edge]) is Repeat:
+        repeat = terms[edge]
+        assert isinstance(repeat, Repeat)
+        if repeat.low == 0:
+            terms.pop(edge)
+            continue
+        if repeat.high != repeat.low or repeat.low == 1:
+            terms[edge] = repeat.item if repeat.low == 1 else Repeat(repeat.item, repeat.low, repeat.low)
+        return
 
 
 def pattern_tree(pattern: str) -> Node:
