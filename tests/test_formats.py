@@ -25,6 +25,7 @@ from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
 from gguf_extract.core.automaton.nfa import build_nfa
 from gguf_extract.core.automaton.regex import Alt, Chars, Lit, Node, Repeat, Seq
 from gguf_extract.core.automaton.sample import sample_accepted
+from gguf_extract.core.index.compiled import compile_automaton
 from gguf_extract.core.schema.lexical.formats import ESCAPED_FORMATS, FORMATS
 
 SAMPLES_PER_FORMAT = 2_000
@@ -383,3 +384,24 @@ def test_regex_samples_compile_as_ecma_262() -> None:
     assert json.loads(found.stdout) == []
     for text in texts:
         re.compile(text)
+
+
+def test_a_formats_machine_is_built_once_for_the_schemas_that_search_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A format beside a pattern is their machines' intersection (a uri's machine takes tens of
+    # milliseconds to build): the second such schema starts from the machine the first built.
+    import gguf_extract.core.schema.build.strings as strings
+
+    built: list[object] = []
+    original = strings.machine_from_tree
+
+    def counted(node: Node) -> object:
+        built.append(node)
+        return original(node)
+
+    monkeypatch.setattr(strings, "machine_from_tree", counted)
+    first = compile_automaton({"type": "string", "format": "uri", "pattern": "^https?://"})
+    after_first = len(built)
+    second = compile_automaton({"type": "string", "format": "uri", "pattern": "^https://"})
+    assert FORMATS["uri"]() not in built[after_first:]
+    for automaton, text, valid in ((first, '"http://example.org/a"', True), (second, '"http://example.org/b"', False)):
+        assert automaton.dfa.is_accepting(automaton.dfa.walk(automaton.dfa.start, text.encode())) is valid

@@ -215,6 +215,14 @@ def _escaped_format(name: str) -> Machine:
     return machine_from_tree(FORMATS[name]())
 
 
+@functools.lru_cache(maxsize=64)
+def _machine_of(body: Node) -> Machine:
+    """`machine_from_tree(body)`, kept for the latest trees by identity: a format's tree is one
+    object for the whole process, and its machine (a uri's: tens of milliseconds to build) is
+    what every schema bounding or searching that format's strings starts from."""
+    return machine_from_tree(body)
+
+
 def _string_machine(build: Build, string: StringNode, bodies: list[Node], low: int, high: int | None) -> Machine:
     """The characters every body and the length bounds allow at once (a product automaton)."""
     try:
@@ -231,7 +239,7 @@ def _string_machine(build: Build, string: StringNode, bodies: list[Node], low: i
 
 def _intersection(bodies: list[Node], low: int, high: int | None) -> Machine:
     """Raises AutomatonTooLarge past the machine's state limit."""
-    machines = [body if isinstance(body, Machine) else machine_from_tree(body) for body in bodies]
+    machines = [body if isinstance(body, Machine) else _machine_of(body) for body in bodies]
     machine = machines[0]
     for other in machines[1:]:
         machine = intersect(machine, other)
