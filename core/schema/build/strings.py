@@ -138,12 +138,15 @@ def _string_node(build: Build, string: StringNode, excluded: list[str], label: T
         if len(bodies) == 1 and format_body is not None:
             return seq(opening, format_body, QUOTE)  # formats are ASCII without quotes or backslashes
         low, high = 0, None
+    others = [body for body in bodies if body is not format_body]
+    if format_body is not None and not isinstance(format_body, Machine):
+        bodies[bodies.index(format_body)] = _format_machine(format_body)
     try:
         return seq(opening, _string_machine(build, string, bodies, low, high), QUOTE)
     except UnsupportedSchema:
         raise
     except SchemaError:
-        _refuse_format_subset(build, string, [b for b in bodies if b is not format_body], low, high)
+        _refuse_format_subset(build, string, others, low, high)
         raise
 
 
@@ -216,10 +219,10 @@ def _escaped_format(name: str) -> Machine:
 
 
 @functools.lru_cache(maxsize=64)
-def _machine_of(body: Node) -> Machine:
-    """`machine_from_tree(body)`, kept for the latest trees by identity: a format's tree is one
-    object for the whole process, and its machine (a uri's: tens of milliseconds to build) is
-    what every schema bounding or searching that format's strings starts from."""
+def _format_machine(body: Node) -> Machine:
+    """A format's tree (one object for the whole process, FORMATS) as a machine, kept: a uri's
+    takes tens of milliseconds to build, and every schema bounding or searching that format's
+    strings starts from it. Only formats' trees come here: they are few, a pattern's are not."""
     return machine_from_tree(body)
 
 
@@ -239,7 +242,7 @@ def _string_machine(build: Build, string: StringNode, bodies: list[Node], low: i
 
 def _intersection(bodies: list[Node], low: int, high: int | None) -> Machine:
     """Raises AutomatonTooLarge past the machine's state limit."""
-    machines = [body if isinstance(body, Machine) else _machine_of(body) for body in bodies]
+    machines = [body if isinstance(body, Machine) else machine_from_tree(body) for body in bodies]
     machine = machines[0]
     for other in machines[1:]:
         machine = intersect(machine, other)
