@@ -441,13 +441,9 @@ class NFA:
     def _hex_edges(self, node: Hex, nxt: int, edges: list[Edge]) -> None:
         """The first byte of each of `node`'s sequences, the sequences sharing a first position
         going on together."""
-        rests: dict[BytePosition, list[tuple[BytePosition, ...]]] = {}
-        for sequence in node.sequences:
-            rests.setdefault(sequence[0], []).append(sequence[1:])
-        for position, following in rests.items():
-            going = tuple(rest for rest in following if rest)
+        for position, going, ends in node.branches:
             targets = [self._hex_state(going, nxt)] if going else []
-            if len(going) < len(following):  # a sequence ends here
+            if ends:
                 targets.append(nxt)
             edges.extend((low, high, target) for target in targets for low, high in position)
 

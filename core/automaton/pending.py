@@ -7,7 +7,7 @@ reads into it; and the first bytes of characters, kept by character class.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from .escapes import BytePosition, without_escaped
 from .regex import Node
@@ -47,6 +47,19 @@ class Hex:
     sequences: tuple[tuple[BytePosition, ...], ...]
     shortest: int
     longest: int
+
+    @cached_property
+    def branches(self) -> tuple[tuple[BytePosition, tuple[tuple[BytePosition, ...], ...], bool], ...]:
+        """Each first position, the sequences after it (those not ending there), and whether
+        one ends there: the same for every continuation, so worked out once."""
+        rests: dict[BytePosition, list[tuple[BytePosition, ...]]] = {}
+        for sequence in self.sequences:
+            rests.setdefault(sequence[0], []).append(sequence[1:])
+        found = []
+        for position, following in rests.items():
+            going = tuple(rest for rest in following if rest)
+            found.append((position, going, len(going) < len(following)))
+        return tuple(found)
 
 
 Helper = Escaped | Tail | Hex

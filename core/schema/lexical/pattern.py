@@ -429,9 +429,7 @@ def _fewest_at(terms: list[_Term], edge: int) -> None:
     `ab`, the rest of a longer match lying outside the part searched for. The language is the
     same; the automaton of `[a-z]{1,255}` searched for, or of the names it finds none in, is
     one class, not 255 states."""
-    while terms and type(terms[edge]) is Repeat:
-        repeat = terms[edge]
-        assert isinstance(repeat, Repeat)
+    while terms and isinstance(repeat := terms[edge], Repeat):
         if repeat.low == 0:
             terms.pop(edge)
             continue
