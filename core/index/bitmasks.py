@@ -19,14 +19,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ..automaton.dfa import DEAD, LazyDFA
 from ..vocab.token_table import IdArray, TokenTable
-from .mask_walks import LiteralWalks, literal, quoted
+from .mask_walks import LiteralWalks, latest_kept, literal, quoted
 
 PackedMask = npt.NDArray[np.int32]
 # Masks adding more than a quarter of their words to their row are kept for the latest states
@@ -167,7 +166,10 @@ class StateMasks:
             return found
         found = self._made(state, walked)
         if found.large:
-            return latest_kept(self._large, state, _LARGE_MASKS_KEPT, lambda: found)
+            self._large[state] = found
+            if len(self._large) > _LARGE_MASKS_KEPT:
+                self._large.popitem(last=False)
+            return found
         self._small[state] = found
         self._small_words += len(found.words)
         while len(self._small) > _SMALL_MASKS_KEPT or self._small_words > _SMALL_MASK_WORDS_KEPT:
@@ -191,19 +193,3 @@ class StateMasks:
         if found is not None:
             return StateMask.of_ids(found)
         return StateMask.of_packed(packed(walked(state), self.table.vocab.size))
-
-
-_K = TypeVar("_K")
-_V = TypeVar("_V")
-
-
-def latest_kept(cache: OrderedDict[_K, _V], key: _K, limit: int, build: Callable[[], _V]) -> _V:
-    """`cache[key]`, built where missing; the `limit` latest used are kept."""
-    found = cache.get(key)
-    if found is None:
-        found = cache[key] = build()
-        if len(cache) > limit:
-            cache.popitem(last=False)
-    else:
-        cache.move_to_end(key)
-    return found

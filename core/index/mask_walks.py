@@ -13,6 +13,8 @@ none of which lists where a token leads.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -135,7 +137,8 @@ def _along_literal(
 ) -> tuple[list[int], tuple[int, int]]:
     """The tokens that are `start` then part of `data` (`span`: where those starting with
     `start`, longer, lie), and where those starting with `start` and all of `data`, longer, lie
-    (empty where none does). Kept in `walks`."""
+    (empty where none does). Kept in `walks` by `start` and `data` alone: every caller passes
+    as `span` the whole run of the tokens starting with `start`, longer, which `start` decides."""
     key = (start, data)
     found = walks.get(key)
     if found is None:
@@ -172,14 +175,7 @@ def quoted(dfa: LazyDFA, table: TokenTable, state: int, closings: OrderedDict[in
     if run is None:
         return walked
     end = dfa.text_end(state)
-    found = closings.get(end)
-    if found is None:
-        found = closings[end] = _closing(dfa, table, end)
-        if len(closings) > _CLOSINGS_KEPT:
-            closings.popitem(last=False)
-    else:
-        closings.move_to_end(end)
-    ids, characters = found
+    ids, characters = latest_kept(closings, end, _CLOSINGS_KEPT, lambda: _closing(dfa, table, end))
     count, spare = run
     fits = characters >= count
     if spare >= 0:
@@ -193,3 +189,19 @@ def _closing(dfa: LazyDFA, table: TokenTable, end: int) -> tuple[IdArray, IdArra
     closing = table.closing
     taken = np.isin(closing.ids, alive_from(dfa, table, end, closing.ids, closing.quote_at))
     return closing.ids[taken], closing.characters[taken]
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def latest_kept(cache: OrderedDict[_K, _V], key: _K, limit: int, build: Callable[[], _V]) -> _V:
+    """`cache[key]`, built where missing; the `limit` latest used are kept."""
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = build()
+        if len(cache) > limit:
+            cache.popitem(last=False)
+    else:
+        cache.move_to_end(key)
+    return found

@@ -31,8 +31,8 @@ import numpy.typing as npt
 from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.utf8 import utf8_sequences
 from ..vocab.token_table import TEXT_ASCII, IdArray, TextSlice, TokenTable
-from .bitmasks import StateMasks, latest_kept
-from .mask_walks import gather
+from .bitmasks import StateMasks
+from .mask_walks import gather, latest_kept
 
 # States allowing at most this many first bytes are walked by their first two bytes.
 _FEW_FIRST_BYTES = 8
