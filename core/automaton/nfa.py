@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .escapes import SHORT_ESCAPES, BytePosition, escape_hex_sequences, escape_lengths, must_escape
+from .escapes import BytePosition, escape_lengths
 from .free_text import free_positions
 from .measure import GENERATED, ShortestMatch, all_nodes, most_to_finish
 from .pending import Escaped, Helper, Hex, Pending, Tail, first_bytes, unescaped_first_bytes
@@ -314,7 +314,7 @@ class NFA:
             if pending.position == 0:
                 edges.append((0x5C, 0x5C, self._state(node, nxt, position=1)))
             else:
-                edges.extend(self._after_backslash(node.low, node.high, nxt))
+                edges.extend(self._after_backslash(node, nxt))
         elif isinstance(node, Lit):
             self._literal(node, pending.position, nxt, edges, epsilons)
         elif isinstance(node, Chars):
@@ -415,18 +415,13 @@ class NFA:
             self._escaped[key] = None if lengths is None else Escaped(low, high, *lengths)
         return self._escaped[key]
 
-    def _after_backslash(self, low: int, high: int, nxt: int) -> list[Edge]:
-        """The escapes of the characters in [low, high] after the backslash, as a trie: a short
-        letter where one exists, and `u` with four hex digits (either case; a surrogate pair
-        beyond U+FFFF) for the characters JSON must escape and those from U+007F up."""
-        after: list[Edge] = []
-        for character in must_escape(low, high):
-            short = SHORT_ESCAPES.get(character)
-            if short:
-                after.append((short[1], short[1], nxt))
-        sequences = escape_hex_sequences(low, high)
-        if sequences:
-            after.append((0x75, 0x75, self._hex_state(tuple(sequences), nxt)))
+    def _after_backslash(self, escaped: Escaped, nxt: int) -> list[Edge]:
+        """The escapes of the characters `escaped` stands for after the backslash, as a trie: a
+        short letter where one exists, and `u` with four hex digits (either case; a surrogate
+        pair beyond U+FFFF) for the characters JSON must escape and those from U+007F up."""
+        after: list[Edge] = [(letter, letter, nxt) for letter in escaped.letters]
+        if escaped.hex_sequences:
+            after.append((0x75, 0x75, self._hex_state(escaped.hex_sequences, nxt)))
         return after
 
     def _hex_state(self, sequences: tuple[tuple[BytePosition, ...], ...], nxt: int) -> int:

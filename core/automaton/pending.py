@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from .escapes import BytePosition, without_escaped
+from .escapes import SHORT_ESCAPES, BytePosition, escape_hex_sequences, must_escape, without_escaped
 from .regex import Node
 from .utf8 import utf8_sequences
 
@@ -25,6 +25,16 @@ class Escaped:
     high: int
     shortest: int
     longest: int
+
+    @cached_property
+    def letters(self) -> tuple[int, ...]:
+        """The letters of the short escapes (`n` of `\\n`) of the characters in [low, high]."""
+        return tuple(SHORT_ESCAPES[character][1] for character in must_escape(self.low, self.high) if character in SHORT_ESCAPES)
+
+    @cached_property
+    def hex_sequences(self) -> tuple[tuple[BytePosition, ...], ...]:
+        """The byte positions after `\\u` of their `\\u` escapes (see escapes.escape_hex_sequences)."""
+        return tuple(escape_hex_sequences(self.low, self.high))
 
 
 @dataclass(frozen=True)
@@ -78,14 +88,29 @@ class Pending:
     position: int = 0
 
 
-@lru_cache(maxsize=4096)
-def first_bytes(ranges: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...]:
+FirstBytes = tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...]
+# Classes of up to this many ranges have their first bytes kept (a schema's pattern may hold
+# classes of thousands of ranges, whose layouts would be megabytes each).
+_KEPT_RANGES = 32
+
+
+def first_bytes(ranges: tuple[tuple[int, int], ...]) -> FirstBytes:
     """The characters of `ranges` in UTF-8: each sequence's first byte range and the ranges of
-    the bytes after it. Kept: a character class comes back in state after state."""
+    the bytes after it. Kept for small classes: a character class comes back in state after
+    state."""
+    return _kept_first_bytes(ranges) if len(ranges) <= _KEPT_RANGES else _first_bytes(ranges)
+
+
+@lru_cache(maxsize=4096)
+def _kept_first_bytes(ranges: tuple[tuple[int, int], ...]) -> FirstBytes:
+    return _first_bytes(ranges)
+
+
+def _first_bytes(ranges: tuple[tuple[int, int], ...]) -> FirstBytes:
     return tuple((sequence[0][0], sequence[0][1], sequence[1:]) for low, high in ranges for sequence in utf8_sequences(low, high))
 
 
 @lru_cache(maxsize=4096)
-def unescaped_first_bytes(low: int, high: int) -> tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...]:
+def unescaped_first_bytes(low: int, high: int) -> FirstBytes:
     """`first_bytes` of the characters in [low, high] a JSON string holds without an escape."""
     return first_bytes(tuple(without_escaped(low, high)))
