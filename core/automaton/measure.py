@@ -11,8 +11,7 @@ import heapq
 from collections.abc import Iterable
 from typing import Any
 
-from ..jsontext import MUST_ESCAPE
-from .escapes import SHORT_ESCAPES, without_escaped
+from .escapes import escape_lengths, without_escaped
 from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq, children
 from .utf8 import utf8_sequences
 
@@ -201,13 +200,9 @@ def _fewest_bytes(ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -
 def _edge_bytes(low: int, high: int) -> int | None:
     """Fewest bytes one character in [low, high] takes inside a JSON string. Cached: a
     character automaton repeats the same few ranges on edge after edge."""
-    costs: list[int] = []
+    escaped = escape_lengths(low, high)
     plain = _fewest_bytes(without_escaped(low, high))
-    if plain is not None:
-        costs.append(plain)
-    escaped = [c for c in MUST_ESCAPE if low <= c <= high]
-    if escaped:
-        costs.append(2 if any(c in SHORT_ESCAPES for c in escaped) else 6)
+    costs = [cost for cost in (plain, None if escaped is None else escaped[0]) if cost is not None]
     return min(costs) if costs else None
 
 

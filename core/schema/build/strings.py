@@ -212,10 +212,9 @@ def _format_body(build: Build, string: StringNode) -> Node | None:
     return body
 
 
-@functools.cache
 def _escaped_format(name: str) -> Machine:
     """A format whose text holds characters JSON escapes, as a machine (written with escapes)."""
-    return machine_from_tree(FORMATS[name]())
+    return _format_machine(FORMATS[name]())
 
 
 @functools.lru_cache(maxsize=64)
