@@ -105,7 +105,7 @@ def reachable(nfa: NFA, state: int) -> set[int]:
     seen, stack = {state}, [state]
     while stack:
         current = stack.pop()
-        for target in [t for _, _, t in nfa.edges_of(current)] + nfa.epsilons_of(current):
+        for target in [*(t for _, _, t in nfa.edges_of(current)), *nfa.epsilons_of(current)]:
             if target not in seen:
                 seen.add(target)
                 stack.append(target)

@@ -34,8 +34,10 @@ class NFA:
         """`accepting_all`: take the `accepted` side of each Either in `tree` (every text the schema
         allows, for checking what a sampler wrote); without it, only what the generator writes."""
         self.accepting_all = accepting_all
-        self._edges: list[list[Edge] | None] = []
-        self._epsilons: list[list[int]] = []
+        # Tuples, not lists: a tuple of numbers only is left out of the cyclic collector's
+        # scans, and a large schema names hundreds of thousands of states.
+        self._edges: list[tuple[Edge, ...] | None] = []
+        self._epsilons: list[tuple[int, ...]] = []
         self._pending: list[Pending | None] = []
         self.distance: list[int] = []
         self._memo: dict[tuple[int, int, int, int, int], int] = {}
@@ -48,7 +50,7 @@ class NFA:
         self._tree = tree  # keeps every node alive, so ids in the memo stay unique
         self._most: dict[int, int] = {}  # most_to_finish, by state, as asked
         self.accept = self._new_state(0)
-        self._edges[self.accept] = []
+        self._edges[self.accept] = ()
         self.start = self.named(tree, self.accept)
 
     @property
@@ -85,8 +87,8 @@ class NFA:
         pending = self._pending[state]
         if pending is not None:
             return [pending.next_state]
-        edges = self._edges[state] or []
-        return [target for _, _, target in edges] + self._epsilons[state]
+        edges = self._edges[state] or ()
+        return [target for _, _, target in edges] + list(self._epsilons[state])
 
     def _own_most(self, state: int, following: list[int]) -> int:
         after = max((self._most[target] for target in following), default=0)
@@ -132,7 +134,7 @@ class NFA:
         self.__dict__.update(state)  # the nodes come back with their measurements
         self._memo = {(id(node), *rest[:-1]): rest[-1] for node, *rest in memo}
 
-    def edges_of(self, state: int) -> list[Edge]:
+    def edges_of(self, state: int) -> tuple[Edge, ...]:
         edges = self._edges[state]
         if edges is None:
             self._expand(state)
@@ -140,7 +142,7 @@ class NFA:
             assert edges is not None
         return edges
 
-    def epsilons_of(self, state: int) -> list[int]:
+    def epsilons_of(self, state: int) -> tuple[int, ...]:
         if self._edges[state] is None:
             self._expand(state)
         return self._epsilons[state]
@@ -287,7 +289,7 @@ class NFA:
 
     def _new_state(self, distance: int) -> int:
         self._edges.append(None)
-        self._epsilons.append([])
+        self._epsilons.append(())
         self._pending.append(None)
         self.distance.append(distance)
         return len(self.distance) - 1
@@ -300,8 +302,8 @@ class NFA:
         epsilons: list[int] = []
         if pending is not None:
             self._expand_into(pending, edges, epsilons)
-        self._edges[state] = edges
-        self._epsilons[state] = epsilons
+        self._edges[state] = tuple(edges)
+        self._epsilons[state] = tuple(epsilons)
 
     def _expand_into(self, pending: Pending, edges: list[Edge], epsilons: list[int]) -> None:
         node, nxt = pending.node, pending.next_state

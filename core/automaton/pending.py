@@ -75,11 +75,13 @@ class Hex:
 Helper = Escaped | Tail | Hex
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Pending:
     """What a named state stands for until it is expanded. For a repeat, position 0 is its
     entry and position 1 a point between copies, with `count` copies still required and
-    `spare` still optional (-1: unbounded); for a machine, position is the machine's state."""
+    `spare` still optional (-1: unbounded); for a machine, position is the machine's state.
+    (Slots: one is made for every state named, and an instance with a dictionary would be two
+    objects for the cyclic collector to scan.)"""
 
     node: Node | Helper
     next_state: int
