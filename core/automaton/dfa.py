@@ -9,6 +9,7 @@ a row not yet built reads as UNKNOWN and is filled on demand. State 0 is the dea
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -26,9 +27,13 @@ class LazyDFA:
 
     def __init__(self, nfa: NFA) -> None:
         self._nfa = nfa
-        self._closures: dict[int, frozenset[int]] = {}
-        self._sets: list[frozenset[int]] = [frozenset()]
-        self._ids: dict[frozenset[int], int] = {frozenset(): DEAD}
+        # Tuples, not frozensets: one is kept for every NFA state read, and a tuple of numbers
+        # drops out of the cyclic collector's scans.
+        self._closures: dict[int, tuple[int, ...]] = {}
+        # Each state's NFA states in ascending order: a tuple of numbers drops out of the cyclic
+        # collector's scans, where a frozenset is scanned at every full collection.
+        self._sets: list[tuple[int, ...]] = [()]
+        self._ids: dict[tuple[int, ...], int] = {(): DEAD}
         self.distance_array: npt.NDArray[np.int32] = np.full(0, -1, dtype=np.int32)
         self._forced: dict[int, bytes] = {}
         self._singles: dict[int, int] = {}
@@ -78,7 +83,7 @@ class LazyDFA:
         """The regular expression tree the automaton stands for."""
         return self._nfa.tree
 
-    def nfa_states(self, state: int) -> frozenset[int]:
+    def nfa_states(self, state: int) -> tuple[int, ...]:
         """The NFA states `state` stands for, before epsilon closure."""
         return self._sets[state]
 
@@ -278,13 +283,13 @@ class LazyDFA:
             row[low:end] = successor
         self.table[state] = row
 
-    def _closure_of(self, states: frozenset[int] | set[int]) -> frozenset[int]:
+    def _closure_of(self, states: Iterable[int]) -> frozenset[int]:
         result: set[int] = set()
         for state in states:
-            result |= self._closure(state)
+            result.update(self._closure(state))
         return frozenset(result)
 
-    def _closure(self, state: int) -> frozenset[int]:
+    def _closure(self, state: int) -> tuple[int, ...]:
         found = self._closures.get(state)
         if found is None:
             seen = {state}
@@ -296,17 +301,17 @@ class LazyDFA:
                         stack.append(target)
             # Keep only states with byte edges that can still reach acceptance.
             distance = self._nfa.distance
-            found = frozenset(s for s in seen if distance[s] >= 0 and self._nfa.edges_of(s))
+            found = tuple(s for s in seen if distance[s] >= 0 and self._nfa.edges_of(s))
             self._closures[state] = found
         return found
 
-    def state_for(self, nfa_states: frozenset[int]) -> int:
+    def state_for(self, nfa_states: Iterable[int]) -> int:
         """The DFA state standing for `nfa_states` (targets of byte edges, not yet closed under
         epsilon edges: the closure waits until the state's row is needed). Every NFA state knows
         its distance to acceptance, so liveness, distance and acceptance are known without the
         closure."""
         distance = self._nfa.distance
-        live = frozenset(s for s in nfa_states if distance[s] >= 0)
+        live = tuple(sorted({s for s in nfa_states if distance[s] >= 0}))
         found = self._ids.get(live)
         if found is not None:
             return found

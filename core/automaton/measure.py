@@ -16,26 +16,6 @@ from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq
 from .utf8 import utf8_sequences
 
 
-def all_nodes(tree: Node) -> list[Node]:
-    """Every node of the DAG once."""
-    seen: dict[int, Node] = {}
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen[id(node)] = node
-        stack.extend(children(node, accepted=True))
-        if isinstance(node, AnyOrder):  # and the nodes it made, only where it made them
-            made = node.__dict__
-            stack.extend(node.members)
-            if made.get("undeclared") is not None:
-                stack.append(made["undeclared"])
-            if made.get("separator") is not None:
-                stack.append(made["separator"])
-    return list(seen.values())
-
-
 def most_to_finish(tree: Node) -> int:
     """A bound on the fewest bytes from any point inside `tree` to its end, in the generator's
     automaton (see NFA.most_to_finish): inside a part of a sequence, that part's bound and the

@@ -18,8 +18,8 @@ from typing import Any
 
 from .escapes import BytePosition, escape_lengths
 from .free_text import free_positions
-from .measure import GENERATED, ShortestMatch, all_nodes, most_to_finish
-from .pending import Escaped, Helper, Hex, Pending, Tail, first_bytes, unescaped_first_bytes
+from .measure import GENERATED, ShortestMatch, most_to_finish
+from .pending import COPIES, NEXT, NODE, POSITION, SPARE, Escaped, Helper, Hex, Pending, Tail, first_bytes, unescaped_first_bytes
 from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Mark, Node, Repeat, Seq, Text, TextLabel, ValueLabel
 
 Edge = tuple[int, int, int]  # low byte, high byte, target state
@@ -39,6 +39,8 @@ class NFA:
         self._edges: list[tuple[Edge, ...] | None] = []
         self._epsilons: list[tuple[int, ...]] = []
         self._pending: list[Pending | None] = []
+        self._nodes: list[Node | Helper] = []  # what states stand for, by a Pending's NODE
+        self._node_indices: dict[int, int] = {}  # by id: the tree keeps every node alive
         self.distance: list[int] = []
         self._memo: dict[tuple[int, int, int, int, int], int] = {}
         self._text_runs: dict[int, tuple[int, int] | None] = {}
@@ -47,7 +49,7 @@ class NFA:
         self._hexes: dict[tuple[tuple[BytePosition, ...], ...], Hex] = {}
         self._shortest = ShortestMatch(accepting_all)
         self._shortest.measure(tree)
-        self._tree = tree  # keeps every node alive, so ids in the memo stay unique
+        self._tree = tree
         self._most: dict[int, int] = {}  # most_to_finish, by state, as asked
         self.accept = self._new_state(0)
         self._edges[self.accept] = ()
@@ -86,53 +88,48 @@ class NFA:
         """The states whose bounds bound `state`'s: its continuation, or a helper state's targets."""
         pending = self._pending[state]
         if pending is not None:
-            return [pending.next_state]
+            return [pending[NEXT]]
         edges = self._edges[state] or ()
         return [target for _, _, target in edges] + list(self._epsilons[state])
 
     def _own_most(self, state: int, following: list[int]) -> int:
         after = max((self._most[target] for target in following), default=0)
         pending = self._pending[state]
-        if pending is None or self.distance[pending.next_state] < 0:
+        if pending is None or self.distance[pending[NEXT]] < 0:
             return max(self.distance[state], after)
-        node = pending.node
+        node = self._nodes[pending[NODE]]
         if isinstance(node, Escaped):
-            own = node.longest - pending.position
+            own = node.longest - pending[POSITION]
         elif isinstance(node, Tail):
             own = len(node.ranges)
         elif isinstance(node, Hex):
             own = node.longest
         elif isinstance(node, Lit):
-            own = len(node.data) - pending.position
-        elif isinstance(node, Repeat) and pending.position == 1:
+            own = len(node.data) - pending[POSITION]
+        elif isinstance(node, Repeat) and pending[POSITION] == 1:
             item = GENERATED.measure(node.item) or 0
             inside = most_to_finish(node.item)
-            count = pending.count
-            own = max(count * item, inside + (count - 1) * item) if count > 0 else inside if pending.spare != 0 else 0
+            count = pending[COPIES]
+            own = max(count * item, inside + (count - 1) * item) if count > 0 else inside if pending[SPARE] != 0 else 0
         else:
             own = most_to_finish(node)
-        return max(own + self.distance[pending.next_state], after, self.distance[state])
+        return max(own + self.distance[pending[NEXT]], after, self.distance[state])
 
     @property
     def size(self) -> int:
         """States created so far."""
         return len(self.distance)
 
-    # -- pickling: dictionaries keyed by node ids are stored keyed by the nodes themselves ------
+    # -- pickling: the dictionary keyed by node ids is made again from the table of nodes ------
 
     def __getstate__(self) -> dict[str, Any]:
-        nodes: dict[int, Node | Helper] = {id(node): node for node in all_nodes(self._tree)}
-        nodes.update((id(node), node) for node in self._escaped.values() if node is not None)
-        nodes.update((id(node), node) for node in self._tails.values())
-        nodes.update((id(node), node) for node in self._hexes.values())
         state = self.__dict__.copy()
-        state["_memo"] = [(nodes[key[0]], *key[1:], found) for key, found in self._memo.items()]
+        del state["_node_indices"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        memo = state.pop("_memo")
         self.__dict__.update(state)  # the nodes come back with their measurements
-        self._memo = {(id(node), *rest[:-1]): rest[-1] for node, *rest in memo}
+        self._node_indices = {id(node): index for index, node in enumerate(self._nodes)}
 
     def edges_of(self, state: int) -> tuple[Edge, ...]:
         edges = self._edges[state]
@@ -169,7 +166,10 @@ class NFA:
             count, spare = run
             return -1 if spare < 0 else count + spare
         pending = self._pending[state]
-        if pending is not None and isinstance(pending.node, Machine) and pending.position in free_positions(pending.node):
+        if pending is None:
+            return None
+        node = self._nodes[pending[NODE]]
+        if isinstance(node, Machine) and pending[POSITION] in free_positions(node):
             return -1
         return None
 
@@ -179,50 +179,57 @@ class NFA:
         if self.text_run(state) is None:
             return None
         pending = self._pending[state]
-        assert pending is not None and isinstance(pending.node, Text)
-        return pending.node.label
+        assert pending is not None
+        node = self._nodes[pending[NODE]]
+        assert isinstance(node, Text)
+        return node.label
 
     def value_label(self, state: int) -> ValueLabel | None:
         """The label of the date or number value that begins at `state` (see Mark), if any."""
         pending = self._pending[state]
-        return pending.node.label if pending is not None and isinstance(pending.node, Mark) else None
+        node = None if pending is None else self._nodes[pending[NODE]]
+        return node.label if isinstance(node, Mark) else None
 
     def starts_text(self, state: int) -> bool:
         """Whether text-run `state` is the start of its string's body (no character yet)."""
         pending = self._pending[state]
-        return self.text_run(state) is not None and pending is not None and pending.position == 0
+        return self.text_run(state) is not None and pending is not None and pending[POSITION] == 0
 
     def _find_text_run(self, state: int) -> tuple[int, int] | None:
         pending = self._pending[state]
-        if pending is None or not isinstance(pending.node, Text):
+        if pending is None:
+            return None
+        node = self._nodes[pending[NODE]]
+        if not isinstance(node, Text):
             return None
         # Text never closes the string, so no text continues past the body: where something
         # other than the closing quote followed, it could, and there is no run.
-        closing = self._pending[pending.next_state]
-        if closing is None or not isinstance(closing.node, Lit):
+        closing = self._pending[pending[NEXT]]
+        quote = None if closing is None else self._nodes[closing[NODE]]
+        if closing is None or not isinstance(quote, Lit):
             return None
-        if closing.node.data[closing.position : closing.position + 1] != b'"':
+        if quote.data[closing[POSITION] : closing[POSITION] + 1] != b'"':
             return None
-        if pending.position == 0:
-            node = pending.node
+        if pending[POSITION] == 0:
             return node.low, -1 if node.high is None else node.high - node.low
-        return pending.count, pending.spare
+        return pending[COPIES], pending[SPARE]
 
     def text_end(self, state: int) -> int:
         """The state after the body text-run `state` lies in: where its closing quote is read."""
         pending = self._pending[state]
         assert self.text_run(state) is not None and pending is not None
-        return pending.next_state
+        return pending[NEXT]
 
     def after_text(self, state: int, most: int) -> list[int]:
         """The states 0, 1, ..., `most` text characters after text-run `state` (`most` at most
         as many as it allows)."""
         run = self.text_run(state)
         pending = self._pending[state]
-        assert run is not None and pending is not None and isinstance(pending.node, Text)
+        assert run is not None and pending is not None
+        node, nxt = self._nodes[pending[NODE]], pending[NEXT]
+        assert isinstance(node, Text)
         count, spare = run
         assert spare < 0 or most <= count + spare, "more characters than the string allows"
-        node, nxt = pending.node, pending.next_state
         states = [state]
         for characters in range(1, most + 1):
             over = max(characters - count, 0)
@@ -234,9 +241,12 @@ class NFA:
         there on and the state after them, read without naming the states between; None for
         any other state. A walk down the vocabulary along a literal needs nothing more."""
         pending = self._pending[state]
-        if pending is None or not isinstance(pending.node, Lit) or not pending.node.data or self.distance[state] < 0:
+        if pending is None or self.distance[state] < 0:
             return None
-        return pending.node.data[pending.position :], pending.next_state
+        node = self._nodes[pending[NODE]]
+        if not isinstance(node, Lit) or not node.data:
+            return None
+        return node.data[pending[POSITION] :], pending[NEXT]
 
     # -- naming ----------------------------------------------------------------------------
 
@@ -246,12 +256,16 @@ class NFA:
         return self._state(node, next_state, position=node.start if isinstance(node, Machine) else 0)
 
     def _state(self, node: Node | Helper, next_state: int, count: int = 0, spare: int = 0, position: int = 0) -> int:
-        key = (id(node), next_state, count, spare, position)
+        index = self._node_indices.get(id(node))
+        if index is None:
+            index = self._node_indices[id(node)] = len(self._nodes)
+            self._nodes.append(node)
+        key = (index, next_state, count, spare, position)
         found = self._memo.get(key)
         if found is not None:
             return found
         state = self._new_state(self._distance_of(node, next_state, count, position))
-        self._pending[state] = Pending(node, next_state, count, spare, position)
+        self._pending[state] = key
         self._memo[key] = state
         return state
 
@@ -306,19 +320,19 @@ class NFA:
         self._epsilons[state] = tuple(epsilons)
 
     def _expand_into(self, pending: Pending, edges: list[Edge], epsilons: list[int]) -> None:
-        node, nxt = pending.node, pending.next_state
+        node, nxt = self._nodes[pending[NODE]], pending[NEXT]
         if isinstance(node, Tail):
             first, last = node.ranges[0]
             edges.append((first, last, self._tail_state(node.ranges[1:], nxt)))
         elif isinstance(node, Hex):
             self._hex_edges(node, nxt, edges)
         elif isinstance(node, Escaped):
-            if pending.position == 0:
+            if pending[POSITION] == 0:
                 edges.append((0x5C, 0x5C, self._state(node, nxt, position=1)))
             else:
                 edges.extend(self._after_backslash(node, nxt))
         elif isinstance(node, Lit):
-            self._literal(node, pending.position, nxt, edges, epsilons)
+            self._literal(node, pending[POSITION], nxt, edges, epsilons)
         elif isinstance(node, Chars):
             self._chars(node.ranges, nxt, edges)
         elif isinstance(node, Seq):
@@ -328,16 +342,16 @@ class NFA:
         elif isinstance(node, Alt):
             epsilons.extend(self.named(option, nxt) for option in node.options)
         elif isinstance(node, Machine):
-            self._machine_state(node, pending.position, nxt, edges, epsilons)
+            self._machine_state(node, pending[POSITION], nxt, edges, epsilons)
         elif isinstance(node, Either):
             epsilons.append(self.named(node.accepted if self.accepting_all else node.generated, nxt))
         elif isinstance(node, AnyOrder):
-            self._any_order(node, pending.position, nxt, epsilons)
-        elif pending.position == 0:
+            self._any_order(node, pending[POSITION], nxt, epsilons)
+        elif pending[POSITION] == 0:
             low, high = node.low, node.high
             epsilons.append(self._named_repeat(node, nxt, low, -1 if high is None else high - low))
         else:
-            self._repeat_step(node, nxt, pending.count, pending.spare, epsilons)
+            self._repeat_step(node, nxt, pending[COPIES], pending[SPARE], epsilons)
 
     def _literal(self, node: Lit, position: int, nxt: int, edges: list[Edge], epsilons: list[int]) -> None:
         """The literal's byte at `position`, then the state of the next one (named, built when

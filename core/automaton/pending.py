@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from .escapes import SHORT_ESCAPES, BytePosition, escape_hex_sequences, must_escape, without_escaped
-from .regex import Node
 from .utf8 import utf8_sequences
 
 
@@ -75,19 +74,15 @@ class Hex:
 Helper = Escaped | Tail | Hex
 
 
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """What a named state stands for until it is expanded. For a repeat, position 0 is its
-    entry and position 1 a point between copies, with `count` copies still required and
-    `spare` still optional (-1: unbounded); for a machine, position is the machine's state.
-    (Slots: one is made for every state named, and an instance with a dictionary would be two
-    objects for the cyclic collector to scan.)"""
-
-    node: Node | Helper
-    next_state: int
-    count: int = 0
-    spare: int = 0
-    position: int = 0
+# What a named state stands for until it is expanded: the piece of the tree or helper (the
+# index of the node in its NFA's table of them), the state after it, and for a repeat the
+# copies still required and those still optional (-1: unbounded) after position 1 (a point
+# between copies; 0 is its entry), for a machine its state as position. A tuple of numbers:
+# one is kept for every state named, hundreds of thousands for a large schema, and an exact
+# tuple of numbers drops out of the cyclic collector's scans (an instance, or a named tuple,
+# would be scanned at every full collection).
+Pending = tuple[int, int, int, int, int]
+NODE, NEXT, COPIES, SPARE, POSITION = range(5)
 
 
 FirstBytes = tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...]
