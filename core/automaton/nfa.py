@@ -40,7 +40,7 @@ class NFA:
         self._epsilons: list[tuple[int, ...]] = []
         self._pending: list[Pending | None] = []
         self._nodes: list[Node | Helper] = []  # what states stand for, by a Pending's NODE
-        self._node_indices: dict[int, int] = {}  # by id: the tree keeps every node alive
+        self._node_indices: dict[int, int] = {}  # by id (`_nodes` keeps each alive: no id is reused)
         self.distance: list[int] = []
         self._memo: dict[tuple[int, int, int, int, int], int] = {}
         self._text_runs: dict[int, tuple[int, int] | None] = {}
