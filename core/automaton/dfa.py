@@ -27,11 +27,10 @@ class LazyDFA:
 
     def __init__(self, nfa: NFA) -> None:
         self._nfa = nfa
-        # Tuples, not frozensets: one is kept for every NFA state read, and a tuple of numbers
-        # drops out of the cyclic collector's scans.
+        # Tuples, not frozensets (an NFA state's closure; a state's NFA states, ascending): one is
+        # kept for every state, and a tuple of numbers drops out of the cyclic collector's scans
+        # where a frozenset is scanned at every full collection.
         self._closures: dict[int, tuple[int, ...]] = {}
-        # Each state's NFA states in ascending order: a tuple of numbers drops out of the cyclic
-        # collector's scans, where a frozenset is scanned at every full collection.
         self._sets: list[tuple[int, ...]] = [()]
         self._ids: dict[tuple[int, ...], int] = {(): DEAD}
         self.distance_array: npt.NDArray[np.int32] = np.full(0, -1, dtype=np.int32)
@@ -305,13 +304,13 @@ class LazyDFA:
             self._closures[state] = found
         return found
 
-    def state_for(self, nfa_states: Iterable[int]) -> int:
+    def state_for(self, nfa_states: frozenset[int]) -> int:
         """The DFA state standing for `nfa_states` (targets of byte edges, not yet closed under
         epsilon edges: the closure waits until the state's row is needed). Every NFA state knows
         its distance to acceptance, so liveness, distance and acceptance are known without the
         closure."""
         distance = self._nfa.distance
-        live = tuple(sorted({s for s in nfa_states if distance[s] >= 0}))
+        live = tuple(sorted(s for s in nfa_states if distance[s] >= 0))
         found = self._ids.get(live)
         if found is not None:
             return found
