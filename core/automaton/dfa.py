@@ -9,6 +9,7 @@ a row not yet built reads as UNKNOWN and is filled on demand. State 0 is the dea
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,6 +21,10 @@ from .regex import Node, TextLabel
 
 DEAD = 0
 UNKNOWN = -1
+# Bytes a JSON string holds unescaped (no quote, backslash or control character).
+_PLAIN_TEXT = re.compile(rb'[^\x00-\x1f"\\]+')
+# Walks of text kept (by state and text) at most; then forgotten.
+_TEXT_WALKS_KEPT = 65_536
 
 
 class LazyDFA:
@@ -36,6 +41,7 @@ class LazyDFA:
         self.distance_array: npt.NDArray[np.int32] = np.full(0, -1, dtype=np.int32)
         self._forced: dict[int, bytes] = {}
         self._singles: dict[int, int] = {}
+        self._text_walks: dict[tuple[int, bytes], int] = {}  # see walk
         self._covers: dict[int, tuple[int | None, int, int]] = {}
         self._singles_after: dict[int, tuple[int, int] | None] = {}
         self.table: npt.NDArray[np.int32] = np.full((0, 256), UNKNOWN, dtype=np.int32)
@@ -124,11 +130,44 @@ class LazyDFA:
         return found
 
     def walk(self, state: int, data: bytes) -> int:
-        for byte in data:
-            state = self.step(state, byte)
-            if state == DEAD:
-                break
+        """The state after `data` from `state` (DEAD where it is not allowed): through the
+        cells built, then, for text inside a string, without naming the states between."""
+        for at, byte in enumerate(data):
+            following = int(self.table[state, byte])  # the table is replaced as it grows
+            if following == UNKNOWN:
+                rest = data[at:]
+                found = self._text_walks.get((state, rest))
+                if found is None and _PLAIN_TEXT.fullmatch(rest):
+                    found = self._after_plain_text(state, rest)
+                    if found is not None:
+                        if len(self._text_walks) >= _TEXT_WALKS_KEPT:
+                            self._text_walks.clear()
+                        self._text_walks[state, rest] = found
+                if found is not None:
+                    return found
+                following = self.step(state, byte)
+            if following == DEAD:
+                return DEAD
+            state = following
         return state
+
+    def _after_plain_text(self, state: int, data: bytes) -> int | None:
+        """`walk` for `data` of text characters only, where every NFA state of `state` tells
+        where that text leads (see NFA.after_plain_text): inside a string a token of text then
+        names no state and builds no row per byte. None where some NFA state does not tell."""
+        try:
+            text = data.decode()
+        except UnicodeDecodeError:
+            return None
+        following: set[int] = set()
+        for member in self._sets[state]:
+            after = self._nfa.after_plain_text(member, data, text)
+            if after is None:
+                return None
+            following.update(after)
+        distance = self._nfa.distance
+        live = frozenset(member for member in following if distance[member] >= 0)
+        return self.state_for(live) if live else DEAD
 
     # -- strings of free text: what the NFA knows of a state standing for one NFA state ------
 
@@ -300,7 +339,7 @@ class LazyDFA:
                         stack.append(target)
             # Keep only states with byte edges that can still reach acceptance.
             distance = self._nfa.distance
-            found = tuple(s for s in seen if distance[s] >= 0 and self._nfa.edges_of(s))
+            found = tuple(s for s in seen if distance[s] >= 0 and self._nfa.has_byte_edges(s))
             self._closures[state] = found
         return found
 

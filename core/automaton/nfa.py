@@ -140,9 +140,29 @@ class NFA:
         return edges
 
     def epsilons_of(self, state: int) -> tuple[int, ...]:
-        if self._edges[state] is None:
+        if self._edges[state] is None and not self._reads_a_byte(state):
             self._expand(state)
         return self._epsilons[state]
+
+    def has_byte_edges(self, state: int) -> bool:
+        """Whether `state` reads a byte, told without expanding it where its node tells."""
+        edges = self._edges[state]
+        if edges is not None:
+            return bool(edges)
+        return self._reads_a_byte(state) or bool(self.edges_of(state))
+
+    def _reads_a_byte(self, state: int) -> bool:
+        """Whether `state` is unexpanded and, by its node alone, has byte edges and no epsilon
+        edge: a closure then keeps it without expanding it. Of the many keys an object may
+        take next, or the characters a pattern allows, a walk reads few: those it does not
+        read are never expanded."""
+        pending = self._pending[state]
+        if pending is None:
+            return False
+        node = self._nodes[pending[NODE]]
+        if isinstance(node, Lit | Chars):  # (a class of surrogates alone reads none, but is dead)
+            return bool(node.data if isinstance(node, Lit) else node.ranges)
+        return isinstance(node, Tail | Hex | Escaped)
 
     # -- text runs -------------------------------------------------------------------------
 
@@ -236,6 +256,52 @@ class NFA:
             states.append(self._named_repeat(node, nxt, max(count - characters, 0), spare if spare < 0 else spare - over))
         return states
 
+    def after_plain_text(self, state: int, data: bytes, text: str) -> tuple[int, ...] | None:
+        """The states `state` leads to after `data`, the UTF-8 of `text`, every character of
+        which a JSON string holds unescaped, where its node tells them without naming the
+        states between: inside a literal (the bytes compared), inside a string body of free
+        text (the characters counted), at a position of a string automaton followed by the
+        closing quote (the characters walked over its code point edges). Empty where `data`
+        is not allowed; None where this does not tell (the literal ends before `data` does,
+        or another node). A token of text inside a string then costs no state per byte."""
+        pending = self._pending[state]
+        if pending is None:
+            return None
+        node, position, nxt = self._nodes[pending[NODE]], pending[POSITION], pending[NEXT]
+        if isinstance(node, Lit):
+            if not node.data:  # an empty literal (a value's label): what follows it tells
+                return self.after_plain_text(nxt, data, text)
+            rest = node.data[position:]
+            if len(rest) < len(data):
+                return None if data.startswith(rest) else ()
+            if not rest.startswith(data):
+                return ()
+            return (nxt,) if len(rest) == len(data) else (self._state(node, nxt, position=position + len(data)),)
+        if isinstance(node, Text):
+            run = self.text_run(state)
+            if run is None:
+                return None
+            count, spare = run
+            characters = len(text)
+            if 0 <= spare < characters - count:
+                return ()
+            over = max(characters - count, 0)
+            return (self._named_repeat(node, nxt, max(count - characters, 0), spare if spare < 0 else spare - over),)
+        if isinstance(node, Machine) and self._closes_string(nxt):
+            positions = {position}
+            for character in map(ord, text):
+                positions = {target for at in positions for low, high, target in node.edges[at] if low <= character <= high}
+                if not positions:
+                    return ()
+            return tuple(self._state(node, nxt, position=at) for at in positions)
+        return None
+
+    def _closes_string(self, state: int) -> bool:
+        """Whether `state` reads the closing quote of a string (and nothing else) first."""
+        pending = self._pending[state]
+        quote = None if pending is None else self._nodes[pending[NODE]]
+        return isinstance(quote, Lit) and pending is not None and quote.data[pending[POSITION] : pending[POSITION] + 1] == b'"'
+
     def literal_rest(self, state: int) -> tuple[bytes, int] | None:
         """For a live state inside a literal (a property name, `", "`): the literal's bytes from
         there on and the state after them, read without naming the states between; None for
@@ -326,11 +392,8 @@ class NFA:
             edges.append((first, last, self._tail_state(node.ranges[1:], nxt)))
         elif isinstance(node, Hex):
             self._hex_edges(node, nxt, edges)
-        elif isinstance(node, Escaped):
-            if pending[POSITION] == 0:
-                edges.append((0x5C, 0x5C, self._state(node, nxt, position=1)))
-            else:
-                edges.extend(self._after_backslash(node, nxt))
+        elif isinstance(node, Escaped):  # after the backslash (the machine state reads that)
+            edges.extend(self._after_backslash(node, nxt))
         elif isinstance(node, Lit):
             self._literal(node, pending[POSITION], nxt, edges, epsilons)
         elif isinstance(node, Chars):
@@ -417,8 +480,8 @@ class NFA:
             for first_low, first_high, tail in unescaped_first_bytes(low, high):
                 edges.append((first_low, first_high, self._tail_state(tail, following)))
             escaped = self._escaped_of(low, high)
-            if escaped is not None:
-                epsilons.append(self._state(escaped, following))
+            if escaped is not None:  # the backslash, then what follows it, named for when a walk reads one
+                edges.append((0x5C, 0x5C, self._state(escaped, following, position=1)))
         if position in node.accepts:
             epsilons.append(nxt)
 

@@ -16,9 +16,10 @@ from .utf8 import utf8_sequences
 @dataclass(frozen=True)
 class Escaped:
     """The JSON escapes of the characters in [low, high] (see NFA._after_backslash), with the
-    fewest and the most bytes one takes, backslash included. Position 0 is before the
-    backslash, 1 after it: what follows the backslash is built only when a walk reads one
-    (of the escapes every position of a string may take, a walk reads few)."""
+    fewest and the most bytes one takes, backslash included. A state naming it is at position
+    1, after the backslash (the string automaton's state reads that): what follows the
+    backslash is built only when a walk reads one (of the escapes every position of a string
+    may take, a walk reads few)."""
 
     low: int
     high: int
