@@ -303,23 +303,48 @@ class LazyDFA:
                 self._build_row(state)
 
     def _build_row(self, state: int) -> None:
-        """Successors for all 256 bytes at once: the byte axis is cut where any edge starts
-        or ends, and each piece (one set of NFA targets) becomes one slice of the row."""
+        """Successors for all 256 bytes at once. Edges over the same bytes go together; where
+        those byte ranges do not overlap (most rows: a literal's byte, a class's ranges), each
+        is one slice of the row; else the byte axis is cut where any edge starts or ends, and
+        each piece (one set of NFA targets) becomes one slice."""
         members = self._closure_of(self._sets[state])
-        edges = [edge for nfa_state in members for edge in self._nfa.edges_of(nfa_state)]
-        row = np.zeros(256, dtype=np.int32)
-        cuts = sorted({low for low, _, _ in edges} | {high + 1 for _, high, _ in edges})
+        by_range: dict[tuple[int, int], set[int]] = {}
+        for nfa_state in members:
+            for low, high, target in self._nfa.edges_of(nfa_state):
+                found = by_range.get((low, high))
+                if found is None:
+                    by_range[low, high] = {target}
+                else:
+                    found.add(target)
+        ranges = sorted(by_range)
+        if all(earlier[1] < later[0] for earlier, later in itertools.pairwise(ranges)):
+            pieces = [(low, high + 1, frozenset(by_range[low, high])) for low, high in ranges]
+        else:
+            pieces = self._cut(by_range)
         by_targets: dict[frozenset[int], int] = {}
-        for low, end in itertools.pairwise(cuts):
-            key = frozenset(target for first, last, target in edges if first <= low and end - 1 <= last)
-            if not key:
-                continue
+        slices = []
+        for low, end, key in pieces:
             successor = by_targets.get(key)
             if successor is None:
-                successor = self.state_for(key)
-                by_targets[key] = successor
+                successor = by_targets[key] = self.state_for(key)
+            slices.append((low, end, successor))
+        row = self.table[state]  # after state_for, which may have replaced the table
+        row[:] = DEAD
+        for low, end, successor in slices:
             row[low:end] = successor
-        self.table[state] = row
+
+    @staticmethod
+    def _cut(by_range: dict[tuple[int, int], set[int]]) -> list[tuple[int, int, frozenset[int]]]:
+        """The byte axis cut where any of the ranges starts or ends, with the targets of the
+        ranges covering each piece (pieces no range covers left out)."""
+        cuts = sorted({low for low, _ in by_range} | {high + 1 for _, high in by_range})
+        pieces = []
+        for low, end in itertools.pairwise(cuts):
+            covering = (targets for (first, last), targets in by_range.items() if first <= low and end - 1 <= last)
+            key = frozenset(target for targets in covering for target in targets)
+            if key:
+                pieces.append((low, end, key))
+        return pieces
 
     def _closure_of(self, states: Iterable[int]) -> frozenset[int]:
         result: set[int] = set()
