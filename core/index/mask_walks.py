@@ -168,9 +168,8 @@ def quoted(dfa: LazyDFA, table: TokenTable, state: int, closings: OrderedDict[in
     run = dfa.text_run(state)
     if run is not None and run[0] == 0 and run[1] < 0:
         run = None  # a string of any length: one state for all its positions, walked once
-    by_first_byte = table.quoted_by_first_byte if run is None else table.escaping_by_first_byte
-    first_bytes = np.flatnonzero(dfa.row(state)).tolist()
-    candidates = np.concatenate([np.empty(0, dtype=np.int32), *(by_first_byte[b] for b in first_bytes)])
+    ids, first_bytes = table.quoted if run is None else table.escaping
+    candidates = ids[dfa.row(state)[first_bytes] != DEAD]
     walked = alive(dfa, table, state, candidates)
     if run is None:
         return walked

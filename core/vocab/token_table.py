@@ -188,9 +188,9 @@ class TokenTable:
     def _lay_out_string_tails(self, rest: IdArray) -> None:
         """Sort the tokens that are not text by what a string body of free text makes of them:
         text then a partial character (a prefix of text one character longer: `partial`, with
-        that length), text then a quote or backslash (`quoted_by_first_byte`: where the string
-        may close or an escape begin; those with a quote first are also `closing`, with the
-        characters and bytes before it), and the others (text then a control character or a
+        that length), text then a quote or backslash (`quoted`: where the string may close or
+        an escape begin; those with a quote first are also `closing`, with the characters and
+        bytes before it, and those with a backslash first are `escaping`), and the others (text then a control character or a
         byte no UTF-8 text holds there), which no string body takes."""
         partial: list[tuple[int, int]] = []
         quoted: list[int] = []
@@ -205,13 +205,19 @@ class TokenTable:
             elif end < len(piece) and _is_partial_character(piece[end:]):
                 partial.append((token, characters + 1))
         ids = np.asarray(quoted, dtype=np.int32)
-        self.quoted_by_first_byte = _groups(*_ordered_by(ids, self.bytes[:, 0][ids]))
+        self.quoted = self._with_first_bytes(ids)
         self.partial = np.asarray([token for token, _ in partial], dtype=np.int32)
         self.partial_lengths = np.asarray([length for _, length in partial], dtype=np.int32)
         columns = np.asarray(closing, dtype=np.int32).reshape(-1, 3)
         self.closing = Closing(columns[:, 0].copy(), columns[:, 1].copy(), columns[:, 2].copy())
         escaping = np.setdiff1d(ids, self.closing.ids).astype(np.int32)
-        self.escaping_by_first_byte = _groups(*_ordered_by(escaping, self.bytes[:, 0][escaping]))
+        self.escaping = self._with_first_bytes(escaping)
+
+    def _with_first_bytes(self, ids: IdArray) -> tuple[IdArray, npt.NDArray[np.uint8]]:
+        """`ids` in the order of their first bytes, and those bytes: the ones a state allows are
+        then taken with one gather of its row, not a run per byte joined."""
+        ordered, _ = _ordered_by(ids, self.bytes[:, 0][ids])
+        return ordered, self.bytes[:, 0][ordered]
 
     def text_mask(self, characters: int) -> npt.NDArray[np.int32]:
         """The tokens that begin a text of at most `characters` characters (-1: of any length):
