@@ -130,6 +130,12 @@ class Decoder:
         return self.state.followers.grounding
 
     @property
+    def tokens_to_forget(self) -> int:
+        """Evaluated tokens the model's sequence is still to forget (a guess rejected after the
+        last evaluation): they go with the next evaluation, and at the end with the sequence."""
+        return self._cells.drop
+
+    @property
     def budget_bound_at(self) -> int | None:
         """The output offset where the budget first ruled out a token (None: it never did)."""
         return self.state.budget_bound_at

@@ -6,8 +6,10 @@ none of which lists where a token leads.
   as no token goes on; no DFA row is built for the states along it;
 - string bodies that take any text: only the tokens of text then a quote or backslash are
   walked (the text tokens are a precomputed row);
-- the rest: the tokens a state's first bytes allow, walked a byte position at a time with
-  numpy gathers through the lazy DFA.
+- the rest: the tokens a state's first bytes allow, walked through the lazy DFA's table
+  (`walked`: in C, core/index/_walks.c, where a compiler built it at install; else in numpy,
+  a byte position of every token at a time, whose fixed cost per position the C walk does
+  not pay: most walks are of a few hundred tokens or fewer).
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ import numpy.typing as npt
 
 from ..automaton.dfa import DEAD, UNKNOWN, LazyDFA
 from ..vocab.token_table import IdArray, TokenTable
+
+try:  # compiled at install where a C compiler is found (setup.py); else the numpy walk below
+    from . import _walks
+except ImportError:  # pragma: no cover - an install without a compiler
+    _walks = None  # type: ignore[assignment]
 
 # Where the state after a run allows at most this many bytes, the tokens going on past the run
 # are taken by those bytes (a search each); else all are walked.
@@ -39,35 +46,47 @@ def gather(dfa: LazyDFA, states: IdArray, column: npt.NDArray[np.uint8]) -> IdAr
     return following
 
 
+def walked(dfa: LazyDFA, table: TokenTable, ids: IdArray, states: IdArray, positions: IdArray) -> tuple[IdArray, IdArray]:
+    """Of tokens `ids`, each from byte `positions[i]` on and at state `states[i]`, those `dfa`
+    takes to their end, and the states they end at. In C where the walk was compiled (a read
+    of the table per byte), else in numpy (a few array operations per byte position)."""
+    if _walks is not None:
+        kept_ids, kept_states = np.empty(len(ids), dtype=np.int32), np.empty(len(ids), dtype=np.int32)
+        kept = _walks.walk(dfa, table.bytes, table.lengths, ids, states, positions, kept_ids, kept_states)
+        return kept_ids[:kept], kept_states[:kept]
+    return numpy_walked(dfa, table, ids, states, positions)
+
+
+def numpy_walked(dfa: LazyDFA, table: TokenTable, ids: IdArray, states: IdArray, positions: IdArray) -> tuple[IdArray, IdArray]:
+    """`walked` in numpy: every token at once, a byte position at a time, dropping tokens as
+    they die (rows missing are built for all the states a position reaches together)."""
+    lengths = table.lengths[ids]
+    finished = lengths == positions
+    done_ids: list[IdArray] = [ids[finished]]
+    done_states: list[IdArray] = [states[finished]]
+    going = ~finished
+    ids, states, lengths, positions = ids[going], states[going], lengths[going], positions[going]
+    while len(ids):
+        following = gather(dfa, states, table.bytes[ids, positions])
+        positions = positions + 1
+        live = following != DEAD
+        finished = live & (lengths == positions)
+        done_ids.append(ids[finished])
+        done_states.append(following[finished])
+        going = live ^ finished
+        ids, states, lengths, positions = ids[going], following[going], lengths[going], positions[going]
+    return np.concatenate(done_ids), np.concatenate(done_states)
+
+
 def alive(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, position: int = 0) -> IdArray:
     """The tokens among `ids` (each longer than `position` bytes) whose bytes from `position`
     on `dfa` takes from `state`."""
-    lengths = table.lengths[ids]
-    states = np.full(len(ids), state, dtype=np.int32)
-    kept: list[IdArray] = []
-    while len(ids):
-        states = gather(dfa, states, table.bytes[:, position][ids])
-        position += 1
-        live = states != DEAD
-        kept.append(ids[live & (lengths == position)])
-        going = live & (lengths > position)
-        ids, states, lengths = ids[going], states[going], lengths[going]
-    return np.concatenate(kept) if kept else np.empty(0, dtype=np.int32)
+    return alive_from(dfa, table, state, ids, np.full(len(ids), position, dtype=np.int32))
 
 
 def alive_from(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, positions: IdArray) -> IdArray:
     """`alive`, each token from a position of its own (`positions`, in bytes)."""
-    lengths = table.lengths[ids]
-    states = np.full(len(ids), state, dtype=np.int32)
-    kept: list[IdArray] = []
-    while len(ids):
-        states = gather(dfa, states, table.bytes[ids, positions])
-        positions = positions + 1
-        live = states != DEAD
-        kept.append(ids[live & (lengths == positions)])
-        going = live & (lengths > positions)
-        ids, states, lengths, positions = ids[going], states[going], lengths[going], positions[going]
-    return np.concatenate(kept) if kept else np.empty(0, dtype=np.int32)
+    return walked(dfa, table, ids, np.full(len(ids), state, dtype=np.int32), positions.astype(np.int32, copy=False))[0]
 
 
 # What the vocabulary takes along a literal from a prefix (see `_along_literal`), by prefix and

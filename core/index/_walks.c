@@ -1,0 +1,162 @@
+/* The walk of tokens through the lazy DFA's row table, token by token and byte by byte, in C.
+
+The token index walks candidate tokens from a state to find those the automaton allows and
+where each ends (core.index.mask_walks). In numpy that is a handful of array operations per
+byte position, whose fixed cost dominates when the candidates are few (the tokens with a quote
+inside a name, a key's first bytes); here each byte is one read of the table. Where a row is
+not built yet (UNKNOWN), the DFA builds it in Python (`dfa.row(state)`), which may replace the
+table as it grows, so the table is read again after each such call.
+
+Built at install where a C compiler is found (setup.py); without it, the numpy walk serves. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+#define DEAD 0
+#define UNKNOWN (-1)
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} Held;
+
+static void release(Held *held) {
+    if (held->held) {
+        PyBuffer_Release(&held->view);
+        held->held = 0;
+    }
+}
+
+/* A read-only buffer of `ndim` dimensions of items of `itemsize` bytes, strides given. */
+static int hold(PyObject *object, int ndim, Py_ssize_t itemsize, int writable, Held *held, const char *what) {
+    int flags = PyBUF_STRIDES | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(object, &held->view, flags) < 0) {
+        return -1;
+    }
+    held->held = 1;
+    if (held->view.ndim != ndim || held->view.itemsize != itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: %d dimensions of %zd-byte items expected", what, ndim, itemsize);
+        release(held);
+        return -1;
+    }
+    return 0;
+}
+
+/* The DFA's table as it is now: rows of 256 int32 successors, C-contiguous. */
+static int hold_table(PyObject *dfa, Held *held) {
+    PyObject *table = PyObject_GetAttrString(dfa, "table");
+    if (table == NULL) {
+        return -1;
+    }
+    int failed = hold(table, 2, 4, 0, held, "the DFA's table");
+    Py_DECREF(table);
+    if (failed) {
+        return -1;
+    }
+    if (held->view.shape[1] != 256 || held->view.strides[1] != 4 || held->view.strides[0] != 256 * 4) {
+        PyErr_SetString(PyExc_ValueError, "the DFA's table must be C-contiguous rows of 256 int32");
+        release(held);
+        return -1;
+    }
+    return 0;
+}
+
+#define ITEM(held, type, index) (*(type *)((char *)(held).view.buf + (index) * (held).view.strides[0]))
+
+static PyObject *walk(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *dfa, *token_bytes, *lengths, *ids, *states, *positions, *out_ids, *out_states;
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &dfa, &token_bytes, &lengths, &ids, &states, &positions, &out_ids, &out_states)) {
+        return NULL;
+    }
+    Held table = {0}, bytes = {0}, length = {0}, id = {0}, state = {0}, position = {0}, kept_id = {0}, kept_state = {0};
+    Py_ssize_t kept = -1;
+    if (hold_table(dfa, &table) || hold(token_bytes, 2, 1, 0, &bytes, "token bytes") ||
+        hold(lengths, 1, 4, 0, &length, "token lengths") || hold(ids, 1, 4, 0, &id, "ids") ||
+        hold(states, 1, 4, 0, &state, "states") || hold(positions, 1, 4, 0, &position, "positions") ||
+        hold(out_ids, 1, 4, 1, &kept_id, "kept ids") || hold(out_states, 1, 4, 1, &kept_state, "kept states")) {
+        goto done;
+    }
+    Py_ssize_t count = id.view.shape[0];
+    if (state.view.shape[0] != count || position.view.shape[0] != count || kept_id.view.shape[0] < count ||
+        kept_state.view.shape[0] < count) {
+        PyErr_SetString(PyExc_ValueError, "ids, states and positions must have one entry per token, and room to keep them");
+        goto done;
+    }
+    Py_ssize_t tokens = bytes.view.shape[0], width = bytes.view.shape[1];
+    Py_ssize_t token_stride = bytes.view.strides[0], byte_stride = bytes.view.strides[1];
+    kept = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int32_t token = ITEM(id, int32_t, i);
+        if (token < 0 || token >= tokens || token >= length.view.shape[0]) {
+            PyErr_Format(PyExc_ValueError, "token id %d is outside the vocabulary", (int)token);
+            kept = -1;
+            goto done;
+        }
+        int32_t current = ITEM(state, int32_t, i);
+        Py_ssize_t at = ITEM(position, int32_t, i), end = ITEM(length, int32_t, token);
+        if (end > width) {
+            PyErr_SetString(PyExc_ValueError, "a token is longer than the byte table is wide");
+            kept = -1;
+            goto done;
+        }
+        const char *piece = (const char *)bytes.view.buf + token * token_stride;
+        for (; at < end && current != DEAD; at++) {
+            uint8_t byte = *(const uint8_t *)(piece + at * byte_stride);
+            if (current < 0 || current >= table.view.shape[0]) {
+                PyErr_Format(PyExc_ValueError, "state %d is outside the DFA's table", (int)current);
+                kept = -1;
+                goto done;
+            }
+            int32_t following = ((const int32_t *)table.view.buf)[(Py_ssize_t)current * 256 + byte];
+            if (following == UNKNOWN) {
+                release(&table);  /* the row is built in Python, which may replace the table */
+                PyObject *row = PyObject_CallMethod(dfa, "row", "i", (int)current);
+                if (row == NULL) {
+                    kept = -1;
+                    goto done;
+                }
+                Py_DECREF(row);
+                if (hold_table(dfa, &table)) {
+                    kept = -1;
+                    goto done;
+                }
+                following = ((const int32_t *)table.view.buf)[(Py_ssize_t)current * 256 + byte];
+            }
+            current = following;
+        }
+        if (current != DEAD) {
+            ITEM(kept_id, int32_t, kept) = token;
+            ITEM(kept_state, int32_t, kept) = current;
+            kept++;
+        }
+    }
+done:
+    release(&table);
+    release(&bytes);
+    release(&length);
+    release(&id);
+    release(&state);
+    release(&position);
+    release(&kept_id);
+    release(&kept_state);
+    if (kept < 0) {
+        return NULL;
+    }
+    return PyLong_FromSsize_t(kept);
+}
+
+static PyMethodDef methods[] = {
+    {"walk", walk, METH_VARARGS,
+     "walk(dfa, token_bytes, lengths, ids, states, positions, kept_ids, kept_states) -> count\n\n"
+     "Walk each token ids[i] from byte positions[i] on, from DFA state states[i]; write the ids of\n"
+     "those the DFA takes to their end, and the states they end at, to the front of kept_ids and\n"
+     "kept_states, in the order given; return how many."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_walks", "Token walks through the lazy DFA, in C.", -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__walks(void) { return PyModule_Create(&module); }

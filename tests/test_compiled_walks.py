@@ -1,0 +1,108 @@
+"""The token walk compiled at install (core/index/_walks.c) keeps the tokens the numpy walk
+keeps, ending at the same states, and the Guides' masks are the same with either; bad input is
+refused with an error, never read past."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from conftest import compile_for
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
+from gguf_extract.core.automaton.sample import sample_accepted
+from gguf_extract.core.index import mask_walks
+from gguf_extract.core.index.compiled import token_table
+from gguf_extract.core.index.guide import new_bitmask
+from gguf_extract.core.vocab.token_table import Vocabulary
+
+compiled_walks = pytest.importorskip("gguf_extract.core.index._walks", reason="built without a C compiler")
+
+SCHEMAS: list[dict[str, object]] = [
+    {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name"]},
+    {"type": "array", "items": {"type": "string", "pattern": "^[a-c]{1,3}(-[0-9]+)?$"}, "maxItems": 3},
+    {"type": "object", "additionalProperties": {"enum": ["John", "日本", 12, None]}},
+    {"type": "string", "format": "date-time"},
+    {"type": "object", "properties": {"ab": {"type": "number"}}, "additionalProperties": {"type": "boolean"}},
+]
+
+
+def masks_along(schema: dict[str, object], vocab: Vocabulary, every_valid_text: bool, seed: int) -> list[bytes]:
+    """Each bitmask of a Guide along a few sampled documents' tokens."""
+    compiled = compile_for(schema, vocab)
+    rng = random.Random(seed)
+    found = []
+    bitmask = new_bitmask(compiled.vocab.size)
+    for _ in range(3):
+        guide = compiled.guide(every_valid_text=every_valid_text)
+        document = sample_accepted(compiled.automaton, rng, prefer=b"abcJohn0129 ")
+        while document and not guide.is_finished():
+            guide.fill_mask(bitmask)
+            found.append(bitmask.tobytes())
+            allowed = [token for token in guide.allowed_token_ids().tolist() if compiled.vocab.pieces[token]]
+            matching = [token for token in allowed if document.startswith(compiled.vocab.pieces[token])]
+            if not matching:
+                break
+            token = rng.choice(matching)
+            guide.advance(token)
+            document = document[len(compiled.vocab.pieces[token]) :]
+    return found
+
+
+@pytest.mark.parametrize("every_valid_text", [False, True])
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_masks_are_the_same_with_either_walk(
+    schema: dict[str, object], every_valid_text: bool, vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compiled = masks_along(schema, vocab, every_valid_text, seed=7)
+    monkeypatch.setattr(mask_walks, "_walks", None)
+    in_numpy = masks_along(schema, vocab, every_valid_text, seed=7)
+    assert len(compiled) > 3 and compiled == in_numpy
+
+
+def fresh_dfa(schema: dict[str, object], vocab: Vocabulary) -> LazyDFA:
+    return compile_for(schema, vocab).automaton
+
+
+@settings(max_examples=25, deadline=None)
+@given(schema=st.sampled_from(SCHEMAS), seed=st.integers(0, 2**32 - 1))
+def test_walks_keep_the_same_tokens_at_the_same_states(vocab: Vocabulary, schema: dict[str, object], seed: int) -> None:
+    """From a state along a sampled document, each token from a random position of its own:
+    the compiled walk (first, building the rows it needs) and the numpy one keep the same
+    tokens, ending at the same states."""
+    table = token_table(vocab)
+    rng = random.Random(seed)
+    dfa = fresh_dfa(schema, vocab)
+    document = sample_accepted(dfa, rng)
+    start = dfa.walk(dfa.start, document[: rng.randrange(len(document) + 1)])
+    assert start != DEAD
+    ids = table.walkable[rng.sample(range(len(table.walkable)), min(40, len(table.walkable)))]
+    positions = np.array([rng.randrange(int(table.lengths[token]) + 1) for token in ids], dtype=np.int32)
+    states = np.full(len(ids), start, dtype=np.int32)
+    kept = mask_walks.walked(dfa, table, ids, states, positions)
+    reference = mask_walks.numpy_walked(dfa, table, ids, states, positions)
+    assert sorted(zip(*(part.tolist() for part in kept), strict=True)) == sorted(
+        zip(*(part.tolist() for part in reference), strict=True)
+    )
+    assert len(kept[0]) == len(set(kept[0].tolist()))
+
+
+def test_bad_input_is_refused(vocab: Vocabulary) -> None:
+    table = token_table(vocab)
+    dfa = fresh_dfa(SCHEMAS[0], vocab)
+    room = np.empty(1, dtype=np.int32)
+    one = np.zeros(1, dtype=np.int32)
+    start = np.full(1, dfa.start, dtype=np.int32)
+    beyond = np.full(1, vocab.size, dtype=np.int32)
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        compiled_walks.walk(dfa, table.bytes, table.lengths, beyond, start, one, room, room.copy())
+    with pytest.raises(ValueError, match="outside the DFA's table"):
+        token = np.full(1, int(table.walkable[0]), dtype=np.int32)
+        compiled_walks.walk(dfa, table.bytes, table.lengths, token, np.full(1, 10**6, dtype=np.int32), one, room, room.copy())
+    with pytest.raises(ValueError, match="one entry per token"):
+        compiled_walks.walk(dfa, table.bytes, table.lengths, np.zeros(2, dtype=np.int32), start, one, room, room.copy())
+    with pytest.raises(ValueError, match="dimensions"):
+        compiled_walks.walk(dfa, table.bytes, table.lengths.astype(np.int64), one, start, one, room, room.copy())
