@@ -104,5 +104,8 @@ def test_bad_input_is_refused(vocab: Vocabulary) -> None:
         compiled_walks.walk(dfa, table.bytes, table.lengths, token, np.full(1, 10**6, dtype=np.int32), one, room, room.copy())
     with pytest.raises(ValueError, match="one entry per token"):
         compiled_walks.walk(dfa, table.bytes, table.lengths, np.zeros(2, dtype=np.int32), start, one, room, room.copy())
-    with pytest.raises(ValueError, match="dimensions"):
+    with pytest.raises(ValueError, match="dimensions of 4-byte integers"):
         compiled_walks.walk(dfa, table.bytes, table.lengths.astype(np.int64), one, start, one, room, room.copy())
+    with pytest.raises(ValueError, match="dimensions of 4-byte integers"):
+        compiled_walks.walk(dfa, table.bytes, table.lengths.astype(np.float32), one, start, one, room, room.copy())
+    assert mask_walks.walked(dfa, table, one.astype(np.int64), start.astype(np.int64), one)[0].dtype == np.int32

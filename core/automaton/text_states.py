@@ -85,11 +85,7 @@ class TextStates:
             return None
         # Text never closes the string, so no text continues past the body: where something
         # other than the closing quote followed, it could, and there is no run.
-        closing = self._pending[pending[NEXT]]
-        quote = None if closing is None else self._nodes[closing[NODE]]
-        if closing is None or not isinstance(quote, Lit):
-            return None
-        if quote.data[closing[POSITION] : closing[POSITION] + 1] != b'"':
+        if not self._closes_string(pending[NEXT]):
             return None
         if pending[POSITION] == 0:
             return node.low, -1 if node.high is None else node.high - node.low
@@ -148,7 +144,7 @@ class TextStates:
                 return ()
             over = max(characters - count, 0)
             return (self._named_repeat(node, nxt, max(count - characters, 0), spare if spare < 0 else spare - over),)
-        if isinstance(node, Machine) and self._closes_string(nxt):
+        if isinstance(node, Machine) and self._closes_string(nxt):  # no text goes past the string
             positions = {position}
             for character in map(ord, text):
                 positions = {target for at in positions for low, high, target in node.edges[at] if low <= character <= high}

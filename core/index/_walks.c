@@ -12,6 +12,7 @@ Built at install where a C compiler is found (setup.py); without it, the numpy w
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 #define DEAD 0
 #define UNKNOWN (-1)
@@ -35,8 +36,14 @@ static int hold(PyObject *object, int ndim, Py_ssize_t itemsize, int writable, H
         return -1;
     }
     held->held = 1;
-    if (held->view.ndim != ndim || held->view.itemsize != itemsize) {
-        PyErr_Format(PyExc_ValueError, "%s: %d dimensions of %zd-byte items expected", what, ndim, itemsize);
+    /* integers only: int32 (numpy's "i", or "l" where a long is 4 bytes) or uint8 ("B") */
+    const char *format = held->view.format == NULL ? "B" : held->view.format;
+    if (*format == '<' || *format == '=' || *format == '@') {
+        format++;
+    }
+    int integers = itemsize == 1 ? strcmp(format, "B") == 0 : strcmp(format, "i") == 0 || strcmp(format, "l") == 0;
+    if (held->view.ndim != ndim || held->view.itemsize != itemsize || !integers) {
+        PyErr_Format(PyExc_ValueError, "%s: %d dimensions of %zd-byte integers expected", what, ndim, itemsize);
         release(held);
         return -1;
     }

@@ -50,7 +50,8 @@ def walked(dfa: LazyDFA, table: TokenTable, ids: IdArray, states: IdArray, posit
     """Of tokens `ids`, each from byte `positions[i]` on and at state `states[i]`, those `dfa`
     takes to their end, and the states they end at. In C where the walk was compiled (a read
     of the table per byte), else in numpy (a few array operations per byte position)."""
-    if _walks is not None:
+    if _walks is not None:  # it reads int32 arrays (the casts copy nothing where they are)
+        ids, states, positions = (array.astype(np.int32, copy=False) for array in (ids, states, positions))
         kept_ids, kept_states = np.empty(len(ids), dtype=np.int32), np.empty(len(ids), dtype=np.int32)
         kept = _walks.walk(dfa, table.bytes, table.lengths, ids, states, positions, kept_ids, kept_states)
         return kept_ids[:kept], kept_states[:kept]
