@@ -82,8 +82,8 @@ def test_walks_keep_the_same_tokens_at_the_same_states(vocab: Vocabulary, schema
     ids = table.walkable[rng.sample(range(len(table.walkable)), min(40, len(table.walkable)))]
     positions = np.array([rng.randrange(int(table.lengths[token]) + 1) for token in ids], dtype=np.int32)
     states = np.full(len(ids), start, dtype=np.int32)
-    kept = mask_walks.walked(dfa, table, ids, states, positions)
-    reference = mask_walks.numpy_walked(dfa, table, ids, states, positions)
+    kept = mask_walks.walk_through_table(dfa, table, ids, states, positions)
+    reference = mask_walks.numpy_walk_through_table(dfa, table, ids, states, positions)
     assert sorted(zip(*(part.tolist() for part in kept), strict=True)) == sorted(
         zip(*(part.tolist() for part in reference), strict=True)
     )
@@ -108,4 +108,4 @@ def test_bad_input_is_refused(vocab: Vocabulary) -> None:
         compiled_walks.walk(dfa, table.bytes, table.lengths.astype(np.int64), one, start, one, room, room.copy())
     with pytest.raises(ValueError, match="dimensions of 4-byte integers"):
         compiled_walks.walk(dfa, table.bytes, table.lengths.astype(np.float32), one, start, one, room, room.copy())
-    assert mask_walks.walked(dfa, table, one.astype(np.int64), start.astype(np.int64), one)[0].dtype == np.int32
+    assert mask_walks.walk_through_table(dfa, table, one.astype(np.int64), start.astype(np.int64), one)[0].dtype == np.int32

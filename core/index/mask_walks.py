@@ -7,9 +7,9 @@ none of which lists where a token leads.
 - string bodies that take any text: only the tokens of text then a quote or backslash are
   walked (the text tokens are a precomputed row);
 - the rest: the tokens a state's first bytes allow, walked through the lazy DFA's table
-  (`walked`: in C, core/index/_walks.c, where a compiler built it at install; else in numpy,
-  a byte position of every token at a time, whose fixed cost per position the C walk does
-  not pay: most walks are of a few hundred tokens or fewer).
+  (`walk_through_table`: in C, core/index/_walks.c, where a compiler built it at install;
+  else in numpy, a byte position of every token at a time, whose fixed cost per position the
+  C walk does not pay: most walks are of a few hundred tokens or fewer).
 """
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ def gather(dfa: LazyDFA, states: IdArray, column: npt.NDArray[np.uint8]) -> IdAr
     return following
 
 
-def walked(dfa: LazyDFA, table: TokenTable, ids: IdArray, states: IdArray, positions: IdArray) -> tuple[IdArray, IdArray]:
+def walk_through_table(
+    dfa: LazyDFA, table: TokenTable, ids: IdArray, states: IdArray, positions: IdArray
+) -> tuple[IdArray, IdArray]:
     """Of tokens `ids`, each from byte `positions[i]` on and at state `states[i]`, those `dfa`
     takes to their end, and the states they end at. In C where the walk was compiled (a read
     of the table per byte), else in numpy (a few array operations per byte position)."""
@@ -55,12 +57,14 @@ def walked(dfa: LazyDFA, table: TokenTable, ids: IdArray, states: IdArray, posit
         kept_ids, kept_states = np.empty(len(ids), dtype=np.int32), np.empty(len(ids), dtype=np.int32)
         kept = _walks.walk(dfa, table.bytes, table.lengths, ids, states, positions, kept_ids, kept_states)
         return kept_ids[:kept], kept_states[:kept]
-    return numpy_walked(dfa, table, ids, states, positions)
+    return numpy_walk_through_table(dfa, table, ids, states, positions)
 
 
-def numpy_walked(dfa: LazyDFA, table: TokenTable, ids: IdArray, states: IdArray, positions: IdArray) -> tuple[IdArray, IdArray]:
-    """`walked` in numpy: every token at once, a byte position at a time, dropping tokens as
-    they die (rows missing are built for all the states a position reaches together)."""
+def numpy_walk_through_table(
+    dfa: LazyDFA, table: TokenTable, ids: IdArray, states: IdArray, positions: IdArray
+) -> tuple[IdArray, IdArray]:
+    """`walk_through_table` in numpy: every token at once, a byte position at a time, dropping
+    tokens as they die (rows missing are built for all the states a position reaches together)."""
     lengths = table.lengths[ids]
     finished = lengths == positions
     done_ids: list[IdArray] = [ids[finished]]
@@ -87,7 +91,8 @@ def alive(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, position: i
 
 def alive_from(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, positions: IdArray) -> IdArray:
     """`alive`, each token from a position of its own (`positions`, in bytes)."""
-    return walked(dfa, table, ids, np.full(len(ids), state, dtype=np.int32), positions.astype(np.int32, copy=False))[0]
+    starts = np.full(len(ids), state, dtype=np.int32)
+    return walk_through_table(dfa, table, ids, starts, positions.astype(np.int32, copy=False))[0]
 
 
 # What the vocabulary takes along a literal from a prefix (see `_along_literal`), by prefix and

@@ -1,7 +1,7 @@
 """Which tokens each automaton state allows, and where each one leads.
 
 For a state the index walks every candidate token through the lazy DFA's table, a read per
-byte (core.index.mask_walks.walked: in C where it was compiled at install, else in numpy a byte
+byte (core.index.mask_walks.walk_through_table: in C where it was compiled at install, else in numpy a byte
 position of all tokens at a time), dropping tokens as they die. Candidates are the tokens
 whose first byte the state allows, or, where only a few first bytes are, whose first two
 bytes it allows. Shortcuts allow whole groups of tokens by their length without a walk:
@@ -33,7 +33,7 @@ from ..automaton.dfa import DEAD, LazyDFA
 from ..automaton.utf8 import utf8_sequences
 from ..vocab.token_table import TEXT_ASCII, IdArray, TextSlice, TokenTable
 from .bitmasks import StateMasks
-from .mask_walks import latest_kept, walked
+from .mask_walks import latest_kept, walk_through_table
 
 # States allowing at most this many first bytes are walked by their first two bytes.
 _FEW_FIRST_BYTES = 8
@@ -398,7 +398,7 @@ class TokenIndex:
 
     def _walk_from(self, ids: IdArray, states: IdArray, position: int) -> Transitions:
         """Walk tokens `ids`, each already `position` bytes in and at its state in `states`."""
-        return Transitions.of(*walked(self.dfa, self.table, ids, states, np.full(len(ids), position, dtype=np.int32)))
+        return Transitions.of(*walk_through_table(self.dfa, self.table, ids, states, np.full(len(ids), position, dtype=np.int32)))
 
 def _by_length(ends: IdArray, groups: list[tuple[IdArray, IdArray]], walked: Transitions) -> Transitions:
     """Groups of tokens allowed by length (each ending at `ends[length]`) and the walked rest."""

@@ -190,8 +190,9 @@ class TokenTable:
         text then a partial character (a prefix of text one character longer: `partial`, with
         that length), text then a quote or backslash (`quoted`: where the string may close or
         an escape begin; those with a quote first are also `closing`, with the characters and
-        bytes before it, and those with a backslash first are `escaping`), and the others (text then a control character or a
-        byte no UTF-8 text holds there), which no string body takes."""
+        bytes before it, and those with a backslash first are `escaping`), and the others (text
+        then a control character or a byte no UTF-8 text holds there), which no string body
+        takes."""
         partial: list[tuple[int, int]] = []
         quoted: list[int] = []
         closing: list[tuple[int, int, int]] = []
