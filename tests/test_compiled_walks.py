@@ -102,6 +102,9 @@ def test_bad_input_is_refused(vocab: Vocabulary) -> None:
     with pytest.raises(ValueError, match="outside the DFA's table"):
         token = np.full(1, int(table.walkable[0]), dtype=np.int32)
         compiled_walks.walk(dfa, table.bytes, table.lengths, token, np.full(1, 10**6, dtype=np.int32), one, room, room.copy())
+    with pytest.raises(ValueError, match="position is negative"):
+        token = np.full(1, int(table.walkable[0]), dtype=np.int32)
+        compiled_walks.walk(dfa, table.bytes, table.lengths, token, start, np.full(1, -1, dtype=np.int32), room, room.copy())
     with pytest.raises(ValueError, match="one entry per token"):
         compiled_walks.walk(dfa, table.bytes, table.lengths, np.zeros(2, dtype=np.int32), start, one, room, room.copy())
     with pytest.raises(ValueError, match="dimensions of 4-byte integers"):
@@ -109,3 +112,25 @@ def test_bad_input_is_refused(vocab: Vocabulary) -> None:
     with pytest.raises(ValueError, match="dimensions of 4-byte integers"):
         compiled_walks.walk(dfa, table.bytes, table.lengths.astype(np.float32), one, start, one, room, room.copy())
     assert mask_walks.walk_through_table(dfa, table, one.astype(np.int64), start.astype(np.int64), one)[0].dtype == np.int32
+
+
+class _RowlessDFA:
+    """A table of rows never built, and a `row` that builds none."""
+
+    def __init__(self) -> None:
+        self.table = np.full((2, 256), -1, dtype=np.int32)
+        self.asked: list[int] = []
+
+    def row(self, state: int) -> None:
+        self.asked.append(state)
+
+
+def test_a_row_the_dfa_does_not_build_is_an_error_not_a_state(vocab: Vocabulary) -> None:
+    table = token_table(vocab)
+    dfa = _RowlessDFA()
+    token = np.full(1, int(table.walkable[0]), dtype=np.int32)
+    room = np.empty(1, dtype=np.int32)
+    state, position = np.ones(1, dtype=np.int32), np.zeros(1, dtype=np.int32)
+    with pytest.raises(RuntimeError, match="built no row for state 1"):
+        compiled_walks.walk(dfa, table.bytes, table.lengths, token, state, position, room, room.copy())
+    assert dfa.asked == [1]

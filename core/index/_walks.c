@@ -102,8 +102,8 @@ static PyObject *walk(PyObject *Py_UNUSED(module), PyObject *args) {
         }
         int32_t current = ITEM(state, int32_t, i);
         Py_ssize_t at = ITEM(position, int32_t, i), end = ITEM(length, int32_t, token);
-        if (end > width) {
-            PyErr_SetString(PyExc_ValueError, "a token is longer than the byte table is wide");
+        if (end > width || at < 0) {
+            PyErr_SetString(PyExc_ValueError, "a token is longer than the byte table is wide, or a position is negative");
             kept = -1;
             goto done;
         }
@@ -129,6 +129,11 @@ static PyObject *walk(PyObject *Py_UNUSED(module), PyObject *args) {
                     goto done;
                 }
                 following = ((const int32_t *)table.view.buf)[(Py_ssize_t)current * 256 + byte];
+                if (following == UNKNOWN) {
+                    PyErr_Format(PyExc_RuntimeError, "the DFA built no row for state %d", (int)current);
+                    kept = -1;
+                    goto done;
+                }
             }
             current = following;
         }
