@@ -59,6 +59,7 @@ def test_text_walks_end_where_byte_walks_do(schema: dict[str, object], every_val
         dfa = fresh(generator, every_valid_text)
         state = byte_walk(dfa, dfa.start, document[:cut])
         pieces = [document[cut : cut + rng.randint(1, 8)] for _ in range(3)] + [word.encode() for word in WORDS]
+        pieces.append(document[cut:])  # text, then quotes and all that follows them
         for piece in pieces:
             walked = dfa.walk(state, piece)  # first: the cells after `state` are not built yet
             assert walked == byte_walk(dfa, state, piece), (document, cut, piece)
@@ -73,3 +74,19 @@ def test_a_walk_of_text_names_no_state_per_byte() -> None:
     assert after != DEAD and dfa.state_count == before + 1
     assert dfa.walk(after, b'"') != DEAD and dfa.is_accepting(dfa.walk(after, b'"'))
     assert dfa.walk(state, b"abcdefgh") != DEAD and not dfa.is_accepting(dfa.walk(dfa.walk(state, b"abcdefgh"), b'"'))
+
+
+def test_each_run_of_text_is_tried_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the NFA cannot tell where a run of text leads, the walk goes on a byte at a time
+    and does not ask again within the run: a walk of a document's span costs time in
+    proportion to its length."""
+    dfa = compile_automaton({"type": "string"}).dfa
+    asked: list[bytes] = []
+
+    def untold(state: int, data: bytes) -> None:
+        asked.append(data)
+
+    monkeypatch.setattr(dfa, "_after_plain_text", untold)
+    text = b"word " * 2_000
+    assert dfa.walk(dfa.start, b'"' + text + b'"') != DEAD
+    assert asked == [text]

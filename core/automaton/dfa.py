@@ -23,8 +23,10 @@ DEAD = 0
 UNKNOWN = -1
 # Bytes a JSON string holds unescaped (no quote, backslash or control character).
 _PLAIN_TEXT = re.compile(rb'[^\x00-\x1f"\\]+')
-# Walks of text kept (by state and text) at most; then forgotten.
+# Walks of text kept (by state and text) at most, then forgotten; and the longest text kept
+# (a token's; a document's span is walked, not kept).
 _TEXT_WALKS_KEPT = 65_536
+_TEXT_WALK_KEPT_BYTES = 64
 
 
 class LazyDFA:
@@ -131,25 +133,43 @@ class LazyDFA:
 
     def walk(self, state: int, data: bytes) -> int:
         """The state after `data` from `state` (DEAD where it is not allowed): through the
-        cells built, then, for text inside a string, without naming the states between."""
-        for at, byte in enumerate(data):
+        cells built; where a cell is not, a run of plain text inside a string is taken whole,
+        without naming the states between (see `_after_plain_text`), else one byte's step.
+        Each run is tried once: a walk costs time in proportion to `data` (grounding walks a
+        document's spans, of any length)."""
+        at, tried_to = 0, 0
+        while at < len(data):
+            byte = data[at]
             following = int(self.table[state, byte])  # the table is replaced as it grows
             if following == UNKNOWN:
-                rest = data[at:]
-                found = self._text_walks.get((state, rest))
-                if found is None and _PLAIN_TEXT.fullmatch(rest):
-                    found = self._after_plain_text(state, rest)
+                run = _PLAIN_TEXT.match(data, at) if at >= tried_to else None
+                if run is not None:
+                    tried_to = run.end()
+                    found = self._text_walk(state, data[at:tried_to])
                     if found is not None:
-                        if len(self._text_walks) >= _TEXT_WALKS_KEPT:
-                            self._text_walks.clear()
-                        self._text_walks[state, rest] = found
-                if found is not None:
-                    return found
+                        if found == DEAD:
+                            return DEAD
+                        state, at = found, tried_to
+                        continue
                 following = self.step(state, byte)
             if following == DEAD:
                 return DEAD
             state = following
+            at += 1
         return state
+
+    def _text_walk(self, state: int, text: bytes) -> int | None:
+        """`_after_plain_text`, kept for short texts (a token's) by state and text."""
+        if len(text) > _TEXT_WALK_KEPT_BYTES:
+            return self._after_plain_text(state, text)
+        found = self._text_walks.get((state, text))
+        if found is None:
+            found = self._after_plain_text(state, text)
+            if found is not None:
+                if len(self._text_walks) >= _TEXT_WALKS_KEPT:
+                    self._text_walks.clear()
+                self._text_walks[state, text] = found
+        return found
 
     def _after_plain_text(self, state: int, data: bytes) -> int | None:
         """`walk` for `data` of text characters only, where every NFA state of `state` tells
