@@ -5,13 +5,16 @@ accepts every valid text, from every state along sampled documents."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gguf_extract.core.automaton import dfa as dfa_module
 from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
 from gguf_extract.core.automaton.nfa import build_nfa
+from gguf_extract.core.automaton.regex import Lit, Machine
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.index.compiled import compile_automaton
 
@@ -30,6 +33,7 @@ SCHEMAS: list[dict[str, object]] = [
 ]
 # Text to walk besides pieces of the sampled documents: words of plain text (some with
 # characters of two, three and four bytes).
+PLAIN_TEXT = re.compile(rb'[^\x00-\x1f"\\]+')  # a run of text a JSON string holds unescaped
 WORDS = ["a", "ab", "settings", "Button", "Enabled", "é", "añ", "ejo", "wpc-", "12", "2024", "-0", " cd", "ab cd", "€", "𝄞x"]
 
 
@@ -76,10 +80,10 @@ def test_a_walk_of_text_names_no_state_per_byte() -> None:
     assert dfa.walk(state, b"abcdefgh") != DEAD and not dfa.is_accepting(dfa.walk(dfa.walk(state, b"abcdefgh"), b'"'))
 
 
-def test_each_run_of_text_is_tried_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where the NFA cannot tell where a run of text leads, the walk goes on a byte at a time
-    and does not ask again within the run: a walk of a document's span costs time in
-    proportion to its length."""
+def test_a_document_span_is_walked_in_time_in_proportion_to_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the NFA cannot tell where a token's text leads, the walk steps a byte and asks
+    again (a step may reach states that tell); a run longer than a token's (a document's span,
+    which grounding walks) is never asked about, nor searched again at every byte."""
     dfa = compile_automaton({"type": "string"}).dfa
     asked: list[bytes] = []
 
@@ -87,6 +91,35 @@ def test_each_run_of_text_is_tried_once(monkeypatch: pytest.MonkeyPatch) -> None
         asked.append(data)
 
     monkeypatch.setattr(dfa, "_after_plain_text", untold)
-    text = b"word " * 2_000
-    assert dfa.walk(dfa.start, b'"' + text + b'"') != DEAD
-    assert asked == [text]
+    word = b"a word"
+    assert dfa.walk(dfa.start, b'"' + word + b'"') != DEAD
+    assert asked == [word[start:] for start in range(len(word))]
+    searched: list[int] = []
+
+    class CountedSearch:
+        def match(self, data: bytes, at: int) -> object:
+            searched.append(at)
+            return PLAIN_TEXT.match(data, at)
+
+    monkeypatch.setattr(dfa_module, "_PLAIN_TEXT", CountedSearch())
+    fresh_dfa = compile_automaton({"type": "string"}).dfa  # no cell built
+    span = b"word " * 2_000
+    assert fresh_dfa.walk(fresh_dfa.start, b'"' + span + b'"') != DEAD
+    assert asked == [word[start:] for start in range(len(word))]
+    assert len(searched) <= 3  # the quote, the span once, the closing quote
+
+
+def test_a_string_automaton_guessing_widely_is_left_to_the_dfa() -> None:
+    """A walk of text over a string automaton follows a few positions at once; past that (a
+    machine of overlapping edges) it says it does not tell, and the DFA's cells serve."""
+
+    def after_a(targets: int) -> tuple[int, ...] | None:
+        edges = (tuple((0x61, 0x61, target) for target in range(1, targets + 1)), *(((0x61, 0x61, 1),),) * targets)
+        machine = Machine(edges=edges, start=0, accepts=frozenset(range(1, targets + 1)))
+        nfa = build_nfa(Lit(b"x"))
+        state = nfa.named(machine, nfa.named(Lit(b'"'), nfa.accept))
+        return nfa.after_plain_text(state, b"a", "a")
+
+    few = after_a(5)
+    assert few is not None and len(few) == 5
+    assert after_a(9) is None

@@ -23,10 +23,11 @@ DEAD = 0
 UNKNOWN = -1
 # Bytes a JSON string holds unescaped (no quote, backslash or control character).
 _PLAIN_TEXT = re.compile(rb'[^\x00-\x1f"\\]+')
-# Walks of text kept (by state and text) at most, then forgotten; and the longest text kept
-# (a token's; a document's span is walked, not kept).
+# Walks of text kept (by state and text) at most, then forgotten; and the longest run of text
+# taken whole (a token's: a document's span goes byte by byte, through cells kept, as a walk of
+# characters over a wide string automaton costs more per character than a cell read).
 _TEXT_WALKS_KEPT = 65_536
-_TEXT_WALK_KEPT_BYTES = 64
+_TEXT_WALK_BYTES = 64
 
 
 class LazyDFA:
@@ -133,23 +134,37 @@ class LazyDFA:
 
     def walk(self, state: int, data: bytes) -> int:
         """The state after `data` from `state` (DEAD where it is not allowed): through the
-        cells built; where a cell is not, a run of plain text inside a string is taken whole,
-        without naming the states between (see `_after_plain_text`), else one byte's step.
-        Each run is tried once: a walk costs time in proportion to `data` (grounding walks a
-        document's spans, of any length)."""
-        at, tried_to = 0, 0
+        cells built, and from the first cell that is not, as `_walk_on` says."""
+        for at, byte in enumerate(data):
+            following = int(self.table[state, byte])
+            if following == UNKNOWN:
+                return self._walk_on(state, data, at)
+            if following == DEAD:
+                return DEAD
+            state = following
+        return state
+
+    def _walk_on(self, state: int, data: bytes, at: int) -> int:
+        """`walk` from byte `at` on: where a cell is not built, the rest of a run of plain text
+        inside a string, up to a token's length, is taken whole without naming the states
+        between where the NFA tells where it leads (see `_after_plain_text`), else one byte's
+        step (after which the NFA may tell). A longer run (a document's span, which grounding
+        walks) goes byte by byte through cells kept: a walk's time stays in proportion to
+        `data`."""
+        long_run_to = 0
         while at < len(data):
             byte = data[at]
             following = int(self.table[state, byte])  # the table is replaced as it grows
             if following == UNKNOWN:
-                run = _PLAIN_TEXT.match(data, at) if at >= tried_to else None
-                if run is not None:
-                    tried_to = run.end()
-                    found = self._text_walk(state, data[at:tried_to])
+                run = _PLAIN_TEXT.match(data, at) if at >= long_run_to else None
+                if run is not None and run.end() - at > _TEXT_WALK_BYTES:
+                    long_run_to = run.end()
+                elif run is not None:
+                    found = self._text_walk(state, data[at : run.end()])
                     if found is not None:
                         if found == DEAD:
                             return DEAD
-                        state, at = found, tried_to
+                        state, at = found, run.end()
                         continue
                 following = self.step(state, byte)
             if following == DEAD:
@@ -159,9 +174,7 @@ class LazyDFA:
         return state
 
     def _text_walk(self, state: int, text: bytes) -> int | None:
-        """`_after_plain_text`, kept for short texts (a token's) by state and text."""
-        if len(text) > _TEXT_WALK_KEPT_BYTES:
-            return self._after_plain_text(state, text)
+        """`_after_plain_text`, kept by state and text."""
         found = self._text_walks.get((state, text))
         if found is None:
             found = self._after_plain_text(state, text)

@@ -11,6 +11,10 @@ from .free_text import free_positions
 from .pending import COPIES, NEXT, NODE, POSITION, SPARE, Helper, Pending
 from .regex import Lit, Machine, Mark, Node, Repeat, Text, TextLabel, ValueLabel
 
+# A walk of text over a string automaton gives up past this many positions at once (a
+# machine of overlapping edges; the DFA's states, kept, serve it better).
+_MOST_POSITIONS = 8
+
 
 class TextStates:
     """The NFA's queries of string and literal states (see the module's docstring)."""
@@ -150,6 +154,8 @@ class TextStates:
                 positions = {target for at in positions for low, high, target in node.edges[at] if low <= character <= high}
                 if not positions:
                     return ()
+                if len(positions) > _MOST_POSITIONS:  # a machine that guesses widely: the DFA's cells serve
+                    return None
             return tuple(self._state(node, nxt, position=at) for at in positions)
         return None
 
