@@ -43,7 +43,6 @@ class NFA(TextStates):
         self._node_indices: dict[int, int] = {}  # by id (`_nodes` keeps each alive: no id is reused)
         self.distance: list[int] = []
         self._memo: dict[tuple[int, int, int, int, int], int] = {}
-        self._insides: dict[tuple[int, int, int], int] = {}  # see _inside
         self._text_runs: dict[int, tuple[int, int] | None] = {}
         self._escaped: dict[tuple[int, int], Escaped | None] = {}  # by character range
         self._tails: dict[tuple[tuple[int, int], ...], Tail] = {}
@@ -181,15 +180,7 @@ class NFA(TextStates):
         found = self._memo.get(key)
         if found is not None:
             return found
-        after = self.distance[next_state]
-        if after < 0:
-            distance = -1
-        else:
-            inside = self._insides.get((index, count, position))
-            if inside is None:
-                inside = self._insides[index, count, position] = self._inside(node, count, position)
-            distance = -1 if inside < 0 else inside + after
-        state = self._new_state(distance)
+        state = self._new_state(self._distance_of(node, next_state, count, position))
         self._pending[state] = key
         self._memo[key] = state
         return state
@@ -200,30 +191,31 @@ class NFA(TextStates):
             return next_state
         return self._state(node, next_state, count, spare, position=1)
 
-    def _inside(self, node: Node | Helper, count: int, position: int) -> int:
-        """The fewest bytes from a state of `node` (at `count` and `position`) to its end, the
-        same whatever follows it (-1: it never ends). Kept per node, count and position: of the
-        states named, most share these with others (a key's literal, a string's characters)."""
+    def _distance_of(self, node: Node | Helper, next_state: int, count: int, position: int) -> int:
+        after = self.distance[next_state]
+        if after < 0:
+            return -1
         if isinstance(node, Escaped):
-            return node.shortest - position
+            return node.shortest - position + after
         if isinstance(node, Tail):
-            return len(node.ranges)
+            return len(node.ranges) + after
         if isinstance(node, Hex):
-            return node.shortest
+            return node.shortest + after
         if isinstance(node, Lit):  # a position inside the literal: the bytes from there on
-            return len(node.data) - position
+            return len(node.data) - position + after
         if isinstance(node, Repeat) and position == 1:
-            if count == 0:
-                return 0
             item = self._shortest.measure(node.item)
-            return -1 if item is None else count * item
+            if count == 0:
+                return after
+            return -1 if item is None else count * item + after
         if isinstance(node, Machine):
             inside = self._shortest.machine(node)[position]
-        elif isinstance(node, AnyOrder):
+            return -1 if inside is None else inside + after
+        if isinstance(node, AnyOrder):
             inside = self._shortest.any_order(node, position >> 2, bool(position & 2), bool(position & 1))
-        else:
-            inside = self._shortest.measure(node)
-        return -1 if inside is None else inside
+            return -1 if inside is None else inside + after
+        shortest = self._shortest.measure(node)
+        return -1 if shortest is None else shortest + after
 
     def _new_state(self, distance: int) -> int:
         self._edges.append(None)
