@@ -388,17 +388,7 @@ class LazyDFA:
     def _closure(self, state: int) -> tuple[int, ...]:
         found = self._closures.get(state)
         if found is None:
-            seen = {state}
-            stack = [state]
-            while stack:
-                for target in self._nfa.epsilons_of(stack.pop()):
-                    if target not in seen:
-                        seen.add(target)
-                        stack.append(target)
-            # Keep only states with byte edges that can still reach acceptance.
-            distance = self._nfa.distance
-            found = tuple(s for s in seen if distance[s] >= 0 and self._nfa.has_byte_edges(s))
-            self._closures[state] = found
+            found = self._closures[state] = self._nfa.closure(state)
         return found
 
     def state_for(self, nfa_states: frozenset[int]) -> int:

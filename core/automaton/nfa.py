@@ -41,6 +41,13 @@ class NFA(TextStates):
         self._pending: list[Pending | None] = []
         self._nodes: list[Node | Helper] = []  # what states stand for, by a Pending's NODE
         self._node_indices: dict[int, int] = {}  # by id (`_nodes` keeps each alive: no id is reused)
+        # By a node's index: its fewest bytes from its start where a state's distance is that,
+        # less the state's position, plus its continuation's (-1: it matches nothing; None: a
+        # repeat, machine or members in any order, whose position says more); and whether a
+        # state naming it reads a byte and has no epsilon edge (see _reads_a_byte).
+        self._node_shortest: list[int | None] = []
+        self._node_reads: list[bool] = []
+        self._reads: list[bool] = []  # by state: its node's, until it is expanded
         self.distance: list[int] = []
         self._memo: dict[tuple[int, int, int, int, int], int] = {}
         self._text_runs: dict[int, tuple[int, int] | None] = {}
@@ -140,29 +147,50 @@ class NFA(TextStates):
         return edges
 
     def epsilons_of(self, state: int) -> tuple[int, ...]:
-        if self._edges[state] is None and not self._reads_a_byte(state):
+        if self._edges[state] is None and not self._reads[state]:
             self._expand(state)
         return self._epsilons[state]
 
-    def has_byte_edges(self, state: int) -> bool:
-        """Whether `state` reads a byte, told without expanding it where its node tells."""
-        edges = self._edges[state]
-        if edges is not None:
-            return bool(edges)
-        return self._reads_a_byte(state) or bool(self.edges_of(state))
+    def closure(self, state: int) -> tuple[int, ...]:
+        """The states reached from `state` by epsilon edges (itself included) that read a byte
+        and can still reach acceptance: what a DFA state's row is made of. A state that reads a
+        byte and has no epsilon edge by its node alone is kept without expanding it: of the
+        many keys an object may take next, or the characters a pattern allows, a walk reads
+        few, and those it does not read are never expanded."""
+        edges, epsilons, reads, distance = self._edges, self._epsilons, self._reads, self.distance
+        seen = {state}
+        stack = [state]
+        while stack:
+            current = stack.pop()
+            if edges[current] is None and not reads[current]:
+                self._expand(current)
+            for target in epsilons[current]:
+                if target not in seen:
+                    seen.add(target)
+                    stack.append(target)
+        return tuple(
+            member
+            for member in seen
+            if distance[member] >= 0 and (reads[member] if edges[member] is None else bool(edges[member]))
+        )
 
-    def _reads_a_byte(self, state: int) -> bool:
-        """Whether `state` is unexpanded and, by its node alone, has byte edges and no epsilon
-        edge: a closure then keeps it without expanding it. Of the many keys an object may
-        take next, or the characters a pattern allows, a walk reads few: those it does not
-        read are never expanded."""
-        pending = self._pending[state]
-        if pending is None:
-            return False
-        node = self._nodes[pending[NODE]]
+    @staticmethod
+    def _reads_a_byte(node: Node | Helper) -> bool:
+        """Whether a state naming `node` has byte edges and no epsilon edge, by its node alone."""
         if isinstance(node, Lit | Chars):  # (a class of surrogates alone reads none, but is dead)
             return bool(node.data if isinstance(node, Lit) else node.ranges)
         return isinstance(node, Tail | Hex | Escaped)
+
+    def _shortest_of(self, node: Node | Helper) -> int | None:
+        """See `_node_shortest`."""
+        if isinstance(node, Repeat | Machine | AnyOrder):
+            return None
+        if isinstance(node, Escaped | Hex):
+            return node.shortest
+        if isinstance(node, Tail):
+            return len(node.ranges)
+        shortest = self._shortest.measure(node)
+        return -1 if shortest is None else shortest
 
     # -- naming ----------------------------------------------------------------------------
 
@@ -176,12 +204,25 @@ class NFA(TextStates):
         if index is None:
             index = self._node_indices[id(node)] = len(self._nodes)
             self._nodes.append(node)
+            self._node_shortest.append(self._shortest_of(node))
+            self._node_reads.append(self._reads_a_byte(node))
         key = (index, next_state, count, spare, position)
         found = self._memo.get(key)
         if found is not None:
             return found
-        state = self._new_state(self._distance_of(node, next_state, count, position))
-        self._pending[state] = key
+        # Most states are named on the way to the few a walk reads: their distance is worked
+        # out here without a call where the node's own shortest match tells it.
+        shortest, after = self._node_shortest[index], self.distance[next_state]
+        if shortest is None:
+            distance = self._distance_of(node, next_state, count, position)
+        else:
+            distance = -1 if after < 0 or shortest < 0 else shortest - position + after
+        state = len(self.distance)
+        self._edges.append(None)
+        self._epsilons.append(())
+        self._pending.append(key)
+        self._reads.append(self._node_reads[index])
+        self.distance.append(distance)
         self._memo[key] = state
         return state
 
@@ -192,17 +233,11 @@ class NFA(TextStates):
         return self._state(node, next_state, count, spare, position=1)
 
     def _distance_of(self, node: Node | Helper, next_state: int, count: int, position: int) -> int:
+        """The distance of a state naming a repeat, a machine or members in any order, whose
+        position tells where inside it the state is (see `_node_shortest` for the others)."""
         after = self.distance[next_state]
         if after < 0:
             return -1
-        if isinstance(node, Escaped):
-            return node.shortest - position + after
-        if isinstance(node, Tail):
-            return len(node.ranges) + after
-        if isinstance(node, Hex):
-            return node.shortest + after
-        if isinstance(node, Lit):  # a position inside the literal: the bytes from there on
-            return len(node.data) - position + after
         if isinstance(node, Repeat) and position == 1:
             item = self._shortest.measure(node.item)
             if count == 0:
@@ -214,6 +249,7 @@ class NFA(TextStates):
         if isinstance(node, AnyOrder):
             inside = self._shortest.any_order(node, position >> 2, bool(position & 2), bool(position & 1))
             return -1 if inside is None else inside + after
+        assert isinstance(node, Repeat)  # at its entry
         shortest = self._shortest.measure(node)
         return -1 if shortest is None else shortest + after
 
@@ -221,6 +257,7 @@ class NFA(TextStates):
         self._edges.append(None)
         self._epsilons.append(())
         self._pending.append(None)
+        self._reads.append(False)
         self.distance.append(distance)
         return len(self.distance) - 1
 
@@ -234,6 +271,7 @@ class NFA(TextStates):
             self._expand_into(pending, edges, epsilons)
         self._edges[state] = tuple(edges)
         self._epsilons[state] = tuple(epsilons)
+        self._reads[state] = False
 
     def _expand_into(self, pending: Pending, edges: list[Edge], epsilons: list[int]) -> None:
         node, nxt = self._nodes[pending[NODE]], pending[NEXT]
