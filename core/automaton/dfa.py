@@ -19,6 +19,11 @@ import numpy.typing as npt
 from .nfa import NFA
 from .regex import Node, TextLabel
 
+try:  # compiled at install where a C compiler is found (setup.py); else the same work in Python
+    from . import _rows
+except ImportError:  # pragma: no cover - an install without a compiler
+    _rows = None  # type: ignore[assignment]
+
 DEAD = 0
 UNKNOWN = -1
 # Bytes a JSON string holds unescaped (no quote, backslash or control character).
@@ -339,7 +344,11 @@ class LazyDFA:
         """Successors for all 256 bytes at once. Edges over the same bytes go together; where
         those byte ranges do not overlap (most rows: a literal's byte, a class's ranges), each
         is one slice of the row; else the byte axis is cut where any edge starts or ends, and
-        each piece (one set of NFA targets) becomes one slice."""
+        each piece (one set of NFA targets) becomes one slice. In C where it was compiled
+        (core/automaton/_rows.c: the same rows, each byte's targets gathered in an array)."""
+        if _rows is not None:
+            _rows.build_row(self, self._nfa, state)
+            return
         members = self._closure_of(self._sets[state])
         by_range: dict[tuple[int, int], set[int]] = {}
         for nfa_state in members:

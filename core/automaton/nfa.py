@@ -22,6 +22,11 @@ from .pending import COPIES, NEXT, NODE, POSITION, SPARE, Escaped, Helper, Hex, 
 from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq
 from .text_states import TextStates
 
+try:  # compiled at install where a C compiler is found (setup.py); else the same work in Python
+    from . import _rows
+except ImportError:  # pragma: no cover - an install without a compiler
+    _rows = None  # type: ignore[assignment]
+
 Edge = tuple[int, int, int]  # low byte, high byte, target state
 
 
@@ -156,7 +161,10 @@ class NFA(TextStates):
         and can still reach acceptance: what a DFA state's row is made of. A state that reads a
         byte and has no epsilon edge by its node alone is kept without expanding it: of the
         many keys an object may take next, or the characters a pattern allows, a walk reads
-        few, and those it does not read are never expanded."""
+        few, and those it does not read are never expanded. In C where it was compiled
+        (core/automaton/_rows.c), ascending."""
+        if _rows is not None:
+            return _rows.closure(self, state)
         edges, epsilons, reads, distance = self._edges, self._epsilons, self._reads, self.distance
         seen = {state}
         stack = [state]
