@@ -74,8 +74,10 @@ class LazyDFA:
 
     def _reserve(self, capacity: int) -> None:
         """Grow the row table and the distances to `capacity` states (new rows UNKNOWN)."""
-        table = np.full((capacity, 256), UNKNOWN, dtype=np.int32)
+        # Each byte written once (the rows kept, then the new ones): a large table is megabytes.
+        table = np.empty((capacity, 256), dtype=np.int32)
         table[: len(self.table)] = self.table
+        table[len(self.table) :] = UNKNOWN
         distances = np.full(capacity, -1, dtype=np.int32)
         distances[: len(self.distance_array)] = self.distance_array
         self.table, self.distance_array = table, distances

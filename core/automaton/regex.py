@@ -151,9 +151,10 @@ class AnyOrder:
         state for it after a member, whichever members may come next."""
         return lit(", ")
 
-    @property
+    @functools.cached_property
     def written_first(self) -> tuple[Node, ...]:
-        """Each member, then the undeclared one, written first."""
+        """Each member, then the undeclared one, written first (kept: every state between
+        members reads it)."""
         return self.members + ((self.undeclared,) if self.undeclared is not None else ())
 
 

@@ -63,19 +63,26 @@ class StateMask:
     @staticmethod
     def of_ids(ids: Iterable[int], base: PackedMask | None = None) -> StateMask:
         """The mask of `base` and the tokens `ids` (an id may come twice)."""
+        if isinstance(ids, np.ndarray) and len(ids) > _FEW_IDS:
+            return StateMask._of_many(ids, base)
         listed = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
         if len(listed) > _FEW_IDS:
-            array = np.asarray(listed, dtype=np.int64)
-            words, where = np.unique(array >> 5, return_inverse=True)
-            bits = np.zeros(len(words), dtype=np.uint32)
-            np.bitwise_or.at(bits, where, np.left_shift(1, array & 31).astype(np.uint32))
-            return StateMask(base, words.astype(np.int32), bits.view(np.int32))
+            return StateMask._of_many(np.asarray(listed, dtype=np.int32), base)
         found: dict[int, int] = {}
         for token in listed:
             found[token >> 5] = found.get(token >> 5, 0) | 1 << (token & 31)
         words_array = np.fromiter(found, dtype=np.int32, count=len(found))
         bits_array = np.fromiter(found.values(), dtype=np.uint32, count=len(found)).view(np.int32)
         return StateMask(base, words_array, bits_array)
+
+    @staticmethod
+    def _of_many(ids: IdArray, base: PackedMask | None) -> StateMask:
+        """`of_ids` for many ids: sorted, so each word's bits are one run to OR together."""
+        ordered = np.sort(ids.astype(np.int32, copy=False))
+        words = ordered >> 5
+        bits = np.left_shift(np.uint32(1), (ordered & 31).astype(np.uint32))
+        starts = np.flatnonzero(np.concatenate(([True], words[1:] != words[:-1])))
+        return StateMask(base, words[starts], np.bitwise_or.reduceat(bits, starts).view(np.int32))
 
     @staticmethod
     def of_packed(mask: PackedMask, base: PackedMask | None = None) -> StateMask:
