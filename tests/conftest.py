@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.decode import decoder as decoder_module
 from gguf_extract.core.decode.decoder import LARGEST_DRAFT_BATCH, Decoder
 from gguf_extract.core.decode.sampling import share
@@ -20,6 +21,7 @@ from gguf_extract.core.decode.types import SamplingSettings
 from gguf_extract.core.grounding.follower import Grounding
 from gguf_extract.core.grounding.record import GroundingRecord
 from gguf_extract.core.index.compiled import CompiledSchema, compile_schema
+from gguf_extract.core.index.guide import new_bitmask
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 
@@ -101,6 +103,29 @@ def vocab() -> Vocabulary:
 
 def compile_for(schema: Any, vocab: Vocabulary) -> CompiledSchema:
     return compile_schema(schema, vocab)
+
+
+def masks_along(schema: Any, vocab: Vocabulary, every_valid_text: bool, seed: int) -> list[bytes]:
+    """Each bitmask of a Guide along a few sampled documents' tokens, on a fresh compilation
+    (for comparing the masks of two builds of the same automaton)."""
+    compiled = compile_for(schema, vocab)
+    rng = random.Random(seed)
+    found = []
+    bitmask = new_bitmask(compiled.vocab.size)
+    for _ in range(3):
+        guide = compiled.guide(every_valid_text=every_valid_text)
+        document = sample_accepted(compiled.automaton, rng, prefer=b"abcJohn0129 ")
+        while document and not guide.is_finished():
+            guide.fill_mask(bitmask)
+            found.append(bitmask.tobytes())
+            allowed = [token for token in guide.allowed_token_ids().tolist() if compiled.vocab.pieces[token]]
+            matching = [token for token in allowed if document.startswith(compiled.vocab.pieces[token])]
+            if not matching:
+                break
+            token = rng.choice(matching)
+            guide.advance(token)
+            document = document[len(compiled.vocab.pieces[token]) :]
+    return found
 
 
 class FakeModel:

@@ -8,7 +8,7 @@ import itertools
 import random
 
 import pytest
-from conftest import compile_for
+from conftest import compile_for, masks_along
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +18,6 @@ from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
 from gguf_extract.core.automaton.nfa import NFA
 from gguf_extract.core.automaton.sample import sample_accepted
 from gguf_extract.core.index.compiled import accepting_automaton
-from gguf_extract.core.index.guide import new_bitmask
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 compiled_rows = pytest.importorskip("gguf_extract.core.automaton._rows", reason="built without a C compiler")
@@ -35,28 +34,6 @@ SCHEMAS: list[dict[str, object]] = [
     },
     {"type": "string", "maxLength": 5},
 ]
-
-
-def masks_along(schema: dict[str, object], vocab: Vocabulary, every_valid_text: bool, seed: int) -> list[bytes]:
-    """Each bitmask of a Guide along a few sampled documents' tokens (a fresh compilation)."""
-    compiled = compile_for(schema, vocab)
-    rng = random.Random(seed)
-    found = []
-    bitmask = new_bitmask(compiled.vocab.size)
-    for _ in range(3):
-        guide = compiled.guide(every_valid_text=every_valid_text)
-        document = sample_accepted(compiled.automaton, rng, prefer=b"abcJohn0129 ")
-        while document and not guide.is_finished():
-            guide.fill_mask(bitmask)
-            found.append(bitmask.tobytes())
-            allowed = [token for token in guide.allowed_token_ids().tolist() if compiled.vocab.pieces[token]]
-            matching = [token for token in allowed if document.startswith(compiled.vocab.pieces[token])]
-            if not matching:
-                break
-            token = rng.choice(matching)
-            guide.advance(token)
-            document = document[len(compiled.vocab.pieces[token]) :]
-    return found
 
 
 @pytest.mark.parametrize("every_valid_text", [False, True])
