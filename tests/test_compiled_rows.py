@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import random
 
+import numpy as np
 import pytest
 from conftest import compile_for, masks_along
 from hypothesis import given, settings
@@ -138,3 +139,16 @@ def test_bad_input_is_refused(vocab: Vocabulary) -> None:
         compiled_rows.closure(dfa.nfa, dfa.nfa.size)
     with pytest.raises(AttributeError):
         compiled_rows.build_row(object(), dfa.nfa, 0)
+    with pytest.raises(ValueError, match="rows of 256 int32"):
+        compiled_rows.build_row(_WideTable(), dfa.nfa, 0)
+
+
+class _WideTable:
+    """A DFA whose table holds 64-bit numbers: refused, never written as 32-bit ones."""
+
+    def __init__(self) -> None:
+        self._sets: list[tuple[int, ...]] = [()]
+        self._ids: dict[tuple[int, ...], int] = {(): 0}
+        self._closures: dict[int, tuple[int, ...]] = {}
+        self.table = np.zeros((1, 256), dtype=np.int64)
+        self.distance_array = np.zeros(1, dtype=np.int32)

@@ -333,8 +333,10 @@ static int dfa_hold(Dfa *view) {
     }
     view->held = 1;
     const char *format = view->table.format, *other = view->distances.format;
+    /* int32: numpy's "i" (or "l" where a long is 4 bytes), after any byte order mark */
     int int32 = view->table.itemsize == 4 && view->distances.itemsize == 4 && format != NULL && other != NULL &&
-                strchr("il", format[strlen(format) - 1]) != NULL && strchr("il", other[strlen(other) - 1]) != NULL;
+                *format != '\0' && *other != '\0' && strchr("il", format[strlen(format) - 1]) != NULL &&
+                strchr("il", other[strlen(other) - 1]) != NULL;
     if (!int32 || view->table.ndim != 2 || view->table.shape[1] != 256 || view->table.strides[1] != 4 ||
         view->table.strides[0] != 256 * 4 || view->distances.ndim != 1 || view->distances.strides[0] != 4 ||
         view->distances.shape[0] < view->table.shape[0]) {
