@@ -5,8 +5,9 @@ per edge and per state).
 A DFA state's row is made of the byte edges of the NFA states its members reach by epsilon
 edges: for each byte, the set of targets of the edges covering it names the successor (a new
 DFA state where the set is new). Of the first visit to a state, most of the time in Python went
-to the loops over edges and the bookkeeping of the sets; here each byte gets its targets in a
-small array. What only the NFA can do stays in Python: expanding a state (its node says what
+to the loops over edges and the bookkeeping of the sets; here the byte axis is cut where an
+edge starts or ends, and each piece's targets are gathered in a small array. What only the NFA
+can do stays in Python: expanding a state (its node says what
 its edges are), which is called back where a state is reached unexpanded. The NFA's tables
 may grow during such a call, so every read goes through the lists again.
 
