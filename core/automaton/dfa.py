@@ -347,7 +347,7 @@ class LazyDFA:
         those byte ranges do not overlap (most rows: a literal's byte, a class's ranges), each
         is one slice of the row; else the byte axis is cut where any edge starts or ends, and
         each piece (one set of NFA targets) becomes one slice. In C where it was compiled
-        (core/automaton/_rows.c: the same rows, each byte's targets gathered in an array)."""
+        (core/automaton/_rows.c: the same rows, each piece's targets gathered in an array)."""
         if _rows is not None:
             _rows.build_row(self, self._nfa, state)
             return
