@@ -105,6 +105,24 @@ def compile_for(schema: Any, vocab: Vocabulary) -> CompiledSchema:
     return compile_schema(schema, vocab)
 
 
+# Schemas whose automata the compiled modules' tests walk both ways (C and Python or numpy): an
+# object, a pattern, an enum beside undeclared names, a format, declared and undeclared names
+# sharing a first byte, a bounded string.
+COMPILED_PATH_SCHEMAS: list[dict[str, object]] = [
+    {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name"]},
+    {"type": "array", "items": {"type": "string", "pattern": "^[a-c]{1,3}(-[0-9]+)?$"}, "maxItems": 3},
+    {"type": "object", "additionalProperties": {"enum": ["John", "日本", 12, None]}},
+    {"type": "string", "format": "date-time"},
+    {"type": "object", "properties": {"ab": {"type": "number"}}, "additionalProperties": {"type": "boolean"}},
+    {
+        "type": "object",
+        "properties": {"ab": {"type": "number"}, "ac": {"type": "boolean"}},
+        "additionalProperties": {"type": "boolean"},
+    },
+    {"type": "string", "maxLength": 5},
+]
+
+
 def masks_along(schema: Any, vocab: Vocabulary, every_valid_text: bool, seed: int) -> list[bytes]:
     """Each bitmask of a Guide along a few sampled documents' tokens, on a fresh compilation
     (for comparing the masks of two builds of the same automaton)."""

@@ -9,7 +9,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import compile_for, masks_along
+from conftest import COMPILED_PATH_SCHEMAS, compile_for, masks_along
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,22 +23,9 @@ from gguf_extract.core.vocab.token_table import Vocabulary
 
 compiled_rows = pytest.importorskip("gguf_extract.core.automaton._rows", reason="built without a C compiler")
 
-SCHEMAS: list[dict[str, object]] = [
-    {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name"]},
-    {"type": "array", "items": {"type": "string", "pattern": "^[a-c]{1,3}(-[0-9]+)?$"}, "maxItems": 3},
-    {"type": "object", "additionalProperties": {"enum": ["John", "日本", 12, None]}},
-    {"type": "string", "format": "date-time"},
-    {
-        "type": "object",
-        "properties": {"ab": {"type": "number"}, "ac": {"type": "boolean"}},
-        "additionalProperties": {"type": "boolean"},
-    },
-    {"type": "string", "maxLength": 5},
-]
-
 
 @pytest.mark.parametrize("every_valid_text", [False, True])
-@pytest.mark.parametrize("schema", SCHEMAS)
+@pytest.mark.parametrize("schema", COMPILED_PATH_SCHEMAS)
 def test_masks_are_the_same_with_either_build(
     schema: dict[str, object], every_valid_text: bool, vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -60,25 +47,24 @@ def explored(schema: dict[str, object], vocab: Vocabulary, every_valid_text: boo
     return dfa
 
 
-def python_closure(nfa: NFA, state: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, ...]:
-    with monkeypatch.context() as patched:
+def python_closure(nfa: NFA, state: int) -> tuple[int, ...]:
+    with pytest.MonkeyPatch.context() as patched:
         patched.setattr(nfa_module, "_rows", None)
         return nfa.closure(state)
 
 
 @settings(max_examples=20, deadline=None)
-@given(schema=st.sampled_from(SCHEMAS), every_valid_text=st.booleans(), seed=st.integers(0, 2**32 - 1))
+@given(schema=st.sampled_from(COMPILED_PATH_SCHEMAS), every_valid_text=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_closures_are_the_ones_python_takes(
     vocab: Vocabulary, schema: dict[str, object], every_valid_text: bool, seed: int
 ) -> None:
     """On one NFA (the states an expansion names are the same whoever expands first), every
     state's closure as C takes it, ascending, holds what Python's holds."""
     nfa = explored(schema, vocab, every_valid_text, seed).nfa
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        for state in range(min(nfa.size, 400)):
-            compiled = nfa.closure(state)
-            assert list(compiled) == sorted(set(compiled))
-            assert set(compiled) == set(python_closure(nfa, state, monkeypatch))
+    for state in range(min(nfa.size, 400)):
+        compiled = nfa.closure(state)
+        assert list(compiled) == sorted(set(compiled))
+        assert set(compiled) == set(python_closure(nfa, state))
 
 
 def successors_by_set(dfa: LazyDFA, state: int) -> list[tuple[int, ...]]:
@@ -89,7 +75,7 @@ def successors_by_set(dfa: LazyDFA, state: int) -> list[tuple[int, ...]]:
 
 
 @settings(max_examples=20, deadline=None)
-@given(schema=st.sampled_from(SCHEMAS), every_valid_text=st.booleans(), seed=st.integers(0, 2**32 - 1))
+@given(schema=st.sampled_from(COMPILED_PATH_SCHEMAS), every_valid_text=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_rows_stand_for_the_successors_python_names(
     vocab: Vocabulary, schema: dict[str, object], every_valid_text: bool, seed: int
 ) -> None:
@@ -130,7 +116,7 @@ def test_rows_of_a_growing_table_are_written_where_the_table_now_is(vocab: Vocab
 
 
 def test_bad_input_is_refused(vocab: Vocabulary) -> None:
-    dfa = compile_for(SCHEMAS[0], vocab).automaton
+    dfa = compile_for(COMPILED_PATH_SCHEMAS[0], vocab).automaton
     with pytest.raises(ValueError, match="does not exist"):
         compiled_rows.build_row(dfa, dfa.nfa, dfa.state_count)
     with pytest.raises(ValueError, match="does not exist"):

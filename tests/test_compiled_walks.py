@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import compile_for, masks_along
+from conftest import COMPILED_PATH_SCHEMAS, compile_for, masks_along
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,17 +20,9 @@ from gguf_extract.core.vocab.token_table import Vocabulary
 
 compiled_walks = pytest.importorskip("gguf_extract.core.index._walks", reason="built without a C compiler")
 
-SCHEMAS: list[dict[str, object]] = [
-    {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name"]},
-    {"type": "array", "items": {"type": "string", "pattern": "^[a-c]{1,3}(-[0-9]+)?$"}, "maxItems": 3},
-    {"type": "object", "additionalProperties": {"enum": ["John", "日本", 12, None]}},
-    {"type": "string", "format": "date-time"},
-    {"type": "object", "properties": {"ab": {"type": "number"}}, "additionalProperties": {"type": "boolean"}},
-]
-
 
 @pytest.mark.parametrize("every_valid_text", [False, True])
-@pytest.mark.parametrize("schema", SCHEMAS)
+@pytest.mark.parametrize("schema", COMPILED_PATH_SCHEMAS)
 def test_masks_are_the_same_with_either_walk(
     schema: dict[str, object], every_valid_text: bool, vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -45,7 +37,7 @@ def fresh_dfa(schema: dict[str, object], vocab: Vocabulary) -> LazyDFA:
 
 
 @settings(max_examples=25, deadline=None)
-@given(schema=st.sampled_from(SCHEMAS), seed=st.integers(0, 2**32 - 1))
+@given(schema=st.sampled_from(COMPILED_PATH_SCHEMAS), seed=st.integers(0, 2**32 - 1))
 def test_walks_keep_the_same_tokens_at_the_same_states(vocab: Vocabulary, schema: dict[str, object], seed: int) -> None:
     """From a state along a sampled document, each token from a random position of its own:
     the compiled walk (first, building the rows it needs) and the numpy one keep the same
@@ -69,7 +61,7 @@ def test_walks_keep_the_same_tokens_at_the_same_states(vocab: Vocabulary, schema
 
 def test_bad_input_is_refused(vocab: Vocabulary) -> None:
     table = token_table(vocab)
-    dfa = fresh_dfa(SCHEMAS[0], vocab)
+    dfa = fresh_dfa(COMPILED_PATH_SCHEMAS[0], vocab)
     room = np.empty(1, dtype=np.int32)
     one = np.zeros(1, dtype=np.int32)
     start = np.full(1, dfa.start, dtype=np.int32)
