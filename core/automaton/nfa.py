@@ -225,12 +225,7 @@ class NFA(TextStates):
             distance = self._distance_of(node, next_state, count, position)
         else:
             distance = -1 if after < 0 or shortest < 0 else shortest - position + after
-        state = len(self.distance)
-        self._edges.append(None)
-        self._epsilons.append(())
-        self._pending.append(key)
-        self._reads.append(self._node_reads[index])
-        self.distance.append(distance)
+        state = self._new_state(distance, key, self._node_reads[index])
         self._memo[key] = state
         return state
 
@@ -261,11 +256,12 @@ class NFA(TextStates):
         shortest = self._shortest.measure(node)
         return -1 if shortest is None else shortest + after
 
-    def _new_state(self, distance: int) -> int:
+    def _new_state(self, distance: int, pending: Pending | None = None, reads: bool = False) -> int:
+        """A state unexpanded, standing for `pending` (None: the accepting state, expanded by hand)."""
         self._edges.append(None)
         self._epsilons.append(())
-        self._pending.append(None)
-        self._reads.append(False)
+        self._pending.append(pending)
+        self._reads.append(reads)
         self.distance.append(distance)
         return len(self.distance) - 1
 
