@@ -12,8 +12,10 @@ from gguf_extract.core.automaton.dfa import DEAD
 from gguf_extract.core.automaton.nfa import NFA, build_nfa
 from gguf_extract.core.automaton.regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, Text
 from gguf_extract.core.automaton.sample import sample_accepted
-from gguf_extract.core.index.compiled import compile_automaton
+from gguf_extract.core.index.compiled import compile_automaton, compile_schema
+from gguf_extract.core.index.guide import new_bitmask
 from gguf_extract.core.schema.compiler import compile_tree
+from gguf_extract.core.vocab.token_table import Vocabulary
 
 
 def expanded_distances(nfa: NFA) -> dict[int, int]:
@@ -153,3 +155,72 @@ def test_hex_digits_after_a_backslash_are_named_only_as_far_as_a_walk_reads() ->
     for escaped in (b"\\u00e9", b"\\u4E2D", b"\\n"):
         assert automaton.is_accepting(automaton.walk(inside, escaped + b'"'))
     assert automaton.walk(inside, b"\\u0078") == DEAD  # x, escaped, is still x
+
+
+def test_members_in_any_order_have_exact_distances() -> None:
+    """The states after each member, named together where the next member is chosen, have
+    the distance a search over the expanded automaton finds (the required ones still missing,
+    each with its separator)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer"},
+            "bb": {"type": "string", "minLength": 3},
+            "c": {"type": "boolean"},
+            "dd": {"enum": ["x", "long value"]},
+            "e": {"type": "null"},
+        },
+        "required": ["bb", "dd", "e"],
+        "additionalProperties": False,
+    }
+    nfa = build_nfa(compile_tree(schema), accepting_all=True)
+    distances = expanded_distances(nfa)
+    assert len(distances) > 200  # the orders of five members, each at most once
+    for state, distance in distances.items():
+        assert nfa.distance[state] == distance, f"state {state}"
+
+
+def test_a_literal_opening_a_sequence_is_read_without_naming_the_rest() -> None:
+    """A state of a sequence that opens with a literal reads it itself: a closure keeps it
+    unexpanded, its bytes are told without naming a state, and the parts after them are named
+    only where a walk goes past them (the members an object may take next: a walk reads few)."""
+    options = [Seq((Lit(f'"k{index}"'.encode()), Lit(b": "), Chars(((0x30, 0x39),)))) for index in range(30)]
+    nfa = build_nfa(Alt(tuple(options)))
+    members = nfa.closure(nfa.start)
+    named = nfa.size
+    assert len(members) == 30
+    assert sorted(nfa.literal_rest(member) or b"" for member in members) == sorted(f'"k{i}"'.encode() for i in range(30))
+    assert nfa.size == named
+    after = nfa.after_literal(members[0])
+    assert nfa.literal_rest(after) == b": " and nfa.size == named + 2
+    # Read byte by byte through its edges, or as text at once, it leads to the same states.
+    state = members[0]
+    for byte in b'"k':
+        ((_, _, state),) = [edge for edge in nfa.edges_of(state) if edge[0] <= byte <= edge[1]]
+    assert nfa.after_plain_text(members[0], b'"k', '"k') == (state,)
+    assert nfa.literal_rest(state) == f'"k{members_key(nfa, members[0])}"'.encode()[2:]
+    assert nfa.distance[state] == nfa.distance[members[0]] - 2
+
+
+def members_key(nfa: NFA, member: int) -> str:
+    """The number in the key the sequence `member` opens with."""
+    opening = nfa.literal_rest(member)
+    assert opening is not None
+    return opening.decode()[2:-1]
+
+
+def test_the_first_key_of_an_object_in_any_order_names_few_states_per_member(vocab: Vocabulary) -> None:
+    """The masks up to where an object's first key is chosen walk the keys as literals: the
+    states of each member's separator and value are not named then (seven states a member were)."""
+    schema = {"type": "object", "properties": {f"field_{i}": {"type": "string"} for i in range(40)}}
+    compiled = compile_schema(schema, vocab)
+    automaton, _ = compiled.accepting
+    guide = compiled.guide(every_valid_text=True)
+    named = automaton.nfa_state_count
+    bitmask = new_bitmask(vocab.size)
+    guide.fill_mask(bitmask)
+    guide.advance(vocab.pieces.index(b"{"))
+    guide.fill_mask(bitmask)
+    assert automaton.nfa_state_count - named <= 3 * 40
+    allowed = {vocab.pieces[token] for token in guide.allowed_token_ids().tolist()}
+    assert {b'"', b"}"} <= allowed and all(piece[:1] in (b'"', b"}") for piece in allowed)

@@ -262,15 +262,24 @@ class LazyDFA:
 
     def literal_rest(self, member: int) -> tuple[bytes, int] | None:
         """Where NFA state `member`, or the one state its closure holds, lies inside a literal:
-        the literal's bytes from there on and the NFA state after them (see NFA.literal_rest);
-        None elsewhere. Of the many keys an object may take next, each is then read as bytes,
-        without building the states along it for every set of members already written."""
+        the literal's bytes from there on and that NFA state (see NFA.literal_rest; where the
+        bytes lead, `after_literal` names); None elsewhere. Of the many keys an object may take
+        next, each is then read as bytes, without building the states along it for every set
+        of members already written."""
         found = self._nfa.literal_rest(member)
-        if found is None:
-            closure = self._closure(member)
-            if len(closure) == 1:
-                found = self._nfa.literal_rest(next(iter(closure)))
-        return found
+        if found is not None:
+            return found, member
+        closure = self._closure(member)
+        if len(closure) == 1:
+            (only,) = closure
+            found = self._nfa.literal_rest(only)
+            if found is not None:
+                return found, only
+        return None
+
+    def after_literal(self, member: int) -> int:
+        """The NFA state after the literal `literal_rest` found in NFA state `member`."""
+        return self._nfa.after_literal(member)
 
     def text_cover(self, state: int) -> tuple[int | None, int, int]:
         """What the NFA states `state` stands for tell of text (see NFA.text_reach): the most

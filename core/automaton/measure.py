@@ -105,6 +105,12 @@ class ShortestMatch:
             return total
         return total + 2 * len(missing) - (0 if wrote and not separated else 2)
 
+    def missing_required(self, node: AnyOrder, written: int) -> tuple[int | None, int]:
+        """The fewest bytes of the required members not in `written` (bits), together (None:
+        one of them matches nothing), and how many they are."""
+        missing = [self.measure(node.members[index]) for index in node.required if not written >> index & 1]
+        return _sum(missing), len(missing)
+
     def measure(self, node: Node) -> int | None:
         """The node's fewest bytes, measured on first asking (a node AnyOrder makes later too)."""
         kept = node.__dict__

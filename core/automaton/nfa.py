@@ -14,12 +14,13 @@ trees (objects with optional properties) stay linear.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .escapes import BytePosition, escape_lengths
 from .measure import GENERATED, ShortestMatch, most_to_finish
 from .pending import COPIES, NEXT, NODE, POSITION, SPARE, Escaped, Helper, Hex, Pending, Tail, first_bytes, unescaped_first_bytes
-from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq
+from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq, leading_literal
 from .text_states import TextStates
 
 try:  # compiled at install where a C compiler is found (setup.py); else the same work in Python
@@ -184,9 +185,14 @@ class NFA(TextStates):
 
     @staticmethod
     def _reads_a_byte(node: Node | Helper) -> bool:
-        """Whether a state naming `node` has byte edges and no epsilon edge, by its node alone."""
+        """Whether a state naming `node` has byte edges and no epsilon edge, by its node alone
+        (a sequence opening with a literal reads that literal's first byte itself: of the many
+        members an object may take next, a walk reads few, and the parts of those it does not
+        read are never named)."""
         if isinstance(node, Lit | Chars):  # (a class of surrogates alone reads none, but is dead)
             return bool(node.data if isinstance(node, Lit) else node.ranges)
+        if isinstance(node, Seq):
+            return leading_literal(node) is not None
         return isinstance(node, Tail | Hex | Escaped)
 
     def _shortest_of(self, node: Node | Helper) -> int | None:
@@ -228,6 +234,12 @@ class NFA(TextStates):
         state = self._new_state(distance, key, self._node_reads[index])
         self._memo[key] = state
         return state
+
+    def after_parts(self, node: Seq, first: int, next_state: int) -> int:
+        """The state matching the sequence's parts from `first` on, then continuing at `next_state`."""
+        for part in reversed(node.parts[first:]):
+            next_state = self.named(part, next_state)
+        return next_state
 
     def _named_repeat(self, node: Repeat, next_state: int, count: int, spare: int) -> int:
         """Copies of `node.item` still to match: `count` required, then `spare` optional."""
@@ -291,9 +303,11 @@ class NFA(TextStates):
         elif isinstance(node, Chars):
             self._chars(node.ranges, nxt, edges)
         elif isinstance(node, Seq):
-            for part in reversed(node.parts[1:]):
-                nxt = self.named(part, nxt)
-            epsilons.append(self.named(node.parts[0], nxt) if node.parts else nxt)
+            opening = leading_literal(node)
+            if opening is not None:  # read here, byte by byte (see _reads_a_byte)
+                self._opening(node, opening.data, pending[POSITION], nxt, edges)
+            else:
+                epsilons.append(self.named(node.parts[0], self.after_parts(node, 1, nxt)) if node.parts else nxt)
         elif isinstance(node, Alt):
             epsilons.extend(self.named(option, nxt) for option in node.options)
         elif isinstance(node, Machine):
@@ -301,7 +315,7 @@ class NFA(TextStates):
         elif isinstance(node, Either):
             epsilons.append(self.named(node.accepted if self.accepting_all else node.generated, nxt))
         elif isinstance(node, AnyOrder):
-            self._any_order(node, pending[POSITION], nxt, epsilons)
+            self._any_order(node, pending, nxt, epsilons)
         elif pending[POSITION] == 0:
             low, high = node.low, node.high
             epsilons.append(self._named_repeat(node, nxt, low, -1 if high is None else high - low))
@@ -316,6 +330,13 @@ class NFA(TextStates):
             epsilons.append(nxt)
             return
         following = nxt if position + 1 == len(data) else self._state(node, nxt, position=position + 1)
+        edges.append((data[position], data[position], following))
+
+    def _opening(self, node: Seq, data: bytes, position: int, nxt: int, edges: list[Edge]) -> None:
+        """The byte at `position` of the literal opening the sequence, then the state of the next
+        one, the sequence's own (its other parts are named when the literal is read through)."""
+        last = position + 1 == len(data)
+        following = self.after_parts(node, 1, nxt) if last else self._state(node, nxt, position=position + 1)
         edges.append((data[position], data[position], following))
 
     def _chars(self, ranges: tuple[tuple[int, int], ...], nxt: int, edges: list[Edge]) -> None:
@@ -342,26 +363,55 @@ class NFA(TextStates):
             epsilons.append(self.named(node.item, again))
         epsilons.append(nxt)
 
-    def _any_order(self, node: AnyOrder, position: int, nxt: int, epsilons: list[int]) -> None:
+    def _any_order(self, node: AnyOrder, pending: Pending, nxt: int, epsilons: list[int]) -> None:
         """One state of members in any order: the position's bits above the lowest two say
         which members were written, the second whether anything was, the lowest whether the
         `", "` after it was (a member must come). After a member, one state reads `", "` for
         all that may come next: a state after a value, whose walks read the separator and
         rarely more, names no state per member."""
+        position = pending[POSITION]
         written, wrote, separated = position >> 2, position & 2, position & 1
         if wrote and not separated:
             epsilons.append(self.named(node.separator, self._state(node, nxt, position=position | 1)))
         else:
+            after_member = self._after_member(node, pending[NODE], written, nxt)
             for index, form in enumerate(node.written_first):
                 if index < len(node.members):
                     if written >> index & 1:
                         continue
-                    following = self._state(node, nxt, position=(written | 1 << index) << 2 | 2)
+                    following = after_member(index)
                 else:  # an undeclared member: any number of them
                     following = self._state(node, nxt, position=written << 2 | 2)
                 epsilons.append(self.named(form, following))
         if not separated and all(written >> index & 1 for index in node.required):
             epsilons.append(nxt)
+
+    def _after_member(self, node: AnyOrder, node_index: int, written: int, nxt: int) -> Callable[[int], int]:
+        """Names the state after member `index` is written too (`written`: those before it). Its
+        distance is the required members then missing with a `", "` each (ShortestMatch.any_order),
+        worked out from those missing now: measured per member, an object of many members would
+        cost the square of their number at every state choosing the next one."""
+        missing, count = self._shortest.missing_required(node, written)
+        after = self.distance[nxt]
+        memo, required = self._memo, node.required
+
+        def following(index: int) -> int:
+            position = (written | 1 << index) << 2 | 2
+            key = (node_index, nxt, 0, 0, position)
+            found = memo.get(key)
+            if found is not None:
+                return found
+            left, left_count = missing, count
+            if index in required:
+                measured = self._shortest.measure(node.members[index])
+                if left is None or measured is None:  # some member matches nothing: as measured
+                    return self._state(node, nxt, position=position)
+                left, left_count = left - measured, left_count - 1
+            inside = left if left is None or left_count == 0 else left + 2 * left_count
+            state = memo[key] = self._new_state(-1 if after < 0 or inside is None else inside + after, key)
+            return state
+
+        return following
 
     def _machine_state(self, node: Machine, position: int, nxt: int, edges: list[Edge], epsilons: list[int]) -> None:
         """One machine state: each character edge written the way JSON requires (escapes

@@ -180,6 +180,13 @@ def seq(*parts: Node) -> Node:
     return flat[0] if len(flat) == 1 else Seq(tuple(flat))
 
 
+def leading_literal(node: Seq) -> Lit | None:
+    """The sequence's first part where it is a literal of some bytes (no label: a Mark is
+    empty), else None."""
+    first = node.parts[0] if node.parts else None
+    return first if isinstance(first, Lit) and first.data else None
+
+
 def alt(*options: Node) -> Node:
     return options[0] if len(options) == 1 else Alt(tuple(options))
 

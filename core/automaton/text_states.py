@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .free_text import free_positions
 from .pending import COPIES, NEXT, NODE, POSITION, SPARE, Helper, Pending
-from .regex import Lit, Machine, Mark, Node, Repeat, Text, TextLabel, ValueLabel
+from .regex import Lit, Machine, Mark, Node, Repeat, Seq, Text, TextLabel, ValueLabel, leading_literal
 
 # A walk of text over a string automaton gives up past this many positions at once (a
 # machine of overlapping edges; the DFA's states, kept, serve it better).
@@ -30,6 +30,8 @@ class TextStates:
     def _named_repeat(self, node: Repeat, next_state: int, count: int, spare: int) -> int:
         raise NotImplementedError  # the NFA names states
 
+    def after_parts(self, node: Seq, first: int, next_state: int) -> int:
+        raise NotImplementedError  # the NFA names states
 
     def text_run(self, state: int) -> tuple[int, int] | None:
         """For a state inside the body of a JSON string whose characters are free (a Text, then
@@ -129,15 +131,20 @@ class TextStates:
         if pending is None:
             return None
         node, position, nxt = self._nodes[pending[NODE]], pending[POSITION], pending[NEXT]
-        if isinstance(node, Lit):
-            if not node.data:  # an empty literal (a value's label): what follows it tells
+        if isinstance(node, Lit | Seq):
+            opening = node if isinstance(node, Lit) else leading_literal(node)
+            if opening is None:
+                return None
+            if not opening.data:  # an empty literal (a value's label): what follows it tells
                 return self.after_plain_text(nxt, data, text)
-            rest = node.data[position:]
+            rest = opening.data[position:]
             if len(rest) < len(data):
                 return None if data.startswith(rest) else ()
             if not rest.startswith(data):
                 return ()
-            return (nxt,) if len(rest) == len(data) else (self._state(node, nxt, position=position + len(data)),)
+            if len(rest) > len(data):
+                return (self._state(node, nxt, position=position + len(data)),)
+            return (nxt if isinstance(node, Lit) else self.after_parts(node, 1, nxt),)
         if isinstance(node, Text):
             run = self.text_run(state)
             if run is None:
@@ -165,14 +172,28 @@ class TextStates:
         quote = None if pending is None else self._nodes[pending[NODE]]
         return isinstance(quote, Lit) and pending is not None and quote.data[pending[POSITION] : pending[POSITION] + 1] == b'"'
 
-    def literal_rest(self, state: int) -> tuple[bytes, int] | None:
-        """For a live state inside a literal (a property name, `", "`): the literal's bytes from
-        there on and the state after them, read without naming the states between; None for
-        any other state. A walk down the vocabulary along a literal needs nothing more."""
+    def literal_rest(self, state: int) -> bytes | None:
+        """For a live state inside a literal (a property name, `", "`), or opening a sequence
+        with one: the literal's bytes from there on, read without naming any state; None for
+        any other state. A walk down the vocabulary along a literal needs nothing more until
+        a token goes past its end (see after_literal)."""
         pending = self._pending[state]
         if pending is None or self.distance[state] < 0:
             return None
         node = self._nodes[pending[NODE]]
+        if isinstance(node, Seq):
+            opening = leading_literal(node)
+            return None if opening is None else opening.data[pending[POSITION] :]
         if not isinstance(node, Lit) or not node.data:
             return None
-        return node.data[pending[POSITION] :], pending[NEXT]
+        return node.data[pending[POSITION] :]
+
+    def after_literal(self, state: int) -> int:
+        """The state after the bytes `literal_rest(state)` tells (named now: of the many keys an
+        object may take next, a walk goes past the end of few)."""
+        pending = self._pending[state]
+        assert pending is not None
+        node = self._nodes[pending[NODE]]
+        if isinstance(node, Seq):
+            return self.after_parts(node, 1, pending[NEXT])
+        return pending[NEXT]

@@ -140,10 +140,13 @@ def _along(
     while True:
         rest = dfa.literal_rest(current)
         if rest is not None:
-            data, current = rest
+            data, holder = rest
             ending, span = _along_literal(table, start, span, data, walks)
             found += ending
             start += data
+            if span[0] == span[1]:
+                return found  # before naming what follows: no token goes past the literal
+            current = dfa.after_literal(holder)
         else:
             step = dfa.single_byte(current)
             if step is None:
