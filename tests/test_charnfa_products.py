@@ -4,6 +4,7 @@ name but a few."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable
 
@@ -17,6 +18,8 @@ from gguf_extract.core.automaton.charnfa import (
     machine_from_tree,
     within_lengths,
 )
+from gguf_extract.core.automaton.free_text import free_positions
+from gguf_extract.core.automaton.measure import ShortestMatch
 from gguf_extract.core.automaton.regex import Chars, Machine, Node, Repeat, alt, lit, seq
 
 _RANGES = [(0x61, 0x61), (0x61, 0x7A), (0x30, 0x39), (0x0, 0x10FFFF), (0xD000, 0xE100), (0x7F, 0x800), (0x10000, 0x10FFFF)]
@@ -72,3 +75,41 @@ def _matches(machine: Machine, text: str) -> bool:
     for character in map(ord, text):
         states = {target for state in states for low, high, target in machine.edges[state] if low <= character <= high}
     return bool(states & machine.accepts)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["", "ab", "a", "\u00e9t\u00e9", "a\U0001f600"],
+        ["name", "names", "id", 'say "hi"', "back\\slash", "tab\t"],
+        # every character of one byte after "x" a word's: the end of "x" is two bytes (an escaped
+        # quote) from acceptance, and the distances are searched for
+        ["x"] + ["x" + chr(code) for code in range(0x20, 0x80) if chr(code) not in '"\\'],
+    ],
+)
+def test_what_the_excluding_machine_keeps_is_what_would_be_worked_out(words: list[str]) -> None:
+    """Its distances and free positions, kept as it is built, are those the general searches
+    find on the same edges."""
+    machine = excluding_machine(words)
+    plain = Machine(machine.edges, machine.start, machine.accepts)  # nothing kept on it
+    assert ShortestMatch.machine(machine) == ShortestMatch.machine(plain)
+    assert free_positions(machine) == free_positions(plain)
+
+
+def test_excluding_machine_rows_cover_every_character_once_at_the_edges_of_its_ranges() -> None:
+    """Each row, a node's one child or many, takes every character of ANY_CHAR (and a child's,
+    a lone surrogate too) exactly once, in order: the characters at the ends of the ranges cut
+    where a child's character lies."""
+    words = ["\x00", "\x00a", "\ud7ff", "\ue000", "\U0010ffff", "\ud800", "ab", "ac", "b"]
+    machine = excluding_machine(words)
+    for row in machine.edges:
+        assert all(earlier[1] < later[0] for earlier, later in itertools.pairwise(row))
+        covered = sum(high - low + 1 for low, high, _ in row)
+        children = sum(1 for low, high, _ in row if low == high and 0xD800 <= low <= 0xDFFF)
+        assert covered == 0xD800 + (0x10FFFF - 0xE000 + 1) + children
+    rng = random.Random(7)
+    alphabet = ["\x00", "a", "b", "c", "\ud7ff", "\ue000", "\U0010ffff"]  # (no other text holds a lone surrogate)
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 3)))
+        assert _matches(machine, text) == (text not in words)
+    assert not _matches(machine, "\ud800")

@@ -14,6 +14,8 @@ import itertools
 from collections import deque
 from collections.abc import Iterable
 
+from .free_text import keep_every_position_free
+from .measure import keep_distances_near_acceptance
 from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, Text
 
 MACHINE_STATE_LIMIT = 40_000
@@ -138,16 +140,46 @@ def excluding_machine(words: list[str]) -> Machine:
             node = children[node][char]
         ends.add(node)
     sink = len(children)
+    everything: tuple[Edge, ...] = tuple((low, high, sink) for low, high in ANY_CHAR)  # a leaf's row, and the sink's
     rows: list[tuple[Edge, ...]] = []
     for node_children in children:
+        if not node_children:
+            rows.append(everything)
+            continue
+        if len(node_children) == 1:  # most nodes of a trie of names: one range cut at one character
+            ((character, target),) = node_children.items()
+            if not 0xD800 <= character <= 0xDFFF:  # (a lone surrogate lies outside ANY_CHAR)
+                rows.append(_cut_at(character, target, sink))
+                continue
         row: list[Edge] = [(c, c, target) for c, target in node_children.items()]
         row += [(low, high, sink) for low, high in _without_points(ANY_CHAR, sorted(node_children))]
         rows.append(tuple(sorted(row)))
-    rows.append(tuple((low, high, sink) for low, high in ANY_CHAR))
+    rows.append(everything)
     # Already trimmed as it is built: every state is reached from the start and leads to the
     # sink, which accepts; no two edges of a row touch with one target (the sink's ranges lie
     # between the children's characters), so sorting is all _trimmed would do to a row.
-    return Machine(tuple(rows), 0, frozenset(range(sink + 1)) - ends)
+    machine = Machine(tuple(rows), 0, frozenset(range(sink + 1)) - ends)
+    # Each row covers every character, and every state leads to the sink: any text goes on from
+    # every position, and the words' ends are a character from acceptance. Kept now: the name of
+    # an undeclared member is one of these for each object, made when a walk first reaches it.
+    keep_every_position_free(machine)
+    keep_distances_near_acceptance(machine, ends)
+    return machine
+
+
+def _cut_at(character: int, target: int, sink: int) -> tuple[Edge, ...]:
+    """ANY_CHAR to `sink`, but `character` (one of it) to `target`, in order."""
+    row: list[Edge] = []
+    for low, high in ANY_CHAR:
+        if low <= character <= high:
+            if low < character:
+                row.append((low, character - 1, sink))
+            row.append((character, character, target))
+            if character < high:
+                row.append((character + 1, high, sink))
+        else:
+            row.append((low, high, sink))
+    return tuple(row)
 
 
 def _without_points(ranges: tuple[tuple[int, int], ...], points: list[int]) -> list[tuple[int, int]]:

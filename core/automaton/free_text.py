@@ -27,6 +27,14 @@ def free_positions(machine: Machine) -> frozenset[int]:
     return found
 
 
+def keep_every_position_free(machine: Machine) -> None:
+    """Keep on `machine` that all its positions are free: for a machine built so that every
+    row covers every character and every position leads to acceptance (the trie of the words a
+    name must not be, whose every other character goes to a state accepting anything), which
+    the fixed point would find at a cost in proportion to its edges."""
+    machine.__dict__[_FREE] = frozenset(range(len(machine.edges)))
+
+
 def _free_positions(machine: Machine) -> frozenset[int]:
     before: list[set[int]] = [set() for _ in machine.edges]
     for source, row in enumerate(machine.edges):

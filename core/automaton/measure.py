@@ -192,6 +192,20 @@ def _edge_bytes(low: int, high: int) -> int | None:
     return min(costs) if costs else None
 
 
+def keep_distances_near_acceptance(node: Machine, unaccepted: Iterable[int]) -> bool:
+    """Where each position the machine does not accept (`unaccepted`, all of them) has a
+    character of one byte to one it accepts (the trie of the words a name must not be), its
+    distances are that: 0 and 1, kept on the node without a search (exact: a position not
+    accepting needs a byte at least). False, with nothing kept, where some position has none."""
+    accepts, distances = node.accepts, [0] * len(node.edges)
+    for position in unaccepted:
+        if not any(target in accepts and _edge_bytes(low, high) == 1 for low, high, target in node.edges[position]):
+            return False
+        distances[position] = 1
+    node.__dict__[_DISTANCES] = distances
+    return True
+
+
 def _machine_distances(node: Machine) -> list[int | None]:
     """Fewest bytes from each machine state to an accepting one (Dijkstra on reversed edges)."""
     reverse: list[list[tuple[int, int]]] = [[] for _ in node.edges]
