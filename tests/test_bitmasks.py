@@ -9,7 +9,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import compile_for
+from conftest import compile_for, hand_vocab
 
 from gguf_extract.core.automaton.charnfa import excluding_machine, machine_from_tree
 from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
@@ -105,3 +105,39 @@ def _shortest_text(piece: bytes) -> int | None:
         if all(c >= " " and c not in '"\\' for c in decoded):
             lengths.append(len(decoded))
     return min(lengths, default=None)
+
+
+ESCAPE_TOKENS = [
+    "\\n", '\\"', "\\\\", "\\/", "\\u", "\\u00", "\\u00e9", "\\u0041", "\\u001f", "\\ud83d", "\\ud83d\\ude00", "\\udc00",
+    "\\uD83D", "\\u12", "\\x", "a\\nb", 'x\\"y', '\\"x"', '\\\\"', '\\""', '\\n":', 'é\\t', "\\t\\t", "\\b\\f\\r", "\\",
+]
+
+
+@pytest.mark.parametrize(
+    ("schema", "prefixes"),
+    [
+        (
+            {"type": "object", "properties": {"ab": {"type": "integer"}, "a\n": {"type": "boolean"}}},
+            [b'{"', b'{"a', b'{"ab', b'{"x\\n'],
+        ),
+        ({"type": "array", "items": {"type": "string"}}, [b'["', b'["ab', b'["\\n']),
+        ({"type": "string", "minLength": 3}, [b'"', b'"a', b'"\\u00e9']),
+        ({"type": "string", "pattern": "x"}, [b'"', b'"ax']),
+    ],
+)
+def test_escapes_taken_alike_equal_a_plain_walk(schema: object, prefixes: list[bytes]) -> None:
+    """Where every escape goes on from a state as from any other of its kind (undeclared names,
+    strings of free text without a most), the tokens of text and escapes closing no string are
+    worked out once per vocabulary; the mask still equals a plain walk of every token."""
+    pieces = list(hand_vocab().pieces) + [token.encode() for token in ESCAPE_TOKENS]
+    vocab = Vocabulary.from_pieces(pieces, hand_vocab().eog_ids)
+    compiled = compile_for(schema, vocab)
+    dfa, index = compiled.accepting
+    taken_alike = 0
+    for prefix in prefixes:
+        state = dfa.walk(dfa.start, prefix)
+        assert state != DEAD
+        _, telling, _ = dfa.text_cover(state)
+        taken_alike += telling != DEAD and dfa.escapes_taken(telling) is not None
+        assert bits_of(index.packed_mask(state)) == plain_walk(dfa, vocab, state), f"after {prefix!r}"
+    assert taken_alike >= len(prefixes) - 1  # the shortcut is taken, not only the general walk

@@ -51,6 +51,7 @@ class LazyDFA:
         self._singles: dict[int, int] = {}
         self._text_walks: dict[tuple[int, bytes], int] = {}  # see walk
         self._covers: dict[int, tuple[int | None, int, int]] = {}
+        self._escape_kinds: dict[int, frozenset[str] | None] = {}
         self._singles_after: dict[int, tuple[int, int] | None] = {}
         self.table: npt.NDArray[np.int32] = np.full((0, 256), UNKNOWN, dtype=np.int32)
         self._reserve(64)
@@ -305,6 +306,16 @@ class LazyDFA:
             else:
                 found = (reach, self.state_for(frozenset(telling)), self.state_for(frozenset(others)))
             self._covers[state] = found
+        return found
+
+    def escapes_taken(self, state: int) -> frozenset[str] | None:
+        """The kinds of the NFA states `state` stands for where each takes every escape as any
+        other of its kind does (see NFA.escapes_taken); None where one does not. Cached."""
+        if state in self._escape_kinds:
+            return self._escape_kinds[state]
+        kinds = [self._nfa.escapes_taken(member) for member in self._sets[state]]
+        found = None if None in kinds else frozenset(kind for kind in kinds if kind is not None)
+        self._escape_kinds[state] = found
         return found
 
     def _single_member(self, state: int) -> int | None:

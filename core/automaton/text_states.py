@@ -7,7 +7,7 @@ naming it reads.
 
 from __future__ import annotations
 
-from .free_text import free_positions
+from .free_text import free_positions, takes_every_character
 from .pending import COPIES, NEXT, NODE, POSITION, SPARE, Helper, Pending
 from .regex import Lit, Machine, Mark, Node, Repeat, Seq, Text, TextLabel, ValueLabel, leading_literal
 
@@ -58,6 +58,24 @@ class TextStates:
         node = self._nodes[pending[NODE]]
         if isinstance(node, Machine) and pending[POSITION] in free_positions(node):
             return -1
+        return None
+
+    def escapes_taken(self, state: int) -> str | None:
+        """Where every escape goes on from `state` as from any other of its kind, which kind:
+        "text" inside a string body of free text without a most (STRING_CHAR's escapes, every
+        character's), "pattern" at a position of a string automaton that takes every character
+        from every position, then the closing quote (the escapes the byte layer writes, see
+        NFA._machine_state); None elsewhere. From a state of either, a token of text and escapes
+        that does not close the string is taken exactly where it is taken from any other."""
+        run = self.text_run(state)
+        if run is not None:
+            return "text" if run[1] < 0 else None
+        pending = self._pending[state]
+        if pending is None:
+            return None
+        node = self._nodes[pending[NODE]]
+        if isinstance(node, Machine) and takes_every_character(node) and self._closes_string(pending[NEXT]):
+            return "pattern"
         return None
 
     def text_label(self, state: int) -> TextLabel | None:

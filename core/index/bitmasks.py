@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from ..automaton.dfa import DEAD, LazyDFA
 from ..vocab.token_table import IdArray, TokenTable
-from .mask_walks import LiteralWalks, latest_kept, literal, quoted
+from .mask_walks import LiteralWalks, latest_kept, literal, quoted, text_and_escapes
 
 PackedMask = npt.NDArray[np.int32]
 # Masks adding more than a quarter of their words to their row are kept for the latest states
@@ -187,10 +187,14 @@ class StateMasks:
     def _made(self, state: int, walked: Walked) -> StateMask:
         reach, telling, others = self.dfa.text_cover(state)
         if reach is not None:
-            base = self.table.text_mask(reach)
+            kinds = self.dfa.escapes_taken(telling)  # then reach is -1, and quoted leaves out what this holds
+            base = self.table.text_mask(reach) if kinds is None else text_and_escapes(self.table, kinds)
             string_tokens = quoted(self.dfa, self.table, telling, self._closings)
             if others == DEAD:
                 return StateMask.of_ids(string_tokens, base)
+            along = literal(self.dfa, self.table, others, self._literal_walks)
+            if along is not None:  # a key's declared names beside the others: their tokens, listed
+                return StateMask.of_ids(np.concatenate([string_tokens, np.asarray(along, dtype=np.int32)]), base)
             mask = self.packed(others, walked)
             mask |= base
             added = StateMask.of_ids(string_tokens)

@@ -14,6 +14,7 @@ none of which lists where a token leads.
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TypeVar
@@ -21,7 +22,10 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from ..automaton.charnfa import length_machine
 from ..automaton.dfa import DEAD, UNKNOWN, LazyDFA
+from ..automaton.nfa import build_nfa
+from ..automaton.regex import Text, lit, seq
 from ..vocab.token_table import IdArray, TokenTable
 
 try:  # compiled at install where a C compiler is found (setup.py); else the numpy walk below
@@ -196,7 +200,10 @@ def quoted(dfa: LazyDFA, table: TokenTable, state: int, closings: OrderedDict[in
     run = dfa.text_run(state)
     if run is not None and run[0] == 0 and run[1] < 0:
         run = None  # a string of any length: one state for all its positions, walked once
-    ids, first_bytes = table.quoted if run is None else table.escaping
+    if dfa.escapes_taken(state) is None:
+        ids, first_bytes = table.quoted if run is None else table.escaping
+    else:  # the tokens of text and escapes closing no string: in `text_and_escapes` instead
+        ids, first_bytes = table.quoted_closing if run is None else table.escaping_closing
     candidates = ids[dfa.row(state)[first_bytes] != DEAD]
     walked = alive(dfa, table, state, candidates)
     if run is None:
@@ -208,6 +215,34 @@ def quoted(dfa: LazyDFA, table: TokenTable, state: int, closings: OrderedDict[in
     if spare >= 0:
         fits &= characters <= count + spare
     return np.concatenate([walked, ids[fits]])
+
+
+# By vocabulary, and kinds of string (see text_and_escapes): worked out once per vocabulary.
+_TEXT_AND_ESCAPES: weakref.WeakKeyDictionary[TokenTable, dict[frozenset[str], npt.NDArray[np.int32]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def text_and_escapes(table: TokenTable, kinds: frozenset[str]) -> npt.NDArray[np.int32]:
+    """The text tokens (TokenTable.text_mask, of any length) and those of text and escapes
+    closing no string (TokenTable.escaping_inside) that a string body takes where every escape
+    of each of `kinds` goes on (LazyDFA.escapes_taken), as a read-only bitmask. The second are
+    walked once, from a string taking any characters written as that kind writes them (a Text,
+    or a string automaton taking any characters): from every such state the same go on. Else
+    each new such state (the name of an undeclared member, in every set of members written)
+    would build the states after a backslash again for its few tokens."""
+    by_kinds = _TEXT_AND_ESCAPES.setdefault(table, {})
+    found = by_kinds.get(kinds)
+    if found is None:
+        found = table.text_mask(-1).copy()
+        for kind in kinds:
+            body = Text(0, None) if kind == "text" else length_machine(0, None)
+            dfa = LazyDFA(build_nfa(seq(lit('"'), body, lit('"'))))
+            taken = alive(dfa, table, dfa.step(dfa.start, 0x22), table.escaping_inside)
+            np.bitwise_or.at(found, taken >> 5, np.left_shift(1, taken & 31).astype(np.uint32).view(np.int32))
+        found.flags.writeable = False
+        by_kinds[kinds] = found
+    return found
 
 
 def _closing(dfa: LazyDFA, table: TokenTable, end: int) -> tuple[IdArray, IdArray]:

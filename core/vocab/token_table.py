@@ -213,6 +213,12 @@ class TokenTable:
         self.closing = Closing(columns[:, 0].copy(), columns[:, 1].copy(), columns[:, 2].copy())
         escaping = np.setdiff1d(ids, self.closing.ids).astype(np.int32)
         self.escaping = self._with_first_bytes(escaping)
+        # Those of text and escapes that close no string (a quote they hold is escaped): where
+        # every escape goes on, they are taken alike from every position (see mask_walks.quoted).
+        inside = [token for token in escaping.tolist() if not _closes_after_escapes(self.vocab.pieces[token])]
+        self.escaping_inside = np.asarray(inside, dtype=np.int32)
+        self.quoted_closing = self._with_first_bytes(np.setdiff1d(ids, self.escaping_inside).astype(np.int32))
+        self.escaping_closing = self._with_first_bytes(np.setdiff1d(escaping, self.escaping_inside).astype(np.int32))
 
     def _with_first_bytes(self, ids: IdArray) -> tuple[IdArray, npt.NDArray[np.uint8]]:
         """`ids` in the order of their first bytes, and those bytes: the ones a state allows are
@@ -303,6 +309,19 @@ def _text_length(piece: bytes) -> int:
     if any(c < " " or c in '"\\' for c in text):
         return 0
     return len(text)
+
+
+def _closes_after_escapes(piece: bytes) -> bool:
+    """Whether `piece`, read inside a string body, holds a quote no backslash escapes."""
+    at = 0
+    while at < len(piece):
+        if piece[at] == 0x5C:  # a backslash and the byte it escapes
+            at += 2
+        elif piece[at] == 0x22:
+            return True
+        else:
+            at += 1
+    return False
 
 
 def _text_prefix(piece: bytes) -> tuple[int, int]:
