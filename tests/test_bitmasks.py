@@ -141,3 +141,16 @@ def test_escapes_taken_alike_equal_a_plain_walk(schema: object, prefixes: list[b
         taken_alike += telling != DEAD and dfa.escapes_taken(telling) is not None
         assert bits_of(index.packed_mask(state)) == plain_walk(dfa, vocab, state), f"after {prefix!r}"
     assert taken_alike >= len(prefixes) - 1  # the shortcut is taken, not only the general walk
+
+
+def test_masks_before_a_name_no_member_declares_equal_a_plain_walk() -> None:
+    """Before a key, the tokens going on into a name no member declares (those of its text and
+    escapes, worked out once per vocabulary) and those closing it (walked) equal a plain walk."""
+    pieces = list(hand_vocab().pieces) + [token.encode() for token in ESCAPE_TOKENS + ['"\\n', ' "a\\"', '"x":', ', "ab"']]
+    vocab = Vocabulary.from_pieces(pieces, hand_vocab().eog_ids)
+    compiled = compile_for({"type": "object", "properties": {"ab": {"type": "integer"}, "x": {"type": "null"}}}, vocab)
+    dfa, index = compiled.accepting
+    for prefix in (b"{", b'{"ab": 1', b'{"ab": 1,', b'{"ab": 1, ', b'{"q": 1, "x": null'):
+        state = dfa.walk(dfa.start, prefix)
+        assert state != DEAD
+        assert bits_of(index.packed_mask(state)) == plain_walk(dfa, vocab, state), f"after {prefix!r}"

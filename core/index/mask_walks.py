@@ -26,7 +26,7 @@ from ..automaton.charnfa import length_machine
 from ..automaton.dfa import DEAD, UNKNOWN, LazyDFA
 from ..automaton.nfa import build_nfa
 from ..automaton.regex import Text, lit, seq
-from ..vocab.token_table import IdArray, TokenTable
+from ..vocab.token_table import IdArray, TokenTable, closes_a_string
 
 try:  # compiled at install where a C compiler is found (setup.py); else the numpy walk below
     from . import _walks
@@ -128,6 +128,11 @@ def _going_on(
         return [token for member in closure for token in _along(dfa, table, member, start, span, walks)]
     if not start:
         return None
+    reach, telling, others = dfa.text_cover(state)
+    kinds = dfa.escapes_taken(telling) if reach == -1 and others == DEAD else None
+    if kinds is not None:  # a string taking any text (a name no member declares): only closings are walked
+        alike, closing = _taken_alike(table, start, span, kinds)
+        return alike + (alive(dfa, table, state, closing, len(start)).tolist() if len(closing) else [])
     following = np.flatnonzero(dfa.row(state)).tolist()
     candidates = table.in_order(start, span, following if len(following) <= _FEW_FOLLOWING else None)
     return alive(dfa, table, state, candidates, len(start)).tolist() if len(candidates) else []
@@ -236,12 +241,51 @@ def text_and_escapes(table: TokenTable, kinds: frozenset[str]) -> npt.NDArray[np
     if found is None:
         found = table.text_mask(-1).copy()
         for kind in kinds:
-            body = Text(0, None) if kind == "text" else length_machine(0, None)
-            dfa = LazyDFA(build_nfa(seq(lit('"'), body, lit('"'))))
-            taken = alive(dfa, table, dfa.step(dfa.start, 0x22), table.escaping_inside)
+            dfa, opened = _any_string(kind)
+            taken = alive(dfa, table, opened, table.escaping_inside)
             np.bitwise_or.at(found, taken >> 5, np.left_shift(1, taken & 31).astype(np.uint32).view(np.int32))
         found.flags.writeable = False
         by_kinds[kinds] = found
+    return found
+
+
+def _any_string(kind: str) -> tuple[LazyDFA, int]:
+    """An automaton of the strings of any characters written as `kind` writes them (see
+    LazyDFA.escapes_taken), and its state after the opening quote. Built for each use: it is
+    small, and a shared one would grow under callers in several threads."""
+    body = Text(0, None) if kind == "text" else length_machine(0, None)
+    dfa = LazyDFA(build_nfa(seq(lit('"'), body, lit('"'))))
+    return dfa, dfa.step(dfa.start, 0x22)
+
+
+# By vocabulary, then by the bytes before and the kinds of string (see _taken_alike).
+_ALIKE: weakref.WeakKeyDictionary[TokenTable, dict[tuple[bytes, frozenset[str]], tuple[list[int], IdArray]]] = (
+    weakref.WeakKeyDictionary()
+)
+# Starts kept per vocabulary at most (a bound on memory; then forgotten).
+_ALIKE_KEPT = 4_096
+
+
+def _taken_alike(
+    table: TokenTable, start: bytes, span: tuple[int, int], kinds: frozenset[str]
+) -> tuple[list[int], IdArray]:
+    """Of the tokens of `span` (those starting with `start`, longer; `start` decides it), those
+    whose rest every state taking any text and every escape of `kinds` takes alike (text and
+    escapes closing no string, see text_and_escapes), and those whose rest would close the
+    string, which only a walk from the state itself tells. Worked out once per vocabulary."""
+    by_start = _ALIKE.setdefault(table, {})
+    found = by_start.get((start, kinds))
+    if found is None:
+        candidates = table.in_order(start, span)
+        rests = (table.vocab.pieces[token][len(start) :] for token in candidates.tolist())
+        closes = np.fromiter(map(closes_a_string, rests), dtype=bool, count=len(candidates))
+        taken: set[int] = set()
+        for kind in kinds:
+            dfa, opened = _any_string(kind)
+            taken.update(alive(dfa, table, opened, candidates[~closes], len(start)).tolist())
+        if len(by_start) >= _ALIKE_KEPT:
+            by_start.clear()
+        found = by_start[(start, kinds)] = (sorted(taken), candidates[closes])
     return found
 
 

@@ -215,7 +215,7 @@ class TokenTable:
         self.escaping = self._with_first_bytes(escaping)
         # Those of text and escapes that close no string (a quote they hold is escaped): where
         # every escape goes on, they are taken alike from every position (see mask_walks.quoted).
-        inside = [token for token in escaping.tolist() if not _closes_after_escapes(self.vocab.pieces[token])]
+        inside = [token for token in escaping.tolist() if not closes_a_string(self.vocab.pieces[token])]
         self.escaping_inside = np.asarray(inside, dtype=np.int32)
         self.quoted_closing = self._with_first_bytes(np.setdiff1d(ids, self.escaping_inside).astype(np.int32))
         self.escaping_closing = self._with_first_bytes(np.setdiff1d(escaping, self.escaping_inside).astype(np.int32))
@@ -311,8 +311,9 @@ def _text_length(piece: bytes) -> int:
     return len(text)
 
 
-def _closes_after_escapes(piece: bytes) -> bool:
-    """Whether `piece`, read inside a string body, holds a quote no backslash escapes."""
+def closes_a_string(piece: bytes) -> bool:
+    """Whether `piece`, read inside a string body, holds a quote no backslash escapes (it would
+    close the string)."""
     at = 0
     while at < len(piece):
         if piece[at] == 0x5C:  # a backslash and the byte it escapes
