@@ -146,7 +146,7 @@ def test_escapes_taken_alike_equal_a_plain_walk(schema: object, prefixes: list[b
 def test_masks_before_a_name_no_member_declares_equal_a_plain_walk() -> None:
     """Before a key, the tokens going on into a name no member declares (those of its text and
     escapes, worked out once per vocabulary) and those closing it (walked) equal a plain walk."""
-    pieces = list(hand_vocab().pieces) + [token.encode() for token in ESCAPE_TOKENS + ['"\\n', ' "a\\"', '"x":', ', "ab"']]
+    pieces = list(hand_vocab().pieces) + [token.encode() for token in [*ESCAPE_TOKENS, '"\\n', ' "a\\"', '"x":', ', "ab"']]
     vocab = Vocabulary.from_pieces(pieces, hand_vocab().eog_ids)
     compiled = compile_for({"type": "object", "properties": {"ab": {"type": "integer"}, "x": {"type": "null"}}}, vocab)
     dfa, index = compiled.accepting
