@@ -32,6 +32,11 @@ NESTED = {"type": "object", "properties": {"inner": OPEN, "café": {"type": "nul
 UNIQUE = {"type": "array", "items": {"enum": ["a", "b", "c"]}, "uniqueItems": True}
 EXTENSIONS = {**CLOSED, "patternProperties": {"^x-": {}}}
 MAP = {"type": "object", "properties": {"m": {"type": "object", "patternProperties": {"^[a-z]+$": {"type": "integer"}}}, "f": {}}}
+ESCAPED_NAMES = {
+    "type": "object",
+    "properties": {"a\"b": {"type": "boolean"}, "t\n": {"type": "integer"}, "ab": {"type": "null"}},
+    "required": ["ab"],
+}
 ONE_OF = {
     "type": "object",
     "properties": {"a": {"type": "null"}, "b": {"type": "null"}},
@@ -67,6 +72,16 @@ TEXTS: list[tuple[Any, list[str]]] = [
             '{"inner": {"a": "1", "extra": "e"}}',
         ],
     ),
+    (
+        ESCAPED_NAMES,  # a declared name however JSON writes it: the member it names, its value held to its schema
+        [
+            '{"ab": null, "a\\u0022b": true}',
+            '{"ab": null, "a\\u0022b": 1}',
+            '{"ab": null, "a\\"b": false, "t\\u000a": 3}',
+            '{"t\\n": "x", "ab": null}',
+            '{"t\\u000A": 1, "ab": null, "a\\u0022": 0}',
+        ],
+    ),
     (ONE_OF, ['{"a": null, "x": 1}', '{"x": 1, "b": null}', '{"a": null, "b": null}', '{"x": 1}']),
     (EXTENSIONS, ['{"a": 1, "x-b": [2]}', '{"x-": {}, "a": 1}', '{"a": 1, "y": 2}', '{"x-b": 1}']),
     (
@@ -82,7 +97,9 @@ TEXTS: list[tuple[Any, list[str]]] = [
 ]
 
 
-@pytest.mark.parametrize(("schema", "texts"), TEXTS, ids=["open", "closed", "unique", "nested", "one-of", "extensions", "map"])
+@pytest.mark.parametrize(
+    ("schema", "texts"), TEXTS, ids=["open", "closed", "unique", "nested", "escaped-names", "one-of", "extensions", "map"]
+)
 def test_objects_and_unique_arrays_are_accepted_exactly_when_valid(schema: Any, texts: list[str], vocab: Vocabulary) -> None:
     compiled = compile_for(schema, vocab)
     for text in texts:

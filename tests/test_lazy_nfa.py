@@ -3,12 +3,14 @@ fully expanded automaton, and laziness builds only what is visited."""
 
 from __future__ import annotations
 
+import collections
 import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gguf_extract.core.automaton.dfa import DEAD
+from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
+from gguf_extract.core.automaton.keys import Keys
 from gguf_extract.core.automaton.nfa import NFA, build_nfa
 from gguf_extract.core.automaton.regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, Text
 from gguf_extract.core.automaton.sample import sample_accepted
@@ -178,6 +180,52 @@ def test_members_in_any_order_have_exact_distances() -> None:
     assert len(distances) > 200  # the orders of five members, each at most once
     for state, distance in distances.items():
         assert nfa.distance[state] == distance, f"state {state}"
+
+
+def nearest_acceptance(nfa: NFA, state: int) -> int:
+    """The fewest bytes from `state` to acceptance: a 0-1 search forward, which expands only
+    the states nearer than that (the automaton accepting every text holds free-form values
+    nested levels deep: expanded whole, it is very large)."""
+    best = {state: 0}
+    frontier = collections.deque([state])
+    while frontier:
+        current = frontier.popleft()
+        if current == nfa.accept:
+            return best[current]
+        steps = [(target, 0) for target in nfa.epsilons_of(current)] + [(target, 1) for _, _, target in nfa.edges_of(current)]
+        for target, cost in steps:
+            if best[current] + cost < best.get(target, best[current] + cost + 1):
+                best[target] = best[current] + cost
+                (frontier.appendleft if cost == 0 else frontier.append)(target)
+    return -1
+
+
+def test_a_key_read_as_one_has_exact_distances() -> None:
+    """Where any other name is an undeclared member's, an object's key is read as one state per
+    position of the name automaton: its distance (through the nearest name of a member not
+    written, or any other name, then what must still follow) is a search's."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer"},
+            "ab": {"type": "string", "minLength": 3},
+            'b"c': {"type": "boolean"},
+            "dd": {"enum": ["x", "long value"]},
+            "x": False,
+        },
+        "required": ["ab", "dd"],
+    }
+    nfa = build_nfa(compile_tree(schema), accepting_all=True)
+    dfa = LazyDFA(nfa)
+    for text in (b'{"ab": "xyz", "q": 1, "dd": "x"}', b'{"dd": "long value", "b\\"c": true, "a', b'{"ab": "abc", "a": 1, "x'):
+        for cut in range(len(text) + 1):
+            state = dfa.walk(dfa.start, text[:cut])
+            if state != DEAD:
+                dfa.row(state)
+    keys = [state for state in range(nfa.size) if isinstance(nfa.node_of(state), Keys)]
+    assert len(keys) > 20
+    for state in keys:
+        assert nfa.distance[state] == nearest_acceptance(nfa, state), f"state {state}"
 
 
 def test_a_literal_opening_a_sequence_is_read_without_naming_the_rest() -> None:

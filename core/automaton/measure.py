@@ -182,6 +182,11 @@ def _fewest_bytes(ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -
     return min(lengths) if lengths else None
 
 
+def fewest_character_bytes(low: int, high: int) -> int | None:
+    """Fewest bytes one character in [low, high] takes inside a JSON string (None: none can)."""
+    return _edge_bytes(low, high)
+
+
 @functools.cache
 def _edge_bytes(low: int, high: int) -> int | None:
     """Fewest bytes one character in [low, high] takes inside a JSON string. Cached: a

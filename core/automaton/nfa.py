@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .escapes import BytePosition, escape_lengths
+from .keys import Keys, KeyStates
 from .measure import GENERATED, ShortestMatch, most_to_finish
 from .pending import COPIES, NEXT, NODE, POSITION, SPARE, Escaped, Helper, Hex, Pending, Tail, first_bytes, unescaped_first_bytes
 from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq, leading_literal
@@ -31,7 +32,7 @@ except ImportError:  # pragma: no cover - an install without a compiler
 Edge = tuple[int, int, int]  # low byte, high byte, target state
 
 
-class NFA(TextStates):
+class NFA(TextStates, KeyStates):
     """States are integers. `distance[q]` is the fewest bytes from q to acceptance (-1:
     acceptance is unreachable). Read edges through `edges_of` / `epsilons_of`, which expand
     a state on first use."""
@@ -64,6 +65,8 @@ class NFA(TextStates):
         self._shortest.measure(tree)
         self._tree = tree
         self._most: dict[int, int] = {}  # most_to_finish, by state, as asked
+        self._rests: dict[int, tuple[list[tuple[int | None, int | None]], int | None]] = {}  # see _keys_rests
+        self._keys: dict[int, Keys | None] = {}  # by the id of members in any order (see _keys_of)
         self.accept = self._new_state(0)
         self._edges[self.accept] = ()
         self.start = self.named(tree, self.accept)
@@ -125,6 +128,7 @@ class NFA(TextStates):
             count = pending[COPIES]
             own = max(count * item, inside + (count - 1) * item) if count > 0 else inside if pending[SPARE] != 0 else 0
         else:
+            assert not isinstance(node, Keys), "only the automaton accepting every text reads a key as one"
             own = most_to_finish(node)
         return max(own + self.distance[pending[NEXT]], after, self.distance[state])
 
@@ -133,16 +137,25 @@ class NFA(TextStates):
         """States created so far."""
         return len(self.distance)
 
-    # -- pickling: the dictionary keyed by node ids is made again from the table of nodes ------
+    # -- pickling: the dictionaries keyed by node ids are made again ---------------------------
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_node_indices"]
+        del state["_keys"]
+        state["_rests"] = {}  # (by node id too: worked out again on asking)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)  # the nodes come back with their measurements
         self._node_indices = {id(node): index for index, node in enumerate(self._nodes)}
+        # The keys read as one already named, by their members' ids (those not read yet: anew).
+        self._keys = {id(node.order): node for node in self._nodes if isinstance(node, Keys)}
+
+    def node_of(self, state: int) -> Node | Helper | None:
+        """What `state` stands for: a piece of the tree or a helper (None: the accepting state)."""
+        pending = self._pending[state]
+        return None if pending is None else self._nodes[pending[NODE]]
 
     def edges_of(self, state: int) -> tuple[Edge, ...]:
         edges = self._edges[state]
@@ -197,7 +210,7 @@ class NFA(TextStates):
 
     def _shortest_of(self, node: Node | Helper) -> int | None:
         """See `_node_shortest`."""
-        if isinstance(node, Repeat | Machine | AnyOrder):
+        if isinstance(node, Repeat | Machine | AnyOrder | Keys):
             return None
         if isinstance(node, Escaped | Hex):
             return node.shortest
@@ -264,6 +277,9 @@ class NFA(TextStates):
         if isinstance(node, AnyOrder):
             inside = self._shortest.any_order(node, position >> 2, bool(position & 2), bool(position & 1))
             return -1 if inside is None else inside + after
+        if isinstance(node, Keys):
+            inside = self._keys_distance(node, count, position)
+            return -1 if inside is None else inside + after
         assert isinstance(node, Repeat)  # at its entry
         shortest = self._shortest.measure(node)
         return -1 if shortest is None else shortest + after
@@ -316,6 +332,8 @@ class NFA(TextStates):
             epsilons.append(self.named(node.accepted if self.accepting_all else node.generated, nxt))
         elif isinstance(node, AnyOrder):
             self._any_order(node, pending, nxt, epsilons)
+        elif isinstance(node, Keys):
+            self._key(node, pending[COPIES], pending[POSITION], nxt, edges, epsilons)
         elif pending[POSITION] == 0:
             low, high = node.low, node.high
             epsilons.append(self._named_repeat(node, nxt, low, -1 if high is None else high - low))
@@ -371,8 +389,11 @@ class NFA(TextStates):
         rarely more, names no state per member."""
         position = pending[POSITION]
         written, wrote, separated = position >> 2, position & 2, position & 1
+        keys = None if wrote and not separated else self._keys_of(node)
         if wrote and not separated:
             epsilons.append(self.named(node.separator, self._state(node, nxt, position=position | 1)))
+        elif keys is not None:  # the key read as one: one state whatever the members left
+            epsilons.append(self._state(keys, nxt, count=written))
         else:
             after_member = self._after_member(node, pending[NODE], written, nxt)
             for index, form in enumerate(node.written_first):
@@ -417,15 +438,19 @@ class NFA(TextStates):
         """One machine state: each character edge written the way JSON requires (escapes
         for quote, backslash and control characters), or as the `\\u` escape a serializer
         with ASCII output writes for characters from U+007F up."""
+        self._character_edges(node, position, lambda target: self._state(node, nxt, position=target), edges)
+        if position in node.accepts:
+            epsilons.append(nxt)
+
+    def _character_edges(self, node: Machine, position: int, following_of: Callable[[int], int], edges: list[Edge]) -> None:
+        """The byte edges of the machine's characters at `position`, each to `following_of` its target."""
         for low, high, target in node.edges[position]:
-            following = self._state(node, nxt, position=target)
+            following = following_of(target)
             for first_low, first_high, tail in unescaped_first_bytes(low, high):
                 edges.append((first_low, first_high, self._tail_state(tail, following)))
             escaped = self._escaped_of(low, high)
             if escaped is not None:  # the backslash, then what follows it, named for when a walk reads one
                 edges.append((0x5C, 0x5C, self._state(escaped, following, position=1)))
-        if position in node.accepts:
-            epsilons.append(nxt)
 
     def _escaped_of(self, low: int, high: int) -> Escaped | None:
         """What names the escapes of the characters in [low, high] (None: none has one), with

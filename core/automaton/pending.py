@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from .escapes import SHORT_ESCAPES, BytePosition, escape_hex_sequences, must_escape, without_escaped
+from .keys import Keys
 from .utf8 import utf8_sequences
 
 
@@ -72,7 +73,7 @@ class Hex:
         return tuple(found)
 
 
-Helper = Escaped | Tail | Hex
+Helper = Escaped | Tail | Hex | Keys  # (Keys: core.automaton.keys)
 
 
 # What a named state stands for until it is expanded: the piece of the tree or helper (the

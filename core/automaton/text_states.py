@@ -8,6 +8,7 @@ naming it reads.
 from __future__ import annotations
 
 from .free_text import free_positions, takes_every_character
+from .keys import Keys
 from .pending import COPIES, NEXT, NODE, POSITION, SPARE, Helper, Pending
 from .regex import Lit, Machine, Mark, Node, Repeat, Seq, Text, TextLabel, ValueLabel, leading_literal
 
@@ -58,6 +59,8 @@ class TextStates:
         node = self._nodes[pending[NODE]]
         if isinstance(node, Machine) and pending[POSITION] in free_positions(node):
             return -1
+        if isinstance(node, Keys) and pending[POSITION] - 1 in free_positions(node.machine):
+            return -1  # inside a key read as one (not before its opening quote: position 0)
         return None
 
     def escapes_taken(self, state: int) -> str | None:
@@ -76,6 +79,8 @@ class TextStates:
         node = self._nodes[pending[NODE]]
         if isinstance(node, Machine) and takes_every_character(node) and self._closes_string(pending[NEXT]):
             return "pattern"
+        if isinstance(node, Keys) and pending[POSITION] > 0 and takes_every_character(node.machine):
+            return "pattern"  # every name's end reads the closing quote first
         return None
 
     def text_label(self, state: int) -> TextLabel | None:
@@ -174,15 +179,28 @@ class TextStates:
             over = max(characters - count, 0)
             return (self._named_repeat(node, nxt, max(count - characters, 0), spare if spare < 0 else spare - over),)
         if isinstance(node, Machine) and self._closes_string(nxt):  # no text goes past the string
-            positions = {position}
-            for character in map(ord, text):
-                positions = {target for at in positions for low, high, target in node.edges[at] if low <= character <= high}
-                if not positions:
-                    return ()
-                if len(positions) > _MOST_POSITIONS:  # a machine that guesses widely: the DFA's cells serve
-                    return None
-            return tuple(self._state(node, nxt, position=at) for at in positions)
+            positions = self._positions_after(node, {position}, text)
+            return positions if positions is None else tuple(self._state(node, nxt, position=at) for at in positions)
+        if isinstance(node, Keys):  # a key read as one: its names end at a closing quote
+            if position == 0:
+                return ()
+            positions = self._positions_after(node.machine, {position - 1}, text)
+            if positions is None:
+                return None
+            return tuple(self._state(node, nxt, count=pending[COPIES], position=at + 1) for at in positions)
         return None
+
+    @staticmethod
+    def _positions_after(node: Machine, positions: set[int], text: str) -> set[int] | None:
+        """The machine's positions after the characters of `text` from `positions` (empty: it
+        does not take them; None: it guesses too widely to follow, the DFA's cells serve)."""
+        for character in map(ord, text):
+            positions = {target for at in positions for low, high, target in node.edges[at] if low <= character <= high}
+            if not positions:
+                return positions
+            if len(positions) > _MOST_POSITIONS:
+                return None
+        return positions
 
     def _closes_string(self, state: int) -> bool:
         """Whether `state` reads the closing quote of a string (and nothing else) first."""

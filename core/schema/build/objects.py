@@ -52,17 +52,22 @@ def object_tree(build: Build, node: SchemaNode) -> Node:
             build.refuse("minProperties", where, "above 1 on an object without declared properties")
             obj = replace(obj, min_properties=0)
         return _map(build, obj)
-    members = _members(build, obj, properties)
+    members, names = _members(build, obj, properties)
     low, high = _counts(build, obj, members)
     build.fuel.burn(obj.pointer, "member", object_nodes(members, low, high))
+    undeclared = _undeclared_member(build, obj, properties)
+    # Any other name with any value: the accepting automaton reads a key as one (core.automaton.keys).
+    keyed = isinstance(undeclared, UndeclaredMember) and not undeclared.patterns and bool(undeclared.names)
     try:
-        return object_of(members, low, high, undeclared=_undeclared_member(build, obj, properties))
+        return object_of(members, low, high, undeclared=undeclared, names=names if keyed else None)
     except SchemaError:
         raise SchemaError(f"no object at {obj.pointer or '/'} can have between {low} and {high} of its properties") from None
 
 
-def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> list[Member]:
+def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> tuple[list[Member], tuple[str, ...]]:
+    """The members that may be written, and their names."""
     members: list[Member] = []
+    names: list[str] = []
     for name, sub in properties.items():
         required = name in obj.required
         if sub.is_false():
@@ -74,12 +79,13 @@ def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> list[
         key = seq(json_literal(json_text(name)), lit(": "))
         try:
             members.append((seq(key, build.value(sub)), required))
+            names.append(name)
         except UnsupportedSchema:
             raise
         except (DepthCut, SchemaError):
             if required:
                 raise  # an optional property past the recursion depth, or with no valid value, is not written
-    return members
+    return members, tuple(names)
 
 
 def _valueless_hint(obj: ObjectNode, name: str) -> str:

@@ -52,11 +52,13 @@ def object_of(
     max_count: int | None = None,
     brackets: tuple[str, str] = ("{", "}"),
     undeclared: Callable[[], Node] | None = None,
+    names: tuple[str, ...] | None = None,
 ) -> Node:
     """`{` members in order, optional ones skippable, `", "` between those present, `}`,
     with between `min_count` and `max_count` members present. Where the counts do not bind,
     the members in any order too, with any number of undeclared ones (a member with a key no
-    declared member has; `undeclared` makes it, when first needed) among them, accepted but never generated (Either, AnyOrder).
+    declared member has; `undeclared` makes it, when first needed) among them, accepted but never generated (Either, AnyOrder;
+    `names`: the members' names, see AnyOrder.names).
 
     Built from the end, one shared tail per (member, members written so far), where the
     count saturates at the largest value that still matters; so the tree stays linear in
@@ -82,7 +84,7 @@ def object_of(
         raise SchemaError("no object satisfies the property count bounds")
     if (min_count, max_count) == (0, None):  # counts that bind would need counting: a departure
         needed = frozenset(index for index, (_, is_required) in enumerate(members) if is_required)
-        body = Either(body, AnyOrder(tuple(member for member, _ in members), needed, undeclared))
+        body = Either(body, AnyOrder(tuple(member for member, _ in members), needed, undeclared, names))
     return seq(lit(brackets[0]), body, lit(brackets[1]))
 
 

@@ -1,0 +1,208 @@
+"""The key of the next member of an object whose members come in any order, read as one.
+
+Members in any order (regex.AnyOrder) choose the next member at every key. Read each by its own
+key, a key position holds a state per member still to write, named again for every set of
+members written, and the name no member declares is read beside them. Read as one, the key is
+the name automaton the undeclared member already has (the trie of the declared names, any
+other name going to a state taking any name: charnfa.excluding_machine): a state per position
+of it, whatever the members, and where the name may end, the member it names (one not written
+yet) or the undeclared member goes on with its closing quote. The automaton is the same but
+for one thing: a declared name is read however JSON may write its characters, as other names
+are, not only as the schema's text spells it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .measure import ShortestMatch, fewest_character_bytes
+from .regex import AnyOrder, Lit, Machine, Node, Seq, lit
+
+Edge = tuple[int, int, int]  # low byte, high byte, target state (as the NFA's)
+
+
+@dataclass(frozen=True, eq=False)
+class Keys:
+    """The key read as one for `order`: `machine` reads the name's characters (the undeclared
+    member's own automaton), `ends` tells the member whose name ends at a position of it. A
+    state naming it holds the members written (its COPIES, as bits) and the machine's position
+    plus one (0: before the opening quote)."""
+
+    order: AnyOrder
+    machine: Machine
+    ends: dict[int, int]
+    sink: int  # the position of any name no member declares, after its last character
+    _below: dict[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+
+    def names_below(self, position: int) -> tuple[tuple[int, int], ...]:
+        """Each member whose name goes on from `position` (through the trie), with the fewest
+        bytes from there to its end. Kept per position."""
+        found = self._below.get(position)
+        if found is None:
+            below: list[tuple[int, int]] = []
+            stack = [(position, 0)]
+            while stack:
+                at, spent = stack.pop()
+                if at in self.ends:
+                    below.append((self.ends[at], spent))
+                for low, high, target in self.machine.edges[at]:
+                    if low == high and target != self.sink:
+                        stack.append((target, spent + (fewest_character_bytes(low, low) or 0)))
+            found = self._below[position] = tuple(below)
+        return found
+
+
+def keys_of(order: AnyOrder) -> Keys | None:
+    """The key of `order` read as one, where its members are an object's and any other name
+    is an undeclared member's: each member's tree opens with its name's literal, and its
+    undeclared member is a quote, a name automaton of a trie and a sink, then the rest. None
+    elsewhere (an array's distinct values, names found by patterns, names written with
+    characters from U+007F up, which their literal takes in two forms): read member by member.
+    Made anew on each call (the NFA keeps it: kept on the node, it would make a cycle)."""
+    undeclared = order.undeclared
+    if order.names is None or not isinstance(undeclared, Seq) or len(undeclared.parts) < 3:
+        return None
+    machine = undeclared.parts[1]
+    if not isinstance(machine, Machine):
+        return None
+    sink = len(machine.edges) - 1
+    if any(target != sink for _, _, target in machine.edges[sink]):
+        return None
+    ends: dict[int, int] = {}
+    for index, (form, name) in enumerate(zip(order.members, order.names, strict=True)):
+        key = form.parts[0] if isinstance(form, Seq) and len(form.parts) > 1 else None
+        if not isinstance(key, Lit) or _decoded(key.data) != name:
+            return None
+        position = machine.start
+        for character in map(ord, name):
+            following = [target for low, high, target in machine.edges[position] if low <= character <= high]
+            if len(following) != 1 or following[0] == sink:
+                return None
+            position = following[0]
+        if position in machine.accepts or position in ends:
+            return None  # a name the machine takes as any other: not the trie of these names
+        ends[position] = index
+    return Keys(order, machine, ends, sink)
+
+
+def _decoded(data: bytes) -> object:
+    """The JSON value `data` is (None where it is not one: a piece of a name's literal)."""
+    try:
+        found: object = json.loads(data)
+    except ValueError:
+        return None
+    return found
+
+
+class KeyStates:
+    """The NFA's states of keys read as one (see the module): their expansion and distances.
+    Mixed into the NFA, whose naming it calls."""
+
+    _shortest: ShortestMatch
+    _node_indices: dict[int, int]
+    _rests: dict[int, tuple[list[tuple[int | None, int | None]], int | None]]
+    _keys: dict[int, Keys | None]
+
+    def _state(self, node: Keys | Node, next_state: int, count: int = 0, spare: int = 0, position: int = 0) -> int:
+        raise NotImplementedError  # the NFA names states
+
+    def named(self, node: Node, next_state: int) -> int:
+        raise NotImplementedError  # the NFA names states
+
+    def after_parts(self, node: Seq, first: int, next_state: int) -> int:
+        raise NotImplementedError  # the NFA names states
+
+    def _after_member(self, node: AnyOrder, node_index: int, written: int, nxt: int) -> Callable[[int], int]:
+        raise NotImplementedError  # the NFA names states
+
+    def _character_edges(self, node: Machine, position: int, following_of: Callable[[int], int], edges: list[Edge]) -> None:
+        raise NotImplementedError  # the NFA names states
+
+    def _key(self, node: Keys, written: int, position: int, nxt: int, edges: list[Edge], epsilons: list[int]) -> None:
+        """One position of a key read as one (core.automaton.keys): the opening quote; then the
+        name's characters as the machine reads them, and where a name may end, the closing
+        quote and the rest of the member it names (one not written yet), or of the undeclared
+        member where no member's name ends."""
+        machine, order = node.machine, node.order
+        if position == 0:
+            edges.append((0x22, 0x22, self._state(node, nxt, count=written, position=machine.start + 1)))
+            return
+        at = position - 1
+        self._character_edges(machine, at, lambda target: self._state(node, nxt, count=written, position=target + 1), edges)
+        member = node.ends.get(at)
+        if member is not None:
+            if not written >> member & 1:
+                after = self._after_member(order, self._node_indices[id(order)], written, nxt)(member)
+                epsilons.append(self.named(_QUOTE, self.after_parts(_seq(order.members[member]), 1, after)))
+        elif at in machine.accepts:
+            undeclared = _seq(order.undeclared)
+            epsilons.append(self.after_parts(undeclared, 2, self._state(order, nxt, position=written << 2 | 2)))
+
+    def _keys_of(self, node: AnyOrder) -> Keys | None:
+        """keys_of(node), kept by the node's identity."""
+        if id(node) not in self._keys:
+            self._keys[id(node)] = keys_of(node)
+        return self._keys[id(node)]
+
+    def _keys_distance(self, node: Keys, written: int, position: int) -> int | None:
+        """The fewest bytes from a position of a key read as one to the end of the members in
+        any order (its continuation's distance left out): through the end of the name of a
+        member not written yet below it in the trie, that member's rest and the required
+        members still missing, or through the end of any other name, the undeclared member's
+        rest and those missing."""
+        order = node.order
+        at = node.machine.start if position == 0 else position - 1
+        missing, count = self._shortest.missing_required(order, written)
+        if missing is None:
+            return None  # a required member matches nothing
+        rests, undeclared_rest = self._keys_rests(node)
+        options: list[int] = []
+        name = self._shortest.machine(node.machine)[at]
+        if name is not None and undeclared_rest is not None:
+            options.append(name + undeclared_rest + (missing + 2 * count if count else 0))
+        for member, length in node.names_below(at):
+            rest, measured = rests[member]
+            if written >> member & 1 or rest is None:
+                continue
+            left, left_count = missing, count
+            if measured is not None:  # a required member
+                left, left_count = left - measured, left_count - 1
+            options.append(length + rest + (left + 2 * left_count if left_count else 0))
+        return min(options) + (position == 0) if options else None
+
+    def _keys_rests(self, node: Keys) -> tuple[list[tuple[int | None, int | None]], int | None]:
+        """For each member of a key read as one, the fewest bytes after its name (closing quote
+        included; None: none) and, for a required one, its own fewest; and the undeclared
+        member's after its name. Kept per node."""
+        found = self._rests.get(id(node))
+        if found is None:
+            order, shortest = node.order, self._shortest
+            rests: list[tuple[int | None, int | None]] = []
+            for index, member in enumerate(order.members):
+                after = _parts_shortest(shortest, _seq(member).parts[1:])  # then + 1: the closing quote
+                own = shortest.measure(member) if index in order.required else None
+                rests.append((None if after is None else after + 1, own))
+            found = self._rests[id(node)] = (rests, _parts_shortest(shortest, _seq(order.undeclared).parts[2:]))
+        return found
+
+
+_QUOTE = lit('"')
+
+
+def _seq(node: Node | None) -> Seq:
+    """`node`, a sequence (as core.automaton.keys found the trees a key read as one reads)."""
+    assert isinstance(node, Seq)
+    return node
+
+
+def _parts_shortest(shortest: ShortestMatch, parts: tuple[Node, ...]) -> int | None:
+    """The fewest bytes of `parts` one after another (None: one of them matches nothing)."""
+    total = 0
+    for part in parts:
+        measured = shortest.measure(part)
+        if measured is None:
+            return None
+        total += measured
+    return total
