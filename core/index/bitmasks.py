@@ -42,6 +42,10 @@ _SMALL_MASKS_KEPT = 65_536
 _SMALL_MASK_WORDS_KEPT = 4_000_000
 # Up to this many tokens are set bit by bit in Python (numpy's fixed cost is higher).
 _FEW_IDS = 64
+# The latest states' masks are kept written out whole, in this many words together at most
+# (a copy writes one out: a mask's words scattered over its row cost several times that, and
+# a walk comes back to the states of its last few tokens again and again).
+_WHOLE_MASK_WORDS_KEPT = 1_000_000
 
 
 def mask_words(vocabulary_size: int) -> int:
@@ -140,10 +144,23 @@ class StateMasks:
         self._closings: OrderedDict[int, tuple[IdArray, IdArray]] = OrderedDict()
         self._literal_walks: LiteralWalks = {}
         self._ids: OrderedDict[int, IdArray] = OrderedDict()
+        self._whole: OrderedDict[int, PackedMask] = OrderedDict()
+        self._whole_kept = max(16, _WHOLE_MASK_WORDS_KEPT // self._words)
 
     def fill(self, state: int, bitmask: PackedMask, walked: Walked) -> None:
-        """Write the tokens `state` allows into `bitmask` (every bit, set or cleared)."""
+        """Write the tokens `state` allows into `bitmask` (every bit, set or cleared): a copy
+        where it was written out for one of the latest states."""
+        whole = self._whole.get(state)
+        if whole is not None:
+            self._whole.move_to_end(state)
+            np.copyto(bitmask, whole)
+            return
+        again = state in self._small or state in self._large
         self.mask(state, walked).fill(bitmask)
+        if again:  # a state come back to: likely to again (not one passed through once)
+            self._whole[state] = bitmask.copy()
+            if len(self._whole) > self._whole_kept:
+                self._whole.popitem(last=False)
 
     def packed(self, state: int, walked: Walked) -> PackedMask:
         """The tokens `state` allows as a new bitmask."""

@@ -71,6 +71,7 @@ class Guide:
         vocabulary (both shared with every guide over them: `CompiledSchema.guide()` picks them)."""
         self._dfa, self._index = automaton, token_index
         self._vocab = token_index.table.vocab
+        self._words = mask_words(self._vocab.size)
         self._trail = _Trail(self._dfa.start, None, 0)
 
     def copy(self) -> Guide:
@@ -165,14 +166,14 @@ class Guide:
         (kept for good, but for large masks of patterns: for the latest states); the first
         time, the walk its lexeme needs (core.index.bitmasks). Raises ValueError for a bitmask
         of another shape or type."""
-        words = mask_words(self.vocabulary_size)
-        if bitmask.dtype != np.int32 or bitmask.shape != (words,):
-            raise ValueError(f"fill_mask needs an int32 array of shape ({words},), not {bitmask.dtype} {bitmask.shape}")
-        if self.state == _STOPPED:
+        state = self._trail.state
+        if bitmask.dtype != np.int32 or bitmask.shape != (self._words,):
+            raise ValueError(f"fill_mask needs an int32 array of shape ({self._words},), not {bitmask.dtype} {bitmask.shape}")
+        if state == _STOPPED:
             bitmask[:] = 0
             return
-        self._index.fill_mask(self.state, bitmask)
-        if self.is_accepting():
+        self._index.fill_mask(state, bitmask)
+        if self._dfa.is_accepting(state):
             unsigned = bitmask.view(np.uint32)
             for token in self._eog_ids().tolist():
                 unsigned[token >> 5] |= np.uint32(1 << (token & 31))
