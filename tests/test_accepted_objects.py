@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 from conftest import EOS, compile_for
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_guide_numbers import valid, walks
 
 from gguf_extract.core.automaton.dfa import DEAD
@@ -169,3 +171,47 @@ def test_every_text_the_accepting_automaton_samples_is_valid(schema: Any, vocab:
         assert checker.is_valid(json.loads(text)), text
         beyond_the_generator += compiled._dfa.walk(compiled._dfa.start, text) == DEAD
     assert beyond_the_generator > 0
+
+
+# Names that share prefixes, need escapes, or run past U+007F (read member by member then).
+NAMES = ["a", "ab", "b", 'q"', "n\n", "é", "ba"]
+VALUES: list[tuple[dict[str, Any], list[Any]]] = [
+    ({"type": "integer"}, [1, -2, "x"]),
+    ({"type": "boolean"}, [True, None]),
+    ({"type": "string", "maxLength": 2}, ["", "xy", "xyz", 3]),
+    ({"type": "null"}, [None, 0]),
+]
+
+
+@st.composite
+def objects_and_texts(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
+    """An object schema of a few declared names (undeclared ones taken or refused) and an object
+    text of declared and other names in any order, each name once, with names' characters written
+    in each form JSON allows them where undeclared names are taken (elsewhere as the schema's text
+    spells them: a departure, docs/schema-support.md)."""
+    declared = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4, unique=True))
+    kinds = {name: draw(st.sampled_from(range(len(VALUES)))) for name in declared}
+    schema: dict[str, Any] = {"type": "object", "properties": {name: VALUES[kinds[name]][0] for name in declared}}
+    schema["required"] = draw(st.lists(st.sampled_from(declared), unique=True, max_size=len(declared)))
+    extra = draw(st.sampled_from(["absent", True, False]))  # (a schema there is a departure: above)
+    if extra != "absent":
+        schema["additionalProperties"] = extra
+    names = draw(st.lists(st.sampled_from([*NAMES, "zz", ""]), unique=True, max_size=5))
+    members = []
+    for name in names:
+        choices = VALUES[kinds[name]][1] if name in kinds else [None, 1, "v"]
+        key = json.dumps(name, ensure_ascii=draw(st.booleans()))
+        if extra is not False and draw(st.booleans()):  # the other form of an escaped character
+            key = key.replace("\\n", "\\u000a").replace('\\"', "\\u0022")
+        members.append(f"{key}: {json.dumps(draw(st.sampled_from(choices)))}")
+    return schema, "{" + ", ".join(members) + "}"
+
+
+@settings(max_examples=150, deadline=None)
+@given(objects_and_texts())
+def test_every_valid_object_text_is_accepted_exactly_when_valid(vocab: Vocabulary, case: tuple[dict[str, Any], str]) -> None:
+    """Declared names in any order and in any form JSON writes their characters, other names
+    where undeclared ones are taken: the Guide of every valid text takes the text exactly when
+    jsonschema says it is valid (each name once: a name twice is a departure)."""
+    schema, text = case
+    assert walks(compile_for(schema, vocab), text, every_valid_text=True) == valid(schema, text), (schema, text)

@@ -212,12 +212,15 @@ def test_a_key_read_as_one_has_exact_distances() -> None:
             'b"c': {"type": "boolean"},
             "dd": {"enum": ["x", "long value"]},
             "x": False,
+            "\u00e9t\u00e9": {"type": "null"},
         },
         "required": ["ab", "dd"],
     }
     nfa = build_nfa(compile_tree(schema), accepting_all=True)
     dfa = LazyDFA(nfa)
-    for text in (b'{"ab": "xyz", "q": 1, "dd": "x"}', b'{"dd": "long value", "b\\"c": true, "a', b'{"ab": "abc", "a": 1, "x'):
+    texts = [b'{"ab": "xyz", "q": 1, "dd": "x"}', b'{"dd": "long value", "b\\"c": true, "a', b'{"ab": "abc", "a": 1, "x']
+    texts.append(b'{"\\u00e9t')  # a name from U+007F up, its first character escaped
+    for text in texts:
         for cut in range(len(text) + 1):
             state = dfa.walk(dfa.start, text[:cut])
             if state != DEAD:

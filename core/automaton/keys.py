@@ -34,6 +34,7 @@ class Keys:
     machine: Machine
     ends: dict[int, int]
     sink: int  # the position of any name no member declares, after its last character
+    rests: tuple[int, ...]  # by member: the first of its parts after its name's literal
     _below: dict[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 
     def names_below(self, position: int) -> tuple[tuple[int, int], ...]:
@@ -56,10 +57,10 @@ class Keys:
 
 def keys_of(order: AnyOrder) -> Keys | None:
     """The key of `order` read as one, where its members are an object's and any other name
-    is an undeclared member's: each member's tree opens with its name's literal, and its
+    is an undeclared member's: each member's tree opens with its name's literal (a quote first),
+    and its
     undeclared member is a quote, a name automaton of a trie and a sink, then the rest. None
-    elsewhere (an array's distinct values, names found by patterns, names written with
-    characters from U+007F up, which their literal takes in two forms): read member by member.
+    elsewhere (an array's distinct values, names found by patterns): read member by member.
     Made anew on each call (the NFA keeps it: kept on the node, it would make a cycle)."""
     undeclared = order.undeclared
     if order.names is None or not isinstance(undeclared, Seq) or len(undeclared.parts) < 3:
@@ -71,9 +72,9 @@ def keys_of(order: AnyOrder) -> Keys | None:
     if any(target != sink for _, _, target in machine.edges[sink]):
         return None
     ends: dict[int, int] = {}
-    for index, (form, name) in enumerate(zip(order.members, order.names, strict=True)):
-        key = form.parts[0] if isinstance(form, Seq) and len(form.parts) > 1 else None
-        if not isinstance(key, Lit) or _decoded(key.data) != name:
+    for index, (form, (name, parts)) in enumerate(zip(order.members, order.names, strict=True)):
+        opening = form.parts[0] if isinstance(form, Seq) and len(form.parts) > parts else None
+        if not isinstance(opening, Lit) or opening.data[:1] != b'"' or (parts == 1 and _decoded(opening.data) != name):
             return None
         position = machine.start
         for character in map(ord, name):
@@ -84,7 +85,7 @@ def keys_of(order: AnyOrder) -> Keys | None:
         if position in machine.accepts or position in ends:
             return None  # a name the machine takes as any other: not the trie of these names
         ends[position] = index
-    return Keys(order, machine, ends, sink)
+    return Keys(order, machine, ends, sink, tuple(parts for _, parts in order.names))
 
 
 def _decoded(data: bytes) -> object:
@@ -135,7 +136,7 @@ class KeyStates:
         if member is not None:
             if not written >> member & 1:
                 after = self._after_member(order, self._node_indices[id(order)], written, nxt)(member)
-                epsilons.append(self.named(_QUOTE, self.after_parts(_seq(order.members[member]), 1, after)))
+                epsilons.append(self.named(_QUOTE, self.after_parts(_seq(order.members[member]), node.rests[member], after)))
         elif at in machine.accepts:
             undeclared = _seq(order.undeclared)
             epsilons.append(self.after_parts(undeclared, 2, self._state(order, nxt, position=written << 2 | 2)))
@@ -181,7 +182,7 @@ class KeyStates:
             order, shortest = node.order, self._shortest
             rests: list[tuple[int | None, int | None]] = []
             for index, member in enumerate(order.members):
-                after = _parts_shortest(shortest, _seq(member).parts[1:])  # then + 1: the closing quote
+                after = _parts_shortest(shortest, _seq(member).parts[node.rests[index] :])  # then + 1: the closing quote
                 own = shortest.measure(member) if index in order.required else None
                 rests.append((None if after is None else after + 1, own))
             found = self._rests[id(node)] = (rests, _parts_shortest(shortest, _seq(order.undeclared).parts[2:]))

@@ -140,9 +140,11 @@ class AnyOrder:
     # Makes the undeclared member on first use (only the accepting automaton reads it, and a
     # name matching none of the declared ones takes an automaton of its own); None: none.
     make_undeclared: Callable[[], Node] | None = None
-    # Each member's name, where the members are an object's and the undeclared member takes any
-    # other name with any value: the key is then read as one (core.automaton.keys). None: not.
-    names: tuple[str, ...] | None = None
+    # Each member's name and how many of the member's parts its literal takes (the quoted name,
+    # one literal but where characters from U+007F up are read in two forms), where the members
+    # are an object's and the undeclared member takes any other name with any value: the key is
+    # then read as one (core.automaton.keys). None: not.
+    names: tuple[tuple[str, int], ...] | None = None
 
     @functools.cached_property
     def undeclared(self) -> Node | None:

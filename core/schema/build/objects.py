@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ...automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, machine_from_tree
-from ...automaton.regex import Alt, AnyOrder, Either, Node, alt, json_literal, lit, seq
+from ...automaton.regex import Alt, AnyOrder, Either, Node, Seq, alt, json_literal, lit, seq
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import join_pointer
 from ..lexical.pattern import UnsupportedPattern, pattern_tree, pattern_unmatched
@@ -64,10 +64,10 @@ def object_tree(build: Build, node: SchemaNode) -> Node:
         raise SchemaError(f"no object at {obj.pointer or '/'} can have between {low} and {high} of its properties") from None
 
 
-def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> tuple[list[Member], tuple[str, ...]]:
-    """The members that may be written, and their names."""
+def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> tuple[list[Member], tuple[tuple[str, int], ...]]:
+    """The members that may be written, and their names with the parts their literals take."""
     members: list[Member] = []
-    names: list[str] = []
+    names: list[tuple[str, int]] = []
     for name, sub in properties.items():
         required = name in obj.required
         if sub.is_false():
@@ -79,7 +79,7 @@ def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> tuple
         key = seq(json_literal(json_text(name)), lit(": "))
         try:
             members.append((seq(key, build.value(sub)), required))
-            names.append(name)
+            names.append((name, len(key.parts) - 1 if isinstance(key, Seq) else 1))
         except UnsupportedSchema:
             raise
         except (DepthCut, SchemaError):

@@ -52,7 +52,7 @@ def object_of(
     max_count: int | None = None,
     brackets: tuple[str, str] = ("{", "}"),
     undeclared: Callable[[], Node] | None = None,
-    names: tuple[str, ...] | None = None,
+    names: tuple[tuple[str, int], ...] | None = None,
 ) -> Node:
     """`{` members in order, optional ones skippable, `", "` between those present, `}`,
     with between `min_count` and `max_count` members present. Where the counts do not bind,
