@@ -5,6 +5,7 @@ turned into one line on stderr and an exit code."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
@@ -44,6 +45,7 @@ def guarded(action: Callable[[], int], debug: bool = False) -> int:
     except KeyboardInterrupt as stop:
         terminated = interrupts.was_terminated(stop)
         progress = interrupts.progress_of(stop)
+        stderr_of_its_own()
         if progress:
             output.report_interrupt("terminated" if terminated else "interrupted", progress)
         code = ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED
@@ -84,26 +86,45 @@ def reserve_standard_streams() -> None:
 
 
 class _Stderr(io.RawIOBase):
-    """Descriptor 2, where a write that fails is dropped (stderr on a full disk, `2>/dev/full`,
-    a pipe whose reader left): a message nobody can read must not change the exit status the
-    run earned, as the OSError would from wherever it was written (rich, warnings, a traceback,
-    the interpreter's last flush, which makes a failure there exit 1 or 120)."""
+    """Descriptor 2 (or `descriptor`), where a write that fails is dropped (stderr on a full
+    disk, `2>/dev/full`, a pipe whose reader left): a message nobody can read must not change
+    the exit status the run earned, as the OSError would from wherever it was written (rich,
+    warnings, a traceback, the interpreter's last flush, which makes a failure there exit 1 or
+    120)."""
+
+    def __init__(self, descriptor: int = 2) -> None:
+        super().__init__()
+        self.descriptor = descriptor
 
     def writable(self) -> bool:
         return True
 
     def fileno(self) -> int:
-        return 2
+        return self.descriptor
 
     def isatty(self) -> bool:
-        return os.isatty(2)
+        return os.isatty(self.descriptor)
 
     def write(self, data: ReadableBuffer) -> int:
         size = memoryview(data).nbytes
         try:
-            return os.write(2, data)
+            return os.write(self.descriptor, data)
         except OSError:
             return size
+
+
+def stderr_of_its_own() -> None:
+    """After Ctrl-C or SIGTERM: sys.stderr (as forgive_stderr sets it up) on a descriptor of its
+    own, a copy of stderr as the process started. Model work the interrupt abandoned runs on,
+    and a load begun just before it still points descriptor 2 at /dev/null to silence llama.cpp
+    (core.model), after the interrupt pointed it back: the last message must not go there."""
+    descriptor = interrupts.stderr_copy()
+    if descriptor is not None:
+        old = sys.stderr
+        with contextlib.suppress(Exception):
+            old.flush()
+        writer = io.BufferedWriter(_Stderr(descriptor))
+        sys.stderr = io.TextIOWrapper(writer, encoding=old.encoding, errors=old.errors, line_buffering=True)
 
 
 def forgive_stderr() -> None:

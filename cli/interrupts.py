@@ -127,6 +127,17 @@ def keep_stderr() -> None:
         _Stderr.copy = os.dup(2)
 
 
+def stderr_copy() -> int | None:
+    """A new descriptor on stderr as the process started (a copy of the one keep_stderr kept),
+    which no code pointing descriptor 2 elsewhere can move; None where none was kept."""
+    if _Stderr.copy is None:
+        return None
+    try:
+        return os.dup(_Stderr.copy)
+    except OSError:
+        return None
+
+
 def _restore_stderr() -> None:
     if _Stderr.streams is not None:
         sys.stdout, sys.stderr = _Stderr.streams

@@ -96,3 +96,31 @@ def test_no_result_file_is_cut_by_an_interrupt(tmp_path: Path) -> None:
     assert f"interrupted: wrote {len(names)} of 4 results to {out}" in err.decode()
     for name in names:
         json.loads((out / name).read_text())
+
+
+LAST_WORDS_PAST_A_SILENCED_STDERR = """
+import os, sys
+from gguf_extract.cli import guard
+
+guard.prepare()
+
+
+def action():
+    # As a model load the interrupt abandoned leaves it: descriptor 2 pointed at /dev/null.
+    silent = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(silent, 2)
+    raise KeyboardInterrupt
+
+
+sys.exit(guard.guarded(action))
+"""
+
+
+def test_the_last_message_reaches_stderr_though_abandoned_work_silenced_it() -> None:
+    """Model work an interrupt abandons runs on, and a load begun just before it points
+    descriptor 2 at /dev/null (llama.cpp's logs): the message still reaches stderr."""
+    command = [sys.executable, "-c", LAST_WORDS_PAST_A_SILENCED_STDERR]
+    result = subprocess.run(command, capture_output=True, timeout=300, check=False)
+    assert result.returncode == 130
+    assert result.stdout == b""
+    assert b"interrupted: stdout does not hold a complete document" in result.stderr
