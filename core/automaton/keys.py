@@ -27,8 +27,8 @@ Edge = tuple[int, int, int]  # low byte, high byte, target state (as the NFA's)
 class Keys:
     """The key read as one for `order`: `machine` reads the name's characters (the undeclared
     member's own automaton), `ends` tells the member whose name ends at a position of it. A
-    state naming it holds the members written (its COPIES, as bits) and the machine's position
-    plus one (0: before the opening quote)."""
+    state naming it holds the members written (its COPIES, as bits) and the machine's position;
+    the opening quote is read before it (a literal: the same for every set of members written)."""
 
     order: AnyOrder
     machine: Machine
@@ -122,16 +122,12 @@ class KeyStates:
         raise NotImplementedError  # the NFA names states
 
     def _key(self, node: Keys, written: int, position: int, nxt: int, edges: list[Edge], epsilons: list[int]) -> None:
-        """One position of a key read as one (core.automaton.keys): the opening quote; then the
+        """One position of a key read as one (core.automaton.keys), past its opening quote: the
         name's characters as the machine reads them, and where a name may end, the closing
         quote and the rest of the member it names (one not written yet), or of the undeclared
         member where no member's name ends."""
-        machine, order = node.machine, node.order
-        if position == 0:
-            edges.append((0x22, 0x22, self._state(node, nxt, count=written, position=machine.start + 1)))
-            return
-        at = position - 1
-        self._character_edges(machine, at, lambda target: self._state(node, nxt, count=written, position=target + 1), edges)
+        machine, order, at = node.machine, node.order, position
+        self._character_edges(machine, at, lambda target: self._state(node, nxt, count=written, position=target), edges)
         member = node.ends.get(at)
         if member is not None:
             if not written >> member & 1:
@@ -154,7 +150,7 @@ class KeyStates:
         members still missing, or through the end of any other name, the undeclared member's
         rest and those missing."""
         order = node.order
-        at = node.machine.start if position == 0 else position - 1
+        at = position
         missing, count = self._shortest.missing_required(order, written)
         if missing is None:
             return None  # a required member matches nothing
@@ -171,7 +167,7 @@ class KeyStates:
             if measured is not None:  # a required member
                 left, left_count = left - measured, left_count - 1
             options.append(length + rest + (left + 2 * left_count if left_count else 0))
-        return min(options) + (position == 0) if options else None
+        return min(options) if options else None
 
     def _keys_rests(self, node: Keys) -> tuple[list[tuple[int | None, int | None]], int | None]:
         """For each member of a key read as one, the fewest bytes after its name (closing quote

@@ -59,8 +59,8 @@ class TextStates:
         node = self._nodes[pending[NODE]]
         if isinstance(node, Machine) and pending[POSITION] in free_positions(node):
             return -1
-        if isinstance(node, Keys) and pending[POSITION] - 1 in free_positions(node.machine):
-            return -1  # inside a key read as one (not before its opening quote: position 0)
+        if isinstance(node, Keys) and pending[POSITION] in free_positions(node.machine):
+            return -1  # inside a key read as one
         return None
 
     def escapes_taken(self, state: int) -> str | None:
@@ -79,7 +79,7 @@ class TextStates:
         node = self._nodes[pending[NODE]]
         if isinstance(node, Machine) and takes_every_character(node) and self._closes_string(pending[NEXT]):
             return "pattern"
-        if isinstance(node, Keys) and pending[POSITION] > 0 and takes_every_character(node.machine):
+        if isinstance(node, Keys) and takes_every_character(node.machine):
             return "pattern"  # every name's end reads the closing quote first
         return None
 
@@ -182,12 +182,10 @@ class TextStates:
             positions = self._positions_after(node, {position}, text)
             return positions if positions is None else tuple(self._state(node, nxt, position=at) for at in positions)
         if isinstance(node, Keys):  # a key read as one: its names end at a closing quote
-            if position == 0:
-                return ()
-            positions = self._positions_after(node.machine, {position - 1}, text)
+            positions = self._positions_after(node.machine, {position}, text)
             if positions is None:
                 return None
-            return tuple(self._state(node, nxt, count=pending[COPIES], position=at + 1) for at in positions)
+            return tuple(self._state(node, nxt, count=pending[COPIES], position=at) for at in positions)
         return None
 
     @staticmethod
