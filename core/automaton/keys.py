@@ -39,20 +39,24 @@ class Keys:
 
     def names_below(self, position: int) -> tuple[tuple[int, int], ...]:
         """Each member whose name goes on from `position` (through the trie), with the fewest
-        bytes from there to its end. Kept per position."""
-        found = self._below.get(position)
-        if found is None:
-            below: list[tuple[int, int]] = []
-            stack = [(position, 0)]
-            while stack:
-                at, spent = stack.pop()
-                if at in self.ends:
-                    below.append((self.ends[at], spent))
-                for low, high, target in self.machine.edges[at]:
-                    if low == high and target != self.sink:
-                        stack.append((target, spent + (fewest_character_bytes(low, low) or 0)))
-            found = self._below[position] = tuple(below)
-        return found
+        bytes from there to its end. Kept per position, each made from its children's: the
+        names below every position of a long name cost that name's length, not its square."""
+        stack = [(position, False)]
+        while stack:
+            at, ready = stack.pop()
+            if at in self._below:
+                continue
+            children = [(low, target) for low, high, target in self.machine.edges[at] if low == high and target != self.sink]
+            if not ready:
+                stack.append((at, True))
+                stack.extend((target, False) for _, target in children if target not in self._below)
+                continue
+            below = [(self.ends[at], 0)] if at in self.ends else []
+            for character, target in children:
+                step = fewest_character_bytes(character, character) or 0
+                below.extend((member, spent + step) for member, spent in self._below[target])
+            self._below[at] = tuple(below)
+        return self._below[position]
 
 
 def keys_of(order: AnyOrder) -> Keys | None:
