@@ -13,6 +13,8 @@ are, not only as the schema's text spells it.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -62,9 +64,8 @@ class Keys:
 def keys_of(order: AnyOrder) -> Keys | None:
     """The key of `order` read as one, where its members are an object's and any other name
     is an undeclared member's: each member's tree opens with its name's literal (a quote first),
-    and its
-    undeclared member is a quote, a name automaton of a trie and a sink, then the rest. None
-    elsewhere (an array's distinct values, names found by patterns): read member by member.
+    and its undeclared member is a quote, a name automaton of a trie and a sink, then the rest.
+    None elsewhere (an array's distinct values, names found by patterns): read member by member.
     Made anew on each call (the NFA keeps it: kept on the node, it would make a cycle)."""
     undeclared = order.undeclared
     if order.names is None or not isinstance(undeclared, Seq) or len(undeclared.parts) < 3:
@@ -76,20 +77,38 @@ def keys_of(order: AnyOrder) -> Keys | None:
     if any(target != sink for _, _, target in machine.edges[sink]):
         return None
     ends: dict[int, int] = {}
+    lows: dict[int, list[int]] = {}  # by position, its row's first characters (each row read once)
     for index, (form, (name, parts)) in enumerate(zip(order.members, order.names, strict=True)):
         opening = form.parts[0] if isinstance(form, Seq) and len(form.parts) > parts else None
         if not isinstance(opening, Lit) or opening.data[:1] != b'"' or (parts == 1 and _decoded(opening.data) != name):
             return None
-        position = machine.start
+        position: int | None = machine.start
         for character in map(ord, name):
-            following = [target for low, high, target in machine.edges[position] if low <= character <= high]
-            if len(following) != 1 or following[0] == sink:
+            position = _trie_step(machine, lows, position, character)
+            if position is None or position == sink:
                 return None
-            position = following[0]
-        if position in machine.accepts or position in ends:
+        if position is None or position in machine.accepts or position in ends:
             return None  # a name the machine takes as any other: not the trie of these names
         ends[position] = index
     return Keys(order, machine, ends, sink, tuple(parts for _, parts in order.names))
+
+
+def _trie_step(machine: Machine, lows: dict[int, list[int]], position: int | None, character: int) -> int | None:
+    """The one position `character` leads to from `position` of a trie's rows (sorted ranges
+    that do not overlap; None where none, or where the row is not such): a search, so that the
+    names of a wide object cost their length, not their number times the row's."""
+    if position is None:
+        return None
+    row = machine.edges[position]
+    found = lows.get(position)
+    if found is None:
+        if any(earlier[1] >= later[0] for earlier, later in itertools.pairwise(row)):
+            return None
+        found = lows[position] = [low for low, _, _ in row]
+    at = bisect.bisect_right(found, character) - 1
+    if at < 0 or row[at][1] < character:
+        return None
+    return row[at][2]
 
 
 def _decoded(data: bytes) -> object:
@@ -124,6 +143,11 @@ class KeyStates:
 
     def _character_edges(self, node: Machine, position: int, following_of: Callable[[int], int], edges: list[Edge]) -> None:
         raise NotImplementedError  # the NFA names states
+
+    def _key_opening(self, node: Keys, written: int, nxt: int) -> int:
+        """The state reading a key's opening quote, then the key read as one: a literal, the same
+        whatever members were written, before the name automaton's start."""
+        return self.named(_QUOTE, self._state(node, nxt, count=written, position=node.machine.start))
 
     def _key(self, node: Keys, written: int, position: int, nxt: int, edges: list[Edge], epsilons: list[int]) -> None:
         """One position of a key read as one (core.automaton.keys), past its opening quote: the

@@ -21,7 +21,7 @@ from .escapes import BytePosition, escape_lengths
 from .keys import Keys, KeyStates
 from .measure import GENERATED, ShortestMatch, most_to_finish
 from .pending import COPIES, NEXT, NODE, POSITION, SPARE, Escaped, Helper, Hex, Pending, Tail, first_bytes, unescaped_first_bytes
-from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq, leading_literal, lit
+from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq, leading_literal
 from .text_states import TextStates
 
 try:  # compiled at install where a C compiler is found (setup.py); else the same work in Python
@@ -393,7 +393,7 @@ class NFA(TextStates, KeyStates):
         if wrote and not separated:
             epsilons.append(self.named(node.separator, self._state(node, nxt, position=position | 1)))
         elif keys is not None:  # the key read as one: one state whatever the members left
-            epsilons.append(self.named(_QUOTE, self._state(keys, nxt, count=written, position=keys.machine.start)))
+            epsilons.append(self._key_opening(keys, written, nxt))
         else:
             after_member = self._after_member(node, pending[NODE], written, nxt)
             for index, form in enumerate(node.written_first):
@@ -487,9 +487,6 @@ class NFA(TextStates, KeyStates):
             if ends:
                 targets.append(nxt)
             edges.extend((low, high, target) for target in targets for low, high in position)
-
-
-_QUOTE = lit('"')  # a key's opening quote, before a key read as one
 
 
 def build_nfa(tree: Node, accepting_all: bool = False) -> NFA:
