@@ -1,6 +1,6 @@
 """The token walk compiled at install (core/index/_walks.c) keeps the tokens the numpy walk
-keeps, ending at the same states, and the Guides' masks are the same with either; bad input is
-refused with an error, never read past."""
+keeps, ending at the same states, and the Guides' masks are the same with either; so are the
+bits its packing of token ids sets; bad input is refused with an error, never read past."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
 from gguf_extract.core.automaton.sample import sample_accepted
-from gguf_extract.core.index import mask_walks
+from gguf_extract.core.index import bitmasks, mask_walks
 from gguf_extract.core.index.compiled import token_table
 from gguf_extract.core.vocab.token_table import Vocabulary
 
@@ -103,3 +103,46 @@ def test_a_row_the_dfa_does_not_build_is_an_error_not_a_state(vocab: Vocabulary)
     with pytest.raises(RuntimeError, match="built no row for state 1"):
         compiled_walks.walk(dfa, table.bytes, table.lengths, token, state, position, room, room.copy())
     assert dfa.asked == [1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(ids=st.lists(st.integers(0, 262_143), max_size=300), as_list=st.booleans())
+def test_packed_ids_set_the_bits_numpy_sets(ids: list[int], as_list: bool) -> None:
+    given_ids = ids if as_list else np.asarray(ids, dtype=np.int32)
+    words, bits = np.empty(len(ids), dtype=np.int32), np.empty(len(ids), dtype=np.int32)
+    count = compiled_walks.pack(given_ids, words, bits)
+    mask = np.zeros(262_144 // 32, dtype=np.uint32)
+    mask[words[:count]] |= bits[:count].view(np.uint32)
+    expected = np.zeros(262_144, dtype=bool)
+    expected[ids] = True
+    assert np.array_equal(mask, np.packbits(expected, bitorder="little").view("<u4"))
+    assert count == len(set(words[:count].tolist())) == len({token >> 5 for token in ids})
+    again = compiled_walks.pack(given_ids, words, bits)  # the scratch words were cleared
+    assert again == count and np.array_equal(np.bitwise_or.reduce(bits[:count].view(np.uint32)) != 0, count > 0)
+
+
+@pytest.mark.parametrize("every_valid_text", [False, True])
+@pytest.mark.parametrize("schema", COMPILED_PATH_SCHEMAS)
+def test_masks_are_the_same_with_ids_packed_either_way(
+    schema: dict[str, object], every_valid_text: bool, vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compiled = masks_along(schema, vocab, every_valid_text, seed=11)
+    monkeypatch.setattr(bitmasks, "pack", None)
+    in_numpy = masks_along(schema, vocab, every_valid_text, seed=11)
+    assert len(compiled) > 3 and compiled == in_numpy
+
+
+def test_bad_ids_are_refused_and_leave_nothing_behind() -> None:
+    room = np.empty(4, dtype=np.int32)
+    with pytest.raises(ValueError, match="-1 is not a vocabulary's"):
+        compiled_walks.pack([3, -1], room, room.copy())
+    with pytest.raises(TypeError):
+        compiled_walks.pack([3, "4"], room, room.copy())
+    with pytest.raises(OverflowError):
+        compiled_walks.pack([3, 2**70], room, room.copy())
+    with pytest.raises(ValueError, match="room for one entry per id"):
+        compiled_walks.pack([1, 2, 3, 4, 5], room, room.copy())
+    with pytest.raises(ValueError, match="dimensions of 4-byte integers"):
+        compiled_walks.pack(np.zeros(2, dtype=np.int64), room, room.copy())
+    bits = room.copy()
+    assert compiled_walks.pack([5], room, bits) == 1 and room[0] == 0 and bits[0] == 1 << 5  # nothing left set from before

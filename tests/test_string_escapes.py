@@ -15,6 +15,7 @@ import pytest
 from conftest import compile_for
 from test_guide_numbers import valid, walks
 
+from gguf_extract.core.automaton.escapes import SHORT_ESCAPES, escape_hex_sequences, escape_lengths, must_escape
 from gguf_extract.core.vocab.token_table import Vocabulary
 
 CAFE = {"type": "object", "properties": {"café": {"type": "integer"}}, "required": ["café"], "additionalProperties": False}
@@ -84,3 +85,21 @@ def test_printable_ascii_as_an_escape_is_the_named_departure(schema: Any, text: 
     assert valid(schema, text)
     assert not walks(compile_for(schema, vocab), text)
     assert walks(compile_for({"type": "string"}, vocab), text)
+
+
+_BOUNDS = (0, 7, 8, 9, 0xA, 0xC, 0xD, 0xE, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7E, 0x7F, 0x80, 0x7FF)
+_WIDE_BOUNDS = (0x800, 0xD7FF, 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xE000, 0xFFFF, 0x10000, 0x10001, 0x10FFFF)
+
+
+def _listed_escape_lengths(low: int, high: int) -> tuple[int, int] | None:
+    """escape_lengths by listing every escape of the range."""
+    lengths = [2 for character in must_escape(low, high) if character in SHORT_ESCAPES]
+    lengths += [2 + len(sequence) for sequence in escape_hex_sequences(low, high)]
+    return (min(lengths), max(lengths)) if lengths else None
+
+
+def test_escape_lengths_told_from_bounds_are_those_of_the_escapes_listed() -> None:
+    bounds = sorted(_BOUNDS + _WIDE_BOUNDS)
+    for at, low in enumerate(bounds):
+        for high in bounds[at:]:
+            assert escape_lengths(low, high) == _listed_escape_lengths(low, high), (hex(low), hex(high))

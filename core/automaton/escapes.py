@@ -116,10 +116,24 @@ def escape_hex_sequences(low: int, high: int) -> list[tuple[BytePosition, ...]]:
 
 def escape_lengths(low: int, high: int) -> tuple[int, int] | None:
     """The fewest and the most bytes an escape of a character in [low, high] takes, backslash
-    included (`\\n` 2, `\\u00e9` 6, a surrogate pair 12); None where none has one."""
-    lengths = [2 for c in must_escape(low, high) if c in SHORT_ESCAPES]
-    lengths += [2 + len(sequence) for sequence in escape_hex_sequences(low, high)]
-    return (min(lengths), max(lengths)) if lengths else None
+    included (`\\n` 2, `\\u00e9` 6, a surrogate pair 12); None where none has one. Told from
+    the range's bounds, without listing the escapes: each range of a key's name automaton asks
+    it once per automaton."""
+    short = any(low <= character <= high for character in SHORT_ESCAPES)
+    # A `\\u` and four digits: a character JSON must escape, or one up to U+FFFF from U+007F up
+    # but a surrogate (alone, no character); two of them: a character beyond U+FFFF.
+    wide_low, wide_high = max(low, FIRST_WIDE_ESCAPED), min(high, _BMP_END)
+    four = (
+        low <= 0x1F
+        or low <= 0x22 <= high
+        or low <= 0x5C <= high
+        or wide_low <= min(wide_high, _SURROGATES[0] - 1)
+        or max(wide_low, _SURROGATES[1] + 1) <= wide_high
+    )
+    pair = max(low, _BMP_END + 1) <= min(high, _LAST)
+    if not (short or four or pair):
+        return None
+    return (2 if short else 6 if four else 12), (12 if pair else 6 if four else 2)
 
 
 def code_point_runs(code_points: list[int]) -> list[tuple[int, int]]:

@@ -38,6 +38,9 @@ class Keys:
     sink: int  # the position of any name no member declares, after its last character
     rests: tuple[int, ...]  # by member: the first of its parts after its name's literal
     _below: dict[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    # By position: the members below it with the fewest bytes through each, cheapest first
+    # (KeyStates._key_options; kept here, as the NFA that measured them keeps this node).
+    options: dict[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 
     def names_below(self, position: int) -> tuple[tuple[int, int], ...]:
         """Each member whose name goes on from `position` (through the trie), with the fewest
@@ -128,6 +131,7 @@ class KeyStates:
     _node_indices: dict[int, int]
     _rests: dict[int, tuple[list[tuple[int | None, int | None]], int | None]]
     _keys: dict[int, Keys | None]
+    _missing: dict[tuple[int, int], tuple[int | None, int]]
 
     def _state(self, node: Keys | Node, next_state: int, count: int = 0, spare: int = 0, position: int = 0) -> int:
         raise NotImplementedError  # the NFA names states
@@ -176,26 +180,47 @@ class KeyStates:
         any order (its continuation's distance left out): through the end of the name of a
         member not written yet below it in the trie, that member's rest and the required
         members still missing, or through the end of any other name, the undeclared member's
-        rest and those missing."""
-        order = node.order
-        at = position
-        missing, count = self._shortest.missing_required(order, written)
+        rest and those missing. Each key position names a state per set of members written, so
+        what does not depend on them is worked out once per position (see _key_options)."""
+        missing, count = self._missing_required(node.order, written)
         if missing is None:
             return None  # a required member matches nothing
-        rests, undeclared_rest = self._keys_rests(node)
-        options: list[int] = []
-        name = self._shortest.machine(node.machine)[at]
+        left = missing + 2 * count  # the required members still missing, with a `", "` each
+        best: int | None = None
+        name = self._shortest.machine(node.machine)[position]
+        undeclared_rest = self._keys_rests(node)[1]
         if name is not None and undeclared_rest is not None:
-            options.append(name + undeclared_rest + (missing + 2 * count if count else 0))
-        for member, length in node.names_below(at):
-            rest, measured = rests[member]
-            if written >> member & 1 or rest is None:
-                continue
-            left, left_count = missing, count
-            if measured is not None:  # a required member
-                left, left_count = left - measured, left_count - 1
-            options.append(length + rest + (left + 2 * left_count if left_count else 0))
-        return min(options) if options else None
+            best = name + undeclared_rest + left
+        for through, member in self._key_options(node, position):
+            if not written >> member & 1:  # the cheapest of those not written yet
+                return through + left if best is None else min(best, through + left)
+        return best
+
+    def _key_options(self, node: Keys, position: int) -> tuple[tuple[int, int], ...]:
+        """The members whose names go on from `position`, each with the fewest bytes from there
+        through its name and rest, less what it takes off the required members still missing
+        (its own bytes and `", "`, where it is one of them): the distance through it is that
+        plus the missing members' bytes and separators, whatever was written. Cheapest first;
+        kept per position."""
+        found = node.options.get(position)
+        if found is None:
+            rests = self._keys_rests(node)[0]
+            options = []
+            for member, length in node.names_below(position):
+                rest, measured = rests[member]
+                if rest is not None:
+                    options.append((length + rest - (0 if measured is None else measured + 2), member))
+            found = node.options[position] = tuple(sorted(options))
+        return found
+
+    def _missing_required(self, order: AnyOrder, written: int) -> tuple[int | None, int]:
+        """ShortestMatch.missing_required, kept by members and those written (each child of a
+        key position asks it again for the same)."""
+        key = (id(order), written)
+        found = self._missing.get(key)
+        if found is None:
+            found = self._missing[key] = self._shortest.missing_required(order, written)
+        return found
 
     def _keys_rests(self, node: Keys) -> tuple[list[tuple[int | None, int | None]], int | None]:
         """For each member of a key read as one, the fewest bytes after its name (closing quote

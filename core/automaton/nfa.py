@@ -67,6 +67,7 @@ class NFA(TextStates, KeyStates):
         self._most: dict[int, int] = {}  # most_to_finish, by state, as asked
         self._rests: dict[int, tuple[list[tuple[int | None, int | None]], int | None]] = {}  # see _keys_rests
         self._keys: dict[int, Keys | None] = {}  # by the id of members in any order (see _keys_of)
+        self._missing: dict[tuple[int, int], tuple[int | None, int]] = {}  # see _missing_required
         self.accept = self._new_state(0)
         self._edges[self.accept] = ()
         self.start = self.named(tree, self.accept)
@@ -144,6 +145,7 @@ class NFA(TextStates, KeyStates):
         del state["_node_indices"]
         del state["_keys"]
         state["_rests"] = {}  # (by node id too: worked out again on asking)
+        state["_missing"] = {}
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -412,7 +414,7 @@ class NFA(TextStates, KeyStates):
         distance is the required members then missing with a `", "` each (ShortestMatch.any_order),
         worked out from those missing now: measured per member, an object of many members would
         cost the square of their number at every state choosing the next one."""
-        missing, count = self._shortest.missing_required(node, written)
+        missing, count = self._missing_required(node, written)
         after = self.distance[nxt]
         memo, required = self._memo, node.required
 

@@ -7,6 +7,10 @@ inside a name, a key's first bytes); here each byte is one read of the table. Wh
 not built yet (UNKNOWN), the DFA builds it in Python (`dfa.row(state)`), which may replace the
 table as it grows, so the table is read again after each such call.
 
+Here too: the words and bits of a bitmask setting a list of token ids (`pack`), which a state's
+mask is kept as (core.index.bitmasks): a read and an OR per id, where numpy's sort and reduction
+cost several times a short list's walk.
+
 Built at install where a C compiler is found (setup.py); without it, the numpy walk serves. */
 
 #define PY_SSIZE_T_CLEAN
@@ -158,12 +162,100 @@ done:
     return PyLong_FromSsize_t(kept);
 }
 
+/* Words of a bitmask seen so far in `pack` (zero between calls: each call clears those it set),
+   grown to the largest id asked; and the words a call set, in the order first set. */
+static uint32_t *scratch = NULL;
+static Py_ssize_t scratch_words = 0;
+
+static int scratch_holds(int64_t word) {
+    if (word < scratch_words) {
+        return 0;
+    }
+    Py_ssize_t grown = scratch_words ? scratch_words : 1024;
+    while (grown <= word) {
+        grown *= 2;
+    }
+    uint32_t *bigger = PyMem_Realloc(scratch, (size_t)grown * sizeof(uint32_t));
+    if (bigger == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(bigger + scratch_words, 0, (size_t)(grown - scratch_words) * sizeof(uint32_t));
+    scratch = bigger;
+    scratch_words = grown;
+    return 0;
+}
+
+static PyObject *pack(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *ids, *out_words, *out_bits;
+    if (!PyArg_ParseTuple(args, "OOO", &ids, &out_words, &out_bits)) {
+        return NULL;
+    }
+    Held id = {0}, word = {0}, bit = {0};
+    Py_ssize_t count = -1, kept = 0;
+    int listed = PyList_Check(ids);
+    if ((!listed && hold(ids, 1, 4, 0, &id, "ids")) || hold(out_words, 1, 4, 1, &word, "words") ||
+        hold(out_bits, 1, 4, 1, &bit, "bits")) {
+        goto done;
+    }
+    Py_ssize_t total = listed ? PyList_GET_SIZE(ids) : id.view.shape[0];
+    if (word.view.shape[0] < total || bit.view.shape[0] < total) {
+        PyErr_SetString(PyExc_ValueError, "words and bits need room for one entry per id");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < total; i++) {
+        int64_t token;
+        if (listed) {
+            token = PyLong_AsLongLong(PyList_GET_ITEM(ids, i));
+            if (token == -1 && PyErr_Occurred()) {
+                goto clear;
+            }
+        } else {
+            token = ITEM(id, int32_t, i);
+        }
+        if (token < 0 || token > INT32_MAX || scratch_holds(token >> 5)) {
+            if (!PyErr_Occurred()) {
+                PyErr_Format(PyExc_ValueError, "token id %lld is not a vocabulary's", (long long)token);
+            }
+            goto clear;
+        }
+        if (scratch[token >> 5] == 0) {
+            ITEM(word, int32_t, kept) = (int32_t)(token >> 5);
+            kept++;
+        }
+        scratch[token >> 5] |= (uint32_t)1 << (token & 31);
+    }
+    for (Py_ssize_t i = 0; i < kept; i++) {
+        int32_t at = ITEM(word, int32_t, i);
+        ITEM(bit, int32_t, i) = (int32_t)scratch[at];
+    }
+    count = kept;
+clear:
+    for (Py_ssize_t i = 0; i < kept; i++) {  /* the scratch words back to zero, on error too */
+        scratch[ITEM(word, int32_t, i)] = 0;
+    }
+done:
+    release(&id);
+    release(&word);
+    release(&bit);
+    if (count < 0) {
+        return NULL;
+    }
+    return PyLong_FromSsize_t(count);
+}
+
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(dfa, token_bytes, lengths, ids, states, positions, kept_ids, kept_states) -> count\n\n"
      "Walk each token ids[i] from byte positions[i] on, from DFA state states[i]; write the ids of\n"
      "those the DFA takes to their end, and the states they end at, to the front of kept_ids and\n"
      "kept_states, in the order given; return how many."},
+    {"pack", pack, METH_VARARGS,
+     "pack(ids, words, bits) -> count\n\n"
+     "The bitmask words the token ids (a list of ints, or int32 array; an id may come twice) set,\n"
+     "and their bits (bit t % 32 of word t // 32), written to the front of words and bits\n"
+     "(int32 arrays with room for one entry per id), in the order each word is first set;\n"
+     "return how many."},
     {NULL, NULL, 0, NULL},
 };
 

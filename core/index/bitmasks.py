@@ -27,6 +27,11 @@ from ..automaton.dfa import DEAD, LazyDFA
 from ..vocab.token_table import IdArray, TokenTable
 from .mask_walks import LiteralWalks, latest_kept, literal, quoted, text_and_escapes
 
+try:  # compiled at install where a C compiler is found (setup.py); else numpy and Python below
+    from ._walks import pack
+except ImportError:  # pragma: no cover - an install without a compiler
+    pack = None  # type: ignore[assignment]
+
 PackedMask = npt.NDArray[np.int32]
 # Masks adding more than a quarter of their words to their row are kept for the latest states
 # only (6 KB each for 49k tokens, 32 KB for 262k: a bounded string of a pattern passes through
@@ -67,6 +72,12 @@ class StateMask:
     @staticmethod
     def of_ids(ids: Iterable[int], base: PackedMask | None = None) -> StateMask:
         """The mask of `base` and the tokens `ids` (an id may come twice)."""
+        if pack is not None and isinstance(ids, list | np.ndarray):
+            if isinstance(ids, np.ndarray):
+                ids = ids.astype(np.int32, copy=False)
+            words, bits = np.empty(len(ids), dtype=np.int32), np.empty(len(ids), dtype=np.int32)
+            count = pack(ids, words, bits)
+            return StateMask(base, words[:count], bits[:count])
         if isinstance(ids, np.ndarray) and len(ids) > _FEW_IDS:
             return StateMask._of_many(ids, base)
         listed = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
