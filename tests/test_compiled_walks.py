@@ -21,15 +21,19 @@ from gguf_extract.core.vocab.token_table import Vocabulary
 compiled_walks = pytest.importorskip("gguf_extract.core.index._walks", reason="built without a C compiler")
 
 
+@pytest.mark.parametrize("compiled_part", ["walk", "pack"])
 @pytest.mark.parametrize("every_valid_text", [False, True])
 @pytest.mark.parametrize("schema", COMPILED_PATH_SCHEMAS)
-def test_masks_are_the_same_with_either_walk(
-    schema: dict[str, object], every_valid_text: bool, vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch
+def test_masks_are_the_same_without_the_compiled_part(
+    schema: dict[str, object], every_valid_text: bool, compiled_part: str, vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     compiled = masks_along(schema, vocab, every_valid_text, seed=7)
-    monkeypatch.setattr(mask_walks, "_walks", None)
-    in_numpy = masks_along(schema, vocab, every_valid_text, seed=7)
-    assert len(compiled) > 3 and compiled == in_numpy
+    if compiled_part == "walk":
+        monkeypatch.setattr(mask_walks, "_walks", None)
+    else:
+        monkeypatch.setattr(bitmasks, "pack", None)
+    in_python = masks_along(schema, vocab, every_valid_text, seed=7)
+    assert len(compiled) > 3 and compiled == in_python
 
 
 def fresh_dfa(schema: dict[str, object], vocab: Vocabulary) -> LazyDFA:
@@ -121,23 +125,14 @@ def test_packed_ids_set_the_bits_numpy_sets(ids: list[int], as_list: bool) -> No
     assert again == count and np.array_equal(np.bitwise_or.reduce(bits[:count].view(np.uint32)) != 0, count > 0)
 
 
-@pytest.mark.parametrize("every_valid_text", [False, True])
-@pytest.mark.parametrize("schema", COMPILED_PATH_SCHEMAS)
-def test_masks_are_the_same_with_ids_packed_either_way(
-    schema: dict[str, object], every_valid_text: bool, vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    compiled = masks_along(schema, vocab, every_valid_text, seed=11)
-    monkeypatch.setattr(bitmasks, "pack", None)
-    in_numpy = masks_along(schema, vocab, every_valid_text, seed=11)
-    assert len(compiled) > 3 and compiled == in_numpy
-
-
 def test_bad_ids_are_refused_and_leave_nothing_behind() -> None:
     room = np.empty(4, dtype=np.int32)
     with pytest.raises(ValueError, match="-1 is not a vocabulary's"):
         compiled_walks.pack([3, -1], room, room.copy())
     with pytest.raises(TypeError):
         compiled_walks.pack([3, "4"], room, room.copy())
+    with pytest.raises(ValueError, match="16777216 is not a vocabulary's"):
+        compiled_walks.pack([3, 2**24], room, room.copy())
     with pytest.raises(OverflowError):
         compiled_walks.pack([3, 2**70], room, room.copy())
     with pytest.raises(ValueError, match="room for one entry per id"):

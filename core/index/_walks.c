@@ -162,6 +162,10 @@ done:
     return PyLong_FromSsize_t(kept);
 }
 
+/* No vocabulary holds this many tokens: an id beyond is refused, so the scratch words below stay
+   within 2 MB whatever a caller passes. */
+#define MOST_TOKENS ((int64_t)1 << 24)
+
 /* Words of a bitmask seen so far in `pack` (zero between calls: each call clears those it set),
    grown to the largest id asked; and the words a call set, in the order first set. */
 static uint32_t *scratch = NULL;
@@ -213,7 +217,7 @@ static PyObject *pack(PyObject *Py_UNUSED(module), PyObject *args) {
         } else {
             token = ITEM(id, int32_t, i);
         }
-        if (token < 0 || token > INT32_MAX || scratch_holds(token >> 5)) {
+        if (token < 0 || token >= MOST_TOKENS || scratch_holds(token >> 5)) {
             if (!PyErr_Occurred()) {
                 PyErr_Format(PyExc_ValueError, "token id %lld is not a vocabulary's", (long long)token);
             }
