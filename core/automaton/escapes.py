@@ -124,9 +124,7 @@ def escape_lengths(low: int, high: int) -> tuple[int, int] | None:
     # but a surrogate (alone, no character); two of them: a character beyond U+FFFF.
     wide_low, wide_high = max(low, FIRST_WIDE_ESCAPED), min(high, _BMP_END)
     four = (
-        low <= 0x1F
-        or low <= 0x22 <= high
-        or low <= 0x5C <= high
+        any(first <= high and low <= last for first, last in _MUST_ESCAPE_RUNS)
         or wide_low <= min(wide_high, _SURROGATES[0] - 1)
         or max(wide_low, _SURROGATES[1] + 1) <= wide_high
     )
@@ -145,6 +143,10 @@ def code_point_runs(code_points: list[int]) -> list[tuple[int, int]]:
         else:
             runs.append((code_point, code_point))
     return runs
+
+
+# The characters JSON must escape, as ranges (escape_lengths tells a range's escapes by them).
+_MUST_ESCAPE_RUNS = code_point_runs(sorted(MUST_ESCAPE))
 
 
 def without_escaped(low: int, high: int) -> list[tuple[int, int]]:

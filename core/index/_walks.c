@@ -166,8 +166,8 @@ done:
    within 2 MB whatever a caller passes. */
 #define MOST_TOKENS ((int64_t)1 << 24)
 
-/* Words of a bitmask seen so far in `pack` (zero between calls: each call clears those it set),
-   grown to the largest id asked; and the words a call set, in the order first set. */
+/* Words of a bitmask for `pack` (zero between calls: each call clears those it set), grown to
+   the largest id asked. */
 static uint32_t *scratch = NULL;
 static Py_ssize_t scratch_words = 0;
 
@@ -196,7 +196,8 @@ static PyObject *pack(PyObject *Py_UNUSED(module), PyObject *args) {
         return NULL;
     }
     Held id = {0}, word = {0}, bit = {0};
-    Py_ssize_t count = -1, kept = 0;
+    int32_t *tokens = NULL;
+    Py_ssize_t count = -1;
     int listed = PyList_Check(ids);
     if ((!listed && hold(ids, 1, 4, 0, &id, "ids")) || hold(out_words, 1, 4, 1, &word, "words") ||
         hold(out_bits, 1, 4, 1, &bit, "bits")) {
@@ -207,38 +208,46 @@ static PyObject *pack(PyObject *Py_UNUSED(module), PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "words and bits need room for one entry per id");
         goto done;
     }
+    /* Every id read and checked first: reading a list's items may run other code, and the
+       scratch words are shared, so they are touched only once nothing else can run. */
+    tokens = PyMem_Malloc((size_t)(total ? total : 1) * sizeof(int32_t));
+    if (tokens == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t most = -1;
     for (Py_ssize_t i = 0; i < total; i++) {
-        int64_t token;
-        if (listed) {
-            token = PyLong_AsLongLong(PyList_GET_ITEM(ids, i));
-            if (token == -1 && PyErr_Occurred()) {
-                goto clear;
-            }
-        } else {
-            token = ITEM(id, int32_t, i);
+        int64_t token = listed ? PyLong_AsLongLong(PyList_GET_ITEM(ids, i)) : ITEM(id, int32_t, i);
+        if (token == -1 && PyErr_Occurred()) {
+            goto done;
         }
-        if (token < 0 || token >= MOST_TOKENS || scratch_holds(token >> 5)) {
-            if (!PyErr_Occurred()) {
-                PyErr_Format(PyExc_ValueError, "token id %lld is not a vocabulary's", (long long)token);
-            }
-            goto clear;
+        if (token < 0 || token >= MOST_TOKENS) {
+            PyErr_Format(PyExc_ValueError, "token id %lld is not a vocabulary's", (long long)token);
+            goto done;
         }
-        if (scratch[token >> 5] == 0) {
-            ITEM(word, int32_t, kept) = (int32_t)(token >> 5);
+        tokens[i] = (int32_t)token;
+        most = token > most ? token : most;
+    }
+    if (most >= 0 && scratch_holds(most >> 5)) {
+        goto done;
+    }
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t i = 0; i < total; i++) {
+        int32_t at = tokens[i] >> 5;
+        if (scratch[at] == 0) {
+            ITEM(word, int32_t, kept) = at;
             kept++;
         }
-        scratch[token >> 5] |= (uint32_t)1 << (token & 31);
+        scratch[at] |= (uint32_t)1 << (tokens[i] & 31);
     }
-    for (Py_ssize_t i = 0; i < kept; i++) {
+    for (Py_ssize_t i = 0; i < kept; i++) {  /* the bits out, and the scratch words back to zero */
         int32_t at = ITEM(word, int32_t, i);
         ITEM(bit, int32_t, i) = (int32_t)scratch[at];
+        scratch[at] = 0;
     }
     count = kept;
-clear:
-    for (Py_ssize_t i = 0; i < kept; i++) {  /* the scratch words back to zero, on error too */
-        scratch[ITEM(word, int32_t, i)] = 0;
-    }
 done:
+    PyMem_Free(tokens);
     release(&id);
     release(&word);
     release(&bit);
