@@ -134,9 +134,10 @@ def _exponent_digits(low: int, high: int | None) -> Node:
     return alt(*options)
 
 
+@functools.lru_cache(maxsize=512)
 def range_spellings(low: int | None, high: int | None, fractions: bool) -> Node:
     """integer_range(low, high) in every form whole_spellings gives, built as trees (no
-    machine products, as for any integer with bounds)."""
+    machine products, as for any integer with bounds). Kept per bounds, as number_range."""
     options = [integer_node() if low is None and high is None else integer_range(low, high)]
     exact = 10**EXACT_WHOLE_DIGITS - 1
     short_low, short_high = max(-exact, -exact if low is None else low), min(exact, exact if high is None else high)
@@ -204,6 +205,7 @@ def generated_integers(low: int | None, high: int | None) -> tuple[int, int]:
     return (-limit if low is None else max(low, -limit)), (limit if high is None else min(high, limit))
 
 
+@functools.lru_cache(maxsize=512)
 def integer_range(low: int | None, high: int | None) -> Node:
     """Integers n with low <= n <= high (None: unbounded), in canonical decimal form; see
     generated_integers for the digits written."""
@@ -261,6 +263,7 @@ BOUNDED_FRACTION_DIGITS = 5
 BOUNDED_TRAILING_ZEROS = MAX_FRACTION_DIGITS - BOUNDED_FRACTION_DIGITS
 
 
+@functools.lru_cache(maxsize=512)
 def number_range(low: Decimal | None, high: Decimal | None, low_exclusive: bool, high_exclusive: bool) -> Node:
     """Decimal numbers x within the bounds, e.g. 0 <= x < 99.95, written without exponent, with
     at most BOUNDED_FRACTION_DIGITS fraction digits before the trailing zeros (`10.5`,
@@ -268,7 +271,11 @@ def number_range(low: Decimal | None, high: Decimal | None, low_exclusive: bool,
 
     Bounds with more than BOUNDED_FRACTION_DIGITS fraction digits are rounded inward (a
     subset of the allowed numbers); the others are exact. Bounds beyond the generated digits
-    (`maximum: 1e308`) do not restrict; an empty tree means no number with these digits fits."""
+    (`maximum: 1e308`) do not restrict; an empty tree means no number with these digits fits.
+
+    Kept per bounds (the tree depends on their values only, and a tree never changes): API
+    schemas repeat one range on dozens of properties (`minimum: 0, maximum: 99999999999.99`),
+    and a tree shared is also measured once (automaton/measure.py)."""
     beyond = Decimal(10**BOUNDED_INTEGER_DIGITS)  # no generated magnitude reaches it
     if (low is not None and low >= beyond) or (high is not None and high <= -beyond):
         return alt()
