@@ -1,16 +1,18 @@
 """Character automata built by the shortcuts of core/automaton/charnfa.py are the machines the
-general construction builds: a length bound intersected by counting, and the automaton of every
-name but a few."""
+general construction builds: a length bound intersected by counting, a product going on as one
+machine alone where the other accepts every string, and the automaton of every name but a few."""
 
 from __future__ import annotations
 
 import itertools
 import random
+from collections import deque
 from collections.abc import Callable
 
 import pytest
 
 from gguf_extract.core.automaton.charnfa import (
+    ANY_CHAR,
     AutomatonTooLarge,
     excluding_machine,
     intersect,
@@ -54,8 +56,106 @@ def test_length_bounds_by_counting_are_the_general_product(seed: int) -> None:
     low = rng.randrange(0, 6)
     high = rng.choice([None, low, low + rng.randrange(0, 8)])
     limit = rng.choice([40_000, 60])
-    general = _built(lambda: intersect(machine, length_machine(low, high), limit))
+    general = _built(lambda: _paired(machine, length_machine(low, high), limit))
     assert _built(lambda: within_lengths(machine, low, high, limit)) == general
+
+
+def _paired(first: Machine, second: Machine, state_limit: int = 40_000) -> Machine:
+    """The textbook product: every reachable pair of states, numbered in the order met, then
+    trimmed as intersect trims (the oracle of the shortcuts)."""
+    ids = {(first.start, second.start): 0}
+    pairs = [(first.start, second.start)]
+    rows: list[list[tuple[int, int, int]]] = []
+    queue = deque([0])
+    while queue:
+        left, right = pairs[queue.popleft()]
+        row = []
+        for low_a, high_a, target_a in first.edges[left]:
+            for low_b, high_b, target_b in second.edges[right]:
+                low, high = max(low_a, low_b), min(high_a, high_b)
+                if low > high:
+                    continue
+                if (target_a, target_b) not in ids:
+                    if len(pairs) >= state_limit:
+                        raise AutomatonTooLarge(state_limit)
+                    ids[target_a, target_b] = len(pairs)
+                    pairs.append((target_a, target_b))
+                    queue.append(len(pairs) - 1)
+                row.append((low, high, ids[target_a, target_b]))
+        rows.append(row)
+    accepts = {i for i, (a, b) in enumerate(pairs) if a in first.accepts and b in second.accepts}
+    return _trimmed(rows, accepts)
+
+
+def _trimmed(rows: list[list[tuple[int, int, int]]], accepts: set[int]) -> Machine:
+    """The states from which acceptance can be reached (all are reached from state 0), in
+    their order, each row sorted with adjacent ranges to one target joined."""
+    useful, grew = set(accepts), True
+    while grew:
+        grew = False
+        for state, row in enumerate(rows):
+            if state not in useful and any(target in useful for _, _, target in row):
+                useful.add(state)
+                grew = True
+    if 0 not in useful:
+        return Machine(((),), 0, frozenset())
+    order = sorted(useful)
+    number = {state: i for i, state in enumerate(order)}
+    kept = []
+    for state in order:
+        joined: list[tuple[int, int, int]] = []
+        for low, high, target in sorted({(low, high, number[t]) for low, high, t in rows[state] if t in useful}):
+            if joined and joined[-1][2] == target and joined[-1][1] + 1 >= low:
+                joined[-1] = (joined[-1][0], max(joined[-1][1], high), target)
+            else:
+                joined.append((low, high, target))
+        kept.append(tuple(joined))
+    return Machine(tuple(kept), 0, frozenset(number[state] for state in accepts if state in useful))
+
+
+def _same_strings(first: Machine, second: Machine) -> bool:
+    """Whether the two machines accept the same strings: their subset constructions walked
+    together, character range by character range, never telling one accepting and not the other."""
+    start = (frozenset({first.start}), frozenset({second.start}))
+    seen, stack = {start}, [start]
+    while stack:
+        states = stack.pop()
+        if any(states[0] & first.accepts) != any(states[1] & second.accepts):
+            return False
+        rows = [
+            [edge for state in states[0] for edge in first.edges[state]],
+            [edge for state in states[1] for edge in second.edges[state]],
+        ]
+        cuts = sorted({low for row in rows for low, _, _ in row} | {high + 1 for row in rows for _, high, _ in row})
+        for character in cuts:
+            following = tuple(frozenset(t for low, high, t in row if low <= character <= high) for row in rows)
+            if any(following) and following not in seen:
+                seen.add(following)
+                stack.append(following)
+    return True
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_a_product_copies_a_machine_where_the_other_accepts_every_string(seed: int) -> None:
+    """With open ends (anything, from some point on) on either side or both, the product takes
+    the strings the textbook product takes."""
+    rng = random.Random(seed)
+    anything = Repeat(Chars(rng.choice([ANY_CHAR, ((0x0, 0x10FFFF),), ((0x0, 0xD7FF),)])), 0, None)
+    first, second = (machine_from_tree(seq(_tree(rng), anything) if rng.random() < 0.7 else _tree(rng)) for _ in range(2))
+    assert _same_strings(intersect(first, second), _paired(first, second))
+
+
+def test_a_pattern_open_at_its_end_is_read_as_a_prefix() -> None:
+    """`ab` then anything, against a machine of words: its states from the prefix on are the
+    words' own (cut to ANY_CHAR), and nothing else is built."""
+    words = machine_from_tree(
+        alt(lit("abc"), lit("abd\U0001f600"), lit("b"), seq(lit("ab"), Repeat(Chars(((0x61, 0x7A),)), 1, None)))
+    )
+    prefix = machine_from_tree(seq(lit("ab"), Repeat(Chars(ANY_CHAR), 0, None)))
+    fast = intersect(words, prefix)
+    assert _same_strings(fast, _paired(words, prefix))
+    assert all(_matches(fast, text) for text in ["abc", "abd\U0001f600", "abz", "abzz"])
+    assert not any(_matches(fast, text) for text in ["b", "ab", "a", "ab0", "abc\U0001f600"])
 
 
 def test_excluding_machine_accepts_every_other_string() -> None:

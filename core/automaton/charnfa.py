@@ -215,11 +215,29 @@ def multiple_machine(divisor: int, zeros: int = 0) -> Machine:
 
 
 def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_LIMIT) -> Machine:
-    """The characters both machines match: a product over the reachable pairs of states."""
+    """The characters both machines match: a product over the reachable pairs of states.
+
+    Where one machine's state accepts every string from there on (a pattern's open end:
+    `^https?://` then anything), the product goes on as the other machine alone: that machine
+    is copied whole, once, rather than paired state by state (a uri's machine of thousands of
+    states meets such patterns in schema after schema)."""
+    open_ends = (_open_ends(first), _open_ends(second))
+    machines = (first, second)
+    bases: dict[int, int] = {}  # by side (0: first), where its copy's states begin
     ids = {(first.start, second.start): 0}
     pairs = [(first.start, second.start)]
     edges: list[list[Edge]] = []
     queue = deque([0])
+
+    def copy_of(side: int, state: int) -> int:
+        base = bases.get(side)
+        if base is None:
+            base = bases[side] = len(pairs)
+            pairs.extend((_COPY, _COPY) for _ in machines[side].edges)
+            if len(pairs) > state_limit:
+                raise AutomatonTooLarge(state_limit)
+        return base + state
+
     while queue:
         pair_id = queue.popleft()
         left, right = pairs[pair_id]
@@ -228,6 +246,9 @@ def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_
             for low_b, high_b, target_b in second.edges[right]:
                 low, high = max(low_a, low_b), min(high_a, high_b)
                 if low > high:
+                    continue
+                if target_b in open_ends[1] or target_a in open_ends[0]:
+                    row.append((low, high, copy_of(0, target_a) if target_b in open_ends[1] else copy_of(1, target_b)))
                     continue
                 key = (target_a, target_b)
                 target = ids.get(key)
@@ -242,7 +263,42 @@ def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_
         edges[pair_id] = row
     edges.extend([] for _ in range(len(pairs) - len(edges)))
     accepts = {i for i, (a, b) in enumerate(pairs) if a in first.accepts and b in second.accepts}
-    return _trimmed(edges, 0, accepts)
+    copied = []
+    for side, base in bases.items():
+        machine = machines[side]
+        for state, machine_row in enumerate(machine.edges):
+            edges[base + state] = [(low, high, base + target) for low, high, target in _within_any_char(machine_row)]
+        accepts.update(base + state for state in machine.accepts)
+        copied.append(range(base, base + len(machine.edges)))
+    return _trimmed(edges, 0, accepts, merged=copied)
+
+
+def _within_any_char(row: tuple[Edge, ...]) -> tuple[Edge, ...] | list[Edge]:
+    """The row's edges cut to ANY_CHAR (most rows hold no surrogate: as they are)."""
+    if all(high < 0xD800 or low > 0xDFFF for low, high, _ in row):
+        return row
+    return _without_surrogates(row)
+
+
+# In intersect's product, what stands for a state copied from one machine (no pair).
+_COPY = -1
+
+
+def _open_ends(machine: Machine) -> frozenset[int]:
+    """The machine's accepting states that read exactly the strings of ANY_CHAR from there on:
+    each character of ANY_CHAR back into the state, and no surrogate on any edge."""
+    found = []
+    for state in machine.accepts:
+        row = machine.edges[state]
+        if any(low <= 0xDFFF and high >= 0xD800 for low, high, _ in row):
+            continue
+        covered = -1  # every code point up to this one is read back into the state, surrogates aside
+        for low, high, target in sorted(row):
+            if target == state and (low <= covered + 1 or (covered == 0xD7FF and low == 0xE000)):
+                covered = max(covered, high)
+        if covered >= 0x10FFFF:
+            found.append(state)
+    return frozenset(found)
 
 
 def within_lengths(machine: Machine, low: int, high: int | None, state_limit: int = MACHINE_STATE_LIMIT) -> Machine:
@@ -292,9 +348,12 @@ def is_empty(machine: Machine) -> bool:
     return not machine.accepts
 
 
-def _trimmed(edges: list[list[Edge]], start: int, accepts: set[int], reached: bool = False) -> Machine:
+def _trimmed(
+    edges: list[list[Edge]], start: int, accepts: set[int], reached: bool = False, merged: Iterable[range] = ()
+) -> Machine:
     """Keep the states reachable from `start` that can still reach acceptance, renumbered.
-    `reached`: every state is known to be reachable (a product, built by walking from `start`)."""
+    `reached`: every state is known to be reachable (a product, built by walking from `start`);
+    `merged`: states whose rows are merged already (copied from a machine), only renumbered."""
     reachable = set(range(len(edges))) if reached else _reachable(edges, start)
     reverse: dict[int, list[int]] = {}
     for state in reachable:
@@ -311,7 +370,13 @@ def _trimmed(edges: list[list[Edge]], start: int, accepts: set[int], reached: bo
         return Machine(((),), 0, frozenset())
     order = [start, *sorted(useful - {start})]
     number = {state: i for i, state in enumerate(order)}
-    rows = tuple(tuple(_merged((low, high, number[t]) for low, high, t in edges[s] if t in useful)) for s in order)
+    as_they_are = {state for states in merged for state in states}
+    rows = tuple(
+        tuple((low, high, number[t]) for low, high, t in edges[s] if t in useful)  # (merged rows stay merged without an edge)
+        if s in as_they_are
+        else tuple(_merged((low, high, number[t]) for low, high, t in edges[s] if t in useful))
+        for s in order
+    )
     return Machine(rows, 0, frozenset(number[s] for s in accepts if s in useful))
 
 
