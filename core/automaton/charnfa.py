@@ -393,14 +393,17 @@ def _reachable(edges: list[list[Edge]], start: int) -> set[int]:
 
 def _merged(edges: Iterable[Edge]) -> list[Edge]:
     """Edges sorted, duplicates dropped and adjacent ranges to one target joined."""
-    ordered = sorted(set(edges))
-    if len(ordered) < 2:
+    ordered = sorted(edges)
+    for previous, edge in itertools.pairwise(ordered):  # most rows have nothing to join: looked for first
+        if edge[2] == previous[2] and previous[1] + 1 >= edge[0]:
+            break
+    else:
         return ordered
     out = [ordered[0]]
     first, last, joined = ordered[0]
     for edge in ordered:  # sorted: an edge never starts before the one it may join
         low, high, target = edge
-        if target == joined and last + 1 >= low:
+        if target == joined and last + 1 >= low:  # (a duplicate too)
             last = max(last, high)
             out[-1] = (first, last, target)
         else:
