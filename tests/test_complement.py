@@ -269,3 +269,19 @@ def test_no_integer_beside_a_fractional_multiple_is_refused_by_name() -> None:
     with pytest.raises(UnsupportedSchema) as refusal:
         compile_automaton({"type": "number", "multipleOf": 0.25, "not": {"type": "integer"}})
     assert "at /not" in str(refusal.value) and "fractional multipleOf" in str(refusal.value)
+
+
+def test_pattern_machines_are_kept_within_their_edges_the_latest_always() -> None:
+    """The machines of a schema's patterns stay while their edges fit the budget (a oneOf of
+    twenty patterned branches compares each with each), the oldest going first."""
+    from gguf_extract.core.schema.build.strings_overlap import _LatestMachines
+
+    kept = _LatestMachines(edges=20)
+    first = kept.get(("pattern", "^[a-z]{3}$", False))
+    assert first is not None and kept.get(("pattern", "^[a-z]{3}$", False)) is first
+    for index in range(10):
+        kept.get(("pattern", f"^x{index}$", False))
+    assert kept.get(("pattern", "^x9$", False)) is kept.get(("pattern", "^x9$", False))
+    assert kept.get(("pattern", "^[a-z]{3}$", False)) is not first  # gone, and built again
+    huge = kept.get(("pattern", "^[a-z0-9]{100}$", False))  # more edges than the budget: kept alone
+    assert huge is not None and kept.get(("pattern", "^[a-z0-9]{100}$", False)) is huge

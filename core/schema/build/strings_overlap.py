@@ -10,6 +10,8 @@ said as False.
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
 
 from ...automaton.charnfa import AutomatonTooLarge, complement, intersect, is_empty, length_machine, machine_from_tree
 from ...automaton.regex import Machine
@@ -92,15 +94,42 @@ def _machines(kind: str, key: str, negated: bool) -> Machine | None:
     """One automaton, by what it is of: a pattern as both engines read it, as either may, the
     strings it leaves out; a format's generated subset, its superset, what surely passes; or
     (`negated`) every other string. None where too large or not read here. Kept for the
-    process: those of formats (a few hundred at most), and the latest few of patterns (a
-    schema's own, each of up to STATE_LIMIT states: megabytes)."""
-    kept = _pattern_machines if kind in ("pattern", "either", "unmatched") else _format_machines
-    return kept(kind, key, negated)
+    process: those of formats (a few hundred at most), and the latest of patterns up to a
+    number of edges in all (a schema's own: a oneOf of twenty patterned branches compares
+    each with each, and one pattern's may take megabytes)."""
+    if kind in ("pattern", "either", "unmatched"):
+        return _PATTERN_MACHINES.get((kind, key, negated))
+    return _format_machines(kind, key, negated)
 
 
-@functools.lru_cache(maxsize=16)
-def _pattern_machines(kind: str, key: str, negated: bool) -> Machine | None:
-    return _machine_built(kind, key, negated)
+class _LatestMachines:
+    """The machines of patterns built latest, kept while their edges number at most `edges`
+    together (the latest one always)."""
+
+    def __init__(self, edges: int) -> None:
+        self._edges = edges
+        self._kept: OrderedDict[tuple[str, str, bool], tuple[Machine | None, int]] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()  # compilations may run in threads of their own
+
+    def get(self, key: tuple[str, str, bool]) -> Machine | None:
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+                return found[0]
+        machine = _machine_built(*key)
+        size = 1 if machine is None else sum(map(len, machine.edges)) + 1
+        with self._lock:
+            if key not in self._kept:
+                self._kept[key] = (machine, size)
+                self._held += size
+            while self._held > self._edges and len(self._kept) > 1:
+                self._held -= self._kept.popitem(last=False)[1][1]
+        return machine
+
+
+_PATTERN_MACHINES = _LatestMachines(edges=200_000)  # tens of megabytes at most
 
 
 @functools.lru_cache(maxsize=256)
