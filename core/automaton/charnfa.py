@@ -111,9 +111,16 @@ def machine_from_tree(node: Node, state_limit: int = MACHINE_STATE_LIMIT) -> Mac
     builder = _Builder(state_limit)
     accept = builder.state()
     start = builder.build(node, accept)
-    closures = [builder.closure(state) for state in range(len(builder.edges))]
-    edges = [[edge for member in closure for edge in builder.edges[member]] for closure in closures]
-    accepts = {state for state, closure in enumerate(closures) if accept in closure}
+    # Only the start and the states a character leads to are the machine's: the others (an
+    # alternation's split, a repeat's loop) are passed through by their closures.
+    entered = {start} | {target for row in builder.edges for _, _, target in row}
+    edges: list[list[Edge]] = [[] for _ in builder.edges]
+    accepts = set()
+    for state in entered:
+        closure = builder.closure(state)
+        edges[state] = [edge for member in closure for edge in builder.edges[member]]
+        if accept in closure:
+            accepts.add(state)
     return _trimmed(edges, start, accepts)
 
 
