@@ -17,6 +17,7 @@ from ...automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect
 from ...automaton.regex import Machine, Node, Seq, TextLabel, ValueLabel, length_range, mark, seq
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import join_pointer
+from ..lexical.format_machines import format_machine
 from ..lexical.formats import COMPACT_FORMATS, ESCAPED_FORMATS, FORMATS, SUBSETS
 from ..lexical.pattern import UnsupportedPattern, pattern_tree, pattern_unmatched
 from ..lexical.scalars import QUOTE, string_node
@@ -140,7 +141,7 @@ def _string_node(build: Build, string: StringNode, excluded: list[str], label: T
         low, high = 0, None
     others = [body for body in bodies if body is not format_body]
     if format_body is not None and not isinstance(format_body, Machine):
-        bodies[bodies.index(format_body)] = _format_machine(format_body)
+        bodies[bodies.index(format_body)] = _format_machine(string.format, format_body)
     try:
         return seq(opening, _string_machine(build, string, bodies, low, high), QUOTE)
     except UnsupportedSchema:
@@ -214,14 +215,21 @@ def _format_body(build: Build, string: StringNode) -> Node | None:
 
 def _escaped_format(name: str) -> Machine:
     """A format whose text holds characters JSON escapes, as a machine (written with escapes)."""
-    return _format_machine(FORMATS[name]())
+    return format_machine(name)
+
+
+def _format_machine(name: str | None, body: Node) -> Machine:
+    """A format's body as a machine: the format's own tree's as stored or kept
+    (lexical/format_machines.py), a compact variant's (COMPACT_FORMATS) built and kept."""
+    if name is not None and body is FORMATS[name]():
+        return format_machine(name)
+    return _variant_machine(body)
 
 
 @functools.lru_cache(maxsize=64)
-def _format_machine(body: Node) -> Machine:
-    """A format's tree (one object for the whole process, FORMATS) as a machine, kept: a uri's
-    takes tens of milliseconds to build, and every schema bounding or searching that format's
-    strings starts from it. Only formats' trees come here: they are few, a pattern's are not."""
+def _variant_machine(body: Node) -> Machine:
+    """A format variant's tree (one object for the whole process) as a machine, kept. Only
+    formats' trees come here: they are few, a pattern's are not."""
     return machine_from_tree(body)
 
 

@@ -17,6 +17,7 @@ from ...automaton.charnfa import AutomatonTooLarge, complement, intersect, is_em
 from ...automaton.regex import Machine
 from ..lexical.char_sets import UNIVERSE
 from ..lexical.format_bounds import SUPERSETS, SURELY, SURELY_MOST
+from ..lexical.format_machines import format_machine
 from ..lexical.formats import FORMATS
 from ..lexical.pattern import UnsupportedPattern, pattern_either, pattern_tree, pattern_unmatched
 from ..nodes.schema_node import SchemaNode, StringNode
@@ -152,6 +153,9 @@ def _machine_built(kind: str, key: str, negated: bool) -> Machine | None:
             return machine_from_tree(SUPERSETS[key], STATE_LIMIT)
         if key not in FORMATS:
             return None
-        return machine_from_tree(SURELY[key] if kind == "surely" and key in SURELY else FORMATS[key](), STATE_LIMIT)
+        if kind == "surely" and key in SURELY:
+            return machine_from_tree(SURELY[key], STATE_LIMIT)
+        machine = format_machine(key)  # the one the string's own tree compiles to (stored where slow)
+        return machine if len(machine.edges) <= STATE_LIMIT else None
     except (UnsupportedPattern, AutomatonTooLarge):
         return None
