@@ -185,3 +185,32 @@ def test_references_the_validator_cannot_follow_are_refused(pointer: str, ref: s
         Resources(root).resolve(ref, join_pointer(pointer, "$ref"))
     assert not refusal.value.relaxable
     assert Resources(root).resolve("#/$defs/in", "/properties/a/$ref")[1] == "/$defs/in"  # the root's own parts are found
+
+
+@pytest.mark.parametrize(
+    ("schema", "recursive"),
+    [
+        ({"type": "string"}, False),
+        ({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"type": "string"}}, "$ref": "#/$defs/a"}, False),
+        (
+            {
+                "$defs": {"a": {"items": {"$ref": "#/$defs/b"}}, "b": {"properties": {"x": {"$ref": "#/$defs/a"}}}},
+                "$ref": "#/$defs/a",
+            },
+            True,
+        ),
+        ({"properties": {"child": {"$ref": "#"}}}, True),
+        (
+            {"$defs": {"n": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/n"}]}}, "properties": {"a": {"$ref": "#/$defs/n"}}},
+            True,
+        ),
+        # read as written (a superset, as reach.py says): a cycle among definitions no walk uses counts
+        ({"$defs": {"a": {"$ref": "#/$defs/a"}, "b": {"type": "integer"}}, "$ref": "#/$defs/b"}, True),
+    ],
+)
+def test_references_tell_whether_one_can_meet_itself(schema: dict[str, Any], recursive: bool) -> None:
+    """Where no reference reachable from the root meets itself below its target, the depth limit
+    cuts nowhere, and compiled trees are shared without reckoning which references they meet."""
+    from gguf_extract.core.schema.build.reach import References
+
+    assert References(Resources(schema)).recursive() is recursive

@@ -45,7 +45,8 @@ class Compilation:
         self.floor = Floor()
         self.ref_counts: collections.Counter[str] = collections.Counter()  # by target pointer
         self.references = References(document.resources)
-        self._refs_written = document.resources.references_written  # none: no tree depends on references being expanded
+        # None written, or none recursive: no tree depends on the references being expanded.
+        self._refs_written = document.resources.references_written and self.references.recursive()
         self.reaches: dict[int, tuple[SchemaNode, frozenset[str]]] = {}
         self.memo: dict[Hashable, tuple[object, Node]] = {}
         self.strings: dict[Hashable, Node] = {}  # string trees by their keywords' contents

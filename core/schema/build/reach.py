@@ -36,6 +36,38 @@ class References:
             found = self._below[pointer] = direct.union(*(self.of_ref(target) for target in direct))
         return found
 
+    def recursive(self) -> bool:
+        """Whether a reference written in the root can be met again below its own target (a
+        recursion the depth limit unrolls; read as written, as `below` is: a superset). Where
+        none can, a reference is never expanded inside itself, so the depth limit cuts the same
+        everywhere: no tree depends on the references being expanded, and none needs its reach
+        reckoned."""
+        on_path: set[str] = set()
+        done: set[str] = set()
+        for start in self.below(""):
+            if start in done:
+                continue
+            stack = [(start, iter(self._targets_below(start)))]
+            on_path.add(start)
+            while stack:
+                target, following = stack[-1]
+                for reached in following:
+                    if reached in on_path:
+                        return True
+                    if reached not in done:
+                        on_path.add(reached)
+                        stack.append((reached, iter(self._targets_below(reached))))
+                        break
+                else:
+                    stack.pop()
+                    on_path.discard(target)
+                    done.add(target)
+        return False
+
+    def _targets_below(self, target: str) -> frozenset[str]:
+        """The targets of the `$ref`s written inside the schema at `target`."""
+        return self._direct_refs(self.resources.raw(target), target)
+
     def of_ref(self, target: str) -> frozenset[str]:
         """`target` and every reference reachable from the schema there."""
         found = self._closure.get(target)
@@ -57,7 +89,8 @@ class References:
         found = self._direct.get(pointer)
         if found is None:
             items = raw.items() if isinstance(raw, dict) else enumerate(raw)
-            found = frozenset().union(*(self._direct_refs(value, join_pointer(pointer, key)) for key, value in items))
+            inner = ((join_pointer(pointer, key), value) for key, value in items if isinstance(value, dict | list))
+            found = frozenset().union(*(self._direct_refs(value, at) for at, value in inner))
             if isinstance(raw, dict) and isinstance(raw.get("$ref"), str):
                 found |= self._target(raw["$ref"], join_pointer(pointer, "$ref"))
             self._direct[pointer] = found

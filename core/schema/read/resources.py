@@ -317,16 +317,18 @@ class Resources:
             return
         draft = self.draft
         for keyword, inner in value.items():
-            here = join_pointer(pointer, keyword)
             if keyword == "dependencies" and keyword in draft.loose:
                 # The resolver crawls dependencies only when the first one is a schema.
                 if isinstance(inner, dict) and isinstance(next(iter(inner.values()), None), dict):
+                    here = join_pointer(pointer, keyword)
                     yield from (join_pointer(here, name) for name in inner)
             elif keyword in draft.one or (keyword in draft.loose and isinstance(inner, dict)):
-                yield here
+                yield join_pointer(pointer, keyword)
             elif (keyword in draft.lists or keyword in draft.loose) and isinstance(inner, list):
+                here = join_pointer(pointer, keyword)
                 yield from (join_pointer(here, index) for index in range(len(inner)))
             elif keyword in draft.maps and isinstance(inner, dict):
+                here = join_pointer(pointer, keyword)
                 yield from (join_pointer(here, name) for name in inner)
 
 
@@ -374,13 +376,14 @@ def subschemas(schema: Any) -> Iterator[tuple[dict[str, Any], str]]:
 
 def inside(sub: dict[str, Any], pointer: str) -> Iterator[tuple[Any, str]]:
     """The values of `sub` in schema positions of any draft, with their JSON pointers."""
-    for keyword, value in sub.items():
-        here = join_pointer(pointer, keyword)
+    for keyword, value in sub.items():  # (a pointer joined only for a schema position: most keywords are none)
         if keyword in _ONE_SCHEMA and isinstance(value, dict):
-            yield value, here
+            yield value, join_pointer(pointer, keyword)
         elif keyword in _SCHEMA_LISTS and isinstance(value, list):
+            here = join_pointer(pointer, keyword)
             yield from ((item, join_pointer(here, index)) for index, item in enumerate(value))
         elif keyword in _SCHEMA_MAPS and isinstance(value, dict):
+            here = join_pointer(pointer, keyword)
             yield from ((item, join_pointer(here, name)) for name, item in value.items())
 
 
