@@ -88,7 +88,8 @@ class Resources:
         if not self._crawled:
             self._crawled = True
             self._note_anchors(self.root, self.root_uri, "")
-            self._crawl()
+            if _declares_below(self.root):  # else no subschema claims a URI or an anchor: nothing to find
+                self._crawl()
 
     def resolve(self, ref: Any, where: str) -> tuple[Any, str]:
         """The subschema the reference `ref`, written at `where` (the keyword's own pointer),
@@ -385,6 +386,27 @@ def inside(sub: dict[str, Any], pointer: str) -> Iterator[tuple[Any, str]]:
         elif keyword in _SCHEMA_MAPS and isinstance(value, dict):
             here = join_pointer(pointer, keyword)
             yield from ((item, join_pointer(here, name)) for name, item in value.items())
+
+
+# Keywords by which a subschema declares a resource or an anchor, in any draft.
+_DECLARING = ("$id", "id", "$anchor", "$dynamicAnchor")
+
+
+def _declares_below(root: Any) -> bool:
+    """Whether a string is written under an id or anchor keyword anywhere below `root`, in a
+    schema position or not (iterative): a superset of the subschemas that declare a resource
+    or an anchor, so the crawl for them is skipped only where it could find none (`id` as a
+    property's name holds a schema, not a string)."""
+    stack = list(root.values()) if isinstance(root, dict) else []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if any(isinstance(item.get(keyword), str) for keyword in _DECLARING):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _writes_reference(value: Any) -> bool:
