@@ -237,6 +237,7 @@ def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_
     queue = deque([0])
 
     def copy_of(side: int, state: int) -> int:
+        """The product's state copying `state` of machines[side] (its copy made on first need)."""
         base = bases.get(side)
         if base is None:
             base = bases[side] = len(pairs)
