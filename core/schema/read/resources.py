@@ -394,32 +394,27 @@ _DECLARING = ("$id", "id", "$anchor", "$dynamicAnchor")
 
 def _declares_below(root: Any) -> bool:
     """Whether a string is written under an id or anchor keyword anywhere below `root`, in a
-    schema position or not (iterative): a superset of the subschemas that declare a resource
-    or an anchor, so the crawl for them is skipped only where it could find none (`id` as a
-    property's name holds a schema, not a string)."""
-    stack = list(root.values()) if isinstance(root, dict) else []
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if any(isinstance(item.get(keyword), str) for keyword in _DECLARING):
-                return True
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
+    schema position or not: a superset of the subschemas that declare a resource or an anchor,
+    so the crawl for them is skipped only where it could find none (`id` as a property's name
+    holds a schema, not a string)."""
+    below = list(root.values()) if isinstance(root, dict) else []
+    return any(any(isinstance(item.get(keyword), str) for keyword in _DECLARING) for item in _objects_in(below))
 
 
 def _writes_reference(value: Any) -> bool:
     """Whether a reference keyword (REFERENCE_KEYWORDS) is written anywhere in `value`, in a
-    schema position or not (iterative): a superset, so a walk for references is skipped only
-    where it could find none."""
-    stack = [value]
+    schema position or not: a superset, so a walk for references is skipped only where it
+    could find none."""
+    return any(any(keyword in item for keyword in REFERENCE_KEYWORDS) for item in _objects_in([value]))
+
+
+def _objects_in(values: list[Any]) -> Iterator[dict[str, Any]]:
+    """Every object inside `values` (themselves included), in any position (iterative)."""
+    stack = list(values)
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            if any(keyword in item for keyword in REFERENCE_KEYWORDS):
-                return True
+            yield item
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-    return False
