@@ -317,7 +317,7 @@ def within_lengths(machine: Machine, low: int, high: int | None, state_limit: in
     the order the product meets them."""
     last = low if high is None else high
     width = last + 1
-    pieces = [_without_surrogates(row) for row in machine.edges]
+    pieces = [_within_any_char(row) for row in machine.edges]
     ids = {machine.start * width: 0}  # a pair (state, count) as state * width + count
     pairs = [(machine.start, 0)]
     edges: list[list[Edge]] = []
