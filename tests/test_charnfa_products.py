@@ -1,10 +1,12 @@
 """Character automata built by the shortcuts of core/automaton/charnfa.py are the machines the
 general construction builds: a length bound intersected by counting, a product going on as one
-machine alone where the other accepts every string, and the automaton of every name but a few."""
+machine alone where the other accepts every string, and the automaton of every name but a few.
+A length bound counted as the automaton is walked (a Counted) reads what the product reads."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from collections import deque
 from collections.abc import Callable
@@ -14,15 +16,19 @@ import pytest
 from gguf_extract.core.automaton.charnfa import (
     ANY_CHAR,
     AutomatonTooLarge,
+    bounded_lengths,
+    counted,
     excluding_machine,
     intersect,
     length_machine,
     machine_from_tree,
     within_lengths,
 )
+from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
 from gguf_extract.core.automaton.free_text import free_positions
-from gguf_extract.core.automaton.measure import ShortestMatch
-from gguf_extract.core.automaton.regex import Chars, Machine, Node, Repeat, alt, lit, seq
+from gguf_extract.core.automaton.measure import GENERATED, ShortestMatch, most_to_finish
+from gguf_extract.core.automaton.nfa import build_nfa
+from gguf_extract.core.automaton.regex import Chars, Counted, Machine, Node, Repeat, alt, length_range, lit, seq
 
 _RANGES = [(0x61, 0x61), (0x61, 0x7A), (0x30, 0x39), (0x0, 0x10FFFF), (0xD000, 0xE100), (0x7F, 0x800), (0x10000, 0x10FFFF)]
 
@@ -213,3 +219,66 @@ def test_excluding_machine_rows_cover_every_character_once_at_the_edges_of_its_r
         text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 3)))
         assert _matches(machine, text) == (text not in words)
     assert not _matches(machine, "\ud800")
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_a_length_bound_counted_as_read_takes_what_the_product_takes(seed: int) -> None:
+    """The string automaton of a Counted and of the product it stands for, walked over the same
+    JSON texts (strings of the machine, and others): at every byte both are dead or neither,
+    at the same distance from their end, accepting alike; the fewest bytes the tree matches and
+    the most a state may still need bound both the same way."""
+    rng = random.Random(seed)
+    machine = machine_from_tree(_tree(rng))
+    low = rng.randrange(0, 8)
+    high = rng.choice([None, low, low + rng.randrange(0, 12)])
+    product = within_lengths(machine, low, high)
+    lazy = counted(machine, low, high)
+    walks = [LazyDFA(build_nfa(seq(lit('"'), body, lit('"')))) for body in (product, lazy)]
+    assert GENERATED.measure(lazy) == GENERATED.measure(product)
+    assert length_range(lazy) == (low, high)
+    most = max(most_to_finish(seq(lit('"'), lazy, lit('"'))), 0)
+    for text in _texts(rng, machine, 60):
+        data = json.dumps(text, ensure_ascii=rng.random() < 0.3).encode()
+        states = [walk.start for walk in walks]
+        for byte in data:
+            states = [walk.walk(state, bytes([byte])) for walk, state in zip(walks, states, strict=True)]
+            if DEAD in states:
+                assert states == [DEAD, DEAD], (text, data)
+                break
+            distances = [walk.distance(state) for walk, state in zip(walks, states, strict=True)]
+            assert distances[0] == distances[1] <= most
+        else:
+            assert walks[0].is_accepting(states[0]) == walks[1].is_accepting(states[1])
+            assert walks[0].is_accepting(states[0]) == (_matches(machine, text) and low <= len(text) <= (len(text) if high is None else high))
+
+
+def _texts(rng: random.Random, machine: Machine, count: int) -> list[str]:
+    """Strings along the machine's edges (stopping at random, accepted or not), and some
+    changed by a character: most go some way into the automaton."""
+    found = []
+    for _ in range(count):
+        state, text = machine.start, []
+        for _ in range(rng.randrange(0, 24)):
+            row = [edge for edge in machine.edges[state] if not 0xD800 <= edge[0] <= edge[1] <= 0xDFFF]
+            if not row or (state in machine.accepts and rng.random() < 0.2):
+                break
+            low, high, state = rng.choice(row)
+            character = rng.choice([low, high, rng.randint(low, high)])
+            text.append(chr(character) if not 0xD800 <= character <= 0xDFFF else "a")
+        if text and rng.random() < 0.3:
+            text[rng.randrange(len(text))] = rng.choice(['"', "\\", "a", "\u00e9", "\U0001f600", "\n"])
+        found.append("".join(text))
+    return found
+
+
+def test_a_long_bound_on_a_pattern_is_counted_a_short_one_built() -> None:
+    """bounded_lengths builds the product where it is small, and counts where the product
+    would hold thousands of pairs; a machine of words under a bound none reaches is the same."""
+    words = machine_from_tree(seq(Repeat(seq(Repeat(Chars(((0x21, 0x7E),)), 1, None), lit(" ")), 0, 29), lit("x")))
+    assert isinstance(bounded_lengths(words, 0, 3), Machine)
+    long = bounded_lengths(words, 0, 300)
+    assert isinstance(long, Counted)
+    walk = LazyDFA(build_nfa(seq(lit('"'), long, lit('"'))))
+    for text, accepted in [("x", True), ("a " * 29 + "x", True), ("a " * 30 + "x", False), ("b" * 298 + " x", True), ("b" * 299 + " x", False)]:
+        state = walk.walk(walk.start, json.dumps(text).encode())
+        assert (state != DEAD and walk.is_accepting(state)) == accepted, text

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from .free_text import keep_every_position_free
 from .measure import keep_distances_near_acceptance
-from .regex import Alt, Chars, Lit, Machine, Node, Repeat, Seq, Text
+from .regex import Alt, Chars, Counted, Lit, Machine, Node, Repeat, Seq, Text
 
 MACHINE_STATE_LIMIT = 40_000
 
@@ -71,6 +71,8 @@ class _Builder:
             return entry
         if isinstance(node, Repeat) and not isinstance(node, Text):  # a Text is written in bytes, escapes and all
             return self._repeat(node, exit_state)
+        if isinstance(node, Counted):  # (the strings of a schema come here built, never through a tree)
+            node = within_lengths(node.machine, node.low, node.high)
         if isinstance(node, Machine):  # a machine already over characters (a number's digits, bounds)
             states = [self.state() for _ in node.edges]
             for position, row in enumerate(node.edges):
@@ -307,6 +309,29 @@ def _open_ends(machine: Machine) -> frozenset[int]:
         if covered >= 0x10FFFF:
             found.append(state)
     return frozenset(found)
+
+
+# Past this many pairs of a state and a count, a length bound is read by counting as the
+# automaton is walked (Counted), not built whole as a product at compile time; up to this many
+# cells of the table of what each pair still needs (core.automaton.measure).
+COUNTED_PAIRS = 4096
+COUNTED_CELLS = 2_000_000
+
+
+def bounded_lengths(machine: Machine, low: int, high: int | None) -> Machine | Counted:
+    """The strings of `machine` with `low` to `high` characters: within_lengths' product where
+    it is small, or too large to measure; counted as read (Counted) in between."""
+    size = len(machine.edges)
+    last = low + size if high is None else min(high, low + size)
+    if size * ((low if high is None else high) + 1) <= COUNTED_PAIRS or (last + 1) * size > COUNTED_CELLS:
+        return within_lengths(machine, low, high)
+    return counted(machine, low, high)
+
+
+def counted(machine: Machine, low: int, high: int | None) -> Counted:
+    """The strings of `machine` with `low` to `high` characters, counted as read (its rows cut
+    to ANY_CHAR, as within_lengths cuts them)."""
+    return Counted(Machine(tuple(map(tuple, map(_within_any_char, machine.edges))), machine.start, machine.accepts), low, high)
 
 
 def within_lengths(machine: Machine, low: int, high: int | None, state_limit: int = MACHINE_STATE_LIMIT) -> Machine:

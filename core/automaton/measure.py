@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import functools
 import heapq
+import itertools
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from .escapes import escape_lengths, without_escaped
-from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq, children
+from .regex import Alt, AnyOrder, Chars, Counted, Either, Lit, Machine, Node, Repeat, Seq, children
 from .utf8 import utf8_sequences
 
 
@@ -56,6 +60,9 @@ def _node_most(node: Node) -> int:
         return max(node.low * item, node.item.__dict__[_MOST] + max(node.low - 1, 0) * item)
     if isinstance(node, Machine):
         return _LONGEST_CHARACTER + max((d for d in ShortestMatch.machine(node) if d is not None), default=0)
+    if isinstance(node, Counted):  # no pair needs more than its fewest over some count of characters
+        table = _counted_table(node)
+        return _LONGEST_CHARACTER + int(table[table < _UNREACHED].max(initial=0))
     return _LONGEST_CHARACTER  # a character (Chars), and any node no generated text holds (AnyOrder)
 
 
@@ -139,6 +146,8 @@ class ShortestMatch:
             return _fewest_character_bytes(node.ranges)
         if isinstance(node, Machine):
             return self.machine(node)[node.start]
+        if isinstance(node, Counted):
+            return counted_distance(node, node.machine.start, 0)
         if isinstance(node, Either):
             return self.measure(node.accepted if self._accepting_all else node.generated)
         if isinstance(node, AnyOrder):  # the members left out are measured when the NFA names them
@@ -147,6 +156,54 @@ class ShortestMatch:
         if node.low == 0:
             return 0
         return None if item is None else node.low * item
+
+
+def counted_distance(node: Counted, position: int, count: int) -> int | None:
+    """Fewest bytes from `position` of a Counted's machine, `count` characters read, to its
+    end (None: no string of a length the bounds allow ends from there)."""
+    table = _counted_table(node)
+    fewest = max(node.low - count, 0)
+    most = len(table) - 1 if node.high is None else min(node.high - count, len(table) - 1)
+    if fewest > most:
+        return None
+    found = int(table[fewest : most + 1, position].min())
+    return None if found >= _UNREACHED else found
+
+
+def _counted_table(node: Counted) -> npt.NDArray[np.int64]:
+    """By count k and position, the fewest bytes of a string of exactly k characters from the
+    position to acceptance; kept on the node. k need not pass `low` plus the machine's states
+    (or `high`): a cheapest string longer than the fewest characters it must have plus that
+    repeats a position past them, and cut there it is shorter and still long enough. One
+    array step per count, each over the machine's edges (the cheapest per pair of states)."""
+    kept = node.__dict__
+    found: npt.NDArray[np.int64] | None = kept.get(_COUNTED)
+    if found is not None:
+        return found
+    machine, size = node.machine, len(node.machine.edges)
+    last = node.low + size if node.high is None else min(node.high, node.low + size)
+    sources: list[int] = []
+    targets: list[int] = []
+    costs: list[int] = []
+    for source, row in enumerate(machine.edges):
+        cheapest: dict[int, int] = {}
+        for low, high, target in row:
+            cost = _edge_bytes(low, high)
+            if cost is not None and cost < cheapest.get(target, cost + 1):
+                cheapest[target] = cost
+        sources.extend(itertools.repeat(source, len(cheapest)))
+        targets.extend(cheapest)
+        costs.extend(cheapest.values())
+    table = np.full((last + 1, size), _UNREACHED, dtype=np.int64)
+    table[0, sorted(machine.accepts)] = 0
+    if sources:  # unreached stays at or above _UNREACHED: a count adds at most 12 bytes a step
+        ordered = np.array(sources)
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        rows, into, cost_of = ordered[starts], np.array(targets), np.array(costs, dtype=np.int64)
+        for count in range(1, last + 1):
+            table[count, rows] = np.minimum.reduceat(cost_of + table[count - 1, into], starts)
+    kept[_COUNTED] = table
+    return table
 
 
 def _sum(values: Iterable[int | None]) -> int | None:
@@ -166,6 +223,8 @@ def _least(values: Iterable[int | None]) -> int | None:
 _SHORTEST = "_shortest_bytes"
 _SHORTEST_ALL = "_shortest_bytes_accepting_all"
 _DISTANCES = "_machine_distances"
+_COUNTED = "_counted_table"
+_UNREACHED = 1 << 48  # in a Counted's table: no string ends from there with that count
 GENERATED = ShortestMatch(accepting_all=False)
 _UNMEASURED: Any = object()
 

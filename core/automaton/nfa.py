@@ -17,11 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .escapes import BytePosition, escape_lengths
+from .char_states import CharacterStates
+from .escapes import BytePosition
 from .keys import Keys, KeyStates
-from .measure import GENERATED, ShortestMatch, most_to_finish
-from .pending import COPIES, NEXT, NODE, POSITION, SPARE, Escaped, Helper, Hex, Pending, Tail, first_bytes, unescaped_first_bytes
-from .regex import Alt, AnyOrder, Chars, Either, Lit, Machine, Node, Repeat, Seq, leading_literal
+from .measure import GENERATED, ShortestMatch, counted_distance, most_to_finish
+from .pending import COPIES, NEXT, NODE, POSITION, SPARE, Escaped, Helper, Hex, Pending, Tail, first_bytes
+from .regex import Alt, AnyOrder, Chars, Counted, Either, Lit, Machine, Node, Repeat, Seq, leading_literal
 from .text_states import TextStates
 
 try:  # compiled at install where a C compiler is found (setup.py); else the same work in Python
@@ -32,7 +33,7 @@ except ImportError:  # pragma: no cover - an install without a compiler
 Edge = tuple[int, int, int]  # low byte, high byte, target state
 
 
-class NFA(TextStates, KeyStates):
+class NFA(CharacterStates, TextStates, KeyStates):
     """States are integers. `distance[q]` is the fewest bytes from q to acceptance (-1:
     acceptance is unreachable). Read edges through `edges_of` / `epsilons_of`, which expand
     a state on first use."""
@@ -212,7 +213,7 @@ class NFA(TextStates, KeyStates):
 
     def _shortest_of(self, node: Node | Helper) -> int | None:
         """See `_node_shortest`."""
-        if isinstance(node, Repeat | Machine | AnyOrder | Keys):
+        if isinstance(node, Repeat | Machine | Counted | AnyOrder | Keys):
             return None
         if isinstance(node, Escaped | Hex):
             return node.shortest
@@ -226,7 +227,8 @@ class NFA(TextStates, KeyStates):
     def named(self, node: Node, next_state: int) -> int:
         """The state matching `node` then continuing at `next_state`, created unexpanded on
         first use."""
-        return self._state(node, next_state, position=node.start if isinstance(node, Machine) else 0)
+        start = node.start if isinstance(node, Machine) else node.machine.start if isinstance(node, Counted) else 0
+        return self._state(node, next_state, position=start)
 
     def _state(self, node: Node | Helper, next_state: int, count: int = 0, spare: int = 0, position: int = 0) -> int:
         index = self._node_indices.get(id(node))
@@ -282,6 +284,9 @@ class NFA(TextStates, KeyStates):
         if isinstance(node, Keys):
             inside = self._keys_distance(node, count, position)
             return -1 if inside is None else inside + after
+        if isinstance(node, Counted):
+            inside = counted_distance(node, position, count)
+            return -1 if inside is None else inside + after
         assert isinstance(node, Repeat)  # at its entry
         shortest = self._shortest.measure(node)
         return -1 if shortest is None else shortest + after
@@ -328,8 +333,8 @@ class NFA(TextStates, KeyStates):
                 epsilons.append(self.named(node.parts[0], self.after_parts(node, 1, nxt)) if node.parts else nxt)
         elif isinstance(node, Alt):
             epsilons.extend(self.named(option, nxt) for option in node.options)
-        elif isinstance(node, Machine):
-            self._machine_state(node, pending[POSITION], nxt, edges, epsilons)
+        elif isinstance(node, Machine | Counted):
+            self._machine_state(node, pending[COPIES], pending[POSITION], nxt, edges, epsilons)
         elif isinstance(node, Either):
             epsilons.append(self.named(node.accepted if self.accepting_all else node.generated, nxt))
         elif isinstance(node, AnyOrder):
@@ -436,59 +441,19 @@ class NFA(TextStates, KeyStates):
 
         return following
 
-    def _machine_state(self, node: Machine, position: int, nxt: int, edges: list[Edge], epsilons: list[int]) -> None:
+    def _machine_state(
+        self, node: Machine | Counted, count: int, position: int, nxt: int, edges: list[Edge], epsilons: list[int]
+    ) -> None:
         """One machine state: each character edge written the way JSON requires (escapes
         for quote, backslash and control characters), or as the `\\u` escape a serializer
-        with ASCII output writes for characters from U+007F up."""
-        self._character_edges(node, position, lambda target: self._state(node, nxt, position=target), edges)
-        if position in node.accepts:
+        with ASCII output writes for characters from U+007F up. In a Counted, `count`
+        characters were read (at most `low` where nothing bounds them above)."""
+        machine, low, high = (node, 0, None) if isinstance(node, Machine) else (node.machine, node.low, node.high)
+        following = count + 1 if high is not None or count < low else count
+        if high is None or count < high:
+            self._character_edges(machine, position, lambda target: self._state(node, nxt, following, position=target), edges)
+        if position in machine.accepts and count >= low:
             epsilons.append(nxt)
-
-    def _character_edges(self, node: Machine, position: int, following_of: Callable[[int], int], edges: list[Edge]) -> None:
-        """The byte edges of the machine's characters at `position`, each to `following_of` its target."""
-        for low, high, target in node.edges[position]:
-            following = following_of(target)
-            for first_low, first_high, tail in unescaped_first_bytes(low, high):
-                edges.append((first_low, first_high, self._tail_state(tail, following)))
-            escaped = self._escaped_of(low, high)
-            if escaped is not None:  # the backslash, then what follows it, named for when a walk reads one
-                edges.append((0x5C, 0x5C, self._state(escaped, following, position=1)))
-
-    def _escaped_of(self, low: int, high: int) -> Escaped | None:
-        """What names the escapes of the characters in [low, high] (None: none has one), with
-        their lengths; one per range, so states naming it share the memo."""
-        key = (low, high)
-        if key not in self._escaped:
-            lengths = escape_lengths(low, high)
-            self._escaped[key] = None if lengths is None else Escaped(low, high, *lengths)
-        return self._escaped[key]
-
-    def _after_backslash(self, escaped: Escaped, nxt: int) -> list[Edge]:
-        """The escapes of the characters `escaped` stands for after the backslash, as a trie: a
-        short letter where one exists, and `u` with four hex digits (either case; a surrogate
-        pair beyond U+FFFF) for the characters JSON must escape and those from U+007F up."""
-        after: list[Edge] = [(letter, letter, nxt) for letter in escaped.letters]
-        if escaped.hex_sequences:
-            after.append((0x75, 0x75, self._hex_state(escaped.hex_sequences, nxt)))
-        return after
-
-    def _hex_state(self, sequences: tuple[tuple[BytePosition, ...], ...], nxt: int) -> int:
-        """The state matching any of `sequences` (byte positions) then going on to `nxt`,
-        named now and built when a walk reads it (see Hex). No sequence is empty."""
-        hexes = self._hexes.get(sequences)
-        if hexes is None:
-            lengths = [len(sequence) for sequence in sequences]
-            hexes = self._hexes[sequences] = Hex(sequences, min(lengths), max(lengths))
-        return self._state(hexes, nxt)
-
-    def _hex_edges(self, node: Hex, nxt: int, edges: list[Edge]) -> None:
-        """The first byte of each of `node`'s sequences, the sequences sharing a first position
-        going on together."""
-        for position, going, ends in node.branches:
-            targets = [self._hex_state(going, nxt)] if going else []
-            if ends:
-                targets.append(nxt)
-            edges.extend((low, high, target) for target in targets for low, high in position)
 
 
 def build_nfa(tree: Node, accepting_all: bool = False) -> NFA:

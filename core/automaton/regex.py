@@ -117,6 +117,21 @@ class Machine:
 
 
 @dataclass(frozen=True, eq=False)
+class Counted:
+    """The strings of `machine` with `low` to `high` characters (None: no most), read without
+    the product automaton of the two: a state names a position of the machine and the
+    characters read so far (staying at `low` past it where nothing bounds them above). A
+    pattern's machine of a few dozen states under maxLength 300 makes a product of thousands,
+    built and measured whole at compile time; here only the states a walk reaches are named,
+    and core.automaton.measure tells what each still needs. `machine`'s rows hold no
+    surrogate (charnfa.counted)."""
+
+    machine: Machine
+    low: int
+    high: int | None
+
+
+@dataclass(frozen=True, eq=False)
 class Either:
     """`generated` in the automaton the generator writes from, `accepted` (which matches every
     text `generated` does, and more: members in any order, undeclared properties) in the one
@@ -163,7 +178,7 @@ class AnyOrder:
         return self.members + ((self.undeclared,) if self.undeclared is not None else ())
 
 
-Node = Lit | Chars | Seq | Alt | Repeat | Machine | Either | AnyOrder
+Node = Lit | Chars | Seq | Alt | Repeat | Machine | Counted | Either | AnyOrder
 
 EMPTY: Node = Seq(())
 
@@ -276,6 +291,8 @@ def _length_range(node: Node) -> tuple[int, int | None]:
             (h for h in highs if h is not None), default=0
         )
     if isinstance(node, Text):  # characters, not the bytes that escape them
+        return node.low, node.high
+    if isinstance(node, Counted):  # bounds, not measured (as a machine is not)
         return node.low, node.high
     if isinstance(node, Repeat):
         low, high = length_range(node.item)

@@ -125,7 +125,7 @@ class Floor:
         if isinstance(node, Repeat):
             item_bytes, item_text = self.of(node.item)
             return node.low * item_bytes, node.low * item_text
-        fewest = _machine_characters(node)
+        fewest = _machine_characters(node) if isinstance(node, Machine) else max(node.low, _machine_characters(node.machine))
         return fewest, fewest
 
 

@@ -13,8 +13,9 @@ from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
 
-from ...automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, machine_from_tree, within_lengths
-from ...automaton.regex import Machine, Node, Seq, TextLabel, ValueLabel, length_range, mark, seq
+from ...automaton.charnfa import AutomatonTooLarge, bounded_lengths, excluding_machine, intersect, is_empty, machine_from_tree
+from ...automaton.measure import shortest_generated
+from ...automaton.regex import Counted, Machine, Node, Seq, TextLabel, ValueLabel, length_range, mark, seq
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import join_pointer
 from ..lexical.format_machines import format_machine
@@ -233,29 +234,34 @@ def _variant_machine(body: Node) -> Machine:
     return machine_from_tree(body)
 
 
-def _string_machine(build: Build, string: StringNode, bodies: list[Node], low: int, high: int | None) -> Machine:
-    """The characters every body and the length bounds allow at once (a product automaton)."""
+def _string_machine(build: Build, string: StringNode, bodies: list[Node], low: int, high: int | None) -> Machine | Counted:
+    """The characters every body and the length bounds allow at once (a product automaton,
+    the length bound in it or counted as read: charnfa.bounded_lengths)."""
     try:
-        machine = _intersection(bodies, low, high)
-        build.fuel.burn(string.pointer, "state", len(machine.edges))
+        body = _intersection(bodies, low, high)
+        build.fuel.burn(string.pointer, "state", len((body.machine if isinstance(body, Counted) else body).edges))
     except AutomatonTooLarge as error:
         keyword = "pattern" if string.patterns else "format" if string.format is not None else "maxLength"
         _refuse(build, string, keyword, f"with these length bounds it needs {error}", **_WITHOUT[keyword])
         raise AssertionError("unreachable") from None  # _refuse raises
-    if is_empty(machine):
+    if _matches_nothing(body):
         raise SchemaError(f"no string satisfies pattern, format and length together at {string.pointer or '/'}")
-    return machine
+    return body
 
 
-def _intersection(bodies: list[Node], low: int, high: int | None) -> Machine:
+def _intersection(bodies: list[Node], low: int, high: int | None) -> Machine | Counted:
     """Raises AutomatonTooLarge past the machine's state limit."""
     machines = [body if isinstance(body, Machine) else machine_from_tree(body) for body in bodies]
     machine = machines[0]
     for other in machines[1:]:
         machine = intersect(machine, other)
     if low > 0 or high is not None:
-        machine = within_lengths(machine, low, high)
+        return bounded_lengths(machine, low, high)
     return machine
+
+
+def _matches_nothing(body: Machine | Counted) -> bool:
+    return is_empty(body) if isinstance(body, Machine) else shortest_generated(body) is None
 
 
 def _refuse_format_subset(build: Build, string: StringNode, others: list[Node], low: int, high: int | None) -> None:
@@ -265,7 +271,7 @@ def _refuse_format_subset(build: Build, string: StringNode, others: list[Node], 
     if name not in SUBSETS:
         return
     try:
-        if others and is_empty(_intersection(others, low, high)):
+        if others and _matches_nothing(_intersection(others, low, high)):
             return  # unsatisfiable without the format too
     except AutomatonTooLarge:
         return
