@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from .free_text import keep_every_position_free
 from .measure import keep_distances_near_acceptance
+from .overlaps import all_pairs, row_index
 from .regex import Alt, Chars, Counted, Lit, Machine, Node, Repeat, Seq, Text
 
 MACHINE_STATE_LIMIT = 40_000
@@ -248,27 +249,26 @@ def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_
                 raise AutomatonTooLarge(state_limit)
         return base + state
 
+    index = row_index(second)
     while queue:
         pair_id = queue.popleft()
         left, right = pairs[pair_id]
         row: list[Edge] = []
-        for low_a, high_a, target_a in first.edges[left]:
-            for low_b, high_b, target_b in second.edges[right]:
-                low, high = max(low_a, low_b), min(high_a, high_b)
-                if low > high:
-                    continue
-                if target_b in open_ends[1] or target_a in open_ends[0]:
-                    row.append((low, high, copy_of(0, target_a) if target_b in open_ends[1] else copy_of(1, target_b)))
-                    continue
-                key = (target_a, target_b)
-                target = ids.get(key)
-                if target is None:
-                    if len(pairs) >= state_limit:
-                        raise AutomatonTooLarge(state_limit)
-                    target = ids[key] = len(pairs)
-                    pairs.append(key)
-                    queue.append(target)
-                row.append((low, high, target))
+        row_a = first.edges[left]
+        overlaps = all_pairs(row_a, second.edges[right]) if index is None else index.overlaps(row_a, right)
+        for low, high, target_a, target_b in overlaps:
+            if target_b in open_ends[1] or target_a in open_ends[0]:
+                row.append((low, high, copy_of(0, target_a) if target_b in open_ends[1] else copy_of(1, target_b)))
+                continue
+            key = (target_a, target_b)
+            target = ids.get(key)
+            if target is None:
+                if len(pairs) >= state_limit:
+                    raise AutomatonTooLarge(state_limit)
+                target = ids[key] = len(pairs)
+                pairs.append(key)
+                queue.append(target)
+            row.append((low, high, target))
         edges.extend([] for _ in range(pair_id + 1 - len(edges)))
         edges[pair_id] = row
     edges.extend([] for _ in range(len(pairs) - len(edges)))
