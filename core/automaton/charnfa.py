@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from .free_text import keep_every_position_free
 from .measure import keep_distances_near_acceptance
-from .overlaps import all_pairs, row_index
+from .overlaps import row_index
 from .regex import Alt, Chars, Counted, Lit, Machine, Node, Repeat, Seq, Text
 
 MACHINE_STATE_LIMIT = 40_000
@@ -255,8 +255,7 @@ def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_
         left, right = pairs[pair_id]
         row: list[Edge] = []
         row_a = first.edges[left]
-        overlaps = all_pairs(row_a, second.edges[right]) if index is None else index.overlaps(row_a, right)
-        for low, high, target_a, target_b in overlaps:
+        for low, high, target_a, target_b in index.overlaps(row_a, right):
             if target_b in open_ends[1] or target_a in open_ends[0]:
                 row.append((low, high, copy_of(0, target_a) if target_b in open_ends[1] else copy_of(1, target_b)))
                 continue

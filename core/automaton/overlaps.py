@@ -14,22 +14,27 @@ Edge = tuple[int, int, int]  # low code point, high code point, target state (as
 
 
 class RowIndex:
-    """For each row of a machine whose rows are sorted, its ranges' lows and the
-    highest high up to each range: the ranges an edge may overlap are found by two searches, not
-    by trying each (a format's rows hold dozens of ranges, a pattern's edge meets a few)."""
+    """For each row of a machine, read on first need: its ranges' lows and the highest high up
+    to each range, so that the ranges an edge may overlap are found by two searches, not by
+    trying each (a format's rows hold dozens of ranges, a pattern's edge meets a few). A row
+    whose lows are not in order has none, and is tried edge by edge."""
 
     def __init__(self, machine: Machine) -> None:
         self.edges = machine.edges
-        self.rows: dict[int, tuple[list[int], list[int]]] = {}
+        self.rows: dict[int, tuple[list[int], list[int]] | None] = {}
 
     def overlaps(self, first: tuple[Edge, ...], state: int) -> Iterator[tuple[int, int, int, int]]:
         """The overlaps of each edge of `first` with each edge of the indexed machine's row
-        `state`, with both targets, first's edge by first's edge (as trying every pair)."""
+        `state`, with both targets, first's edge by first's edge (as all_pairs)."""
         second = self.edges[state]
-        found = self.rows.get(state)
+        if state not in self.rows:
+            lows = [low for low, _, _ in second]
+            ordered = all(earlier <= later for earlier, later in itertools.pairwise(lows))
+            self.rows[state] = (lows, list(itertools.accumulate((high for _, high, _ in second), max))) if ordered else None
+        found = self.rows[state]
         if found is None:
-            running = itertools.accumulate((high for _, high, _ in second), max)
-            found = self.rows[state] = ([low for low, _, _ in second], list(running))
+            yield from all_pairs(first, second)
+            return
         lows, highest = found
         for low_a, high_a, target_a in first:
             for low_b, high_b, target_b in second[bisect.bisect_left(highest, low_a) : bisect.bisect_right(lows, high_a)]:
@@ -37,14 +42,11 @@ class RowIndex:
                     yield max(low_a, low_b), min(high_a, high_b), target_a, target_b
 
 
-def row_index(machine: Machine) -> RowIndex | None:
-    """The machine's RowIndex, kept on it (a format's meets pattern after pattern); None where
-    a row is not sorted."""
-    kept = machine.__dict__
-    if _INDEX not in kept:
-        ordered = all(all(earlier <= later for earlier, later in itertools.pairwise(row)) for row in machine.edges)
-        kept[_INDEX] = RowIndex(machine) if ordered else None
-    found: RowIndex | None = kept[_INDEX]
+def row_index(machine: Machine) -> RowIndex:
+    """The machine's RowIndex, kept on it (a format's meets pattern after pattern)."""
+    found: RowIndex | None = machine.__dict__.get(_INDEX)
+    if found is None:
+        found = machine.__dict__[_INDEX] = RowIndex(machine)
     return found
 
 
