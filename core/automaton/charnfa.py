@@ -313,7 +313,7 @@ def _open_ends(machine: Machine) -> frozenset[int]:
 # Past this many pairs of a state and a count, a length bound is read by counting as the
 # automaton is walked (Counted), not built whole as a product at compile time; up to this many
 # cells of the table of what each pair still needs (core.automaton.measure).
-COUNTED_PAIRS = 4096
+COUNTED_PAIRS = 256
 COUNTED_CELLS = 2_000_000
 
 
