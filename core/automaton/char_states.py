@@ -1,5 +1,5 @@
 """The byte edges of a string automaton's characters as JSON writes them: each character's
-UTF-8 bytes (the bytes after the first a Tail state of the NFA), or after a backslash its
+UTF-8 bytes (those after the first are a Tail state of the NFA), or after a backslash its
 escape, a short letter or `u` with four hex digits. Mixed into the NFA, whose naming it calls."""
 
 from __future__ import annotations
