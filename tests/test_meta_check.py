@@ -14,7 +14,10 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from gguf_extract.core.schema.read.meta_check import _PLAIN_REFERENCES
 from gguf_extract.core.schema.read.validation import _fast_meta_check, _meta_validator, validator_class
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "jsonschemabench.jsonl.gz"
@@ -117,3 +120,38 @@ def test_draft_edge_cases_get_jsonschemas_verdict(draft: str, schema: dict[str, 
     fast, slow = found
     assert slow == (draft in valid_in)
     assert slow or not fast
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_the_plain_references_taken_at_once_are_references_to_the_full_grammar(data: st.DataObject) -> None:
+    """A string the fast check takes as a plain `uri` or `uri-reference` without the format
+    checker is one RFC 3986's grammar (jsonschema's checker) takes too."""
+    form = data.draw(st.sampled_from(sorted(_PLAIN_REFERENCES)))
+    pattern = _PLAIN_REFERENCES[form].__self__.pattern  # type: ignore[attr-defined]
+    text = data.draw(st.from_regex(pattern, fullmatch=True))
+    assert jsonschema.FormatChecker().conforms(text, form), (form, text)
+
+
+@pytest.mark.parametrize(
+    ("form", "text", "plain"),
+    [
+        ("uri-reference", "#/definitions/a%20b", True),
+        ("uri-reference", "other.json#/$defs/x", True),
+        ("uri-reference", "", True),
+        ("uri-reference", "a b#", False),
+        ("uri-reference", "#/definitions/a b", False),
+        ("uri-reference", "/absolute/path", False),  # a path from the root: the checker's to take
+        ("uri", "http://json-schema.org/draft-07/schema#", True),
+        ("uri", "https://example.com:8080/a/b?c=d#e", True),
+        ("uri", "#/definitions/a", False),
+        ("uri", "urn:isbn:0451450523", False),  # no `//`: the checker's to take
+        ("uri", "http://[::1]/", False),
+    ],
+)
+def test_plain_references(form: str, text: str, plain: bool) -> None:
+    """Which strings the fast check takes at once; the others go to the format checker, which
+    settles them (a path from the root and a URN are references all the same)."""
+    assert (_PLAIN_REFERENCES[form](text) is not None) == plain
+    if plain:
+        assert jsonschema.FormatChecker().conforms(text, form)
