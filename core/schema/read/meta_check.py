@@ -7,8 +7,9 @@ is turned once into Python closures over the same document jsonschema is given, 
 jsonschema's own type and format checkers (a plain reference is taken without the latter).
 The closures answer True only where every check passed; anything they cannot settle exactly
 (an `enum` or `uniqueItems` over values other than strings, a keyword they do not know)
-answers False, and the caller then asks jsonschema, which also words the error. tests/test_meta_check.py holds the two to the same verdicts
-over the corpus and generated schemas.
+answers False, and the caller then asks jsonschema, which also words the error.
+tests/test_meta_check.py holds the two to the same verdicts over the corpus and generated
+schemas.
 """
 
 from __future__ import annotations
