@@ -148,3 +148,39 @@ def test_indent_lays_out_the_same_document(tmp_path: Path) -> None:
     assert compact.returncode == pretty.returncode == 0, pretty.stderr.decode()
     value = json.loads(compact.stdout)
     assert pretty.stdout.decode() == json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
+# A pattern and a format under length bounds long enough that each is read by counting the
+# characters written (core.automaton.regex.Counted), not as a product built at compile time.
+COUNTED_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "summary": {"type": "string", "pattern": "^(?:\\S+\\s+){0,29}\\S+$", "maxLength": 300},
+        "email": {"type": "string", "format": "email", "maxLength": 100},
+    },
+    "required": ["summary", "email"],
+}
+COUNTED_DOCUMENT = b"Order AB12345 was shipped on Monday to the warehouse in Leeds. Write to jane.doe@example.com.\n"
+
+
+def test_strings_whose_length_bound_is_counted_come_out_valid_within_any_budget(tmp_path: Path) -> None:
+    """The bundled model writes such strings through the command, with room to spare and with
+    a budget just above the shortest document, and the document validates; a budget below the
+    shortest is refused. (That each counted state's distance is exact is held to the product
+    in tests/test_charnfa_products.py.)"""
+    from gguf_extract.core.automaton.regex import Counted, children
+    from gguf_extract.core.index.compiled import compile_automaton
+
+    nodes, stack = [], [compile_automaton(COUNTED_SCHEMA).dfa.tree]
+    while stack:
+        nodes.append(stack.pop())
+        stack.extend(children(nodes[-1], accepted=True))
+    assert sum(isinstance(node, Counted) for node in nodes) == 2
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(COUNTED_SCHEMA))
+    for budget in ("400", "36"):  # the shortest document is 34 bytes
+        result = run_extract("--schema", str(path), "-", "--threads", "1", "--max-tokens", budget, stdin=COUNTED_DOCUMENT)
+        assert result.returncode == 0, result.stderr.decode()
+        jsonschema.validate(json.loads(result.stdout), COUNTED_SCHEMA, format_checker=jsonschema.FormatChecker())
+    result = run_extract("--schema", str(path), "-", "--max-tokens", "5", stdin=COUNTED_DOCUMENT)
+    assert result.returncode == 6 and result.stdout == b""
