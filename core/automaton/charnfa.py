@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from .free_text import keep_every_position_free
-from .measure import keep_distances_near_acceptance
+from .measure import counted_cells, keep_distances_near_acceptance
 from .overlaps import row_index
 from .regex import Alt, Chars, Counted, Lit, Machine, Node, Repeat, Seq, Text
 
@@ -321,8 +321,7 @@ def bounded_lengths(machine: Machine, low: int, high: int | None) -> Machine | C
     """The strings of `machine` with `low` to `high` characters: within_lengths' product where
     it is small, or too large to measure; counted as read (Counted) in between."""
     size = len(machine.edges)
-    last = low + size if high is None else min(high, low + size)
-    if size * ((low if high is None else high) + 1) <= COUNTED_PAIRS or (last + 1) * size > COUNTED_CELLS:
+    if size * ((low if high is None else high) + 1) <= COUNTED_PAIRS or counted_cells(low, high, size) > COUNTED_CELLS:
         return within_lengths(machine, low, high)
     return counted(machine, low, high)
 

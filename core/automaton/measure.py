@@ -170,18 +170,29 @@ def counted_distance(node: Counted, position: int, count: int) -> int | None:
     return None if found >= _UNREACHED else found
 
 
-def _counted_table(node: Counted) -> npt.NDArray[np.int64]:
+def counted_cells(low: int, high: int | None, states: int) -> int:
+    """How many cells the table of a Counted of these bounds over a machine of `states` holds
+    (see _counted_table): what measuring it costs."""
+    return (_last_count(low, high, states) + 1) * states
+
+
+def _last_count(low: int, high: int | None, states: int) -> int:
+    """The most characters a Counted's table counts to (see _counted_table)."""
+    return low + states if high is None else min(high, low + states)
+
+
+def _counted_table(node: Counted) -> npt.NDArray[np.int32]:
     """By count k and position, the fewest bytes of a string of exactly k characters from the
     position to acceptance; kept on the node. k need not pass `low` plus the machine's states
     (or `high`): a cheapest string longer than the fewest characters it must have plus that
     repeats a position past them, and cut there it is shorter and still long enough. One
     array step per count, each over the machine's edges (the cheapest per pair of states)."""
     kept = node.__dict__
-    found: npt.NDArray[np.int64] | None = kept.get(_COUNTED)
+    found: npt.NDArray[np.int32] | None = kept.get(_COUNTED)
     if found is not None:
         return found
     machine, size = node.machine, len(node.machine.edges)
-    last = node.low + size if node.high is None else min(node.high, node.low + size)
+    last = _last_count(node.low, node.high, size)
     sources: list[int] = []
     targets: list[int] = []
     costs: list[int] = []
@@ -194,12 +205,14 @@ def _counted_table(node: Counted) -> npt.NDArray[np.int64]:
         sources.extend(itertools.repeat(source, len(cheapest)))
         targets.extend(cheapest)
         costs.extend(cheapest.values())
-    table = np.full((last + 1, size), _UNREACHED, dtype=np.int64)
+    table = np.full((last + 1, size), _UNREACHED, dtype=np.int32)
     table[0, sorted(machine.accepts)] = 0
-    if sources:  # unreached stays at or above _UNREACHED: a count adds at most 12 bytes a step
+    # Unreached stays at or above _UNREACHED: a count adds at most 12 bytes a step, and no table
+    # counts past 4,096 (the most minLength) plus 40,000 (a machine's most states).
+    if sources:
         ordered = np.array(sources)
         starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-        rows, into, cost_of = ordered[starts], np.array(targets), np.array(costs, dtype=np.int64)
+        rows, into, cost_of = ordered[starts], np.array(targets), np.array(costs, dtype=np.int32)
         for count in range(1, last + 1):
             table[count, rows] = np.minimum.reduceat(cost_of + table[count - 1, into], starts)
     kept[_COUNTED] = table
@@ -224,7 +237,7 @@ _SHORTEST = "_shortest_bytes"
 _SHORTEST_ALL = "_shortest_bytes_accepting_all"
 _DISTANCES = "_machine_distances"
 _COUNTED = "_counted_table"
-_UNREACHED = 1 << 48  # in a Counted's table: no string ends from there with that count
+_UNREACHED = 1 << 30  # in a Counted's table: no string ends from there with that count
 GENERATED = ShortestMatch(accepting_all=False)
 _UNMEASURED: Any = object()
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...automaton.charnfa import AutomatonTooLarge, bounded_lengths, excluding_machine, intersect, is_empty, machine_from_tree
-from ...automaton.measure import shortest_generated
+from ...automaton.measure import counted_cells, shortest_generated
 from ...automaton.regex import Counted, Machine, Node, Seq, TextLabel, ValueLabel, length_range, mark, seq
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import join_pointer
@@ -239,7 +239,12 @@ def _string_machine(build: Build, string: StringNode, bodies: list[Node], low: i
     the length bound in it or counted as read: charnfa.bounded_lengths)."""
     try:
         body = _intersection(bodies, low, high)
-        build.fuel.burn(string.pointer, "state", len((body.machine if isinstance(body, Counted) else body).edges))
+        # A counted bound's table (built to measure the string) is paid for here: a state of
+        # work per 64 of its cells, so that a schema's tables stay within megabytes (a
+        # product's states were each paid for).
+        states = len((body.machine if isinstance(body, Counted) else body).edges)
+        work = states if isinstance(body, Machine) else states + counted_cells(body.low, body.high, states) // 64
+        build.fuel.burn(string.pointer, "state", work)
     except AutomatonTooLarge as error:
         keyword = "pattern" if string.patterns else "format" if string.format is not None else "maxLength"
         _refuse(build, string, keyword, f"with these length bounds it needs {error}", **_WITHOUT[keyword])
