@@ -236,6 +236,7 @@ def test_a_length_bound_counted_as_read_takes_what_the_product_takes(seed: int) 
     walks = [LazyDFA(build_nfa(seq(lit('"'), body, lit('"')))) for body in (product, lazy)]
     assert GENERATED.measure(lazy) == GENERATED.measure(product)
     assert length_range(lazy) == (low, high)
+    assert _same_strings(machine_from_tree(seq(lazy)), product)  # a tree holding one is built as the product
     most = max(most_to_finish(seq(lit('"'), lazy, lit('"'))), 0)
     for text in _texts(rng, machine, 60):
         data = json.dumps(text, ensure_ascii=rng.random() < 0.3).encode()

@@ -242,9 +242,11 @@ def _string_machine(build: Build, string: StringNode, bodies: list[Node], low: i
         # A counted bound's table (built to measure the string) is paid for here: a state of
         # work per 64 of its cells, so that a schema's tables stay within megabytes (a
         # product's states were each paid for).
-        states = len((body.machine if isinstance(body, Counted) else body).edges)
-        work = states if isinstance(body, Machine) else states + counted_cells(body.low, body.high, states) // 64
-        build.fuel.burn(string.pointer, "state", work)
+        if isinstance(body, Machine):
+            build.fuel.burn(string.pointer, "state", len(body.edges))
+        else:
+            states = len(body.machine.edges)
+            build.fuel.burn(string.pointer, "state", states + counted_cells(body.low, body.high, states) // 64)
     except AutomatonTooLarge as error:
         keyword = "pattern" if string.patterns else "format" if string.format is not None else "maxLength"
         _refuse(build, string, keyword, f"with these length bounds it needs {error}", **_WITHOUT[keyword])
