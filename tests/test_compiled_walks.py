@@ -1,6 +1,7 @@
 """The token walk compiled at install (core/index/_walks.c) keeps the tokens the numpy walk
 keeps, ending at the same states, and the Guides' masks are the same with either; so are the
-bits its packing of token ids sets; bad input is refused with an error, never read past."""
+bits its packing of token ids sets, and a mask written out or set from ids is the one numpy
+writes; bad input is refused with an error, never read past."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from gguf_extract.core.vocab.token_table import Vocabulary
 compiled_walks = pytest.importorskip("gguf_extract.core.index._walks", reason="built without a C compiler")
 
 
-@pytest.mark.parametrize("compiled_part", ["walk", "pack"])
+@pytest.mark.parametrize("compiled_part", ["walk", "pack", "fill_words", "add_ids"])
 @pytest.mark.parametrize("every_valid_text", [False, True])
 @pytest.mark.parametrize("schema", COMPILED_PATH_SCHEMAS)
 def test_masks_are_the_same_without_the_compiled_part(
@@ -31,7 +32,7 @@ def test_masks_are_the_same_without_the_compiled_part(
     if compiled_part == "walk":
         monkeypatch.setattr(mask_walks, "_walks", None)
     else:
-        monkeypatch.setattr(bitmasks, "pack", None)
+        monkeypatch.setattr(bitmasks, compiled_part, None)
     in_python = masks_along(schema, vocab, every_valid_text, seed=7)
     assert len(compiled) > 3 and compiled == in_python
 
@@ -57,10 +58,21 @@ def test_walks_keep_the_same_tokens_at_the_same_states(vocab: Vocabulary, schema
     states = np.full(len(ids), start, dtype=np.int32)
     kept = mask_walks.walk_through_table(dfa, table, ids, states, positions)
     reference = mask_walks.numpy_walk_through_table(dfa, table, ids, states, positions)
-    assert sorted(zip(*(part.tolist() for part in kept), strict=True)) == sorted(
-        zip(*(part.tolist() for part in reference), strict=True)
-    )
+    assert _pairs(kept) == _pairs(reference)
     assert len(kept[0]) == len(set(kept[0].tolist()))
+    assert _pairs(mask_walks.walk_through_table(dfa, table, ids, np.int32(start), positions)) == _pairs(kept)  # one state for all
+    at = rng.randrange(3)
+    long_enough = ids[table.lengths[ids] >= at]
+    one_position = mask_walks.walk_through_table(dfa, table, long_enough, start, at)
+    reference = mask_walks.numpy_walk_through_table(
+        dfa, table, long_enough, np.full(len(long_enough), start, dtype=np.int32), np.full(len(long_enough), at, dtype=np.int32)
+    )
+    assert _pairs(one_position) == _pairs(reference)
+
+
+def _pairs(kept: tuple[np.ndarray, np.ndarray]) -> list[tuple[int, int]]:
+    """The tokens a walk kept with the states they end at, in order."""
+    return sorted(zip(*(part.tolist() for part in kept), strict=True))
 
 
 def test_bad_input_is_refused(vocab: Vocabulary) -> None:
@@ -142,3 +154,38 @@ def test_bad_ids_are_refused_and_leave_nothing_behind() -> None:
         compiled_walks.pack(np.zeros(2, dtype=np.int64), room, room.copy())
     bits = room.copy()
     assert compiled_walks.pack([5], room, bits) == 1 and room[0] == 0 and bits[0] == 1 << 5  # nothing left set from before
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ids=st.lists(st.integers(0, 4_095), max_size=200),
+    row=st.one_of(st.none(), st.lists(st.integers(-(2**31), 2**31 - 1), min_size=128, max_size=128)),
+)
+def test_a_mask_written_out_and_ids_added_are_what_numpy_writes(ids: list[int], row: list[int] | None) -> None:
+    base = None if row is None else np.asarray(row, dtype=np.int32)
+    words = np.asarray(sorted({token >> 5 for token in ids}), dtype=np.int32)
+    bits = np.zeros(len(words), dtype=np.uint32)
+    for token in ids:
+        bits[np.searchsorted(words, token >> 5)] |= np.uint32(1 << (token & 31))
+    expected = np.zeros(128, dtype=np.int32) if base is None else base.copy()
+    expected.view(np.uint32)[words] |= bits
+    written = np.full(128, 7, dtype=np.int32)  # every word overwritten
+    compiled_walks.fill(written, base, words, bits.view(np.int32))
+    assert np.array_equal(written, expected)
+    added = np.zeros(128, dtype=np.int32) if base is None else base.copy()
+    compiled_walks.add(added, np.asarray(ids, dtype=np.int32))
+    assert np.array_equal(added, expected)
+
+
+def test_words_and_ids_outside_the_mask_are_refused() -> None:
+    mask = np.zeros(4, dtype=np.int32)
+    with pytest.raises(ValueError, match="word 4 is outside the bitmask"):
+        compiled_walks.fill(mask, None, np.array([1, 4], dtype=np.int32), np.array([1, 1], dtype=np.int32))
+    with pytest.raises(ValueError, match="as long as"):
+        compiled_walks.fill(mask, np.zeros(3, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32))
+    with pytest.raises(ValueError, match="token id 128 is outside the bitmask"):
+        compiled_walks.add(mask, np.array([3, 128], dtype=np.int32))
+    with pytest.raises(ValueError, match="token id -1 is outside the bitmask"):
+        compiled_walks.add(mask, np.array([-1], dtype=np.int32))
+    with pytest.raises(ValueError, match="dimensions of 4-byte integers"):
+        compiled_walks.add(mask, np.array([3], dtype=np.int64))

@@ -110,17 +110,17 @@ class LazyDFA:
 
     def is_accepting(self, state: int) -> bool:
         """Distance 0: acceptance is reachable by epsilon edges alone."""
-        return bool(self.distance_array[state] == 0)
+        return self.distance_array.item(state) == 0  # (item: a Python int, not a numpy scalar)
 
     def distance(self, state: int) -> int:
         """Fewest bytes from `state` to an accepting state; -1 for the dead state.
 
         `distance_array[state]` holds the same for every state built so far."""
-        return int(self.distance_array[state])
+        return int(self.distance_array.item(state))
 
     def row(self, state: int) -> npt.NDArray[np.int32]:
         """The 256 successors of `state` (DEAD where a byte is not allowed)."""
-        if self.table[state, 0] == UNKNOWN:
+        if self.table.item(state, 0) == UNKNOWN:
             self._build_row(state)
         return self.table[state]
 
@@ -129,7 +129,7 @@ class LazyDFA:
         `state` is not built yet, only this byte's successor is worked out, and kept in the
         row (a token's walk needs one byte of each state it passes; byte 0's cell stays
         UNKNOWN until the whole row is built, so `row` still builds it when asked)."""
-        found = int(self.table[state, byte])
+        found: int = self.table.item(state, byte)
         if found != UNKNOWN:
             return found
         if byte == 0:
@@ -144,7 +144,7 @@ class LazyDFA:
         """The state after `data` from `state` (DEAD where it is not allowed): through the
         cells built, and from the first cell that is not, as `_walk_on` says."""
         for at, byte in enumerate(data):
-            following = int(self.table[state, byte])
+            following: int = self.table.item(state, byte)
             if following == UNKNOWN:
                 return self._walk_on(state, data, at)
             if following == DEAD:
@@ -162,7 +162,7 @@ class LazyDFA:
         long_run_to = 0
         while at < len(data):
             byte = data[at]
-            following = int(self.table[state, byte])  # the table is replaced as it grows
+            following: int = self.table.item(state, byte)  # the table is replaced as it grows
             if following == UNKNOWN:
                 run = _PLAIN_TEXT.match(data, at) if at >= long_run_to else None
                 if run is not None and run.end() - at > _TEXT_WALK_BYTES:

@@ -7,7 +7,8 @@ inside a name, a key's first bytes); here each byte is one read of the table. Wh
 not built yet (UNKNOWN), the DFA builds it in Python (`dfa.row(state)`), which may replace the
 table as it grows, so the table is read again after each such call.
 
-Here too: the words and bits of a bitmask setting a list of token ids (`pack`), which a state's
+Here too: token ids' bits set in a bitmask (`add`); a state's mask written into a caller's bitmask (`fill`: a row and a scatter of a
+few words, where numpy's fancy indexing costs several calls); the words and bits of a bitmask setting a list of token ids (`pack`), which a state's
 mask is kept as (core.index.bitmasks): a read and an OR per id, where numpy's sort and reduction
 cost several times a short list's walk.
 
@@ -82,15 +83,22 @@ static PyObject *walk(PyObject *Py_UNUSED(module), PyObject *args) {
     }
     Held table = {0}, bytes = {0}, length = {0}, id = {0}, state = {0}, position = {0}, kept_id = {0}, kept_state = {0};
     Py_ssize_t kept = -1;
+    /* A state or a position may be one int for every token (no array made for it). */
+    int one_state = PyLong_Check(states), one_position = PyLong_Check(positions);
+    long every_state = one_state ? PyLong_AsLong(states) : 0, every_position = one_position ? PyLong_AsLong(positions) : 0;
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
     if (hold_table(dfa, &table) || hold(token_bytes, 2, 1, 0, &bytes, "token bytes") ||
         hold(lengths, 1, 4, 0, &length, "token lengths") || hold(ids, 1, 4, 0, &id, "ids") ||
-        hold(states, 1, 4, 0, &state, "states") || hold(positions, 1, 4, 0, &position, "positions") ||
+        (!one_state && hold(states, 1, 4, 0, &state, "states")) ||
+        (!one_position && hold(positions, 1, 4, 0, &position, "positions")) ||
         hold(out_ids, 1, 4, 1, &kept_id, "kept ids") || hold(out_states, 1, 4, 1, &kept_state, "kept states")) {
         goto done;
     }
     Py_ssize_t count = id.view.shape[0];
-    if (state.view.shape[0] != count || position.view.shape[0] != count || kept_id.view.shape[0] < count ||
-        kept_state.view.shape[0] < count) {
+    if ((!one_state && state.view.shape[0] != count) || (!one_position && position.view.shape[0] != count) ||
+        kept_id.view.shape[0] < count || kept_state.view.shape[0] < count) {
         PyErr_SetString(PyExc_ValueError, "ids, states and positions must have one entry per token, and room to keep them");
         goto done;
     }
@@ -104,8 +112,8 @@ static PyObject *walk(PyObject *Py_UNUSED(module), PyObject *args) {
             kept = -1;
             goto done;
         }
-        int32_t current = ITEM(state, int32_t, i);
-        Py_ssize_t at = ITEM(position, int32_t, i), end = ITEM(length, int32_t, token);
+        int32_t current = one_state ? (int32_t)every_state : ITEM(state, int32_t, i);
+        Py_ssize_t at = one_position ? every_position : ITEM(position, int32_t, i), end = ITEM(length, int32_t, token);
         if (end > width || at < 0) {
             PyErr_SetString(PyExc_ValueError, "a token is longer than the byte table is wide, or a position is negative");
             kept = -1;
@@ -257,10 +265,81 @@ done:
     return PyLong_FromSsize_t(count);
 }
 
+/* A state's mask written out: its row copied (or zeros), then its own bits ORed into their words. */
+static PyObject *fill(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *out, *base, *words, *bits;
+    if (!PyArg_ParseTuple(args, "OOOO", &out, &base, &words, &bits)) {
+        return NULL;
+    }
+    Held mask = {0}, row = {0}, word = {0}, bit = {0};
+    int failed = 1;
+    if (hold(out, 1, 4, 1, &mask, "bitmask") || (base != Py_None && hold(base, 1, 4, 0, &row, "row")) ||
+        hold(words, 1, 4, 0, &word, "words") || hold(bits, 1, 4, 0, &bit, "bits")) {
+        goto done;
+    }
+    Py_ssize_t size = mask.view.shape[0], count = word.view.shape[0];
+    if ((base != Py_None && row.view.shape[0] != size) || bit.view.shape[0] != count) {
+        PyErr_SetString(PyExc_ValueError, "the row must be as long as the bitmask, and bits as long as words");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < size; i++) {
+        ITEM(mask, int32_t, i) = base == Py_None ? 0 : ITEM(row, int32_t, i);
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int32_t at = ITEM(word, int32_t, i);
+        if (at < 0 || at >= size) {
+            PyErr_Format(PyExc_ValueError, "word %d is outside the bitmask", (int)at);
+            goto done;
+        }
+        ITEM(mask, uint32_t, at) |= (uint32_t)ITEM(bit, int32_t, i);
+    }
+    failed = 0;
+done:
+    release(&mask);
+    release(&row);
+    release(&word);
+    release(&bit);
+    if (failed) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* The bits of token ids ORed into a bitmask. */
+static PyObject *add(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *out, *ids;
+    if (!PyArg_ParseTuple(args, "OO", &out, &ids)) {
+        return NULL;
+    }
+    Held mask = {0}, id = {0};
+    int failed = 1;
+    if (hold(out, 1, 4, 1, &mask, "bitmask") || hold(ids, 1, 4, 0, &id, "ids")) {
+        goto done;
+    }
+    Py_ssize_t bits = mask.view.shape[0] * 32, count = id.view.shape[0];
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int32_t token = ITEM(id, int32_t, i);
+        if (token < 0 || token >= bits) {
+            PyErr_Format(PyExc_ValueError, "token id %d is outside the bitmask", (int)token);
+            goto done;
+        }
+        ITEM(mask, uint32_t, token >> 5) |= (uint32_t)1 << (token & 31);
+    }
+    failed = 0;
+done:
+    release(&mask);
+    release(&id);
+    if (failed) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(dfa, token_bytes, lengths, ids, states, positions, kept_ids, kept_states) -> count\n\n"
-     "Walk each token ids[i] from byte positions[i] on, from DFA state states[i]; write the ids of\n"
+     "Walk each token ids[i] from byte positions[i] on, from DFA state states[i] (either may be\n"
+     "one int for all); write the ids of\n"
      "those the DFA takes to their end, and the states they end at, to the front of kept_ids and\n"
      "kept_states, in the order given; return how many."},
     {"pack", pack, METH_VARARGS,
@@ -269,6 +348,12 @@ static PyMethodDef methods[] = {
      "and their bits (bit t % 32 of word t // 32), written to the front of words and bits\n"
      "(int32 arrays with room for one entry per id), in the order each word is first set;\n"
      "return how many."},
+    {"add", add, METH_VARARGS,
+     "add(bitmask, ids) -> None\n\nSet the bit of each token id (an int32 array) in bitmask."},
+    {"fill", fill, METH_VARARGS,
+     "fill(bitmask, row, words, bits) -> None\n\n"
+     "Write row (an int32 array as long as bitmask, or None for zeros) into bitmask, then OR\n"
+     "bits[i] into word words[i] of it, for every i."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -28,9 +28,12 @@ from ..vocab.token_table import IdArray, TokenTable
 from .mask_walks import LiteralWalks, latest_kept, literal, quoted, text_and_escapes
 
 try:  # compiled at install where a C compiler is found (setup.py); else numpy and Python below
+    from ._walks import add as add_ids
+    from ._walks import fill as fill_words
     from ._walks import pack
 except ImportError:  # pragma: no cover - an install without a compiler
     pack = None  # type: ignore[assignment]
+    fill_words = add_ids = None  # type: ignore[assignment]
 
 PackedMask = npt.NDArray[np.int32]
 # Masks adding more than a quarter of their words to their row are kept for the latest states
@@ -121,6 +124,9 @@ class StateMask:
 
     def fill(self, bitmask: PackedMask) -> None:
         """Write this mask into `bitmask` (every bit, set or cleared)."""
+        if fill_words is not None and bitmask.flags.c_contiguous:
+            fill_words(bitmask, self.base, self.words, self.bits)
+            return
         if self.base is None:
             bitmask[:] = 0
         else:
@@ -130,6 +136,11 @@ class StateMask:
 
 def packed(id_arrays: Iterable[IdArray], vocabulary_size: int) -> PackedMask:
     """A new bitmask with the bits of every id in `id_arrays` set (an id may come twice)."""
+    if add_ids is not None:
+        mask = np.zeros(mask_words(vocabulary_size), dtype=np.int32)
+        for ids in id_arrays:
+            add_ids(mask, ids.astype(np.int32, copy=False))
+        return mask
     bits = np.zeros(mask_words(vocabulary_size) * 32, dtype=bool)
     for ids in id_arrays:
         bits[ids] = True

@@ -51,17 +51,28 @@ def gather(dfa: LazyDFA, states: IdArray, column: npt.NDArray[np.uint8]) -> IdAr
 
 
 def walk_through_table(
-    dfa: LazyDFA, table: TokenTable, ids: IdArray, states: IdArray, positions: IdArray
+    dfa: LazyDFA, table: TokenTable, ids: IdArray, states: IdArray | int, positions: IdArray | int
 ) -> tuple[IdArray, IdArray]:
-    """Of tokens `ids`, each from byte `positions[i]` on and at state `states[i]`, those `dfa`
-    takes to their end, and the states they end at. In C where the walk was compiled (a read
-    of the table per byte), else in numpy (a few array operations per byte position)."""
+    """Of tokens `ids`, each from byte `positions[i]` on and at state `states[i]` (either may be
+    one int for all), those `dfa` takes to their end, and the states they end at. In C where the
+    walk was compiled (a read of the table per byte), else in numpy (a few array operations per
+    byte position)."""
     if _walks is not None:  # it reads int32 arrays (the casts copy nothing where they are)
-        ids, states, positions = (array.astype(np.int32, copy=False) for array in (ids, states, positions))
+        ids = ids.astype(np.int32, copy=False)
+        states, positions = (_one_or_int32(value) for value in (states, positions))
         kept_ids, kept_states = np.empty(len(ids), dtype=np.int32), np.empty(len(ids), dtype=np.int32)
         kept = _walks.walk(dfa, table.bytes, table.lengths, ids, states, positions, kept_ids, kept_states)
         return kept_ids[:kept], kept_states[:kept]
+    states, positions = (
+        np.full(len(ids), value, dtype=np.int32) if isinstance(value, int | np.integer) else value
+        for value in (states, positions)
+    )
     return numpy_walk_through_table(dfa, table, ids, states, positions)
+
+
+def _one_or_int32(value: IdArray | int) -> IdArray | int:
+    """One int for every token as a Python int, else the array as int32 (copied only where not)."""
+    return int(value) if isinstance(value, int | np.integer) else value.astype(np.int32, copy=False)
 
 
 def numpy_walk_through_table(
@@ -90,13 +101,12 @@ def numpy_walk_through_table(
 def alive(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, position: int = 0) -> IdArray:
     """The tokens among `ids` (each longer than `position` bytes) whose bytes from `position`
     on `dfa` takes from `state`."""
-    return alive_from(dfa, table, state, ids, np.full(len(ids), position, dtype=np.int32))
+    return walk_through_table(dfa, table, ids, state, position)[0]
 
 
 def alive_from(dfa: LazyDFA, table: TokenTable, state: int, ids: IdArray, positions: IdArray) -> IdArray:
     """`alive`, each token from a position of its own (`positions`, in bytes)."""
-    starts = np.full(len(ids), state, dtype=np.int32)
-    return walk_through_table(dfa, table, ids, starts, positions.astype(np.int32, copy=False))[0]
+    return walk_through_table(dfa, table, ids, state, positions.astype(np.int32, copy=False))[0]
 
 
 # What the vocabulary takes along a literal from a prefix (see `_along_literal`), by prefix and

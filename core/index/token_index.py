@@ -394,11 +394,11 @@ class TokenIndex:
         return _by_length(ends, [(ids, lengths) for ids, lengths, _ in split], found)
 
     def _walk_tokens(self, state: int, ids: IdArray) -> Transitions:
-        return self._walk_from(ids, np.full(len(ids), state, dtype=np.int32), 0)
+        return self._walk_from(ids, state, 0)
 
-    def _walk_from(self, ids: IdArray, states: IdArray, position: int) -> Transitions:
+    def _walk_from(self, ids: IdArray, states: IdArray | int, position: int) -> Transitions:
         """Walk tokens `ids`, each already `position` bytes in and at its state in `states`."""
-        return Transitions.of(*walk_through_table(self.dfa, self.table, ids, states, np.full(len(ids), position, dtype=np.int32)))
+        return Transitions.of(*walk_through_table(self.dfa, self.table, ids, states, position))
 
 def _by_length(ends: IdArray, groups: list[tuple[IdArray, IdArray]], walked: Transitions) -> Transitions:
     """Groups of tokens allowed by length (each ending at `ends[length]`) and the walked rest."""
