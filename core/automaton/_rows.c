@@ -130,6 +130,26 @@ static int set_add(IntSet *set, int32_t value) {
     return 1;
 }
 
+/* -- attribute names, interned once (a lookup by C string makes a new str every time) ------- */
+
+static PyObject *name_edges, *name_epsilons, *name_reads, *name_distance, *name_expand, *name_table,
+    *name_distance_array, *name_sets, *name_ids, *name_closures;
+
+static int intern_names(void) {
+    struct { PyObject **name; const char *text; } names[] = {
+        {&name_edges, "_edges"}, {&name_epsilons, "_epsilons"}, {&name_reads, "_reads"}, {&name_distance, "distance"},
+        {&name_expand, "_expand"}, {&name_table, "table"}, {&name_distance_array, "distance_array"},
+        {&name_sets, "_sets"}, {&name_ids, "_ids"}, {&name_closures, "_closures"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        *names[i].name = PyUnicode_InternFromString(names[i].text);
+        if (*names[i].name == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* -- the NFA's tables (nfa.py): lists indexed by state ------------------------------------ */
 
 typedef struct {
@@ -138,10 +158,10 @@ typedef struct {
 
 static int nfa_open(PyObject *nfa, Nfa *view) {
     view->nfa = nfa;
-    view->edges = PyObject_GetAttrString(nfa, "_edges");
-    view->epsilons = PyObject_GetAttrString(nfa, "_epsilons");
-    view->reads = PyObject_GetAttrString(nfa, "_reads");
-    view->distance = PyObject_GetAttrString(nfa, "distance");
+    view->edges = PyObject_GetAttr(nfa, name_edges);
+    view->epsilons = PyObject_GetAttr(nfa, name_epsilons);
+    view->reads = PyObject_GetAttr(nfa, name_reads);
+    view->distance = PyObject_GetAttr(nfa, name_distance);
     if (view->edges == NULL || view->epsilons == NULL || view->reads == NULL || view->distance == NULL) {
         return -1;
     }
@@ -179,7 +199,12 @@ static long distance_of(const Nfa *view, int32_t state) {
 }
 
 static int expand(const Nfa *view, int32_t state) {
-    PyObject *done = PyObject_CallMethod(view->nfa, "_expand", "i", (int)state);
+    PyObject *number = PyLong_FromLong(state);
+    if (number == NULL) {
+        return -1;
+    }
+    PyObject *done = PyObject_CallMethodOneArg(view->nfa, name_expand, number);
+    Py_DECREF(number);
     if (done == NULL) {
         return -1;
     }
@@ -312,7 +337,7 @@ static void dfa_release(Dfa *view) {
 
 /* The row table and the distances as they are now (LazyDFA._reserve replaces both). */
 static int dfa_hold(Dfa *view) {
-    PyObject *table = PyObject_GetAttrString(view->dfa, "table");
+    PyObject *table = PyObject_GetAttr(view->dfa, name_table);
     if (table == NULL) {
         return -1;
     }
@@ -321,7 +346,7 @@ static int dfa_hold(Dfa *view) {
     if (failed) {
         return -1;
     }
-    PyObject *distances = PyObject_GetAttrString(view->dfa, "distance_array");
+    PyObject *distances = PyObject_GetAttr(view->dfa, name_distance_array);
     if (distances == NULL) {
         PyBuffer_Release(&view->table);
         return -1;
@@ -350,9 +375,9 @@ static int dfa_hold(Dfa *view) {
 
 static int dfa_open(PyObject *dfa, Dfa *view) {
     view->dfa = dfa;
-    view->sets = PyObject_GetAttrString(dfa, "_sets");
-    view->ids = PyObject_GetAttrString(dfa, "_ids");
-    view->closures = PyObject_GetAttrString(dfa, "_closures");
+    view->sets = PyObject_GetAttr(dfa, name_sets);
+    view->ids = PyObject_GetAttr(dfa, name_ids);
+    view->closures = PyObject_GetAttr(dfa, name_closures);
     if (view->sets == NULL || view->ids == NULL || view->closures == NULL) {
         return -1;
     }
@@ -621,4 +646,9 @@ static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_rows", "The lazy DFA's rows and the NFA's closures, in C.", -1, methods, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__rows(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__rows(void) {
+    if (intern_names()) {
+        return NULL;
+    }
+    return PyModule_Create(&module);
+}

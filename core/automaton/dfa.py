@@ -223,13 +223,13 @@ class LazyDFA:
         """The state where the closing quote of the string body text-run `state` lies in is read."""
         member = self._single_member(state)
         assert member is not None, "not a text-run state"
-        return self._state_of(self._nfa.text_end(member))
+        return self.state_of(self._nfa.text_end(member))
 
     def after_text(self, state: int, most: int) -> list[int]:
         """The states 0, 1, ..., `most` text characters after text-run `state`."""
         member = self._single_member(state)
         assert member is not None, "not a text-run state"
-        return [self._state_of(following) for following in self._nfa.after_text(member, most)]
+        return [self.state_of(following) for following in self._nfa.after_text(member, most)]
 
     def text_label(self, state: int) -> TextLabel | None:
         """The label of the plain string value whose body `state` lies in (None elsewhere)."""
@@ -325,8 +325,9 @@ class LazyDFA:
         (member,) = members
         return member
 
-    def _state_of(self, nfa_state: int) -> int:
-        """The state standing for one NFA state (cached: a text run names the same ones again)."""
+    def state_of(self, nfa_state: int) -> int:
+        """The state standing for one NFA state (`state_for` of it alone, cached: a text run, a
+        walk along literals name the same ones again)."""
         found = self._singles.get(nfa_state)
         if found is None:
             found = self._singles[nfa_state] = self.state_for(frozenset((nfa_state,)))

@@ -55,9 +55,12 @@ static int hold(PyObject *object, int ndim, Py_ssize_t itemsize, int writable, H
     return 0;
 }
 
+/* Attribute names, interned once (a lookup by C string makes a new str every time). */
+static PyObject *name_table, *name_row;
+
 /* The DFA's table as it is now: rows of 256 int32 successors, C-contiguous. */
 static int hold_table(PyObject *dfa, Held *held) {
-    PyObject *table = PyObject_GetAttrString(dfa, "table");
+    PyObject *table = PyObject_GetAttr(dfa, name_table);
     if (table == NULL) {
         return -1;
     }
@@ -130,7 +133,9 @@ static PyObject *walk(PyObject *Py_UNUSED(module), PyObject *args) {
             int32_t following = ((const int32_t *)table.view.buf)[(Py_ssize_t)current * 256 + byte];
             if (following == UNKNOWN) {
                 release(&table);  /* the row is built in Python, which may replace the table */
-                PyObject *row = PyObject_CallMethod(dfa, "row", "i", (int)current);
+                PyObject *number = PyLong_FromLong(current);
+                PyObject *row = number == NULL ? NULL : PyObject_CallMethodOneArg(dfa, name_row, number);
+                Py_XDECREF(number);
                 if (row == NULL) {
                     kept = -1;
                     goto done;
@@ -361,4 +366,11 @@ static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_walks", "Token walks through the lazy DFA, in C.", -1, methods, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__walks(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__walks(void) {
+    name_table = PyUnicode_InternFromString("table");
+    name_row = PyUnicode_InternFromString("row");
+    if (name_table == NULL || name_row == NULL) {
+        return NULL;
+    }
+    return PyModule_Create(&module);
+}

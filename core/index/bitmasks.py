@@ -61,11 +61,12 @@ def mask_words(vocabulary_size: int) -> int:
     return -(-vocabulary_size // 32)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class StateMask:
     """A state's bitmask: a row (shared by many states, such as the text tokens of up to so
     many characters; the state's own where `large`) or none, and the words in which the
-    state's mask has more bits set, with those bits."""
+    state's mask has more bits set, with those bits. Never changed once made (not frozen: one
+    is made for every state reached, and a frozen dataclass's __init__ costs a call per field)."""
 
     base: PackedMask | None
     words: IdArray

@@ -176,7 +176,7 @@ def _along(
             found += ending
         if span[0] == span[1]:
             return found
-    return found + (_going_on(dfa, table, dfa.state_for(frozenset((current,))), start, span, walks) or [])
+    return found + (_going_on(dfa, table, dfa.state_of(current), start, span, walks) or [])
 
 
 def _along_literal(
