@@ -51,6 +51,7 @@ _WHOLE_ARRAYS_KEPT = 4
 # The ASCII text characters as a mask over bytes 0..127.
 _TEXT_ASCII_MEMBERS = np.zeros(128, dtype=bool)
 _TEXT_ASCII_MEMBERS[TEXT_ASCII] = True
+_TEXT_ASCII_BYTES = np.flatnonzero(_TEXT_ASCII_MEMBERS)
 # Byte-range sequences of the non-ASCII characters of the Basic Multilingual Plane (surrogates
 # have no encoding), and of the characters beyond it.
 _BMP_TEXT = utf8_sequences(0x80, 0xFFFF)
@@ -232,7 +233,7 @@ class TokenIndex:
         run = self.dfa.text_run(state)
         if run is not None:
             return self._walk_text_run(state, run)
-        chain = self._run(state, _TEXT_ASCII_MEMBERS, self.table.ascii_text.longest)
+        chain = self._run(state, _TEXT_ASCII_BYTES, self.table.ascii_text.longest)
         if len(chain) > 1:
             return self._walk_with_text_slices(state, chain, self._all_text)
         first_bytes = np.flatnonzero(self.dfa.row(state))
@@ -253,11 +254,12 @@ class TokenIndex:
         if not worth_it or len(live) < _CLASS_RUN_MIN:
             return self._walk_tokens(state, self._candidates(first_bytes))
         members = _TEXT_ASCII_MEMBERS & (ascii_row == np.bincount(live).argmax())
-        if members.sum() < _CLASS_RUN_MIN or self._starting_with(np.flatnonzero(members)) < _CLASS_RUN_CANDIDATES:
+        member_bytes = np.flatnonzero(members)
+        if len(member_bytes) < _CLASS_RUN_MIN or self._starting_with(member_bytes) < _CLASS_RUN_CANDIDATES:
             # Few tokens could be made of the class (digits, where the model splits numbers):
             # laying out the class's tokens would cost more than walking the candidates.
             return self._walk_tokens(state, self._candidates(first_bytes))
-        run = self._run(state, members, table.ascii_text.longest)
+        run = self._run(state, member_bytes, table.ascii_text.longest)
         return self._walk_with_text_slices(state, run, self._text_class(members))
 
     def _starting_with(self, first_bytes: npt.NDArray[np.intp]) -> int:
@@ -281,15 +283,15 @@ class TokenIndex:
             self._text_classes[key] = found
         return found
 
-    def _run(self, state: int, members: npt.NDArray[np.bool_], longest: int) -> list[int]:
-        """States after 0, 1, 2, ... bytes from `members` (an ASCII mask), as long as every such
-        byte leads to one and the same live state, and at most `longest` bytes. A state the
-        bytes lead back to stays the state for any number more."""
+    def _run(self, state: int, members: npt.NDArray[np.intp], longest: int) -> list[int]:
+        """States after 0, 1, 2, ... bytes from `members` (ASCII bytes, ascending), as long as
+        every such byte leads to one and the same live state, and at most `longest` bytes. A
+        state the bytes lead back to stays the state for any number more."""
         run = [state]
         while len(run) <= longest:
-            targets = self.dfa.row(run[-1])[:128][members]
-            following = int(targets[0])
-            if following == DEAD or not (targets == following).all():
+            targets = self.dfa.row(run[-1])[members]
+            following: int = targets.item(0)
+            if following == DEAD or targets.min() != targets.max():
                 break
             if following == run[-1]:
                 run += [following] * (longest + 1 - len(run))
@@ -362,7 +364,7 @@ class TokenIndex:
         for low, high in sequence:
             following: set[int] = set()
             for current in states:
-                following.update(np.unique(self.dfa.row(current)[low : high + 1]).tolist())
+                following.update(self.dfa.row(current)[low : high + 1].tolist())
             if DEAD in following:
                 return False
             states = following

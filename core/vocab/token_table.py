@@ -88,6 +88,8 @@ class TextSlice:
         self.ids = ids
         self.lengths = lengths
         self.longest = int(lengths[-1]) if len(lengths) else 0
+        # Where the tokens of up to 0, 1, ..., `longest` characters end (split asks by state).
+        self._cuts: list[int] = np.searchsorted(lengths, np.arange(self.longest + 1), side="right").tolist()
 
     @staticmethod
     def by_length(ids: IdArray, characters: IdArray) -> TextSlice:
@@ -100,7 +102,7 @@ class TextSlice:
 
     def split(self, characters: int) -> tuple[IdArray, IdArray, IdArray]:
         """(ids of at most `characters` characters, their lengths, ids of longer ones)."""
-        cut = int(np.searchsorted(self.lengths, characters, side="right"))
+        cut = len(self.ids) if characters >= self.longest else 0 if characters < 0 else self._cuts[characters]
         return self.ids[:cut], self.lengths[:cut], self.ids[cut:]
 
 
