@@ -429,7 +429,11 @@ class LazyDFA:
         its distance to acceptance, so liveness, distance and acceptance are known without the
         closure."""
         distance = self._nfa.distance
-        live = tuple(sorted(s for s in nfa_states if distance[s] >= 0))
+        if len(nfa_states) == 1:  # most: a walk's next state along a literal, a text run's
+            (only,) = nfa_states
+            live: tuple[int, ...] = (only,) if distance[only] >= 0 else ()
+        else:
+            live = tuple(sorted([member for member in nfa_states if distance[member] >= 0]))
         found = self._ids.get(live)
         if found is not None:
             return found
@@ -438,5 +442,5 @@ class LazyDFA:
         self._ids[live] = new_id
         if new_id >= len(self.table):
             self._reserve(2 * len(self.table))
-        self.distance_array[new_id] = min(distance[s] for s in live)  # live is never empty: that is DEAD
+        self.distance_array[new_id] = min([distance[member] for member in live])  # live is never empty: that is DEAD
         return new_id

@@ -134,8 +134,13 @@ def _going_on(
     (None at the root where some NFA state of `state`'s closure allows a choice: a string's
     characters, a number's digits are better walked as a row)."""
     closure = dfa.closure(state)
-    if all(dfa.literal_rest(member) is not None or dfa.single_byte(member) is not None for member in closure):
-        return [token for member in closure for token in _along(dfa, table, member, start, span, walks)]
+    rests = [dfa.literal_rest(member) for member in closure]  # (each handed on: asked once)
+    if all(rest is not None or dfa.single_byte(member) is not None for member, rest in zip(closure, rests, strict=True)):
+        return [
+            token
+            for member, rest in zip(closure, rests, strict=True)
+            for token in _along(dfa, table, member, start, span, walks, rest)
+        ]
     if not start:
         return None
     reach, telling, others = dfa.text_cover(state)
@@ -149,15 +154,20 @@ def _going_on(
 
 
 def _along(
-    dfa: LazyDFA, table: TokenTable, member: int, start: bytes, span: tuple[int, int], walks: LiteralWalks
+    dfa: LazyDFA,
+    table: TokenTable,
+    member: int,
+    start: bytes,
+    span: tuple[int, int],
+    walks: LiteralWalks,
+    rest: tuple[bytes, int] | None,
 ) -> list[int]:
     """The tokens of `span` (those starting with `start`, longer) that NFA state `member`
     allows after `start`: down the trie along literals and while it allows one byte at a
-    time, then as the DFA state of where it got to allows."""
+    time, then as the DFA state of where it got to allows. `rest`: `dfa.literal_rest(member)`."""
     found: list[int] = []
     current = member
     while True:
-        rest = dfa.literal_rest(current)
         if rest is not None:
             data, holder = rest
             ending, span = _along_literal(table, start, span, data, walks)
@@ -176,6 +186,7 @@ def _along(
             found += ending
         if span[0] == span[1]:
             return found
+        rest = dfa.literal_rest(current)
     return found + (_going_on(dfa, table, dfa.state_of(current), start, span, walks) or [])
 
 
