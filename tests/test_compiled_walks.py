@@ -96,6 +96,14 @@ def test_bad_input_is_refused(vocab: Vocabulary) -> None:
         compiled_walks.walk(dfa, table.bytes, table.lengths.astype(np.int64), one, start, one, room, room.copy())
     with pytest.raises(ValueError, match="dimensions of 4-byte integers"):
         compiled_walks.walk(dfa, table.bytes, table.lengths.astype(np.float32), one, start, one, room, room.copy())
+    with pytest.raises(ValueError, match="fit in 32 bits"):
+        compiled_walks.walk(dfa, table.bytes, table.lengths, one, 2**32 + dfa.start, one, room, room.copy())
+    with pytest.raises(ValueError, match="outside the DFA's table"):
+        token = np.full(1, int(table.walkable[0]), dtype=np.int32)
+        compiled_walks.walk(dfa, table.bytes, table.lengths, token, 10**6, 0, room, room.copy())
+    with pytest.raises(ValueError, match="position is negative"):
+        token = np.full(1, int(table.walkable[0]), dtype=np.int32)
+        compiled_walks.walk(dfa, table.bytes, table.lengths, token, dfa.start, -1, room, room.copy())
     assert mask_walks.walk_through_table(dfa, table, one.astype(np.int64), start.astype(np.int64), one)[0].dtype == np.int32
 
 

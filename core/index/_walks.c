@@ -7,10 +7,11 @@ inside a name, a key's first bytes); here each byte is one read of the table. Wh
 not built yet (UNKNOWN), the DFA builds it in Python (`dfa.row(state)`), which may replace the
 table as it grows, so the table is read again after each such call.
 
-Here too: token ids' bits set in a bitmask (`add`); a state's mask written into a caller's bitmask (`fill`: a row and a scatter of a
-few words, where numpy's fancy indexing costs several calls); the words and bits of a bitmask setting a list of token ids (`pack`), which a state's
-mask is kept as (core.index.bitmasks): a read and an OR per id, where numpy's sort and reduction
-cost several times a short list's walk.
+Here too, for a state's mask (core.index.bitmasks): the words and bits of a bitmask setting a
+list of token ids (`pack`), which a mask is kept as: a read and an OR per id, where numpy's sort
+and reduction cost several times a short list's walk; token ids' bits set in a bitmask (`add`);
+and a kept mask written into a caller's bitmask (`fill`: its row copied and its words ORed, where
+numpy's fancy indexing costs three calls).
 
 Built at install where a C compiler is found (setup.py); without it, the numpy walk serves. */
 
@@ -90,6 +91,10 @@ static PyObject *walk(PyObject *Py_UNUSED(module), PyObject *args) {
     int one_state = PyLong_Check(states), one_position = PyLong_Check(positions);
     long every_state = one_state ? PyLong_AsLong(states) : 0, every_position = one_position ? PyLong_AsLong(positions) : 0;
     if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (every_state != (int32_t)every_state || every_position != (int32_t)every_position) {
+        PyErr_SetString(PyExc_ValueError, "a state or a position given for every token must fit in 32 bits");
         return NULL;
     }
     if (hold_table(dfa, &table) || hold(token_bytes, 2, 1, 0, &bytes, "token bytes") ||
