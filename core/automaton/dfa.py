@@ -116,7 +116,7 @@ class LazyDFA:
         """Fewest bytes from `state` to an accepting state; -1 for the dead state.
 
         `distance_array[state]` holds the same for every state built so far."""
-        return int(self.distance_array.item(state))
+        return self.distance_array.item(state)  # type: ignore[no-any-return]
 
     def row(self, state: int) -> npt.NDArray[np.int32]:
         """The 256 successors of `state` (DEAD where a byte is not allowed)."""

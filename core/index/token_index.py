@@ -399,7 +399,8 @@ class TokenIndex:
         return self._walk_from(ids, state, 0)
 
     def _walk_from(self, ids: IdArray, states: IdArray | int, position: int) -> Transitions:
-        """Walk tokens `ids`, each already `position` bytes in and at its state in `states`."""
+        """Walk tokens `ids`, each already `position` bytes in and at its state in `states` (one
+        int where all start from the same state)."""
         return Transitions.of(*walk_through_table(self.dfa, self.table, ids, states, position))
 
 def _by_length(ends: IdArray, groups: list[tuple[IdArray, IdArray]], walked: Transitions) -> Transitions:

@@ -88,7 +88,8 @@ class TextSlice:
         self.ids = ids
         self.lengths = lengths
         self.longest = int(lengths[-1]) if len(lengths) else 0
-        # Where the tokens of up to 0, 1, ..., `longest` characters end (split asks by state).
+        # Where the tokens of up to 0, 1, ..., `longest` characters end: `split` is asked for every
+        # new state a walk of text meets, and a search each time costs numpy's call.
         self._cuts: list[int] = np.searchsorted(lengths, np.arange(self.longest + 1), side="right").tolist()
 
     @staticmethod
