@@ -26,6 +26,13 @@ _ENDLESS = {
     "$ref": "#/$defs/n",
 }
 
+# A branch cut at the recursion depth (the failure kept), then a later branch refused: the
+# refusal leaves through the frame that holds the failure.
+_CUT_THEN_REFUSED = {
+    "definitions": {"a": {"type": "object", "properties": {"x": {"$ref": "#/definitions/a"}}, "required": ["x"]}},
+    "anyOf": [{"$ref": "#/definitions/a"}, {"type": "string", "pattern": "(a)\\1"}],
+}
+
 
 @pytest.fixture
 def collector_paused() -> Iterator[None]:
@@ -38,7 +45,7 @@ def collector_paused() -> Iterator[None]:
 
 @pytest.mark.parametrize(
     ("schema", "lenient"),
-    [(_REFUSED, False), (_BRANCH_LEFT_OUT, False), (_ENDLESS, False), (_ENDLESS, True)],
+    [(_REFUSED, False), (_BRANCH_LEFT_OUT, False), (_ENDLESS, False), (_ENDLESS, True), (_CUT_THEN_REFUSED, False)],
 )
 def test_compiling_leaves_no_reference_cycle(collector_paused: None, schema: Any, lenient: bool) -> None:
     with contextlib.suppress(SchemaError):  # no name bound to the error: this frame holds nothing of it

@@ -162,18 +162,21 @@ class Compilation:
         least one must be)."""
         nodes: list[Node] = []
         failure: DepthCut | SchemaError | None = None
-        for build in builders:
-            try:
-                nodes.append(build())
-            except UnsupportedSchema:
-                raise
-            except (DepthCut, SchemaError) as error:  # an unsatisfiable branch is simply left out
-                failure = error
         try:
+            for build in builders:
+                try:
+                    nodes.append(build())
+                except UnsupportedSchema:
+                    raise
+                except (DepthCut, SchemaError) as error:  # an unsatisfiable branch is simply left out
+                    failure = error
             if not nodes and failure is not None:
                 raise failure
             return nodes
-        finally:  # this frame is in the failure's traceback: holding the failure would make a cycle
+        finally:
+            # This frame is in the traceback of whatever leaves it (the failure, or a refusal
+            # raised by a later branch): holding the failure would make a cycle through every
+            # frame and tree of the compilation, left for the cyclic collector.
             failure = None
 
     def inside_refs(self, refs: list[Reference], build: Callable[[], Node]) -> Node:
