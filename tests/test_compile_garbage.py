@@ -33,6 +33,14 @@ _CUT_THEN_REFUSED = {
     "anyOf": [{"$ref": "#/definitions/a"}, {"type": "string", "pattern": "(a)\\1"}],
 }
 
+# An id that is not a string, refused where the subschema is read (outside any keyword, where
+# the meta-schema does not look, and reached through a reference).
+_ID_NOT_A_STRING = {
+    "$schema": "http://json-schema.org/draft-04/schema#",
+    "properties": {"list": {"$ref": "#/elsewhere"}},
+    "elsewhere": {"type": "array", "items": {"id": {"type": "integer"}}},
+}
+
 
 @pytest.fixture
 def collector_paused() -> Iterator[None]:
@@ -45,7 +53,14 @@ def collector_paused() -> Iterator[None]:
 
 @pytest.mark.parametrize(
     ("schema", "lenient"),
-    [(_REFUSED, False), (_BRANCH_LEFT_OUT, False), (_ENDLESS, False), (_ENDLESS, True), (_CUT_THEN_REFUSED, False)],
+    [
+        (_REFUSED, False),
+        (_BRANCH_LEFT_OUT, False),
+        (_ENDLESS, False),
+        (_ENDLESS, True),
+        (_CUT_THEN_REFUSED, False),
+        (_ID_NOT_A_STRING, False),
+    ],
 )
 def test_compiling_leaves_no_reference_cycle(collector_paused: None, schema: Any, lenient: bool) -> None:
     with contextlib.suppress(SchemaError):  # no name bound to the error: this frame holds nothing of it

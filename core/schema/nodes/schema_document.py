@@ -184,7 +184,10 @@ class _Reader:
         document = self.document
         refusal = document.resources.id_refusal(raw, self.pointer)
         if refusal is not None:
-            document.refusals.refuse(refusal)
+            try:
+                document.refusals.refuse(refusal)
+            finally:  # raised, the refusal's traceback holds this frame: holding it here would make a cycle
+                del refusal
         ref_only = document.ref_only and "$ref" in raw
         kept: dict[str, Any] = {}
         for keyword, value in raw.items():
