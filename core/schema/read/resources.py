@@ -82,14 +82,20 @@ class Resources:
         self._agreement: dict[tuple[str, str], bool] = {}  # (ref, where) -> the validator finds the same
         self._resolver: referencing._core.Resolver[Any] | None = None
         self._crawled = False  # claims and anchors: read on the first reference (most schemas write none)
+        self._declares: bool | None = None  # whether a subschema below the root may declare anything
         self.references_written = _writes_reference(root)
 
     def _crawl_once(self) -> None:
         if not self._crawled:
             self._crawled = True
             self._note_anchors(self.root, self.root_uri, "")
-            if _declares_below(self.root):  # else no subschema claims a URI or an anchor: nothing to find
+            if self._declarations_below():  # else no subschema claims a URI or an anchor: nothing to find
                 self._crawl()
+
+    def _declarations_below(self) -> bool:
+        if self._declares is None:
+            self._declares = _declares_below(self.root)
+        return self._declares
 
     def resolve(self, ref: Any, where: str) -> tuple[Any, str]:
         """The subschema the reference `ref`, written at `where` (the keyword's own pointer),
@@ -160,6 +166,8 @@ class Resources:
 
     def _uri(self, ref: str, where: str) -> tuple[str, str]:
         """(the URI `ref`, written at `where`, names, the fragment)."""
+        if ref.startswith("#") and not self._declarations_below():
+            return self.root_uri, ref[1:]  # no subschema sets a base: the root's is every place's
         base = self.base(where.rpartition("/")[0])
         if ref.startswith("#"):
             return base, ref[1:]
