@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from conftest import compile_for, hand_vocab
 
-from gguf_extract.core.automaton.charnfa import excluding_machine, machine_from_tree
+from gguf_extract.core.automaton.charnfa import machine_from_tree
 from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
+from gguf_extract.core.automaton.excluded_words import excluding_machine
 from gguf_extract.core.automaton.free_text import free_positions
 from gguf_extract.core.automaton.regex import Chars, Lit, Repeat, Seq
 from gguf_extract.core.automaton.sample import sample_accepted

@@ -14,17 +14,16 @@ from collections.abc import Callable
 import pytest
 
 from gguf_extract.core.automaton.charnfa import (
-    ANY_CHAR,
     AutomatonTooLarge,
     bounded_lengths,
     counted,
-    excluding_machine,
     intersect,
     length_machine,
     machine_from_tree,
     within_lengths,
 )
 from gguf_extract.core.automaton.dfa import DEAD, LazyDFA
+from gguf_extract.core.automaton.excluded_words import ANY_CHAR, excluding_machine
 from gguf_extract.core.automaton.free_text import free_positions
 from gguf_extract.core.automaton.measure import GENERATED, ShortestMatch, most_to_finish
 from gguf_extract.core.automaton.nfa import build_nfa

@@ -14,8 +14,8 @@ import itertools
 from collections import deque
 from collections.abc import Iterable
 
-from .free_text import keep_every_position_free
-from .measure import counted_cells, keep_distances_near_acceptance
+from .excluded_words import ANY_CHAR
+from .measure import counted_cells
 from .overlaps import row_index
 from .regex import Alt, Chars, Counted, Lit, Machine, Node, Repeat, Seq, Text
 
@@ -29,8 +29,6 @@ class AutomatonTooLarge(Exception):
         super().__init__(f"more than {limit} automaton states")
         self.limit = limit
 
-
-ANY_CHAR: tuple[tuple[int, int], ...] = ((0x0, 0xD7FF), (0xE000, 0x10FFFF))
 
 Edge = tuple[int, int, int]
 
@@ -134,76 +132,6 @@ def length_machine(low: int, high: int | None) -> Machine:
     if high is None:
         edges[last] = [(a, b, last) for a, b in ANY_CHAR]
     return _trimmed(edges, 0, set(range(low, last + 1)))
-
-
-def excluding_machine(words: list[str]) -> Machine:
-    """Every string except `words`: a trie of the words, where leaving the trie leads to a
-    state accepting anything, and only the trie nodes ending a word are not accepting."""
-    children: list[dict[int, int]] = [{}]
-    ends: set[int] = set()
-    for word in words:
-        node = 0
-        for char in map(ord, word):
-            if char not in children[node]:
-                children[node][char] = len(children)
-                children.append({})
-            node = children[node][char]
-        ends.add(node)
-    sink = len(children)
-    everything: tuple[Edge, ...] = tuple((low, high, sink) for low, high in ANY_CHAR)  # a leaf's row, and the sink's
-    rows: list[tuple[Edge, ...]] = []
-    for node_children in children:
-        if not node_children:
-            rows.append(everything)
-            continue
-        if len(node_children) == 1:  # most nodes of a trie of names: one range cut at one character
-            ((character, target),) = node_children.items()
-            if not 0xD800 <= character <= 0xDFFF:  # (a lone surrogate lies outside ANY_CHAR)
-                rows.append(_cut_at(character, target, sink))
-                continue
-        row: list[Edge] = [(c, c, target) for c, target in node_children.items()]
-        row += [(low, high, sink) for low, high in _without_points(ANY_CHAR, sorted(node_children))]
-        rows.append(tuple(sorted(row)))
-    rows.append(everything)
-    # Already trimmed as it is built: every state is reached from the start and leads to the
-    # sink, which accepts; no two edges of a row touch with one target (the sink's ranges lie
-    # between the children's characters), so sorting is all _trimmed would do to a row.
-    machine = Machine(tuple(rows), 0, frozenset(range(sink + 1)) - ends)
-    # Each row covers every character, and every state leads to the sink: any text goes on from
-    # every position, and the words' ends are a character from acceptance. Kept now: the name of
-    # an undeclared member is one of these for each object, made when a walk first reaches it.
-    keep_every_position_free(machine)
-    keep_distances_near_acceptance(machine, ends)
-    return machine
-
-
-def _cut_at(character: int, target: int, sink: int) -> tuple[Edge, ...]:
-    """ANY_CHAR to `sink`, but `character` (one of it) to `target`, in order."""
-    row: list[Edge] = []
-    for low, high in ANY_CHAR:
-        if low <= character <= high:
-            if low < character:
-                row.append((low, character - 1, sink))
-            row.append((character, character, target))
-            if character < high:
-                row.append((character + 1, high, sink))
-        else:
-            row.append((low, high, sink))
-    return tuple(row)
-
-
-def _without_points(ranges: tuple[tuple[int, int], ...], points: list[int]) -> list[tuple[int, int]]:
-    """`ranges` minus the sorted code points `points`."""
-    out: list[tuple[int, int]] = []
-    for low, high in ranges:
-        for point in points:
-            if low <= point <= high:
-                if low < point:
-                    out.append((low, point - 1))
-                low = point + 1
-        if low <= high:
-            out.append((low, high))
-    return out
 
 
 def multiple_machine(divisor: int, zeros: int = 0) -> Machine:

@@ -19,6 +19,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .excluded_words import Trie, trie_of
 from .measure import ShortestMatch, fewest_character_bytes
 from .regex import AnyOrder, Lit, Machine, Node, Seq, lit
 
@@ -37,6 +38,7 @@ class Keys:
     ends: dict[int, int]
     sink: int  # the position of any name no member declares, after its last character
     rests: tuple[int, ...]  # by member: the first of its parts after its name's literal
+    trie: Trie | None  # the trie the machine was made of (excluded_words), where it was
     _below: dict[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     # By position: the members below it with the fewest bytes through each, cheapest first
     # (KeyStates._key_options; kept here, as the NFA that measured them keeps this node).
@@ -45,7 +47,14 @@ class Keys:
     def names_below(self, position: int) -> tuple[tuple[int, int], ...]:
         """Each member whose name goes on from `position` (through the trie), with the fewest
         bytes from there to its end. Kept per position, each made from its children's: the
-        names below every position of a long name cost that name's length, not its square."""
+        names below every position of a long name cost that name's length, not its square.
+        Read from the trie where the machine keeps it."""
+        if self.trie is not None:
+            found = self._below.get(position)
+            if found is None:
+                ends, under = self.ends, self.trie.below[position]
+                found = self._below[position] = tuple((ends[end], spent) for end, spent in under if end in ends)
+            return found
         stack = [(position, False)]
         while stack:
             at, ready = stack.pop()
@@ -81,19 +90,22 @@ def keys_of(order: AnyOrder) -> Keys | None:
         return None
     ends: dict[int, int] = {}
     lows: dict[int, list[int]] = {}  # by position, its row's first characters (each row read once)
+    trie = trie_of(machine)
     for index, (form, (name, parts)) in enumerate(zip(order.members, order.names, strict=True)):
         opening = form.parts[0] if isinstance(form, Seq) and len(form.parts) > parts else None
         if not isinstance(opening, Lit) or opening.data[:1] != b'"' or (parts == 1 and _decoded(opening.data) != name):
             return None
-        position: int | None = machine.start
-        for character in map(ord, name):
-            position = _trie_step(machine, lows, position, character)
-            if position is None or position == sink:
-                return None
+        position = None if trie is None else trie.ends.get(name)  # where the trie has the name, it ends there
+        if position is None:
+            position = machine.start
+            for character in map(ord, name):
+                position = _trie_step(machine, lows, position, character)
+                if position is None or position == sink:
+                    return None
         if position is None or position in machine.accepts or position in ends:
             return None  # a name the machine takes as any other: not the trie of these names
         ends[position] = index
-    return Keys(order, machine, ends, sink, tuple(parts for _, parts in order.names))
+    return Keys(order, machine, ends, sink, tuple(parts for _, parts in order.names), trie)
 
 
 def _trie_step(machine: Machine, lows: dict[int, list[int]], position: int | None, character: int) -> int | None:

@@ -29,7 +29,8 @@ from typing import Any
 import jsonschema
 from jsonschema.validators import validator_for
 
-from ...automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, is_empty, machine_from_tree, multiple_machine
+from ...automaton.charnfa import AutomatonTooLarge, intersect, is_empty, machine_from_tree, multiple_machine
+from ...automaton.excluded_words import excluding_machine
 from ...automaton.regex import Alt, Chars, Machine, Node, Repeat, Seq, ValueLabel, alt, lit, mark, seq
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import join_pointer

@@ -8,7 +8,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ...automaton.charnfa import AutomatonTooLarge, excluding_machine, intersect, machine_from_tree
+from ...automaton.charnfa import AutomatonTooLarge, intersect, machine_from_tree
+from ...automaton.excluded_words import excluding_machine
 from ...automaton.regex import Alt, AnyOrder, Either, Node, Seq, alt, json_literal, lit, seq
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import join_pointer

@@ -13,7 +13,8 @@ from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
 
-from ...automaton.charnfa import AutomatonTooLarge, bounded_lengths, excluding_machine, intersect, is_empty, machine_from_tree
+from ...automaton.charnfa import AutomatonTooLarge, bounded_lengths, intersect, is_empty, machine_from_tree
+from ...automaton.excluded_words import excluding_machine
 from ...automaton.measure import counted_cells, shortest_generated
 from ...automaton.regex import Counted, Machine, Node, Seq, TextLabel, ValueLabel, length_range, mark, seq
 from ...errors import SchemaError, UnsupportedSchema
