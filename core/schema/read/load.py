@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,10 +89,12 @@ def _check_values(schema: Any, source: str) -> None:
                 f"{source} nests objects and arrays more than {MAX_SCHEMA_DEPTH} levels deep (at {_shortened(_pointer(place))})",
                 hint="flatten deeply nested sub-schemas with $defs and $ref",
             )
-        if isinstance(item, dict):
-            stack.extend((child, (place, key), depth + 1) for key, child in item.items())
-        elif isinstance(item, list):
-            stack.extend((child, (place, index), depth + 1) for index, child in enumerate(item))
+        if isinstance(item, dict | list):
+            pairs: Iterable[tuple[str | int, Any]] = item.items() if isinstance(item, dict) else enumerate(item)
+            if depth >= MAX_SCHEMA_DEPTH:  # any child is too deep: each is checked as it comes
+                stack.extend((child, (place, key), depth + 1) for key, child in pairs)
+            else:  # most values are strings and small numbers, which pass: only the others are checked
+                stack.extend((child, (place, key), depth + 1) for key, child in pairs if _to_check(child))
         elif isinstance(item, float) and not math.isfinite(item):
             raise SchemaError(
                 f"{source} holds a number JSON cannot write (NaN or infinity) at {_pointer(place) or '/'}",
@@ -119,6 +121,14 @@ def _pointer(place: _Place) -> str:
 
 def _shortened(pointer: str, keep: int = 60) -> str:
     return pointer if len(pointer) <= keep else pointer[:keep] + "..."
+
+
+def _to_check(value: Any) -> bool:
+    """Whether `value` is one _check_values must look at (or into), within the depth: an object,
+    an array, a float, or an integer that may be too long."""
+    if isinstance(value, str | bool) or value is None:
+        return False
+    return not isinstance(value, int) or _too_many_digits(value)
 
 
 def _too_many_digits(number: int) -> bool:
