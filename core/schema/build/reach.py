@@ -11,6 +11,7 @@ sharing is never wrong, only rarer.
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 from ...errors import SchemaError
@@ -26,6 +27,8 @@ class References:
         self._direct: dict[str, frozenset[str]] = {}
         self._closure: dict[str, frozenset[str]] = {}
         self._below: dict[str, frozenset[str]] = {}
+        self._sorted: tuple[list[str], list[str]] | None = None  # see _holders
+        self._site_targets: dict[int, frozenset[str]] = {}
 
     def below(self, pointer: str) -> frozenset[str]:
         """Every reference (by target) that a walk from the schema at `pointer` may expand,
@@ -83,21 +86,69 @@ class References:
         return found
 
     def _direct_refs(self, raw: Any, pointer: str) -> frozenset[str]:
-        """The targets of the `$ref`s written anywhere inside `raw` (at `pointer`)."""
+        """The targets of the `$ref`s written anywhere inside `raw` (at `pointer`): those of
+        the objects holding one at `pointer` or below it, found by their pointers, sorted."""
         if not isinstance(raw, dict | list):
             return frozenset()
         found = self._direct.get(pointer)
         if found is None:
-            items = raw.items() if isinstance(raw, dict) else enumerate(raw)
-            inner = ((join_pointer(pointer, key), value) for key, value in items if isinstance(value, dict | list))
-            found = frozenset().union(*(self._direct_refs(value, at) for at, value in inner))
-            if isinstance(raw, dict) and isinstance(raw.get("$ref"), str):
-                found |= self._target(raw["$ref"], join_pointer(pointer, "$ref"))
+            holders = self._holders()[0]
+            below = pointer + "/"  # (not every pointer between `pointer` and `below` is below it: "/a!")
+            at = bisect.bisect_left(holders, pointer)
+            inside = [at] if at < len(holders) and holders[at] == pointer else []
+            at = bisect.bisect_left(holders, below, at)
+            while at < len(holders) and holders[at].startswith(below):
+                inside.append(at)
+                at += 1
+            found = frozenset().union(*(self._site_target(index) for index in inside))
             self._direct[pointer] = found
         return found
+
+    def _site_target(self, index: int) -> frozenset[str]:
+        """_target of the `$ref` the `index`th holder holds (each resolved once: an object deep
+        in the root is inside many of the subschemas asked about)."""
+        found = self._site_targets.get(index)
+        if found is None:
+            holders, refs = self._holders()
+            found = self._site_targets[index] = self._target(refs[index], join_pointer(holders[index], "$ref"))
+        return found
+
+    def _holders(self) -> tuple[list[str], list[str]]:
+        """The pointer of every object anywhere in the root that holds a `$ref` string, sorted,
+        and that string: found in one walk, in which a value's place is a link to its parent's,
+        written out as a pointer only for such an object."""
+        if self._sorted is None:
+            found: list[tuple[str, str]] = []
+            stack: list[tuple[Any, _Place]] = [(self.resources.root, None)]
+            while stack:
+                value, place = stack.pop()
+                if isinstance(value, dict):
+                    if isinstance(value.get("$ref"), str):
+                        found.append((_pointer(place), value["$ref"]))
+                    stack.extend((child, (place, key)) for key, child in value.items() if isinstance(child, dict | list))
+                elif isinstance(value, list):  # (the root may be neither: a boolean schema)
+                    stack.extend((child, (place, index)) for index, child in enumerate(value) if isinstance(child, dict | list))
+            found.sort()
+            self._sorted = ([pointer for pointer, _ in found], [ref for _, ref in found])
+        return self._sorted
 
     def _target(self, ref: str, where: str) -> frozenset[str]:
         try:
             return frozenset({self.resources.resolve(ref, where)[1]})
         except SchemaError:
             return frozenset()  # refused where it is reached
+
+
+# A value's place in the root: None for the root, else (its parent's place, its name or index).
+_Place = tuple[Any, str | int] | None
+
+
+def _pointer(place: _Place) -> str:
+    parts: list[str | int] = []
+    while place is not None:
+        place, part = place
+        parts.append(part)
+    pointer = ""
+    for part in reversed(parts):
+        pointer = join_pointer(pointer, part)
+    return pointer

@@ -12,7 +12,7 @@ from typing import Any
 from ...errors import SchemaError, UnsupportedSchema
 from ...jsontext import escape_pointer_part, join_pointer
 from .meta_hint import meta_schema_hint
-from .resources import Resources, subschemas
+from .resources import Resources
 from .validation import meta_schema_error, ref_ignores_siblings
 
 Schema = dict[str, Any] | bool
@@ -151,7 +151,7 @@ def refuse_reference_cycles(root: Schema, resources: Resources | None = None) ->
         return
     ref_only = ref_ignores_siblings(root)
     marks: dict[int, bool] = {}  # True while on the current path, False once finished
-    for start, pointer in subschemas(resources.root):
+    for start, pointer in resources.every_subschema():
         if "$ref" in start and id(start) not in marks:
             _walk_in_place(resources, start, pointer, ref_only, marks)
 

@@ -82,20 +82,21 @@ class Resources:
         self._agreement: dict[tuple[str, str], bool] = {}  # (ref, where) -> the validator finds the same
         self._resolver: referencing._core.Resolver[Any] | None = None
         self._crawled = False  # claims and anchors: read on the first reference (most schemas write none)
-        self._declares: bool | None = None  # whether a subschema below the root may declare anything
-        self.references_written = _writes_reference(root)
+        self.references_written, self._declares = _keywords_written(root)
+        self._subschemas: list[tuple[dict[str, Any], str]] | None = None
 
     def _crawl_once(self) -> None:
         if not self._crawled:
             self._crawled = True
             self._note_anchors(self.root, self.root_uri, "")
-            if self._declarations_below():  # else no subschema claims a URI or an anchor: nothing to find
+            if self._declares:  # else no subschema claims a URI or an anchor: nothing to find
                 self._crawl()
 
-    def _declarations_below(self) -> bool:
-        if self._declares is None:
-            self._declares = _declares_below(self.root)
-        return self._declares
+    def every_subschema(self) -> list[tuple[dict[str, Any], str]]:
+        """subschemas(root), listed once for every pass that reads them all."""
+        if self._subschemas is None:
+            self._subschemas = list(subschemas(self.root))
+        return self._subschemas
 
     def resolve(self, ref: Any, where: str) -> tuple[Any, str]:
         """The subschema the reference `ref`, written at `where` (the keyword's own pointer),
@@ -128,7 +129,7 @@ class Resources:
         checked at all must not be ignored, even when refused keywords are."""
         if not self.references_written:
             return
-        for sub, pointer in subschemas(self.root):
+        for sub, pointer in self.every_subschema():
             for keyword in REFERENCE_KEYWORDS:
                 ref = sub.get(keyword)
                 if isinstance(ref, str):
@@ -166,7 +167,7 @@ class Resources:
 
     def _uri(self, ref: str, where: str) -> tuple[str, str]:
         """(the URI `ref`, written at `where`, names, the fragment)."""
-        if ref.startswith("#") and not self._declarations_below():
+        if ref.startswith("#") and not self._declares:
             return self.root_uri, ref[1:]  # no subschema sets a base: the root's is every place's
         base = self.base(where.rpartition("/")[0])
         if ref.startswith("#"):
@@ -400,29 +401,24 @@ def inside(sub: dict[str, Any], pointer: str) -> Iterator[tuple[Any, str]]:
 _DECLARING = ("$id", "id", "$anchor", "$dynamicAnchor")
 
 
-def _declares_below(root: Any) -> bool:
-    """Whether a string is written under an id or anchor keyword anywhere below `root`, in a
-    schema position or not: a superset of the subschemas that declare a resource or an anchor,
-    so the crawl for them is skipped only where it could find none (`id` as a property's name
-    holds a schema, not a string)."""
-    below = list(root.values()) if isinstance(root, dict) else []
-    return any(any(isinstance(item.get(keyword), str) for keyword in _DECLARING) for item in _objects_in(below))
-
-
-def _writes_reference(value: Any) -> bool:
-    """Whether a reference keyword (REFERENCE_KEYWORDS) is written anywhere in `value`, in a
-    schema position or not: a superset, so a walk for references is skipped only where it
-    could find none."""
-    return any(any(keyword in item for keyword in REFERENCE_KEYWORDS) for item in _objects_in([value]))
-
-
-def _objects_in(values: list[Any]) -> Iterator[dict[str, Any]]:
-    """Every object inside `values` (themselves included), in any position (iterative)."""
-    stack = list(values)
+def _keywords_written(root: Any) -> tuple[bool, bool]:
+    """Whether a reference keyword (REFERENCE_KEYWORDS) is written anywhere in `root`, and
+    whether a string is written under an id or anchor keyword anywhere below it, in a schema
+    position or not (one walk): supersets, so a walk for references is skipped only where it
+    could find none, and the crawl for the subschemas that declare a resource or an anchor
+    only where it could find none (`id` as a property's name holds a schema, not a string)."""
+    references = declares = False
+    stack = [root]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            yield item
+            if not references:
+                references = any(keyword in item for keyword in REFERENCE_KEYWORDS)
+            if not declares and item is not root:
+                declares = any(isinstance(item.get(keyword), str) for keyword in _DECLARING)
+            if references and declares:
+                break
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
+    return references, declares
