@@ -5,6 +5,7 @@ very subschema the validator's resolver finds, or the compiler refuses the refer
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 from urllib.parse import quote
 
@@ -12,6 +13,7 @@ import pytest
 import referencing.exceptions
 import referencing.jsonschema
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_fuzz import SCHEMAS, drafted_schemas
 
 from gguf_extract.core.errors import SchemaError, UnsupportedSchema
@@ -214,3 +216,53 @@ def test_references_tell_whether_one_can_meet_itself(schema: dict[str, Any], rec
     from gguf_extract.core.schema.build.reach import References
 
     assert References(Resources(schema)).recursive() is recursive
+
+
+# Names whose pointers sort between a pointer and those below it ("/a!" between "/a" and "/a/"),
+# and ones escaped in pointers.
+_NAMES = st.sampled_from(["a", "a!", "a/b", "a~", "b", "$ref"])
+_REFS = st.sampled_from(["#", "#/a", "#/a!", "#/a~1b", "#/a~0", "#/a/a", "#/b/0", "#/a!/b", "#/nowhere"])
+_JSON = st.recursive(
+    st.builds(lambda ref: {"$ref": ref}, _REFS) | st.integers(0, 3) | st.just("text"),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_NAMES, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def _refs_inside(resources: Resources, value: Any, pointer: str) -> set[str]:
+    """The targets of the `$ref` strings written anywhere in `value` (at `pointer`), walked."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        if isinstance(value.get("$ref"), str):
+            with contextlib.suppress(SchemaError):  # refused where it is reached: no target
+                found.add(resources.resolve(value["$ref"], join_pointer(pointer, "$ref"))[1])
+        for name, item in value.items():
+            found |= _refs_inside(resources, item, join_pointer(pointer, name))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found |= _refs_inside(resources, item, join_pointer(pointer, index))
+    return found
+
+
+def _containers(value: Any, pointer: str) -> list[str]:
+    """The pointer of every object and array in `value`, itself included (any may be asked of)."""
+    if not isinstance(value, dict | list):
+        return []
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    return [pointer, *(found for name, item in items for found in _containers(item, join_pointer(pointer, name)))]
+
+
+@given(st.dictionaries(_NAMES, _JSON, max_size=4))
+def test_the_references_below_a_subschema_are_those_a_walk_of_it_finds(root: dict[str, Any]) -> None:
+    from gguf_extract.core.schema.build.reach import References
+
+    resources = Resources(root)
+    references = References(resources)
+    for pointer in _containers(root, ""):
+        reached, queue = set(), [*_refs_inside(resources, resources.raw(pointer), pointer)]
+        while queue:
+            target = queue.pop()
+            if target not in reached:
+                reached.add(target)
+                queue += _refs_inside(resources, resources.raw(target), target)
+        assert references.below(pointer) == reached
