@@ -119,6 +119,20 @@ def join_pointer(pointer: str, part: str | int) -> str:
     return f"{pointer}/{escape_pointer_part(part if isinstance(part, str) else str(part))}"
 
 
+# A value's place in a JSON document, kept while walking it without writing each pointer out:
+# None for the root, else (its parent's place, its name or index).
+Place = tuple[Any, str | int] | None
+
+
+def place_pointer(place: Place) -> str:
+    """The JSON pointer of `place`."""
+    parts: list[str] = []
+    while place is not None:
+        place, part = place
+        parts.append(escape_pointer_part(str(part)))
+    return "".join(f"/{part}" for part in reversed(parts))
+
+
 def json_leaves(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
     """Every leaf of a JSON value (all but objects and arrays: here a Mapping, a list or a tuple),
     with its JSON pointer below `pointer`, in document order. What a leaf is, is not checked:

@@ -15,7 +15,7 @@ import bisect
 from typing import Any
 
 from ...errors import SchemaError
-from ...jsontext import join_pointer
+from ...jsontext import Place, join_pointer, place_pointer
 from ..read.resources import Resources
 
 
@@ -119,12 +119,12 @@ class References:
         written out as a pointer only for such an object."""
         if self._sorted is None:
             found: list[tuple[str, str]] = []
-            stack: list[tuple[Any, _Place]] = [(self.resources.root, None)]
+            stack: list[tuple[Any, Place]] = [(self.resources.root, None)]
             while stack:
                 value, place = stack.pop()
                 if isinstance(value, dict):
                     if isinstance(value.get("$ref"), str):
-                        found.append((_pointer(place), value["$ref"]))
+                        found.append((place_pointer(place), value["$ref"]))
                     stack.extend((child, (place, key)) for key, child in value.items() if isinstance(child, dict | list))
                 elif isinstance(value, list):  # (the root may be neither: a boolean schema)
                     stack.extend((child, (place, index)) for index, child in enumerate(value) if isinstance(child, dict | list))
@@ -137,18 +137,3 @@ class References:
             return frozenset({self.resources.resolve(ref, where)[1]})
         except SchemaError:
             return frozenset()  # refused where it is reached
-
-
-# A value's place in the root: None for the root, else (its parent's place, its name or index).
-_Place = tuple[Any, str | int] | None
-
-
-def _pointer(place: _Place) -> str:
-    parts: list[str | int] = []
-    while place is not None:
-        place, part = place
-        parts.append(part)
-    pointer = ""
-    for part in reversed(parts):
-        pointer = join_pointer(pointer, part)
-    return pointer

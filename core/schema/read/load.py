@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import SchemaError, UnsupportedSchema
-from ...jsontext import escape_pointer_part, join_pointer
+from ...jsontext import Place, join_pointer, place_pointer
 from .meta_hint import meta_schema_hint
 from .resources import Resources
 from .validation import meta_schema_error, ref_ignores_siblings
@@ -81,12 +81,13 @@ def _check_values(schema: Any, source: str) -> None:
     infinity, integers beyond MAX_SCHEMA_INTEGER_DIGITS digits (checked iteratively, before
     anything recursive reads the schema). Each value's place is kept as a link to its
     parent's, and written out as a JSON pointer only for the value refused."""
-    stack: list[tuple[Any, _Place, int]] = [(schema, None, 0)]
+    stack: list[tuple[Any, Place, int]] = [(schema, None, 0)]
     while stack:
         item, place, depth = stack.pop()
         if depth > MAX_SCHEMA_DEPTH:
             raise SchemaError(
-                f"{source} nests objects and arrays more than {MAX_SCHEMA_DEPTH} levels deep (at {_shortened(_pointer(place))})",
+                f"{source} nests objects and arrays more than {MAX_SCHEMA_DEPTH} levels deep"
+                f" (at {_shortened(place_pointer(place))})",
                 hint="flatten deeply nested sub-schemas with $defs and $ref",
             )
         if isinstance(item, dict | list):
@@ -97,26 +98,14 @@ def _check_values(schema: Any, source: str) -> None:
                 stack.extend((child, (place, key), depth + 1) for key, child in pairs if _to_check(child))
         elif isinstance(item, float) and not math.isfinite(item):
             raise SchemaError(
-                f"{source} holds a number JSON cannot write (NaN or infinity) at {_pointer(place) or '/'}",
+                f"{source} holds a number JSON cannot write (NaN or infinity) at {place_pointer(place) or '/'}",
                 hint="use a finite number",
             )
         elif isinstance(item, int) and not isinstance(item, bool) and _too_many_digits(item):
             raise SchemaError(
-                f"{source} holds an integer of more than {MAX_SCHEMA_INTEGER_DIGITS} digits at {_pointer(place) or '/'}",
+                f"{source} holds an integer of more than {MAX_SCHEMA_INTEGER_DIGITS} digits at {place_pointer(place) or '/'}",
                 hint="use a shorter number",
             )
-
-
-# A value's place: None for the root, else (its parent's place, its key or index).
-_Place = tuple[Any, str | int] | None
-
-
-def _pointer(place: _Place) -> str:
-    parts: list[str] = []
-    while place is not None:
-        place, part = place
-        parts.append(escape_pointer_part(str(part)))
-    return "".join(f"/{part}" for part in reversed(parts))
 
 
 def _shortened(pointer: str, keep: int = 60) -> str:
