@@ -351,7 +351,7 @@ def report(results: list[dict[str, Any]], vocab_name: str, vocab_seconds: float,
         ids = [s for r in compiled for s in r.get("ids_s", [])]
         if ids:
             print(_summary("allowed ids", ids, 1e6, "us"))
-        if system == "ours" and _STATE.get("walks", 1):
+        if system == "ours" and any("peak_bytes" in r for r in compiled):  # (none: no memory pass)
             peaks = [r["peak_bytes"] for r in compiled if r.get("peak_bytes") is not None]
             print(_summary("peak memory", [float(p) for p in peaks], 1e-6, "MB"))
             if len(peaks) < len(compiled):
@@ -370,8 +370,8 @@ def report(results: list[dict[str, Any]], vocab_name: str, vocab_seconds: float,
             ours = _pct([r["ours"][key] for r in both], percent)
             theirs = _pct([r["llguidance"][key] for r in both], percent)
             print(f"  {label:16} {ours * 1e3:9.3f} ms vs {theirs * 1e3:9.3f} ms  ratio {ours / theirs:7.1f}x")
-        walked = (("per mask p50", 50), ("per mask p90", 90), ("per mask p99", 99)) if _STATE.get("walks", 1) else ()
-        for label, percent in walked:
+        walked = any(r["ours"]["mask_s"] for r in both)  # (none: first masks only)
+        for label, percent in (("per mask p50", 50), ("per mask p90", 90), ("per mask p99", 99)) if walked else ():
             ours = _pct([s for r in both for s in r["ours"]["mask_s"]], percent)
             theirs = _pct([s for r in both for s in r["llguidance"]["mask_s"]], percent)
             print(f"  {label:16} {ours * 1e6:9.3f} us vs {theirs * 1e6:9.3f} us  ratio {ours / theirs:7.1f}x")
@@ -443,7 +443,6 @@ def main() -> int:
     entries = load_corpus(args.every, args.limit, args.sample, args.seed)
     started = time.perf_counter()
     walks = 0 if args.first_mask_only else args.walks
-    _STATE["walks"] = walks
     results = run(entries, walks, with_llguidance, args.fork_timing, memory=not args.first_mask_only)
     report(results, args.vocab, vocab_seconds, _STATE["vocabulary"].size)
     print(f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
