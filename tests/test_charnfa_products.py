@@ -125,7 +125,7 @@ def _same_strings(first: Machine, second: Machine) -> bool:
     seen, stack = {start}, [start]
     while stack:
         states = stack.pop()
-        if any(states[0] & first.accepts) != any(states[1] & second.accepts):
+        if bool(states[0] & first.accepts) != bool(states[1] & second.accepts):  # (state 0 is falsy: not any())
             return False
         rows = [
             [edge for state in states[0] for edge in first.edges[state]],
@@ -147,7 +147,11 @@ def test_a_product_copies_a_machine_where_the_other_accepts_every_string(seed: i
     rng = random.Random(seed)
     anything = Repeat(Chars(rng.choice([ANY_CHAR, ((0x0, 0x10FFFF),), ((0x0, 0xD7FF),)])), 0, None)
     first, second = (machine_from_tree(seq(_tree(rng), anything) if rng.random() < 0.7 else _tree(rng)) for _ in range(2))
-    assert _same_strings(intersect(first, second), _paired(first, second))
+    product = intersect(first, second)
+    assert _same_strings(product, _paired(first, second))
+    # A copy keeps the copied machine's numbering and distances, and the pairs' are searched
+    # from them: what the general search finds on the product's edges, state by state.
+    assert ShortestMatch.machine(product) == ShortestMatch.machine(Machine(product.edges, product.start, product.accepts))
 
 
 def test_a_pattern_open_at_its_end_is_read_as_a_prefix() -> None:

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from .excluded_words import ANY_CHAR
-from .measure import counted_cells
+from .measure import counted_cells, keep_distances_after_copy, machine_distances
 from .overlaps import row_index
 from .regex import Alt, Chars, Counted, Lit, Machine, Node, Repeat, Seq, Text
 
@@ -200,6 +200,10 @@ def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_
         edges[pair_id] = row
     edges.extend([] for _ in range(len(pairs) - len(edges)))
     accepts = {i for i, (a, b) in enumerate(pairs) if a in first.accepts and b in second.accepts}
+    if len(bases) == 1:
+        ((side, base),) = bases.items()
+        if all(distance is not None for distance in machine_distances(machines[side])):
+            return _after_copy(edges, accepts, machines[side], base)
     copied = []
     for side, base in bases.items():
         machine = machines[side]
@@ -208,6 +212,58 @@ def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_
         accepts.update(base + state for state in machine.accepts)
         copied.append(range(base, base + len(machine.edges)))
     return _trimmed(edges, 0, accepts, merged=copied)
+
+
+def _after_copy(edges: list[list[Edge]], accepts: set[int], machine: Machine, base: int) -> Machine:
+    """intersect's product where one machine was copied (its states `base` on, every one of
+    them able to finish): the copy keeps the machine's own numbering and rows, first, and the
+    pairs that can finish follow. So the copy costs nothing per edge (a uri's machine has
+    thousands of states and tens of thousands of edges), and its distances are the machine's
+    own, kept on it: only the pairs' are searched (see keep_distances_after_copy)."""
+    size = len(machine.edges)
+    inside = range(base, base + size)
+    reverse: dict[int, list[int]] = {}
+    useful = [state for state in accepts if state not in inside]
+    for state in range(len(edges)):
+        if state in inside:
+            continue
+        for target in {target for _, _, target in edges[state]}:
+            if target in inside:
+                useful.append(state)  # the copy can finish from wherever it is entered
+            else:
+                reverse.setdefault(target, []).append(state)
+    found = set(useful)
+    while useful:
+        for source in reverse.get(useful.pop(), ()):
+            if source not in found:
+                found.add(source)
+                useful.append(source)
+    if 0 not in found:
+        return Machine(((),), 0, frozenset())
+    number = {state: size + index for index, state in enumerate(sorted(found))}
+    number.update(zip(inside, range(size), strict=True))
+    rows = _rows_within_any_char(machine) + tuple(
+        tuple(_merged((low, high, number[target]) for low, high, target in edges[state] if target in number))
+        for state in sorted(found)
+    )
+    product = Machine(rows, number[0], frozenset(machine.accepts) | {number[state] for state in accepts if state in found})
+    keep_distances_after_copy(product, machine)
+    return product
+
+
+def _rows_within_any_char(machine: Machine) -> tuple[tuple[Edge, ...], ...]:
+    """The machine's rows cut to ANY_CHAR, kept on it (a format's machine is copied into
+    product after product)."""
+    kept = machine.__dict__
+    found: tuple[tuple[Edge, ...], ...] | None = kept.get(_ROWS_WITHIN_ANY_CHAR)
+    if found is None:
+        found = kept[_ROWS_WITHIN_ANY_CHAR] = tuple(
+            row if isinstance(row, tuple) else tuple(row) for row in map(_within_any_char, machine.edges)
+        )
+    return found
+
+
+_ROWS_WITHIN_ANY_CHAR = "_rows_within_any_char"  # where a machine keeps them (frozen: written to __dict__)
 
 
 def _within_any_char(row: tuple[Edge, ...]) -> tuple[Edge, ...] | list[Edge]:

@@ -283,6 +283,46 @@ def keep_distances_near_acceptance(node: Machine, unaccepted: Iterable[int]) -> 
     return True
 
 
+def machine_distances(node: Machine) -> list[int | None]:
+    """The fewest bytes from each of the machine's states to acceptance (None: it cannot
+    finish from there), kept on the node."""
+    return ShortestMatch.machine(node)
+
+
+def keep_distances_after_copy(node: Machine, copied: Machine) -> None:
+    """Keep on `node`, a product whose first states are `copied`'s own (the same rows, leading
+    nowhere else) and whose others lead into them or among themselves, the fewest bytes from
+    each state to acceptance: the copy's are `copied`'s, and a search from them, on the
+    others' reversed edges, finds the rest (entering the copy costs the edge and its state's)."""
+    own = machine_distances(copied)
+    size = len(own)
+    distance: list[int | None] = [*own, *([None] * (len(node.edges) - size))]
+    reverse: dict[int, list[tuple[int, int]]] = {}
+    queue: list[tuple[int, int]] = [(0, state) for state in node.accepts if state >= size]
+    for source in range(size, len(node.edges)):
+        cheapest: dict[int, int] = {}
+        for low, high, target in node.edges[source]:
+            cost = _edge_bytes(low, high)
+            if cost is not None and cost < cheapest.get(target, cost + 1):
+                cheapest[target] = cost
+        for target, cost in cheapest.items():
+            entered = own[target] if target < size else None
+            if entered is not None:
+                queue.append((cost + entered, source))
+            elif target >= size:
+                reverse.setdefault(target, []).append((source, cost))
+    heapq.heapify(queue)
+    while queue:
+        cost, state = heapq.heappop(queue)
+        if distance[state] is not None:
+            continue
+        distance[state] = cost
+        for source, step in reverse.get(state, ()):
+            if distance[source] is None:
+                heapq.heappush(queue, (cost + step, source))
+    node.__dict__[_DISTANCES] = distance
+
+
 def _machine_distances(node: Machine) -> list[int | None]:
     """Fewest bytes from each machine state to an accepting one (Dijkstra on reversed edges)."""
     reverse: list[list[tuple[int, int]]] = [[] for _ in node.edges]

@@ -50,6 +50,7 @@ class Compilation:
         self.reaches: dict[int, tuple[SchemaNode, frozenset[str]]] = {}
         self.memo: dict[Hashable, tuple[object, Node]] = {}
         self.strings: dict[Hashable, Node] = {}  # string trees by their keywords' contents
+        self.numbers: dict[Hashable, Node] = {}  # integer and number trees by their keywords' contents
         self.resolutions: dict[Hashable, tuple[Sub, Resolved, list[Reference]]] = {}
         self.dialect = Dialect(document.draft4, "dependentRequired" in document.asserting)
         self._root_validator: Validator | None = None

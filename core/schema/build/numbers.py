@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
@@ -64,16 +64,32 @@ def integer_tree(build: Build, node: SchemaNode) -> Node:
         raise SchemaError(f"`not` at {node.pointer or '/'} excludes every integer the schema allows")
     banned = [json.dumps(int(value)) for value in node.excluded if _is_whole(value)]
     fractions = whole_floats_are_integers(build.document)
-    tree = _relaxed(build, number, lambda current: integer_values(current, node.pointer, fractions, banned))
+    key = ("integer", bounds(number), _typed(number.multiple_of), fractions, tuple(banned))
+    tree = _kept(
+        build, key, lambda: _relaxed(build, number, lambda current: integer_values(current, node.pointer, fractions, banned))
+    )
     return seq(mark(ValueLabel(node.pointer, "integer", node.grounded)), tree)  # where grounding holds it
 
 
 def number_tree(build: Build, node: SchemaNode) -> Node:
     """The numbers `node` allows (excluded numbers are refused before this is called)."""
     number = node.number or NumberNode(node.pointer, frozenset())
-    tree = _relaxed(
-        build, number, lambda current: number_values(current, node.pointer, lambda value: bool(build.accepts(node, value)))
+    asked: list[Any] = []  # the values the validator was asked of: a tree listing them is this node's own
+
+    def accepts(value: Any) -> bool:
+        asked.append(value)
+        return bool(build.accepts(node, value))
+
+    key = ("number", bounds(number), _typed(number.multiple_of), number.fraction)
+    return seq(
+        mark(ValueLabel(node.pointer, "number", node.grounded)),  # where grounding holds it
+        _kept(build, key, lambda: _numbers(build, node, number, accepts), keep=lambda: not asked),
     )
+
+
+def _numbers(build: Build, node: SchemaNode, number: NumberNode, accepts: Accepts) -> Node:
+    """number_tree's values, without the mark."""
+    tree = _relaxed(build, number, lambda current: number_values(current, node.pointer, accepts))
     if number.fraction:
         whole_multiples = number.multiple_of is not None and not float(number.multiple_of).is_integer()
         try:
@@ -85,7 +101,25 @@ def number_tree(build: Build, node: SchemaNode) -> Node:
             # left that is no integer, though the schema allows some. Refused by name.
             reason = "numbers that are no integer beside a fractional multipleOf (written as its whole multiples)"
             build.refuse("not", node.pointer, reason)
-    return seq(mark(ValueLabel(node.pointer, "number", node.grounded)), tree)  # where grounding holds it
+    return tree
+
+
+def _kept(build: Build, key: Hashable, make: Callable[[], Node], keep: Callable[[], bool] = lambda: True) -> Node:
+    """`make()`, memoised by `key` (the contents of a number's keywords: a bound or multipleOf
+    written in many places costs one automaton), unless it refused a keyword (so each place
+    lists its own refusals) or `keep()` says the tree is this place's own."""
+    found = build.numbers.get(key)
+    if found is None:
+        refusals = len(build.document.refusals.found)
+        found = make()
+        if len(build.document.refusals.found) == refusals and keep():
+            build.numbers[key] = found
+    return found
+
+
+def _typed(value: int | float | None) -> tuple[str, int | float | None]:
+    """A keyword's number with its type: 12 and 12.0 may be read apart (1 == 1.0 as keys)."""
+    return type(value).__name__, value
 
 
 # Numbers that are no integer, written without exponent: a nonzero digit after the point.

@@ -21,12 +21,13 @@ from ..work_limits import Floor, Fuel
 
 class Build(Protocol):
     """One compilation as its builders see it: the document's nodes, the work counted, the
-    floors measured, string trees shared by their keywords, and the calls that build subschemas."""
+    floors measured, string and number trees shared by their keywords, and the calls that build subschemas."""
 
     document: SchemaDocument
     fuel: Fuel
     floor: Floor
     strings: dict[Hashable, Node]  # string trees by their keywords' contents
+    numbers: dict[Hashable, Node]  # integer and number trees by their keywords' contents
 
     def refuse(self, keyword: str, pointer: str, reason: str = "") -> None:
         """Refuse `keyword` written at `pointer` (its own pointer); returns when lenient."""

@@ -1,0 +1,62 @@
+"""Integer and number trees are built once per compilation for each content of their keywords
+(a bound or multipleOf written in many places: one automaton), each place keeping its own
+grounding mark, its own refusals, and its own verdicts where the validator chose the values."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from gguf_extract.core.index.compiled import SchemaAutomaton, compile_automaton
+from gguf_extract.core.schema.read.validation import validator_for_schema
+
+CENTS = {"type": "number", "minimum": 0, "multipleOf": 0.01}
+DOZENS = {"type": "integer", "minimum": 0, "multipleOf": 12}
+
+
+def accepts(automaton: SchemaAutomaton, value: Any) -> bool:
+    dfa = automaton.dfa
+    return dfa.is_accepting(dfa.walk(dfa.start, json.dumps(value).encode()))
+
+
+def test_a_numbers_keywords_written_in_many_places_are_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gguf_extract.core.schema.build.numbers as numbers
+
+    calls: list[tuple[Any, ...]] = []
+    original = numbers.integer_values
+
+    def counted(*args: Any, **keywords: Any) -> Any:
+        calls.append(args)
+        return original(*args, **keywords)
+
+    monkeypatch.setattr(numbers, "integer_values", counted)
+    properties = {f"price{i}": CENTS for i in range(6)} | {f"box{i}": DOZENS for i in range(6)}
+    properties["late"] = {"type": "integer", "minimum": 5, "multipleOf": 12}  # other keywords: its own tree
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    automaton = compile_automaton(schema)
+    assert len(calls) == 3  # the cents (written as whole multiples), the dozens, the late ones
+    validator = validator_for_schema(schema)
+    for name, value in [("price0", 3), ("price5", -2), ("box0", 0), ("box4", 24), ("late", 0), ("late", 12), ("box2", 13)]:
+        document = {name: value}
+        assert accepts(automaton, document) is validator.is_valid(document), document
+
+
+def test_each_place_of_a_shared_number_refuses_its_own_keyword() -> None:
+    # A multipleOf no automaton holds exactly, written twice: relaxed at each place, by its pointer.
+    third = {"type": "number", "multipleOf": 0.3}
+    automaton = compile_automaton({"type": "object", "properties": {"a": third, "b": third}}, lenient=True)
+    assert sorted(refusal.pointer for refusal in automaton.relaxed) == ["/properties/a/multipleOf", "/properties/b/multipleOf"]
+
+
+def test_decimals_the_validator_chose_for_a_place_stay_that_places_own() -> None:
+    # No whole number lies within these bounds: the multiples listed are those the validator
+    # accepts for the node at hand; the same bounds in two places each list and check their own.
+    tenths = {"type": "number", "minimum": 0.1, "maximum": 0.5, "multipleOf": 0.1}
+    schema = {"type": "object", "properties": {"a": tenths, "b": tenths}, "required": ["a", "b"], "additionalProperties": False}
+    automaton = compile_automaton(schema)
+    validator = validator_for_schema(schema)
+    for a, b in [(0.1, 0.2), (0.3, 0.5), (0.4, 0.25), (0.6, 0.1)]:
+        document = {"a": a, "b": b}
+        assert accepts(automaton, document) is validator.is_valid(document), document
