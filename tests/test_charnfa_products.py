@@ -16,6 +16,7 @@ import pytest
 from gguf_extract.core.automaton.charnfa import (
     AutomatonTooLarge,
     bounded_lengths,
+    built_states,
     counted,
     intersect,
     length_machine,
@@ -165,6 +166,30 @@ def test_a_pattern_open_at_its_end_is_read_as_a_prefix() -> None:
     assert _same_strings(fast, _paired(words, prefix))
     assert all(_matches(fast, text) for text in ["abc", "abd\U0001f600", "abz", "abzz"])
     assert not any(_matches(fast, text) for text in ["b", "ab", "a", "ab0", "abc\U0001f600"])
+
+
+@pytest.mark.parametrize(("low", "high"), [(3, 3), (2, 5), (4, None), (0, 40), (30, None)])
+def test_a_products_copy_never_entered_is_neither_counted_nor_bounded(low: int, high: int | None) -> None:
+    """The copy in a product keeps every state of the machine copied (its rows are the
+    machine's own): they cost no compile work, and the states never entered go before a length
+    bound is read (a count's table is per state); the strings are the textbook product's."""
+    words = machine_from_tree(
+        alt(
+            lit("abc"),
+            seq(lit("xy"), Repeat(Chars(((0x30, 0x39),)), 0, None)),
+            seq(lit("ab"), Repeat(Chars(((0x61, 0x7A),)), 1, None)),
+        )
+    )
+    prefix = machine_from_tree(seq(lit("ab"), Repeat(Chars(ANY_CHAR), 0, None)))
+    product, textbook = intersect(words, prefix), _paired(words, prefix)
+    assert built_states(product) < len(product.edges) and _same_strings(product, textbook)
+    bounded, expected = (bounded_lengths(machine, low, high) for machine in (product, textbook))
+    machines = [
+        body if isinstance(body, Machine) else within_lengths(body.machine, body.low, body.high) for body in (bounded, expected)
+    ]
+    assert _same_strings(*machines)
+    sizes = [len(body.edges if isinstance(body, Machine) else body.machine.edges) for body in (bounded, expected)]
+    assert sizes[0] == sizes[1]  # as many states as the textbook product's bound: none never entered
 
 
 def test_excluding_machine_accepts_every_other_string() -> None:

@@ -11,12 +11,11 @@ node (the byte layer adds JSON escaping). Sizes are bounded: a product that woul
 from __future__ import annotations
 
 import itertools
-from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from .excluded_words import ANY_CHAR
 from .measure import counted_cells, keep_distances_after_copy, machine_distances
-from .overlaps import row_index
+from .product_pairs import finished_pairs, merged_row, product_pairs
 from .regex import Alt, Chars, Counted, Lit, Machine, Node, Repeat, Seq, Text
 
 MACHINE_STATE_LIMIT = 40_000
@@ -159,46 +158,11 @@ def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_
     `^https?://` then anything), the product goes on as the other machine alone: that machine
     is copied whole, once, rather than paired state by state (a uri's machine of thousands of
     states meets such patterns in schema after schema)."""
-    open_ends = (_open_ends(first), _open_ends(second))
     machines = (first, second)
-    bases: dict[int, int] = {}  # by side (0: first), where its copy's states begin
-    ids = {(first.start, second.start): 0}
-    pairs = [(first.start, second.start)]
-    edges: list[list[Edge]] = []
-    queue = deque([0])
-
-    def copy_of(side: int, state: int) -> int:
-        """The product's state copying `state` of machines[side] (its copy made on first need)."""
-        base = bases.get(side)
-        if base is None:
-            base = bases[side] = len(pairs)
-            pairs.extend((_COPY, _COPY) for _ in machines[side].edges)
-            if len(pairs) > state_limit:
-                raise AutomatonTooLarge(state_limit)
-        return base + state
-
-    index = row_index(second)
-    while queue:
-        pair_id = queue.popleft()
-        left, right = pairs[pair_id]
-        row: list[Edge] = []
-        row_a = first.edges[left]
-        for low, high, target_a, target_b in index.overlaps(row_a, right):
-            if target_b in open_ends[1] or target_a in open_ends[0]:
-                row.append((low, high, copy_of(0, target_a) if target_b in open_ends[1] else copy_of(1, target_b)))
-                continue
-            key = (target_a, target_b)
-            target = ids.get(key)
-            if target is None:
-                if len(pairs) >= state_limit:
-                    raise AutomatonTooLarge(state_limit)
-                target = ids[key] = len(pairs)
-                pairs.append(key)
-                queue.append(target)
-            row.append((low, high, target))
-        edges.extend([] for _ in range(pair_id + 1 - len(edges)))
-        edges[pair_id] = row
-    edges.extend([] for _ in range(len(pairs) - len(edges)))
+    found = product_pairs(first, second, (_open_ends(first), _open_ends(second)), state_limit)
+    if found is None:
+        raise AutomatonTooLarge(state_limit)
+    edges, pairs, bases = found
     accepts = {i for i, (a, b) in enumerate(pairs) if a in first.accepts and b in second.accepts}
     if len(bases) == 1:
         ((side, base),) = bases.items()
@@ -221,34 +185,24 @@ def _after_copy(edges: list[list[Edge]], accepts: set[int], machine: Machine, ba
     thousands of states and tens of thousands of edges), and its distances are the machine's
     own, kept on it: only the pairs' are searched (see keep_distances_after_copy)."""
     size = len(machine.edges)
-    inside = range(base, base + size)
-    reverse: dict[int, list[int]] = {}
-    useful = [state for state in accepts if state not in inside]
-    for state in range(len(edges)):
-        if state in inside:
-            continue
-        for target in {target for _, _, target in edges[state]}:
-            if target in inside:
-                useful.append(state)  # the copy can finish from wherever it is entered
-            else:
-                reverse.setdefault(target, []).append(state)
-    found = set(useful)
-    while useful:
-        for source in reverse.get(useful.pop(), ()):
-            if source not in found:
-                found.add(source)
-                useful.append(source)
-    if 0 not in found:
+    found = finished_pairs(edges, accepts, base, size)
+    if found is None:
         return Machine(((),), 0, frozenset())
-    number = {state: size + index for index, state in enumerate(sorted(found))}
-    number.update(zip(inside, range(size), strict=True))
-    rows = _rows_within_any_char(machine) + tuple(
-        tuple(_merged((low, high, number[target]) for low, high, target in edges[state] if target in number))
-        for state in sorted(found)
-    )
-    product = Machine(rows, number[0], frozenset(machine.accepts) | {number[state] for state in accepts if state in found})
+    rows, start, accepting = found
+    product = Machine(_rows_within_any_char(machine) + rows, start, frozenset(machine.accepts).union(accepting))
     keep_distances_after_copy(product, machine)
+    product.__dict__[_COPIED_STATES] = size
     return product
+
+
+def built_states(machine: Machine) -> int:
+    """The states building `machine` made: a product's copy of a machine is that machine's own
+    rows, made once, and states of it the product never enters cost nothing."""
+    copied: int = machine.__dict__.get(_COPIED_STATES, 0)
+    return len(machine.edges) - copied
+
+
+_COPIED_STATES = "_copied_states"  # how many of a product's first states are a copied machine's
 
 
 def _rows_within_any_char(machine: Machine) -> tuple[tuple[Edge, ...], ...]:
@@ -271,10 +225,6 @@ def _within_any_char(row: tuple[Edge, ...]) -> tuple[Edge, ...] | list[Edge]:
     if all(high < 0xD800 or low > 0xDFFF for low, high, _ in row):
         return row
     return _without_surrogates(row)
-
-
-# In intersect's product, what stands for a state copied from one machine (no pair).
-_COPY = -1
 
 
 def _open_ends(machine: Machine) -> frozenset[int]:
@@ -304,6 +254,8 @@ COUNTED_CELLS = 2_000_000
 def bounded_lengths(machine: Machine, low: int, high: int | None) -> Machine | Counted:
     """The strings of `machine` with `low` to `high` characters: within_lengths' product where
     it is small, or too large to measure; counted as read (Counted) in between."""
+    if _COPIED_STATES in machine.__dict__:  # a count's work is per state: a copy's never entered go first
+        machine = _trimmed(list(machine.edges), machine.start, set(machine.accepts), merged=[range(len(machine.edges))])
     size = len(machine.edges)
     if size * ((low if high is None else high) + 1) <= COUNTED_PAIRS or counted_cells(low, high, size) > COUNTED_CELLS:
         return within_lengths(machine, low, high)
@@ -364,7 +316,7 @@ def is_empty(machine: Machine) -> bool:
 
 
 def _trimmed(
-    edges: list[list[Edge]], start: int, accepts: set[int], reached: bool = False, merged: Iterable[range] = ()
+    edges: Sequence[Sequence[Edge]], start: int, accepts: set[int], reached: bool = False, merged: Iterable[range] = ()
 ) -> Machine:
     """Keep the states reachable from `start` that can still reach acceptance, renumbered.
     `reached`: every state is known to be reachable (a product, built by walking from `start`);
@@ -389,13 +341,13 @@ def _trimmed(
     rows = tuple(
         tuple((low, high, number[t]) for low, high, t in edges[s] if t in useful)  # (merged rows stay merged without an edge)
         if s in as_they_are
-        else tuple(_merged((low, high, number[t]) for low, high, t in edges[s] if t in useful))
+        else tuple(merged_row((low, high, number[t]) for low, high, t in edges[s] if t in useful))
         for s in order
     )
     return Machine(rows, 0, frozenset(number[s] for s in accepts if s in useful))
 
 
-def _reachable(edges: list[list[Edge]], start: int) -> set[int]:
+def _reachable(edges: Sequence[Sequence[Edge]], start: int) -> set[int]:
     seen = {start}
     stack = [start]
     while stack:
@@ -404,27 +356,6 @@ def _reachable(edges: list[list[Edge]], start: int) -> set[int]:
                 seen.add(target)
                 stack.append(target)
     return seen
-
-
-def _merged(edges: Iterable[Edge]) -> list[Edge]:
-    """Edges sorted, duplicates dropped and adjacent ranges to one target joined."""
-    ordered = sorted(edges)
-    for previous, edge in itertools.pairwise(ordered):  # most rows have nothing to join: looked for first
-        if edge[2] == previous[2] and previous[1] + 1 >= edge[0]:
-            break
-    else:
-        return ordered
-    out = [ordered[0]]
-    first, last, joined = ordered[0]
-    for edge in ordered:  # sorted: an edge never starts before the one it may join
-        low, high, target = edge
-        if target == joined and last + 1 >= low:  # (a duplicate too)
-            last = max(last, high)
-            out[-1] = (first, last, target)
-        else:
-            out.append(edge)
-            first, last, joined = edge
-    return out
 
 
 def complement(machine: Machine, alphabet: tuple[tuple[int, int], ...], state_limit: int = MACHINE_STATE_LIMIT) -> Machine:

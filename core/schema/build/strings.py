@@ -13,7 +13,7 @@ from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
 
-from ...automaton.charnfa import AutomatonTooLarge, bounded_lengths, intersect, is_empty, machine_from_tree
+from ...automaton.charnfa import AutomatonTooLarge, bounded_lengths, built_states, intersect, is_empty, machine_from_tree
 from ...automaton.excluded_words import excluding_machine
 from ...automaton.measure import counted_cells, shortest_generated
 from ...automaton.regex import Counted, Machine, Node, Seq, TextLabel, ValueLabel, length_range, mark, seq
@@ -244,7 +244,7 @@ def _string_machine(build: Build, string: StringNode, bodies: list[Node], low: i
         # work per 64 of its cells, so that a schema's tables stay within megabytes (a
         # product's states were each paid for).
         if isinstance(body, Machine):
-            build.fuel.burn(string.pointer, "state", len(body.edges))
+            build.fuel.burn(string.pointer, "state", built_states(body))
         else:
             states = len(body.machine.edges)
             build.fuel.burn(string.pointer, "state", states + counted_cells(body.low, body.high, states) // 64)

@@ -1,0 +1,12 @@
+def product_pairs(
+    first_edges: tuple[tuple[tuple[int, int, int], ...], ...],
+    first_start: int,
+    second_edges: tuple[tuple[tuple[int, int, int], ...], ...],
+    second_start: int,
+    first_open: frozenset[int],
+    second_open: frozenset[int],
+    limit: int,
+) -> tuple[list[list[tuple[int, int, int]]], list[tuple[int, int]], dict[int, int]] | None: ...
+def finished_pairs(
+    rows: list[list[tuple[int, int, int]]], accepts: set[int], base: int, size: int
+) -> tuple[tuple[tuple[tuple[int, int, int], ...], ...], int, list[int]] | None: ...
