@@ -10,7 +10,7 @@ import pytest
 from test_charnfa_products import _tree
 
 from gguf_extract.core.automaton import product_pairs as product_module
-from gguf_extract.core.automaton.charnfa import AutomatonTooLarge, _open_ends, intersect, machine_from_tree
+from gguf_extract.core.automaton.charnfa import AutomatonTooLarge, _open_ends, _trimmed, intersect, machine_from_tree
 from gguf_extract.core.automaton.excluded_words import ANY_CHAR
 from gguf_extract.core.automaton.regex import Chars, Machine, Repeat, seq
 from gguf_extract.core.schema.lexical.format_machines import format_machine
@@ -49,6 +49,26 @@ def _machine(first: Machine, second: Machine, monkeypatch: pytest.MonkeyPatch, i
         except AutomatonTooLarge:
             return "too large"
     return found.edges, found.start, found.accepts
+
+
+@pytest.mark.parametrize("seed", range(200))
+@pytest.mark.parametrize("in_c", [True, False])
+def test_pairs_alone_are_kept_as_trimming_keeps_them(seed: int, in_c: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No open end: the pairs that can finish, numbered in order, rows sorted and joined, as the
+    # general trimming of a machine keeps them.
+    rng = random.Random(seed)
+    first, second = machine_from_tree(_tree(rng)), machine_from_tree(_tree(rng))
+    if not in_c:
+        monkeypatch.setattr(product_module, "_product", None)
+    found = product_module.product_pairs(first, second, (frozenset(), frozenset()), 40_000)
+    assert found is not None
+    edges, pairs, _ = found
+    accepts = {i for i, (a, b) in enumerate(pairs) if a in first.accepts and b in second.accepts}
+    expected = _trimmed(edges, 0, accepts)
+    if _open_ends(first) or _open_ends(second):
+        return  # intersect would copy
+    product = intersect(first, second)
+    assert (product.edges, product.start, product.accepts) == (expected.edges, expected.start, expected.accepts)
 
 
 @pytest.mark.parametrize("pattern", ["^https?://", "^https?://.*/.+", "^[a-z]+:[^ ]*\\.(gif|jpg)$"])

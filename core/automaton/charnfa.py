@@ -164,6 +164,9 @@ def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_
         raise AutomatonTooLarge(state_limit)
     edges, pairs, bases = found
     accepts = {i for i, (a, b) in enumerate(pairs) if a in first.accepts and b in second.accepts}
+    if not bases:  # pairs alone, each reached: those that can finish, as _trimmed keeps them
+        kept = finished_pairs(edges, accepts, len(edges), 0)
+        return Machine(((),), 0, frozenset()) if kept is None else Machine(kept[0], kept[1], frozenset(kept[2]))
     if len(bases) == 1:
         ((side, base),) = bases.items()
         if all(distance is not None for distance in machine_distances(machines[side])):
