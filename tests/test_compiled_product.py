@@ -9,6 +9,7 @@ import random
 import pytest
 from test_charnfa_products import _tree
 
+from gguf_extract.core.automaton import measure as measure_module
 from gguf_extract.core.automaton import product_pairs as product_module
 from gguf_extract.core.automaton.charnfa import AutomatonTooLarge, _open_ends, _trimmed, intersect, machine_from_tree
 from gguf_extract.core.automaton.excluded_words import ANY_CHAR
@@ -71,6 +72,26 @@ def test_pairs_alone_are_kept_as_trimming_keeps_them(seed: int, in_c: bool, monk
     assert (product.edges, product.start, product.accepts) == (expected.edges, expected.start, expected.accepts)
 
 
+@pytest.mark.parametrize("seed", range(200))
+def test_distances_are_the_same_with_either_build(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every state's fewest bytes to acceptance, of a machine and of a product after a copy (the
+    # copy's read from its machine, the pairs' searched): C and Python alike, state by state.
+    rng = random.Random(seed)
+    anything = Repeat(Chars(rng.choice([ANY_CHAR, ((0x0, 0x10FFFF),)])), 0, None)
+    first, second = (machine_from_tree(seq(_tree(rng), anything) if rng.random() < 0.6 else _tree(rng)) for _ in range(2))
+    found = []
+    for in_c in (True, False):
+        with monkeypatch.context() as patched:
+            if not in_c:
+                patched.setattr(measure_module, "_product", None)
+                patched.setattr(product_module, "_product", None)
+            product = intersect(first, second)
+            plain = Machine(product.edges, product.start, product.accepts)  # nothing kept on it
+            found.append((measure_module.machine_distances(product), measure_module.machine_distances(plain)))
+    assert found[0] == found[1]
+    assert found[0][0] == found[0][1]
+
+
 @pytest.mark.parametrize("pattern", ["^https?://", "^https?://.*/.+", "^[a-z]+:[^ ]*\\.(gif|jpg)$"])
 def test_a_formats_products_are_the_same_with_either_build(pattern: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from gguf_extract.core.schema.lexical.pattern import pattern_tree
@@ -120,3 +141,20 @@ def test_bad_machines_are_refused_with_an_error(edges: object) -> None:
         compiled_product.product_pairs(good, 0, edges, 0, frozenset(), frozenset(), 100)
     with pytest.raises(ValueError):
         compiled_product.product_pairs(good, 3, good, 0, frozenset(), frozenset(), 100)
+
+
+def test_bad_distance_questions_are_refused_with_an_error() -> None:
+    good = (((0x61, 0x61, 1),), ())
+
+    def failing(low: int, high: int) -> int | None:
+        raise RuntimeError("no cost")
+
+    assert compiled_product.fewest_bytes(good, {1}, lambda low, high: 1, 0, []) == [1, 0]
+    with pytest.raises(ValueError):
+        compiled_product.fewest_bytes(good, {1}, lambda low, high: 1, 1, [])  # one state known, none given
+    with pytest.raises(ValueError):
+        compiled_product.fewest_bytes((((0x61, 0x61, 7),), ()), {1}, lambda low, high: 1, 0, [])
+    with pytest.raises(TypeError):
+        compiled_product.fewest_bytes(([(0x61, 0x61, 1)], ()), {1}, lambda low, high: 1, 0, [])  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError):
+        compiled_product.fewest_bytes(good, {1}, failing, 0, [])

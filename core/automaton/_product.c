@@ -540,6 +540,269 @@ done:
     return result;
 }
 
+/* -- the fewest bytes from each state to acceptance ------------------------------------ */
+
+typedef struct {
+    int64_t cost;
+    int32_t state;
+} Entry;
+
+typedef struct {
+    Entry *items;
+    Py_ssize_t size, capacity;
+} Heap;
+
+static int heap_push(Heap *heap, int64_t cost, int32_t state) {
+    if (heap->size == heap->capacity) {
+        Py_ssize_t capacity = heap->capacity ? 2 * heap->capacity : 256;
+        Entry *grown = PyMem_Realloc(heap->items, (size_t)capacity * sizeof(Entry));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        heap->items = grown;
+        heap->capacity = capacity;
+    }
+    Py_ssize_t at = heap->size++;
+    while (at > 0) {
+        Py_ssize_t parent = (at - 1) / 2;
+        if (heap->items[parent].cost <= cost) {
+            break;
+        }
+        heap->items[at] = heap->items[parent];
+        at = parent;
+    }
+    heap->items[at].cost = cost;
+    heap->items[at].state = state;
+    return 0;
+}
+
+static Entry heap_pop(Heap *heap) {
+    Entry top = heap->items[0], last = heap->items[--heap->size];
+    Py_ssize_t at = 0;
+    for (;;) {
+        Py_ssize_t child = 2 * at + 1;
+        if (child >= heap->size) {
+            break;
+        }
+        if (child + 1 < heap->size && heap->items[child + 1].cost < heap->items[child].cost) {
+            child++;
+        }
+        if (heap->items[child].cost >= last.cost) {
+            break;
+        }
+        heap->items[at] = heap->items[child];
+        at = child;
+    }
+    if (heap->size > 0) {
+        heap->items[at] = last;
+    }
+    return top;
+}
+
+/* The cost of an edge's characters, asked of `cost_of` once per range (a machine repeats the
+same few ranges on edge after edge): -1 where no character of it can be written. */
+typedef struct {
+    uint64_t *keys;
+    int32_t *values;
+    size_t capacity, size;
+    PyObject *cost_of;
+} Costs;
+
+static int costs_get(Costs *costs, int32_t low, int32_t high, int32_t *out) {
+    uint64_t key = (((uint64_t)(uint32_t)low << 32) | (uint64_t)(uint32_t)high) + 1;
+    Table view = {costs->keys, costs->values, costs->capacity, costs->size};
+    size_t slot = table_slot(&view, key);
+    if (costs->keys[slot] == key) {
+        *out = costs->values[slot];
+        return 0;
+    }
+    PyObject *found = PyObject_CallFunction(costs->cost_of, "ii", low, high);
+    if (found == NULL) {
+        return -1;
+    }
+    int32_t value = -1;
+    if (found != Py_None) {
+        long number = PyLong_AsLong(found);
+        if (number == -1 && PyErr_Occurred()) {
+            Py_DECREF(found);
+            return -1;
+        }
+        value = (int32_t)number;
+    }
+    Py_DECREF(found);
+    costs->keys[slot] = key;
+    costs->values[slot] = value;
+    *out = value;
+    if (++costs->size * 2 > costs->capacity) {
+        view.keys = costs->keys;
+        view.values = costs->values;
+        view.size = costs->size;
+        if (table_grow(&view)) {
+            return -1;
+        }
+        costs->keys = view.keys;
+        costs->values = view.values;
+        costs->capacity = view.capacity;
+    }
+    return 0;
+}
+
+static PyObject *fewest_bytes(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *edges, *accepts, *cost_of, *known;
+    Py_ssize_t first;
+    if (!PyArg_ParseTuple(args, "O!OOnO", &PyTuple_Type, &edges, &accepts, &cost_of, &first, &known)) {
+        return NULL;
+    }
+    Py_ssize_t states = PyTuple_GET_SIZE(edges);
+    if (first < 0 || first > states || (first > 0 && (!PyList_Check(known) || PyList_GET_SIZE(known) != first))) {
+        PyErr_SetString(PyExc_ValueError, "the known distances must be a list of the first states'");
+        return NULL;
+    }
+    int64_t *distance = PyMem_Malloc((size_t)(states ? states : 1) * sizeof(int64_t));
+    Py_ssize_t *reverse_offsets = PyMem_Calloc((size_t)states + 1, sizeof(Py_ssize_t));
+    Py_ssize_t total = 0;
+    for (Py_ssize_t state = first; state < states; state++) {
+        PyObject *row = PyTuple_GET_ITEM(edges, state);
+        if (!PyTuple_Check(row)) {
+            PyMem_Free(distance);
+            PyMem_Free(reverse_offsets);
+            PyErr_SetString(PyExc_TypeError, "a machine's row must be a tuple");
+            return NULL;
+        }
+        total += PyTuple_GET_SIZE(row);
+    }
+    int32_t *sources = PyMem_Malloc((size_t)(total ? total : 1) * sizeof(int32_t));
+    int32_t *steps = PyMem_Malloc((size_t)(total ? total : 1) * sizeof(int32_t));
+    int32_t *edge_target = PyMem_Malloc((size_t)(total ? total : 1) * sizeof(int32_t));
+    int32_t *edge_cost = PyMem_Malloc((size_t)(total ? total : 1) * sizeof(int32_t));
+    int32_t *edge_source = PyMem_Malloc((size_t)(total ? total : 1) * sizeof(int32_t));
+    Costs costs = {PyMem_Calloc(256, sizeof(uint64_t)), PyMem_Malloc(256 * sizeof(int32_t)), 256, 0, cost_of};
+    Heap heap = {NULL, 0, 0};
+    PyObject *result = NULL;
+    if (!distance || !reverse_offsets || !sources || !steps || !edge_target || !edge_cost || !edge_source || !costs.keys ||
+        !costs.values) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t state = 0; state < states; state++) {
+        distance[state] = -1;
+    }
+    for (Py_ssize_t state = 0; state < first; state++) {
+        PyObject *value = PyList_GET_ITEM(known, state);
+        if (value != Py_None) {
+            distance[state] = PyLong_AsLongLong(value);
+            if (distance[state] == -1 && PyErr_Occurred()) {
+                goto done;
+            }
+        }
+    }
+    /* Every edge of the states searched, with its cost; those into a known state seed the
+    search with what entering it costs, the others are kept reversed. */
+    Py_ssize_t at = 0;
+    for (Py_ssize_t state = first; state < states; state++) {
+        PyObject *row = PyTuple_GET_ITEM(edges, state);
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(row); i++) {
+            PyObject *edge = PyTuple_GET_ITEM(row, i);
+            int32_t low, high, target, cost;
+            if (!PyTuple_Check(edge) || PyTuple_GET_SIZE(edge) != 3) {
+                PyErr_SetString(PyExc_TypeError, "an edge must be a (low, high, target) tuple");
+                goto done;
+            }
+            if (int_item(edge, 0, &low) || int_item(edge, 1, &high) || int_item(edge, 2, &target)) {
+                goto done;
+            }
+            if (target < 0 || target >= states) {
+                PyErr_SetString(PyExc_ValueError, "an edge leads to no state of its machine");
+                goto done;
+            }
+            if (costs_get(&costs, low, high, &cost)) {
+                goto done;
+            }
+            if (cost < 0) {
+                continue;
+            }
+            if (target < first) {
+                if (distance[target] >= 0 && heap_push(&heap, distance[target] + cost, (int32_t)state)) {
+                    goto done;
+                }
+                continue;
+            }
+            edge_source[at] = (int32_t)state;
+            edge_target[at] = target;
+            edge_cost[at++] = cost;
+            reverse_offsets[target + 1]++;
+        }
+    }
+    for (Py_ssize_t state = 0; state < states; state++) {
+        reverse_offsets[state + 1] += reverse_offsets[state];
+    }
+    for (Py_ssize_t i = 0; i < at; i++) { /* placed by target, kept in the order met */
+        Py_ssize_t slot = reverse_offsets[edge_target[i]]++;
+        sources[slot] = edge_source[i];
+        steps[slot] = edge_cost[i];
+    }
+    for (Py_ssize_t state = states; state > 0; state--) {
+        reverse_offsets[state] = reverse_offsets[state - 1];
+    }
+    reverse_offsets[0] = 0;
+    PyObject *iterator = PyObject_GetIter(accepts);
+    if (iterator == NULL) {
+        goto done;
+    }
+    PyObject *item;
+    while ((item = PyIter_Next(iterator)) != NULL) {
+        Py_ssize_t state = PyLong_AsSsize_t(item);
+        Py_DECREF(item);
+        if (state == -1 && PyErr_Occurred()) {
+            break;
+        }
+        if (state >= first && state < states && heap_push(&heap, 0, (int32_t)state)) {
+            break;
+        }
+    }
+    Py_DECREF(iterator);
+    if (PyErr_Occurred()) {
+        goto done;
+    }
+    while (heap.size > 0) {
+        Entry entry = heap_pop(&heap);
+        if (distance[entry.state] >= 0) {
+            continue;
+        }
+        distance[entry.state] = entry.cost;
+        for (Py_ssize_t i = reverse_offsets[entry.state]; i < reverse_offsets[entry.state + 1]; i++) {
+            if (distance[sources[i]] < 0 && heap_push(&heap, entry.cost + steps[i], sources[i])) {
+                goto done;
+            }
+        }
+    }
+    result = PyList_New(states);
+    if (result == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t state = 0; state < states; state++) {
+        PyObject *value = distance[state] < 0 ? Py_NewRef(Py_None) : PyLong_FromLongLong(distance[state]);
+        if (value == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, state, value);
+    }
+done:
+    PyMem_Free(distance);
+    PyMem_Free(reverse_offsets);
+    PyMem_Free(sources);
+    PyMem_Free(steps);
+    PyMem_Free(edge_target);
+    PyMem_Free(edge_cost);
+    PyMem_Free(edge_source);
+    PyMem_Free(costs.keys);
+    PyMem_Free(costs.values);
+    PyMem_Free(heap.items);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"product_pairs", product_pairs, METH_VARARGS,
      "product_pairs(first_edges, first_start, second_edges, second_start, first_open, second_open, limit)\n"
@@ -550,6 +813,11 @@ static PyMethodDef methods[] = {
      "finished_pairs(rows, accepts, base, size) -> (rows, start, accepts) or None\n\n"
      "product_pairs.finished_pairs: the rows of the pairs that can finish, renumbered after the copy's `size`\n"
      "states, sorted and joined; the start's number; the accepting pairs' numbers. None where the start cannot finish."},
+    {"fewest_bytes", fewest_bytes, METH_VARARGS,
+     "fewest_bytes(edges, accepts, cost_of, first, known) -> list\n\n"
+     "measure's distances: the fewest bytes from each state of a machine to an accepting one (None where none\n"
+     "is reached), by Dijkstra's search on reversed edges, an edge costing cost_of(low, high) (None: unusable).\n"
+     "The first `first` states' are `known` already (a copied machine's), and an edge into one costs the edge and its."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -17,6 +17,11 @@ import numpy.typing as npt
 
 from .escapes import escape_lengths, without_escaped
 from .regex import Alt, AnyOrder, Chars, Counted, Either, Lit, Machine, Node, Repeat, Seq, children
+
+try:  # compiled at install where a C compiler is found (setup.py); else the same work in Python
+    from . import _product
+except ImportError:  # pragma: no cover - an install without a compiler
+    _product = None  # type: ignore[assignment]
 from .utf8 import utf8_sequences
 
 
@@ -296,6 +301,9 @@ def keep_distances_after_copy(node: Machine, copied: Machine) -> None:
     others' reversed edges, finds the rest (entering the copy costs the edge and its state's)."""
     own = machine_distances(copied)
     size = len(own)
+    if _product is not None:
+        node.__dict__[_DISTANCES] = _product.fewest_bytes(node.edges, node.accepts, _edge_bytes, size, own)
+        return
     distance: list[int | None] = [*own, *([None] * (len(node.edges) - size))]
     reverse: dict[int, list[tuple[int, int]]] = {}
     queue: list[tuple[int, int]] = [(0, state) for state in node.accepts if state >= size]
@@ -324,7 +332,10 @@ def keep_distances_after_copy(node: Machine, copied: Machine) -> None:
 
 
 def _machine_distances(node: Machine) -> list[int | None]:
-    """Fewest bytes from each machine state to an accepting one (Dijkstra on reversed edges)."""
+    """Fewest bytes from each machine state to an accepting one (Dijkstra on reversed edges; in
+    C where setup.py built core/automaton/_product.c)."""
+    if _product is not None:
+        return _product.fewest_bytes(node.edges, node.accepts, _edge_bytes, 0, [])
     reverse: list[list[tuple[int, int]]] = [[] for _ in node.edges]
     for source, row in enumerate(node.edges):
         cheapest: dict[int, int] = {}  # by target: a row's many ranges lead to few states
