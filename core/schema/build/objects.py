@@ -4,6 +4,7 @@ propertyNames, additionalProperties)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -77,7 +78,7 @@ def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> tuple
                     f"required property {name!r} cannot have any value at {obj.pointer or '/'}", hint=_valueless_hint(obj, name)
                 )
             continue
-        key = seq(json_literal(json_text(name)), lit(": "))
+        key = member_key(name)
         try:
             members.append((seq(key, build.value(sub)), required))
             names.append((name, len(key.parts) - 1 if isinstance(key, Seq) else 1))
@@ -87,6 +88,14 @@ def _members(build: Build, obj: ObjectNode, properties: dict[str, Sub]) -> tuple
             if required:
                 raise  # an optional property past the recursion depth, or with no valid value, is not written
     return members, tuple(names)
+
+
+@functools.lru_cache(maxsize=8192)
+def member_key(name: str) -> Node:
+    """A member's name as JSON writes it and the `": "` after it, one node per name (kept: an
+    object unrolled under a recursive reference writes the same names again in every copy, and
+    schema after schema names `id` and `name`)."""
+    return seq(json_literal(json_text(name)), lit(": "))
 
 
 def _valueless_hint(obj: ObjectNode, name: str) -> str:

@@ -1,6 +1,7 @@
-"""Integer and number trees are built once per compilation for each content of their keywords
-(a bound or multipleOf written in many places: one automaton), each place keeping its own
-grounding mark, its own refusals, and its own verdicts where the validator chose the values."""
+"""Trees built once for what they are made of: integer and number trees once per compilation
+for each content of their keywords (a bound or multipleOf written in many places: one
+automaton), each place keeping its own grounding mark, its own refusals, and its own verdicts
+where the validator chose the values; a member's name and the `": "` after it once per name."""
 
 from __future__ import annotations
 
@@ -60,3 +61,21 @@ def test_decimals_the_validator_chose_for_a_place_stay_that_places_own() -> None
     for a, b in [(0.1, 0.2), (0.3, 0.5), (0.4, 0.25), (0.6, 0.1)]:
         document = {"a": a, "b": b}
         assert accepts(automaton, document) is validator.is_valid(document), document
+
+
+def test_a_members_key_is_one_node_per_name_and_reads_as_json_writes_it() -> None:
+    from gguf_extract.core.automaton.regex import Seq
+    from gguf_extract.core.schema.build.objects import member_key
+
+    assert member_key("id") is member_key("id")
+    schema = {"type": "object", "properties": {"caf\u00e9": {"type": "integer"}, "id": {"type": "integer"}}, "required": ["id"]}
+    automaton = compile_automaton({"type": "array", "items": schema})
+    for text, valid in [
+        ('[{"id": 1}]', True),
+        ('[{"caf\\u00e9": 1, "id": 2}]', True),
+        ('[{"café": 1, "id": 2}]', True),
+        ('[{"cafe": 1}]', False),
+    ]:
+        dfa = automaton.dfa
+        assert dfa.is_accepting(dfa.walk(dfa.start, text.encode())) is valid, text
+    assert isinstance(member_key("caf\u00e9"), Seq)
