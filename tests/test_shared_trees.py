@@ -79,3 +79,34 @@ def test_a_members_key_is_one_node_per_name_and_reads_as_json_writes_it() -> Non
         dfa = automaton.dfa
         assert dfa.is_accepting(dfa.walk(dfa.start, text.encode())) is valid, text
     assert isinstance(member_key("caf\u00e9"), Seq)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_an_objects_fewest_bytes_known_from_its_members_are_what_measuring_finds(seed: int) -> None:
+    # object_of keeps the fewest bytes of its members' body (required ones and their separators)
+    # rather than measuring the tails between them: the same number measuring them finds.
+    import random
+
+    from gguf_extract.core.automaton.measure import GENERATED
+    from gguf_extract.core.automaton.regex import Chars, Either, Repeat, alt, lit, seq
+    from gguf_extract.core.schema.build.trees import object_of
+
+    rng = random.Random(seed)
+
+    def member(index: int) -> object:
+        value = rng.choice(
+            [
+                lit("1"),
+                lit("true"),
+                seq(lit('"'), Repeat(Chars(((0x61, 0x7A),)), rng.randrange(0, 4), None), lit('"')),
+                alt(lit("null"), lit("12345")),
+            ]
+        )
+        return seq(lit(f'"m{index}": '), value)
+
+    members = [(member(index), rng.random() < 0.4) for index in range(rng.randrange(0, 9))]
+    tree = object_of(members)  # type: ignore[arg-type]
+    body = tree.parts[1]  # type: ignore[attr-defined]
+    generated = body.generated if isinstance(body, Either) else body
+    kept = GENERATED.measure(generated)
+    assert kept == GENERATED._measure(generated)  # from its parts, measured as the generator measures them

@@ -83,6 +83,13 @@ def shortest_generated(node: Node) -> int | None:
     return GENERATED.measure(node)
 
 
+def keep_shortest_generated(node: Node, fewest: int) -> None:
+    """Keep `fewest` as the fewest bytes the generator writes for `node`, known from how it
+    was built (an object's required members and separators): the generator's measure reads it
+    as measured, and what lies inside is measured only when a walk names it."""
+    node.__dict__.setdefault(_SHORTEST, fewest)
+
+
 class ShortestMatch:
     """Fewest bytes each node matches (None: it matches nothing), over a DAG, for one of the
     two automata (the generator's, through each Either's `generated`, or the one accepting
@@ -124,12 +131,51 @@ class ShortestMatch:
         return _sum(missing), len(missing)
 
     def measure(self, node: Node) -> int | None:
-        """The node's fewest bytes, measured on first asking (a node AnyOrder makes later too)."""
+        """The node's fewest bytes, measured on first asking (a node AnyOrder makes later too).
+        Recursive, and where a tree is deeper than the interpreter's recursion limit (an
+        object of thousands of members, its fewest bytes kept as built, measured inside only
+        when a walk names it, outside the compile's deep recursion), by a stack of its own."""
         kept = node.__dict__
         found: int | None = kept.get(self._key, _UNMEASURED)
         if found is _UNMEASURED:
-            found = kept[self._key] = self._measure(node)
+            try:
+                found = kept[self._key] = self._measure(node)
+            except RecursionError:
+                found = self._measure_by_stack(node)
         return found
+
+    def _measure_by_stack(self, root: Node) -> int | None:
+        """measure(root) with an explicit stack: each node measured once every node its own
+        measure reads is (what was kept before the recursion ran out stays: each was whole)."""
+        key = self._key
+        stack: list[tuple[Node, bool]] = [(root, False)]
+        while stack:
+            node, ready = stack.pop()
+            if key in node.__dict__:
+                continue
+            if not ready:
+                below = [child for child in self._read_by(node) if key not in child.__dict__]
+                if below:
+                    stack.append((node, True))
+                    stack.extend((child, False) for child in below)
+                    continue
+            node.__dict__[key] = self._measure(node)  # (what it reads is kept: no recursion)
+        found: int | None = root.__dict__[key]
+        return found
+
+    def _read_by(self, node: Node) -> tuple[Node, ...]:
+        """The nodes whose measures `_measure(node)` reads."""
+        if isinstance(node, Seq):
+            return node.parts
+        if isinstance(node, Alt):
+            return node.options
+        if isinstance(node, Either):
+            return (node.accepted if self._accepting_all else node.generated,)
+        if isinstance(node, AnyOrder):
+            return tuple(node.members[index] for index in node.required)
+        if isinstance(node, Repeat):
+            return (node.item,)
+        return ()
 
     def _parts(self, parts: tuple[Node, ...]) -> list[int | None]:
         """measure() of each part, a kept value read without a call (trees share most of

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from ...automaton.measure import keep_shortest_generated, shortest_generated
 from ...automaton.regex import EMPTY, AnyOrder, Either, Node, Repeat, alt, lit, optional, seq
 from ...errors import SchemaError
 from ..lexical.scalars import number_node, string_node
@@ -83,9 +84,19 @@ def object_of(
     if body is None:
         raise SchemaError("no object satisfies the property count bounds")
     if (min_count, max_count) == (0, None):  # counts that bind would need counting: a departure
+        _keep_shortest(body, [member for member, required in members if required])
         needed = frozenset(index for index, (_, is_required) in enumerate(members) if is_required)
         body = Either(body, AnyOrder(tuple(member for member, _ in members), needed, undeclared, names))
     return seq(lit(brackets[0]), body, lit(brackets[1]))
+
+
+def _keep_shortest(body: Node, required: list[Node]) -> None:
+    """The fewest bytes of `body` (object_of's members, counts not binding), kept on it: the
+    required members, `", "` between them, every optional one left out (each only adds bytes).
+    So the generator's measure reads the members and not the tails between them."""
+    fewest = [shortest_generated(member) for member in required]
+    if all(value is not None for value in fewest):
+        keep_shortest_generated(body, sum(value for value in fewest if value is not None) + 2 * max(len(fewest) - 1, 0))
 
 
 def count_bounds(members: list[tuple[Node, bool]], min_count: int, max_count: int | None) -> tuple[int, int | None]:
@@ -167,4 +178,3 @@ def holding_two(item: Node, first: Node, second: Node, both: Node | None) -> Nod
     after = Repeat(seq(lit(", "), item), 0, None)
     apart = [seq(one, after, lit(", "), other) for one, other in ((first, second), (second, first))]
     return seq(lit("["), before, alt(*([both] if both is not None else []), *apart), after, lit("]"))
-
