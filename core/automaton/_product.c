@@ -44,6 +44,27 @@ static int int_item(PyObject *tuple, Py_ssize_t index, int32_t *out) {
     return 0;
 }
 
+/* Mark in `marks` each state `iterable` names (numbers outside [0, states) are left out). */
+static int read_states(PyObject *iterable, Py_ssize_t states, char *marks) {
+    PyObject *iterator = PyObject_GetIter(iterable);
+    if (iterator == NULL) {
+        return -1;
+    }
+    PyObject *item;
+    while ((item = PyIter_Next(iterator)) != NULL) {
+        Py_ssize_t state = PyLong_AsSsize_t(item);
+        Py_DECREF(item);
+        if (state == -1 && PyErr_Occurred()) {
+            break;
+        }
+        if (state >= 0 && state < states) {
+            marks[state] = 1;
+        }
+    }
+    Py_DECREF(iterator);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 /* Read `edges` (a tuple of tuples of (low, high, target)) and `open` (a frozenset of states). */
 static int rows_read(Rows *rows, PyObject *edges, PyObject *open) {
     memset(rows, 0, sizeof(*rows));
@@ -91,24 +112,7 @@ static int rows_read(Rows *rows, PyObject *edges, PyObject *open) {
         }
     }
     rows->offsets[states] = at;
-    PyObject *iterator = PyObject_GetIter(open);
-    if (iterator == NULL) {
-        return -1;
-    }
-    PyObject *item;
-    while ((item = PyIter_Next(iterator)) != NULL) {
-        long state = PyLong_AsLong(item);
-        Py_DECREF(item);
-        if (state == -1 && PyErr_Occurred()) {
-            Py_DECREF(iterator);
-            return -1;
-        }
-        if (state >= 0 && state < states) {
-            rows->open[state] = 1;
-        }
-    }
-    Py_DECREF(iterator);
-    return PyErr_Occurred() ? -1 : 0;
+    return read_states(open, states, rows->open);
 }
 
 /* Pair numbers by (first's state, second's state): open addressing, keys kept plus one (0: free). */
@@ -390,25 +394,10 @@ static PyObject *finished_pairs(PyObject *Py_UNUSED(self), PyObject *args) {
         }
     }
     offsets[states] = at;
-    PyObject *iterator = PyObject_GetIter(accepts);
-    if (iterator == NULL) {
+    if (read_states(accepts, states, accepting)) {
         goto done;
     }
-    PyObject *item;
-    while ((item = PyIter_Next(iterator)) != NULL) {
-        Py_ssize_t state = PyLong_AsSsize_t(item);
-        Py_DECREF(item);
-        if (state == -1 && PyErr_Occurred()) {
-            break;
-        }
-        if (state >= 0 && state < states && !(state >= base && state < base + size)) {
-            accepting[state] = 1;
-        }
-    }
-    Py_DECREF(iterator);
-    if (PyErr_Occurred()) {
-        goto done;
-    }
+    memset(accepting + base, 0, (size_t)size); /* the copy's accepting states are its machine's */
     /* Which pairs can finish: those accepting, those entering the copy (every state of it can
     finish), and those leading to either, found on the pairs' reversed edges. */
     Py_ssize_t depth = 0;
@@ -679,6 +668,7 @@ static PyObject *fewest_bytes(PyObject *Py_UNUSED(self), PyObject *args) {
     int32_t *edge_source = PyMem_Malloc((size_t)(total ? total : 1) * sizeof(int32_t));
     Costs costs = {PyMem_Calloc(256, sizeof(uint64_t)), PyMem_Malloc(256 * sizeof(int32_t)), 256, 0, cost_of};
     Heap heap = {NULL, 0, 0};
+    char *accepting = NULL;
     PyObject *result = NULL;
     if (!distance || !reverse_offsets || !sources || !steps || !edge_target || !edge_cost || !edge_source || !costs.keys ||
         !costs.values) {
@@ -746,24 +736,18 @@ static PyObject *fewest_bytes(PyObject *Py_UNUSED(self), PyObject *args) {
         reverse_offsets[state] = reverse_offsets[state - 1];
     }
     reverse_offsets[0] = 0;
-    PyObject *iterator = PyObject_GetIter(accepts);
-    if (iterator == NULL) {
+    accepting = PyMem_Calloc((size_t)(states ? states : 1), 1);
+    if (accepting == NULL) {
+        PyErr_NoMemory();
         goto done;
     }
-    PyObject *item;
-    while ((item = PyIter_Next(iterator)) != NULL) {
-        Py_ssize_t state = PyLong_AsSsize_t(item);
-        Py_DECREF(item);
-        if (state == -1 && PyErr_Occurred()) {
-            break;
-        }
-        if (state >= first && state < states && heap_push(&heap, 0, (int32_t)state)) {
-            break;
-        }
-    }
-    Py_DECREF(iterator);
-    if (PyErr_Occurred()) {
+    if (read_states(accepts, states, accepting)) {
         goto done;
+    }
+    for (Py_ssize_t state = first; state < states; state++) {
+        if (accepting[state] && heap_push(&heap, 0, (int32_t)state)) {
+            goto done;
+        }
     }
     while (heap.size > 0) {
         Entry entry = heap_pop(&heap);
@@ -800,6 +784,7 @@ done:
     PyMem_Free(costs.keys);
     PyMem_Free(costs.values);
     PyMem_Free(heap.items);
+    PyMem_Free(accepting);
     return result;
 }
 

@@ -346,25 +346,37 @@ def keep_distances_after_copy(node: Machine, copied: Machine) -> None:
     each state to acceptance: the copy's are `copied`'s, and a search from them, on the
     others' reversed edges, finds the rest (entering the copy costs the edge and its state's)."""
     own = machine_distances(copied)
-    size = len(own)
+    node.__dict__[_DISTANCES] = _distances_to_acceptance(node.edges, node.accepts, len(own), own)
+
+
+def _machine_distances(node: Machine) -> list[int | None]:
+    """Fewest bytes from each machine state to an accepting one."""
+    return _distances_to_acceptance(node.edges, node.accepts, 0, [])
+
+
+def _distances_to_acceptance(
+    edges: tuple[tuple[tuple[int, int, int], ...], ...], accepts: Iterable[int], first: int, known: list[int | None]
+) -> list[int | None]:
+    """The fewest bytes from each state to an accepting one (None: none is reached), by
+    Dijkstra's search on reversed edges, an edge costing its characters' fewest bytes. The
+    first `first` states' are `known` already (a copied machine's): an edge into one costs the
+    edge and its. In C where setup.py built core/automaton/_product.c, else here."""
     if _product is not None:
-        node.__dict__[_DISTANCES] = _product.fewest_bytes(node.edges, node.accepts, _edge_bytes, size, own)
-        return
-    distance: list[int | None] = [*own, *([None] * (len(node.edges) - size))]
+        return _product.fewest_bytes(edges, accepts, _edge_bytes, first, known)
+    distance: list[int | None] = [*known, *([None] * (len(edges) - first))]
     reverse: dict[int, list[tuple[int, int]]] = {}
-    queue: list[tuple[int, int]] = [(0, state) for state in node.accepts if state >= size]
-    for source in range(size, len(node.edges)):
-        cheapest: dict[int, int] = {}
-        for low, high, target in node.edges[source]:
+    queue = [(0, state) for state in accepts if state >= first]
+    for source in range(first, len(edges)):
+        cheapest: dict[int, int] = {}  # by target: a row's many ranges lead to few states
+        for low, high, target in edges[source]:
             cost = _edge_bytes(low, high)
             if cost is not None and cost < cheapest.get(target, cost + 1):
                 cheapest[target] = cost
         for target, cost in cheapest.items():
-            entered = own[target] if target < size else None
-            if entered is not None:
-                queue.append((cost + entered, source))
-            elif target >= size:
+            if target >= first:
                 reverse.setdefault(target, []).append((source, cost))
+            elif (entered := known[target]) is not None:
+                queue.append((cost + entered, source))
     heapq.heapify(queue)
     while queue:
         cost, state = heapq.heappop(queue)
@@ -372,34 +384,6 @@ def keep_distances_after_copy(node: Machine, copied: Machine) -> None:
             continue
         distance[state] = cost
         for source, step in reverse.get(state, ()):
-            if distance[source] is None:
-                heapq.heappush(queue, (cost + step, source))
-    node.__dict__[_DISTANCES] = distance
-
-
-def _machine_distances(node: Machine) -> list[int | None]:
-    """Fewest bytes from each machine state to an accepting one (Dijkstra on reversed edges; in
-    C where setup.py built core/automaton/_product.c)."""
-    if _product is not None:
-        return _product.fewest_bytes(node.edges, node.accepts, _edge_bytes, 0, [])
-    reverse: list[list[tuple[int, int]]] = [[] for _ in node.edges]
-    for source, row in enumerate(node.edges):
-        cheapest: dict[int, int] = {}  # by target: a row's many ranges lead to few states
-        for low, high, target in row:
-            cost = _edge_bytes(low, high)
-            if cost is not None and cost < cheapest.get(target, cost + 1):
-                cheapest[target] = cost
-        for target, cost in cheapest.items():
-            reverse[target].append((source, cost))
-    distance: list[int | None] = [None] * len(node.edges)
-    queue = [(0, state) for state in node.accepts]
-    heapq.heapify(queue)
-    while queue:
-        cost, state = heapq.heappop(queue)
-        if distance[state] is not None:
-            continue
-        distance[state] = cost
-        for source, step in reverse[state]:
             if distance[source] is None:
                 heapq.heappush(queue, (cost + step, source))
     return distance
