@@ -51,9 +51,10 @@ def test_each_place_of_a_shared_number_refuses_its_own_keyword() -> None:
     assert sorted(refusal.pointer for refusal in automaton.relaxed) == ["/properties/a/multipleOf", "/properties/b/multipleOf"]
 
 
-def test_decimals_the_validator_chose_for_a_place_stay_that_places_own() -> None:
+def test_decimals_listed_for_bounds_written_twice_are_those_the_validator_accepts() -> None:
     # No whole number lies within these bounds: the multiples listed are those the validator
-    # accepts for the node at hand; the same bounds in two places each list and check their own.
+    # accepts for the node at hand (a tree so chosen is not shared between places); each place
+    # writes exactly what the validator accepts.
     tenths = {"type": "number", "minimum": 0.1, "maximum": 0.5, "multipleOf": 0.1}
     schema = {"type": "object", "properties": {"a": tenths, "b": tenths}, "required": ["a", "b"], "additionalProperties": False}
     automaton = compile_automaton(schema)

@@ -163,6 +163,28 @@ static int append_pair(PyObject *pairs, long first, long second) {
     return failed;
 }
 
+/* Room for `needed` pairs' states in `left` and `right` (grown together, doubling). */
+static int pairs_room(int32_t **left, int32_t **right, Py_ssize_t *capacity, Py_ssize_t needed) {
+    if (needed <= *capacity) {
+        return 0;
+    }
+    Py_ssize_t grown_to = *capacity ? *capacity : 1024;
+    while (grown_to < needed) {
+        grown_to *= 2;
+    }
+    int32_t **sides[2] = {left, right};
+    for (int side = 0; side < 2; side++) {
+        int32_t *grown = PyMem_Realloc(*sides[side], (size_t)grown_to * sizeof(int32_t));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        *sides[side] = grown;
+    }
+    *capacity = grown_to;
+    return 0;
+}
+
 static PyObject *product_pairs(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *first_edges, *second_edges, *first_open, *second_open;
     long first_start, second_start;
@@ -190,27 +212,9 @@ static PyObject *product_pairs(PyObject *Py_UNUSED(self), PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "a start that is no state of its machine");
         goto done;
     }
-#define ENSURE(needed)                                                                                  \
-    if ((needed) > capacity) {                                                                         \
-        Py_ssize_t grown_to = capacity ? capacity : 1024;                                              \
-        while (grown_to < (needed)) {                                                                  \
-            grown_to *= 2;                                                                             \
-        }                                                                                              \
-        int32_t *grown_left = PyMem_Realloc(left, (size_t)grown_to * sizeof(int32_t));                 \
-        if (grown_left == NULL) {                                                                      \
-            PyErr_NoMemory();                                                                          \
-            goto done;                                                                                 \
-        }                                                                                              \
-        left = grown_left;                                                                             \
-        int32_t *grown_right = PyMem_Realloc(right, (size_t)grown_to * sizeof(int32_t));               \
-        if (grown_right == NULL) {                                                                     \
-            PyErr_NoMemory();                                                                          \
-            goto done;                                                                                 \
-        }                                                                                              \
-        right = grown_right;                                                                           \
-        capacity = grown_to;                                                                           \
+    if (pairs_room(&left, &right, &capacity, 1)) {
+        goto done;
     }
-    ENSURE(1);
     left[0] = (int32_t)first_start;
     right[0] = (int32_t)second_start;
     count = 1;
@@ -250,7 +254,9 @@ static PyObject *product_pairs(PyObject *Py_UNUSED(self), PyObject *args) {
                     if (base[side] < 0) {
                         Py_ssize_t size = sides[side].states;
                         base[side] = count;
-                        ENSURE(count + size);
+                        if (pairs_room(&left, &right, &capacity, count + size)) {
+                            goto done;
+                        }
                         for (Py_ssize_t k = 0; k < size; k++) {
                             left[count + k] = right[count + k] = -1;
                             if (append_pair(pairs, -1, -1)) {
@@ -281,7 +287,9 @@ static PyObject *product_pairs(PyObject *Py_UNUSED(self), PyObject *args) {
                             result = Py_NewRef(Py_None);
                             goto done;
                         }
-                        ENSURE(count + 1);
+                        if (pairs_room(&left, &right, &capacity, count + 1)) {
+                            goto done;
+                        }
                         left[count] = target_a;
                         right[count] = target_b;
                         target = count++;
@@ -308,7 +316,6 @@ static PyObject *product_pairs(PyObject *Py_UNUSED(self), PyObject *args) {
         }
         Py_CLEAR(row);
     }
-#undef ENSURE
     result = Py_BuildValue("(OOO)", rows, pairs, bases);
 done:
     Py_XDECREF(row);

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from .excluded_words import ANY_CHAR
 from .measure import counted_cells, keep_distances_after_copy, machine_distances
-from .product_pairs import finished_pairs, merged_row, product_pairs
+from .product_pairs import able_to_reach, finished_pairs, merged_row, product_pairs
 from .regex import Alt, Chars, Counted, Lit, Machine, Node, Repeat, Seq, Text
 
 MACHINE_STATE_LIMIT = 40_000
@@ -325,17 +325,7 @@ def _trimmed(
     `reached`: every state is known to be reachable (a product, built by walking from `start`);
     `merged`: states whose rows are merged already (copied from a machine), only renumbered."""
     reachable = set(range(len(edges))) if reached else _reachable(edges, start)
-    reverse: dict[int, list[int]] = {}
-    for state in reachable:
-        for target in {target for _, _, target in edges[state]}:  # a state's edges share few targets
-            reverse.setdefault(target, []).append(state)
-    useful = set(accepts & reachable)
-    stack = list(useful)
-    while stack:
-        for source in reverse.get(stack.pop(), ()):
-            if source not in useful:
-                useful.add(source)
-                stack.append(source)
+    useful = able_to_reach(edges, reachable, accepts & reachable)
     if start not in useful:
         return Machine(((),), 0, frozenset())
     order = [start, *sorted(useful - {start})]

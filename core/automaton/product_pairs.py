@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from .overlaps import row_index
 from .regex import Machine
@@ -91,22 +91,10 @@ def finished_pairs(
         found: tuple[tuple[tuple[Edge, ...], ...], int, list[int]] | None = _product.finished_pairs(edges, accepts, base, size)
         return found
     inside = range(base, base + size)
-    reverse: dict[int, list[int]] = {}
-    useful = [state for state in accepts if state not in inside]
-    for state in range(len(edges)):
-        if state in inside:
-            continue
-        for target in {target for _, _, target in edges[state]}:
-            if target in inside:
-                useful.append(state)  # the copy can finish from wherever it is entered
-            else:
-                reverse.setdefault(target, []).append(state)
-    found_states = set(useful)
-    while useful:
-        for source in reverse.get(useful.pop(), ()):
-            if source not in found_states:
-                found_states.add(source)
-                useful.append(source)
+    pairs = [state for state in range(len(edges)) if state not in inside]
+    entering = [state for state in pairs if any(target in inside for _, _, target in edges[state])]
+    # The copy can finish from wherever it is entered.
+    found_states = able_to_reach(edges, pairs, [state for state in accepts if state not in inside] + entering)
     if 0 not in found_states:
         return None
     kept = sorted(found_states)
@@ -116,6 +104,23 @@ def finished_pairs(
         tuple(merged_row((low, high, number[target]) for low, high, target in edges[state] if target in number)) for state in kept
     )
     return rows, number[0], sorted(number[state] for state in accepts if state in found_states)
+
+
+def able_to_reach(edges: Sequence[Sequence[Edge]], states: Iterable[int], goals: Iterable[int]) -> set[int]:
+    """The states among `states` (and the `goals` themselves) from which some goal is reached,
+    on the reversed edges of `states`."""
+    reverse: dict[int, list[int]] = {}
+    for state in states:
+        for target in {target for _, _, target in edges[state]}:  # a state's edges share few targets
+            reverse.setdefault(target, []).append(state)
+    found = set(goals)
+    stack = list(found)
+    while stack:
+        for source in reverse.get(stack.pop(), ()):
+            if source not in found:
+                found.add(source)
+                stack.append(source)
+    return found
 
 
 def merged_row(edges: Iterable[Edge]) -> list[Edge]:
