@@ -111,3 +111,41 @@ def test_an_objects_fewest_bytes_known_from_its_members_are_what_measuring_finds
     generated = body.generated if isinstance(body, Either) else body
     kept = GENERATED.measure(generated)
     assert kept == GENERATED._measure(generated)  # from its parts, measured as the generator measures them
+
+
+def _shapes(count: int) -> dict[str, Any]:
+    """A oneOf of `count` object shapes told apart by a `kind` const, each a `$ref`."""
+    definitions = {
+        f"shape{i}": {
+            "type": "object",
+            "properties": {"kind": {"const": f"shape{i}"}, "size": {"type": "integer"}},
+            "required": ["kind"],
+            "additionalProperties": False,
+        }
+        for i in range(count)
+    }
+    return {"definitions": definitions, "oneOf": [{"$ref": f"#/definitions/shape{i}"} for i in range(count)]}
+
+
+def test_a_oneofs_branches_are_read_once_for_the_pairwise_analysis(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gguf_extract.core.schema.nodes.schema_document as schema_document
+
+    reads: list[str] = []
+    original = schema_document._Reader.__init__
+
+    def counted(self: Any, document: Any, raw: Any, pointer: str) -> None:
+        reads.append(pointer)
+        original(self, document, raw, pointer)
+
+    monkeypatch.setattr(schema_document._Reader, "__init__", counted)
+    schema = _shapes(12)
+    automaton = compile_automaton(schema)
+    # 12 branches make 132 ordered pairs; each schema is read at most twice (once quietly for
+    # the analysis, once to compile), not once per pair.
+    assert max(reads.count(pointer) for pointer in set(reads)) <= 2
+    validator = validator_for_schema(schema)
+    for i in range(12):
+        value = {"kind": f"shape{i}", "size": i}
+        assert validator.is_valid(value) and accepts(automaton, value)
+    assert not accepts(automaton, {"kind": "shape99"})
+    assert not accepts(automaton, {"kind": "shape1", "size": 1, "extra": 2})

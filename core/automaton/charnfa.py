@@ -163,7 +163,8 @@ def intersect(first: Machine, second: Machine, state_limit: int = MACHINE_STATE_
     if found is None:
         raise AutomatonTooLarge(state_limit)
     edges, pairs, bases = found
-    accepts = {i for i, (a, b) in enumerate(pairs) if a in first.accepts and b in second.accepts}
+    first_accepts, second_accepts = first.accepts, second.accepts
+    accepts = {i for i, (a, b) in enumerate(pairs) if a in first_accepts and b in second_accepts}
     if not bases:  # pairs alone, each reached: those that can finish, as _trimmed keeps them
         kept = finished_pairs(edges, accepts, len(edges), 0)
         return Machine(((),), 0, frozenset()) if kept is None else Machine(kept[0], kept[1], frozenset(kept[2]))
@@ -232,7 +233,18 @@ def _within_any_char(row: tuple[Edge, ...]) -> tuple[Edge, ...] | list[Edge]:
 
 def _open_ends(machine: Machine) -> frozenset[int]:
     """The machine's accepting states that read exactly the strings of ANY_CHAR from there on:
-    each character of ANY_CHAR back into the state, and no surrogate on any edge."""
+    each character of ANY_CHAR back into the state, and no surrogate on any edge. Kept on the
+    machine (a format's machine meets pattern after pattern)."""
+    kept: frozenset[int] | None = machine.__dict__.get(_OPEN_ENDS)
+    if kept is None:
+        kept = machine.__dict__[_OPEN_ENDS] = _find_open_ends(machine)
+    return kept
+
+
+_OPEN_ENDS = "_open_ends"  # where a machine keeps them (frozen: written to __dict__)
+
+
+def _find_open_ends(machine: Machine) -> frozenset[int]:
     found = []
     for state in machine.accepts:
         row = machine.edges[state]

@@ -54,28 +54,67 @@ def exclusions(document: SchemaDocument, branches: list[Branch], accepts: Accept
     """How to keep each generated value inside exactly one branch; `accepts(branch, value)`
     is the validator's verdict (None when it cannot tell)."""
     separation = Separation([[] for _ in branches], [[] for _ in branches], [[] for _ in branches])
-    for i, first in enumerate(branches):
-        for j, second in enumerate(branches):
-            if i != j and not _separated(document, first, second, accepts, separation, i):
+    # What each branch generates and accepts is read once, not once for each pair: a oneOf of
+    # n branches makes n * (n - 1) pairs.
+    facts = [_BranchFacts(document, branch) for branch in branches]
+    for i, first in enumerate(facts):
+        for j, second in enumerate(facts):
+            if i != j and not _separated(first, second, accepts, separation, i):
                 separation.negated[i].append(j)
     return separation
 
 
-def _separated(
-    document: SchemaDocument, first: Branch, second: Branch, accepts: Accepts, separation: Separation, index: int
-) -> bool:
+class _BranchFacts:
+    """One oneOf branch, with what the pairwise arguments read of it, each read once."""
+
+    def __init__(self, document: SchemaDocument, branch: Branch) -> None:
+        self.document = document
+        self.branch = branch
+        self.generated = generated_kinds(branch, document)
+        self.accepted = value_kinds(branch)
+        self.listed = _listed(branch)
+        self.required = _required(branch)
+        # A property's listed values, by name: as declared here, and as this branch allows them.
+        self._declared: dict[str, list[Any] | None] = {}
+        self._allowed: dict[str, list[Any] | None] = {}
+
+    def required_values(self) -> list[tuple[str, list[Any]]]:
+        """Each required property whose declared schema lists its values, with those values."""
+        found = []
+        for name in self.required:
+            values = self._declared_values(name)
+            if values is not None:
+                found.append((name, values))
+        return found
+
+    def _declared_values(self, name: str) -> list[Any] | None:
+        if name not in self._declared:
+            obj = self.branch.object if isinstance(self.branch, SchemaNode) else None
+            declared = None if obj is None else obj.declared(name)
+            self._declared[name] = None if declared is None else sub_values(self.document, declared)
+        return self._declared[name]
+
+    def allowed_values(self, name: str) -> list[Any] | None:
+        """The values this branch allows property `name` when it lists them (_property_schema)."""
+        if name not in self._allowed:
+            other = _property_schema(self.branch, name) if isinstance(self.branch, SchemaNode) else None
+            self._allowed[name] = None if other is None else sub_values(self.document, other)
+        return self._allowed[name]
+
+
+def _separated(first: _BranchFacts, second: _BranchFacts, accepts: Accepts, separation: Separation, index: int) -> bool:
     """Whether what `first` generates can be kept from matching `second`, recording what
     branch `index` must leave out for that."""
-    shared = generated_kinds(first, document) & value_kinds(second)
-    if not shared or (shared == {"object"} and _discriminated(document, first, second)):
+    shared = first.generated & second.accepted
+    if not shared or (shared == {"object"} and _discriminated(first, second)):
         return True
     # `first` generates only its listed values, or `second` accepts only its own: either way
     # `first` leaves out the listed values the other branch accepts.
-    if _leaves_out(_listed(first), second, accepts, separation.values[index]):
+    if _leaves_out(first.listed, second.branch, accepts, separation.values[index]):
         return True
-    if _leaves_out(_listed(second), first, accepts, separation.values[index]):
+    if _leaves_out(second.listed, first.branch, accepts, separation.values[index]):
         return True
-    missing = [p for p in _required(second) if p not in _required(first)]
+    missing = [p for p in second.required if p not in first.required]
     if shared == {"object"} and missing:
         if missing[0] not in separation.properties[index]:
             separation.properties[index].append(missing[0])
@@ -155,17 +194,12 @@ def _required(branch: Branch) -> tuple[str, ...]:
     return branch.object.required if isinstance(branch, SchemaNode) and branch.object is not None else ()
 
 
-def _discriminated(document: SchemaDocument, first: Branch, second: Branch) -> bool:
+def _discriminated(first: _BranchFacts, second: _BranchFacts) -> bool:
     """`first` requires a property with finitely many values, none allowed by `second`."""
-    if not isinstance(first, SchemaNode) or not isinstance(second, SchemaNode) or first.object is None:
+    if not isinstance(first.branch, SchemaNode) or not isinstance(second.branch, SchemaNode) or first.branch.object is None:
         return False
-    for name in first.object.required:
-        declared = first.object.declared(name)
-        values = None if declared is None else sub_values(document, declared)
-        if values is None:
-            continue
-        other = _property_schema(second, name)
-        allowed = None if other is None else sub_values(document, other)
+    for name, values in first.required_values():
+        allowed = second.allowed_values(name)
         if allowed is not None and not keep_values(values, allowed):
             return True
     return False

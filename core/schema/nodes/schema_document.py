@@ -86,6 +86,10 @@ class SchemaDocument:
         self.draft4 = draft_name(draft) == "draft-04"
         self.judge = Judge(validator_class(draft), isinstance(draft, dict) and "$schema" in draft)
         self._nodes: dict[str, SchemaNode | bool] = {}
+        # Nodes read quietly for analysis (peek), by pointer: an analysis asks for the same few
+        # schemas again and again (each branch of a oneOf against each other branch), and a
+        # quiet read of one pointer always gives the same node.
+        self._peeked: dict[str, SchemaNode | bool] = {}
         self._raw: dict[str, Any] = {"": root}
 
     def node(self, pointer: str) -> SchemaNode | bool:
@@ -104,14 +108,18 @@ class SchemaDocument:
 
     def peek(self, pointer: str) -> SchemaNode | bool:
         """The node at `pointer` for analysis only: converted as usual when it was already,
-        else read without refusing or listing anything (nothing is kept)."""
+        else read without refusing or listing anything (no refusal, note or ignored keyword is
+        kept; the node is, for the next peek)."""
         found = self._nodes.get(pointer)
+        if found is None:
+            found = self._peeked.get(pointer)
         if found is not None:
             return found
         raw = self.raw(pointer)
         if not isinstance(raw, dict):
             return raw if isinstance(raw, bool) else True
-        return _Reader(self._quiet(), raw, pointer).node()
+        found = self._peeked[pointer] = _Reader(self._quiet(), raw, pointer).node()
+        return found
 
     def _quiet(self) -> SchemaDocument:
         """A reader of this document that refuses and lists nothing (nothing it reads is kept)."""
