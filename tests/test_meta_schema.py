@@ -1,5 +1,5 @@
-"""The inlined 2020-12 meta-schema (core.schema.read.meta) says what the published one says: the
-same verdict on real schemas and on schemas broken one keyword at a time."""
+"""The inlined 2020-12 and 2019-09 meta-schemas (core.schema.read.meta) say what the published
+ones say: the same verdict on real schemas and on schemas broken one keyword at a time."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from gguf_extract.core.schema.read.meta import inlined_2020_12
+from gguf_extract.core.schema.read.meta import BASES, inlined
 
 # A wrong value for each keyword 2020-12 gives a shape (and for a few annotations).
 WRONG: dict[str, Any] = {
@@ -48,6 +48,8 @@ WRONG: dict[str, Any] = {
     "dependencies": {"a": 5},
     "$ref": 5,
     "$dynamicRef": 3,
+    "$recursiveRef": 3,
+    "$recursiveAnchor": "yes",
     "$anchor": "1bad",
     "$dynamicAnchor": "",
     "$id": 5,
@@ -103,28 +105,37 @@ def _subschemas(node: Any) -> list[dict[str, Any]]:
     return found
 
 
-def _verdicts(schema: Any) -> tuple[bool, bool]:
-    published = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
-    inlined = jsonschema.Draft202012Validator(inlined_2020_12())
-    return published.is_valid(schema), inlined.is_valid(schema)
+VALIDATORS = {"2020-12": jsonschema.Draft202012Validator, "2019-09": jsonschema.Draft201909Validator}
 
 
-def test_the_inlined_meta_schema_has_no_dynamic_reference() -> None:
-    text = repr(inlined_2020_12())
-    assert "$dynamicRef': '#meta'" not in text and "'meta/" not in text
+def _verdicts(draft: str, schema: Any) -> tuple[bool, bool]:
+    validator = VALIDATORS[draft]
+    return validator(validator.META_SCHEMA).is_valid(schema), validator(inlined(draft)).is_valid(schema)
 
 
+def test_every_inlined_draft_is_checked_here() -> None:
+    assert set(VALIDATORS) == set(BASES)
+
+
+@pytest.mark.parametrize("draft", sorted(VALIDATORS))
+def test_the_inlined_meta_schema_has_no_dynamic_reference(draft: str) -> None:
+    text = repr(inlined(draft))
+    assert "'$dynamicRef': '#meta'" not in text and "'$recursiveRef': '#'" not in text and "'meta/" not in text
+
+
+@pytest.mark.parametrize("draft", sorted(VALIDATORS))
 @pytest.mark.parametrize("schema", SCHEMAS)
-def test_valid_schemas_pass_both(schema: Any) -> None:
-    assert _verdicts(schema) == (True, True)
+def test_valid_schemas_pass_both(draft: str, schema: Any) -> None:
+    assert _verdicts(draft, schema) == (True, True)
 
 
+@pytest.mark.parametrize("draft", sorted(VALIDATORS))
 @pytest.mark.parametrize("keyword", sorted(WRONG))
-def test_a_keyword_broken_anywhere_gets_the_same_verdict(keyword: str) -> None:
+def test_a_keyword_broken_anywhere_gets_the_same_verdict(draft: str, keyword: str) -> None:
     rng = random.Random(keyword)
     for schema in SCHEMAS:
         for _ in range(3):
             broken = copy.deepcopy(schema)
             rng.choice(_subschemas(broken))[keyword] = WRONG[keyword]
-            published, inlined = _verdicts(broken)
-            assert published == inlined, (keyword, broken)
+            published, inlined_verdict = _verdicts(draft, broken)
+            assert published == inlined_verdict, (draft, keyword, broken)

@@ -20,7 +20,7 @@ import referencing
 import referencing.exceptions
 
 from ...errors import SchemaError
-from .meta import inlined_2020_12
+from .meta import inlined
 from .meta_check import Check, fast_meta_check
 
 Validator = jsonschema.protocols.Validator
@@ -115,8 +115,10 @@ def _fast_meta_check(cls: type[Validator]) -> Check | None:
 
 @functools.cache
 def _meta_validator(cls: type[Validator]) -> Validator:
-    """A validator of schemas of `cls`'s draft (2020-12's meta-schema inlined: core.schema.read.meta)."""
-    meta_schema = inlined_2020_12() if cls is jsonschema.Draft202012Validator else cls.META_SCHEMA
+    """A validator of schemas of `cls`'s draft (2020-12's and 2019-09's meta-schemas inlined:
+    core.schema.read.meta)."""
+    inlined_draft = {jsonschema.Draft202012Validator: "2020-12", jsonschema.Draft201909Validator: "2019-09"}.get(cls)
+    meta_schema = cls.META_SCHEMA if inlined_draft is None else inlined(inlined_draft)
     meta_class = jsonschema.validators.validator_for(cls.META_SCHEMA, default=cls)
     return meta_class(meta_schema, format_checker=meta_class.FORMAT_CHECKER, registry=NO_RETRIEVAL)
 
