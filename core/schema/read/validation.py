@@ -117,8 +117,12 @@ def _fast_meta_check(cls: type[Validator]) -> Check | None:
 def _meta_validator(cls: type[Validator]) -> Validator:
     """A validator of schemas of `cls`'s draft (2020-12's and 2019-09's meta-schemas inlined:
     core.schema.read.meta)."""
-    inlined_draft = {jsonschema.Draft202012Validator: "2020-12", jsonschema.Draft201909Validator: "2019-09"}.get(cls)
-    meta_schema = cls.META_SCHEMA if inlined_draft is None else inlined(inlined_draft)
+    if cls is jsonschema.Draft202012Validator:
+        meta_schema = inlined("2020-12")
+    elif cls is jsonschema.Draft201909Validator:
+        meta_schema = inlined("2019-09")
+    else:
+        meta_schema = cls.META_SCHEMA
     meta_class = jsonschema.validators.validator_for(cls.META_SCHEMA, default=cls)
     return meta_class(meta_schema, format_checker=meta_class.FORMAT_CHECKER, registry=NO_RETRIEVAL)
 
