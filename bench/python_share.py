@@ -64,8 +64,8 @@ finally:
 def measure(
     documents: list[str], schema: Path, parallel: int, max_tokens: str, extra: list[str], preamble: str = ""
 ) -> tuple[dict[str, float], str]:
-    """The command over `documents` in a fresh interpreter: its figures (wall, decode, decodes)
-    and stdout; `preamble` runs in it first."""
+    """The command over `documents` in a fresh interpreter: its figures (wall, decode,
+    decodes, logits: the seconds spent reading logits) and stdout; `preamble` runs in it first."""
     command = [sys.executable, "-c", _CHILD.replace("PREAMBLE", preamble), "-s", str(schema), "--parallel", str(parallel)]
     command += ["-q", "--max-tokens", max_tokens, *extra, *documents]
     run = subprocess.run(command, capture_output=True, text=True, check=False)

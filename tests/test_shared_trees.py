@@ -149,3 +149,35 @@ def test_a_oneofs_branches_are_read_once_for_the_pairwise_analysis(monkeypatch: 
         assert validator.is_valid(value) and accepts(automaton, value)
     assert not accepts(automaton, {"kind": "shape99"})
     assert not accepts(automaton, {"kind": "shape1", "size": 1, "extra": 2})
+
+
+def test_the_oneof_analysis_reads_a_branch_only_as_far_as_its_pairs_need() -> None:
+    # Branch 0 is told apart by `k`; its `y` admits no string, so it is left out, and the
+    # reference under `z`, which leads nowhere, is never read (nor was it when each pair read
+    # its branches afresh).
+    branch = {
+        "type": "object",
+        "required": ["k", "y", "z"],
+        "properties": {
+            "k": {"const": "a"},
+            "y": {"type": "string", "minLength": 3, "maxLength": 1},
+            "z": {"$ref": "#/$defs/missing"},
+        },
+    }
+    other = {"type": "object", "required": ["k"], "properties": {"k": {"const": "b"}}}
+    automaton = compile_automaton({"type": "object", "properties": {"p": {"oneOf": [branch, other]}}})
+    assert accepts(automaton, {"p": {"k": "b"}})
+
+
+def test_the_oneof_analysis_meets_a_dangling_reference_where_the_pairs_first_read_it() -> None:
+    from gguf_extract.core.schema.read.resources import UnresolvableReference
+
+    first = {
+        "type": "object",
+        "required": ["k", "z"],
+        "properties": {"k": {"const": "a"}, "z": {"$ref": "#/$defs/missingA"}},
+    }
+    second = {"type": "object", "required": ["k"], "properties": {"k": {"const": "b"}}}
+    with pytest.raises(UnresolvableReference) as raised:
+        compile_automaton({"oneOf": [first, second, {"anyOf": [{"$ref": "#/$defs/missingB"}]}]})
+    assert "/oneOf/0/properties/z/$ref" in str(raised.value)

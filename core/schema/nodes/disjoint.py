@@ -65,29 +65,36 @@ def exclusions(document: SchemaDocument, branches: list[Branch], accepts: Accept
 
 
 class _BranchFacts:
-    """One oneOf branch, with what the pairwise arguments read of it, each read once."""
+    """One oneOf branch, with what the pairwise arguments read of it, each read once and
+    when first asked for: in the order the pairs ask, so a reference that leads nowhere is
+    met (and raised) exactly where reading each pair afresh met it, and never where no pair
+    reads it."""
 
     def __init__(self, document: SchemaDocument, branch: Branch) -> None:
         self.document = document
         self.branch = branch
-        self.generated = generated_kinds(branch, document)
-        self.accepted = value_kinds(branch)
         self.listed = _listed(branch)
         self.required = _required(branch)
+        self._generated: frozenset[str] | None = None
+        self._accepted: frozenset[str] | None = None
         # A property's listed values, by name: as declared here, and as this branch allows them.
         self._declared: dict[str, list[Any] | None] = {}
         self._allowed: dict[str, list[Any] | None] = {}
 
-    def required_values(self) -> list[tuple[str, list[Any]]]:
-        """Each required property whose declared schema lists its values, with those values."""
-        found = []
-        for name in self.required:
-            values = self._declared_values(name)
-            if values is not None:
-                found.append((name, values))
-        return found
+    @property
+    def generated(self) -> frozenset[str]:
+        if self._generated is None:
+            self._generated = generated_kinds(self.branch, self.document)
+        return self._generated
 
-    def _declared_values(self, name: str) -> list[Any] | None:
+    @property
+    def accepted(self) -> frozenset[str]:
+        if self._accepted is None:
+            self._accepted = value_kinds(self.branch)
+        return self._accepted
+
+    def declared_values(self, name: str) -> list[Any] | None:
+        """The values property `name`'s declared schema lists (None: it lists none)."""
         if name not in self._declared:
             obj = self.branch.object if isinstance(self.branch, SchemaNode) else None
             declared = None if obj is None else obj.declared(name)
@@ -198,7 +205,10 @@ def _discriminated(first: _BranchFacts, second: _BranchFacts) -> bool:
     """`first` requires a property with finitely many values, none allowed by `second`."""
     if not isinstance(first.branch, SchemaNode) or not isinstance(second.branch, SchemaNode) or first.branch.object is None:
         return False
-    for name, values in first.required_values():
+    for name in first.required:
+        values = first.declared_values(name)
+        if values is None:
+            continue
         allowed = second.allowed_values(name)
         if allowed is not None and not keep_values(values, allowed):
             return True
