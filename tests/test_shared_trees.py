@@ -181,3 +181,27 @@ def test_the_oneof_analysis_meets_a_dangling_reference_where_the_pairs_first_rea
     with pytest.raises(UnresolvableReference) as raised:
         compile_automaton({"oneOf": [first, second, {"anyOf": [{"$ref": "#/$defs/missingB"}]}]})
     assert "/oneOf/0/properties/z/$ref" in str(raised.value)
+
+
+def test_a_deep_tree_is_measured_without_reaching_the_recursion_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past a bounded depth the fewest bytes are measured by a stack: the recursion limit is
+    never met (where it was, a finalizer the cyclic collector ran at that depth failed)."""
+    from gguf_extract.core.automaton.measure import ShortestMatch
+    from gguf_extract.core.automaton.regex import alt, lit, seq
+
+    met: list[int] = []
+    original = ShortestMatch._measure
+
+    def counted(self: ShortestMatch, node: Any) -> Any:
+        try:
+            return original(self, node)
+        except RecursionError:
+            met.append(1)
+            raise
+
+    monkeypatch.setattr(ShortestMatch, "_measure", counted)
+    node = lit("a")
+    for _ in range(5000):  # "b" then the level below or "cc": 1 + min(below, 2)
+        node = seq(lit("b"), alt(node, lit("cc")))
+    assert ShortestMatch(accepting_all=False).measure(node) == 3
+    assert not met

@@ -100,6 +100,7 @@ class ShortestMatch:
     def __init__(self, accepting_all: bool) -> None:
         self._accepting_all = accepting_all
         self._key = _SHORTEST_ALL if accepting_all else _SHORTEST
+        self._depth = 0  # measures under way, one inside another
 
     @staticmethod
     def machine(node: Machine) -> list[int | None]:
@@ -132,16 +133,22 @@ class ShortestMatch:
 
     def measure(self, node: Node) -> int | None:
         """The node's fewest bytes, measured on first asking (a node AnyOrder makes later too).
-        Recursive, and where a tree is deeper than the interpreter's recursion limit (an
-        object of thousands of members, its fewest bytes kept as built, measured inside only
-        when a walk names it, outside the compile's deep recursion), by a stack of its own."""
+        Recursive, and past _DEEPEST measures one inside another (an object of thousands of
+        members, its fewest bytes kept as built, measured inside only when a walk names it), by
+        a stack of its own: well before the interpreter's recursion limit, where anything run
+        meanwhile (a finalizer the cyclic collector calls) would fail for want of stack."""
         kept = node.__dict__
         found: int | None = kept.get(self._key, _UNMEASURED)
         if found is _UNMEASURED:
+            if self._depth >= _DEEPEST:
+                return self._measure_by_stack(node)
+            self._depth += 1
             try:
                 found = kept[self._key] = self._measure(node)
-            except RecursionError:
+            except RecursionError:  # called deep already: the stack's way, from here
                 found = self._measure_by_stack(node)
+            finally:
+                self._depth -= 1
         return found
 
     def _measure_by_stack(self, root: Node) -> int | None:
@@ -291,6 +298,9 @@ _COUNTED = "_counted_table"
 _UNREACHED = 1 << 30  # in a Counted's table: no string ends from there with that count
 GENERATED = ShortestMatch(accepting_all=False)
 _UNMEASURED: Any = object()
+# Measures one inside another before the rest go by a stack: each is three frames (measure,
+# _measure, _parts), so 150 stay well inside the interpreter's default limit of 1,000.
+_DEEPEST = 150
 
 
 @functools.lru_cache(maxsize=4096)
